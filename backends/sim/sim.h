@@ -1,0 +1,76 @@
+// The simulator's public face: run one collective on a simulated node.
+//
+// This header is the contract between the simulator (backends/sim, which implements it)
+// and its users (apps/, tests/, experiments/). Internals live in other headers of this folder.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "core/coll_args.h"
+#include "core/registry.h"
+
+namespace symm::sim {
+
+// The machine model, read from an INI file (experiments/machines/<name>.ini) with
+// Boost.Program_options. Every key is required; unknown keys, missing keys and non-positive
+// values are errors (symm::Error, kInvalidArgument) naming the file and the key.
+struct Machine {
+  std::string name;  // file stem, e.g. "h200x4"
+  std::string path;
+  int gpus = 0;                        // GPUs in the node (world may not exceed it... except
+                                       // in timing-only runs, which may scale past it)
+  double nvlink_egress_GBps = 0;       // per GPU, all links together
+  double nvlink_ingress_GBps = 0;      // per GPU
+  double store_latency_us = 0;         // one way: a remote store lands after this
+  double flag_latency_us = 0;          // one way: a remote flag lands after this
+  double load_rtt_us = 0;              // round trip of a remote load
+  double block_GBps = 0;               // per-block cap on any transfer
+  int sms = 0;
+  double hbm_GBps = 0;                 // local read+write bandwidth
+  double launch_eager_us = 0;          // kernel launch, eager
+  double launch_graph_us = 0;          // kernel launch inside a CUDA graph
+  int copy_engines = 0;
+  double ce_startup_us = 0;
+  double ce_GBps = 0;
+  double nvls_GBps = 0;                // NVSwitch multicast / in-switch reduction, per GPU
+  double gemm_TFLOPs = 0;              // GEMM throughput model (later issues)
+
+  static Machine load(const std::string& path);
+  // "h200x4" -> <repo>/experiments/machines/h200x4.ini (SYMM_MACHINES_DIR at build time);
+  // a path ending in .ini is loaded as is. Unknown names list the machines available.
+  static Machine by_name(const std::string& name_or_path);
+};
+
+struct RunSpec {
+  Machine machine;
+  int world = 4;
+  const AlgoInfo* algo = nullptr;  // from the registry
+  DType dtype = DType::kBF16;
+  ReduceOp op = ReduceOp::kSum;
+  std::size_t bytes = 0;  // nccl-tests size (see AlgoInfo::count)
+  int blocks = 0;         // 0: algo->default_blocks(bytes, world)
+  bool graph = true;      // launch latency of a CUDA-graph replay (else eager)
+  bool timing_only = false;  // no data arrays: no correctness check, no race check
+  bool race_check = true;    // with data: report reads of bytes not yet visible to the reader
+  int calls = 1;          // back-to-back calls on the same buffers (epochs must keep working)
+  uint64_t seed = 1;      // inputs are fresh random values in (-1, 1), drawn from this seed
+  std::string trace_path; // non-empty: write a Chrome trace-event JSON (Perfetto) here
+};
+
+struct RunResult {
+  double time_us = 0;       // simulated time of the last call: launch to the last block's end
+  double max_rel_err = -1;  // vs the float64 CPU reference; -1 in timing-only mode
+  double err_bound = 0;     // rel_err_bound(dtype, world): what max_rel_err must stay under
+  int blocks = 0;           // blocks actually used
+  uint64_t events = 0;      // events processed
+  double wall_s = 0;        // host wall-clock seconds spent
+};
+
+// Checks the arguments (check_args, machine limits), runs, and returns. Throws symm::Error:
+// kInvalidArgument / kUnsupported for bad input, kDeadlock naming rank, block, slot, expected
+// and seen value, kRace naming the reader, the writer and the address range, kIo for an
+// unwritable trace path (checked before the run starts).
+RunResult run(const RunSpec& spec);
+
+}  // namespace symm::sim

@@ -1,0 +1,40 @@
+// all_reduce.ld_reduce ("one_shot"): every rank loads every peer's input and reduces locally.
+//
+//   1. barrier (release/acquire): every rank's `in` is published and visible
+//   2. out[piece] = reduce over r of peer(in, r)[piece]      (loads from all ranks)
+//   3. barrier (release/acquire): no rank returns (and lets its caller overwrite `in`)
+//      while a peer may still be loading it
+//
+// Bytes over NVLink per rank: (world-1) * bytes in. Latency: two flag trips + one load trip.
+// Best for small messages. kStart is the start barrier's ordering: the correct program uses
+// acq_rel; tests instantiate a relaxed one to show the simulator catches the missing release.
+#pragma once
+
+#include "core/algos/barrier_signal_wait.h"
+#include "core/partition.h"
+
+namespace symm {
+
+template <BarrierOrder kStart = kBarrierAcqRel>
+struct AllReduceLdReduceT {
+  struct Config {
+    static constexpr int kMaxBlocks = 64;
+    static constexpr std::size_t kBytesPerBlock = 32 << 10;  // aim per block before adding more
+  };
+
+  template <class T, class Ctx>
+  SYMM_HD static void run(Ctx& ctx, const CollArgs& a) {
+    const Range piece = split_vec<T>(a.count, ctx.blocks(), ctx.block());
+    const T* in = static_cast<const T*>(a.in) + piece.begin;
+    T* out = static_cast<T*>(a.out) + piece.begin;
+    const T* srcs[kMaxWorld];
+    for (int r = 0; r < ctx.world(); ++r) srcs[r] = ctx.peer(in, r);
+
+    barrier(ctx, kStart);
+    if (piece.count) ctx.template reduce<T>(out, srcs, ctx.world(), piece.count, a.op);
+    barrier(ctx, kBarrierAcqRel);
+  }
+};
+using AllReduceLdReduce = AllReduceLdReduceT<>;
+
+}  // namespace symm

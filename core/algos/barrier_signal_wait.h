@@ -1,0 +1,47 @@
+// barrier_signal_wait: a blockwise barrier across ranks on signal pads.
+//
+//   1. e = advance(counter[block])            this block's epoch for this barrier (only grows)
+//   2. signal every peer's flags[ch][block][me] := e     (relaxed, or release)
+//   3. wait until my flags[ch][block][r] >= e for every peer r   (relaxed, or acquire)
+//
+// Block b of every rank meets block b of every other rank: programs that split work by
+// block index therefore synchronise exactly the pieces they exchange. Because epochs only
+// grow, a flag already past e (a fast peer at its next barrier) also satisfies the wait, and
+// repeated calls or graph replays need no reset. All ranks must run the same sequence of
+// barriers on each block index (SPMD), which keeps their counters equal.
+#pragma once
+
+#include "core/coll_args.h"
+#include "core/signal_pad.h"
+#include "core/verbs.h"
+
+namespace symm {
+
+struct BarrierOrder {
+  MemOrder signal;  // kRelaxed or kRelease
+  MemOrder wait;    // kRelaxed or kAcquire
+};
+inline constexpr BarrierOrder kBarrierRelaxed{MemOrder::kRelaxed, MemOrder::kRelaxed};
+inline constexpr BarrierOrder kBarrierAcqRel{MemOrder::kRelease, MemOrder::kAcquire};
+
+template <class Ctx>
+SYMM_HD void barrier(Ctx& ctx, BarrierOrder order, int channel = 0) {
+  const int me = ctx.rank(), n = ctx.world(), b = ctx.block();
+  const uint32_t e = ctx.advance(pad::counter(b, 0));
+  // Start with the next rank so that no peer's pad is every rank's first target.
+  for (int i = 1; i < n; ++i) ctx.signal((me + i) % n, pad::flag(channel, b, me), e, order.signal);
+  for (int i = 1; i < n; ++i) ctx.wait(pad::flag(channel, b, (me + i) % n), e, order.wait);
+}
+
+// The barrier as a collective of its own (op "barrier"): useful to measure flag latency.
+template <BarrierOrder kOrder>
+struct BarrierProgram {
+  template <class T, class Ctx>
+  SYMM_HD static void run(Ctx& ctx, const CollArgs&) {
+    barrier(ctx, kOrder);
+  }
+};
+using BarrierAcqRel = BarrierProgram<kBarrierAcqRel>;
+using BarrierRelaxed = BarrierProgram<kBarrierRelaxed>;
+
+}  // namespace symm

@@ -1,0 +1,19 @@
+// The plain-data arguments every collective device program takes (ThunderKittens' `globals`).
+#pragma once
+
+#include "core/common.h"
+
+namespace symm {
+
+// All pointers are this rank's addresses. `in`, `out` and `scratch` lie in symmetric
+// memory (every rank has the same buffer at the same offset), so ctx.peer() works on them.
+struct CollArgs {
+  const void* in = nullptr;  // all_reduce: count; reduce_scatter: count*world; all_gather: count
+  void* out = nullptr;       // all_reduce: count; reduce_scatter: count;       all_gather: count*world
+  void* scratch = nullptr;   // algorithm-private symmetric scratch (AlgoInfo::scratch_bytes)
+  void* out_mc = nullptr;    // multicast address of `out` (NVLS algorithms only)
+  std::size_t count = 0;     // elements, as above (NCCL's count / recvcount / sendcount)
+  ReduceOp op = ReduceOp::kSum;
+};
+
+}  // namespace symm

@@ -1,0 +1,36 @@
+// Splitting work into ranks' slices and blocks' pieces, in whole 16-byte vectors.
+#pragma once
+
+#include "core/common.h"
+
+namespace symm {
+
+struct Range {
+  std::size_t begin;  // first element
+  std::size_t count;  // number of elements (may be 0)
+};
+
+// Piece i of `parts` balanced pieces of n items (the first n % parts get one more).
+SYMM_HD Range split(std::size_t n, int parts, int i) {
+  std::size_t base = n / std::size_t(parts), extra = n % std::size_t(parts);
+  std::size_t ii = std::size_t(i);
+  std::size_t begin = ii * base + (ii < extra ? ii : extra);
+  return Range{begin, base + (ii < extra ? 1 : 0)};
+}
+
+// Piece i of `parts` of `count` elements of T, cut on 16-byte vector boundaries.
+template <class T>
+SYMM_HD Range split_vec(std::size_t count, int parts, int i) {
+  constexpr std::size_t kPer = kVecBytes / sizeof(T);
+  Range v = split(count / kPer, parts, i);
+  return Range{v.begin * kPer, v.count * kPer};
+}
+
+// Sub-piece j of `parts` of a range, on vector boundaries.
+template <class T>
+SYMM_HD Range split_vec(Range r, int parts, int j) {
+  Range s = split_vec<T>(r.count, parts, j);
+  return Range{r.begin + s.begin, s.count};
+}
+
+}  // namespace symm

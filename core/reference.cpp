@@ -1,0 +1,70 @@
+#include "core/reference.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+namespace symm {
+
+std::vector<std::vector<double>> reference(Op op, ReduceOp rop, const std::vector<std::vector<double>>& in) {
+  const int n = int(in.size());
+  const std::size_t len = in.empty() ? 0 : in[0].size();
+  auto reduce_at = [&](std::size_t i) {
+    double acc = in[0][i];
+    for (int r = 1; r < n; ++r) {
+      const double v = in[r][i];
+      acc = rop == ReduceOp::kSum ? acc + v : rop == ReduceOp::kMax ? std::max(acc, v) : std::min(acc, v);
+    }
+    return acc;
+  };
+  std::vector<std::vector<double>> out(static_cast<std::size_t>(n));
+  switch (op) {
+    case Op::kAllReduce: {
+      std::vector<double> all(len);
+      for (std::size_t i = 0; i < len; ++i) all[i] = reduce_at(i);
+      for (auto& o : out) o = all;
+      break;
+    }
+    case Op::kReduceScatter: {
+      const std::size_t chunk = len / std::size_t(n);
+      for (int r = 0; r < n; ++r) {
+        out[r].resize(chunk);
+        for (std::size_t i = 0; i < chunk; ++i) out[r][i] = reduce_at(std::size_t(r) * chunk + i);
+      }
+      break;
+    }
+    case Op::kAllGather: {
+      std::vector<double> all;
+      all.reserve(len * std::size_t(n));
+      for (int r = 0; r < n; ++r) all.insert(all.end(), in[r].begin(), in[r].end());
+      for (auto& o : out) o = all;
+      break;
+    }
+    case Op::kBarrier:
+      break;
+  }
+  return out;
+}
+
+double max_rel_err(const std::vector<double>& got, const std::vector<double>& want, double floor) {
+  if (got.size() != want.size()) return std::numeric_limits<double>::infinity();
+  double worst = 0;
+  for (std::size_t i = 0; i < got.size(); ++i) {
+    if (std::isnan(got[i]) || std::isnan(want[i])) return std::numeric_limits<double>::infinity();
+    worst = std::max(worst, std::fabs(got[i] - want[i]) / std::max(std::fabs(want[i]), floor));
+  }
+  return worst;
+}
+
+double rel_err_bound(DType t, int world) {
+  // One final rounding to t (half an ulp relative to the result: 2^-8 bf16, 2^-11 fp16,
+  // 2^-24 fp32) plus fp32 accumulation in any order: at most world * 2^-23 * sum|x| absolute,
+  // with inputs in (-1, 1), measured against max_rel_err's floor of 1e-3 ... 1e-2. A result
+  // that reads a stale or unwritten element is off by O(1) and fails by orders of magnitude.
+  const double half_ulp = t == DType::kBF16 ? std::ldexp(1.0, -8)
+                          : t == DType::kFP16 ? std::ldexp(1.0, -11)
+                                              : std::ldexp(1.0, -24);
+  return half_ulp * 1.01 + double(world) * std::ldexp(1.0, -23) * 2.0 / 1e-2;
+}
+
+}  // namespace symm

@@ -1,0 +1,141 @@
+#include "core/registry.h"
+
+#include <algorithm>
+
+#include "core/dispatch.h"
+
+namespace symm {
+namespace {
+
+template <class P>
+void set_config(AlgoInfo& a) {
+  a.max_blocks = P::Config::kMaxBlocks;
+  a.bytes_per_block = P::Config::kBytesPerBlock;
+}
+
+std::vector<AlgoInfo> build() {
+  std::vector<AlgoInfo> v;
+  auto add = [&](AlgoKind k, Op op, const char* phases, const char* alias, const char* summary) {
+    AlgoInfo a;
+    a.kind = k;
+    a.op = op;
+    a.id = std::string(op_name(op)) + "." + phases;
+    a.alias = alias;
+    a.summary = summary;
+    with_program(k, [&]<class P>() {
+      if constexpr (requires { P::Config::kMaxBlocks; }) set_config<P>(a);
+    });
+    v.push_back(a);
+    return &v.back();
+  };
+  add(AlgoKind::kBarrierAcqRel, Op::kBarrier, "signal_wait", "acq_rel",
+      "blockwise barrier on signal pads, release signals / acquire waits")->max_blocks = kMaxBlocks;
+  add(AlgoKind::kBarrierRelaxed, Op::kBarrier, "signal_wait_relaxed", "relaxed",
+      "blockwise barrier on signal pads, relaxed (orders execution only)");
+  add(AlgoKind::kAllReduceLdReduce, Op::kAllReduce, "ld_reduce", "one_shot",
+      "barrier; load every peer's input and reduce locally; barrier");
+  AlgoInfo* push = add(AlgoKind::kAllReduceStReduce, Op::kAllReduce, "st_reduce", "one_shot_push",
+      "push input into every peer's scratch (release), reduce the received copies locally");
+  push->max_bytes = 8u << 20;  // scratch is 2 * world * bytes: a small-message algorithm
+  add(AlgoKind::kAllReduceRsLdAgSt, Op::kAllReduce, "rs_ld_ag_st", "two_shot",
+      "reduce-scatter by loads, all-gather by stores");
+  add(AlgoKind::kAllReduceRsLdAgLd, Op::kAllReduce, "rs_ld_ag_ld", "two_shot_ld",
+      "reduce-scatter by loads, barrier, all-gather by loads");
+  add(AlgoKind::kAllReduceMcLdReduceMcSt, Op::kAllReduce, "mc_ld_reduce_mc_st", "multimem",
+      "NVSwitch multimem.ld_reduce + multimem.st on each rank's slice (NVLS)")->needs_multicast = true;
+  add(AlgoKind::kReduceScatterLdReduce, Op::kReduceScatter, "ld_reduce", "pull",
+      "each rank loads its slice from every peer and reduces");
+  add(AlgoKind::kAllGatherSt, Op::kAllGather, "st", "push",
+      "each rank stores its input into every rank's output");
+  add(AlgoKind::kAllGatherLd, Op::kAllGather, "ld", "pull",
+      "each rank loads every peer's input into its output");
+  return v;
+}
+
+}  // namespace
+
+const std::vector<AlgoInfo>& algorithms() {
+  static const std::vector<AlgoInfo> v = build();
+  return v;
+}
+
+std::size_t AlgoInfo::in_bytes(std::size_t bytes, int world) const {
+  return op == Op::kAllGather ? bytes / std::size_t(world) : bytes;
+}
+std::size_t AlgoInfo::out_bytes(std::size_t bytes, int world) const {
+  return op == Op::kReduceScatter ? bytes / std::size_t(world) : bytes;
+}
+std::size_t AlgoInfo::count(std::size_t bytes, DType t, int world) const {
+  const std::size_t per_rank = (op == Op::kAllReduce || op == Op::kBarrier) ? bytes : bytes / std::size_t(world);
+  return per_rank / dtype_size(t);
+}
+std::size_t AlgoInfo::scratch_bytes(std::size_t bytes, int world) const {
+  return kind == AlgoKind::kAllReduceStReduce ? 2 * std::size_t(world) * bytes : 0;
+}
+int AlgoInfo::default_blocks(std::size_t bytes, int world) const {
+  if (op == Op::kBarrier) return 1;
+  // Work per block: what this rank moves, spread so each block has ~bytes_per_block.
+  const std::size_t per_rank = (op == Op::kAllReduce) ? bytes : bytes / std::size_t(world);
+  std::size_t b = (per_rank + bytes_per_block - 1) / bytes_per_block;
+  const std::size_t vecs = per_rank / kVecBytes;  // no point in blocks with nothing to do
+  b = std::min<std::size_t>({b, std::size_t(max_blocks), std::max<std::size_t>(vecs, 1)});
+  return int(std::max<std::size_t>(b, 1));
+}
+
+const AlgoInfo& find_algo(Op op, std::string_view name) {
+  std::string valid;
+  for (const AlgoInfo& a : algorithms()) {
+    if (a.op != op) continue;
+    const std::string_view suffix = std::string_view(a.id).substr(std::string_view(a.id).find('.') + 1);
+    if (name == a.id || name == a.alias || name == suffix) return a;
+    valid += (valid.empty() ? "" : ", ") + a.alias + " (" + std::string(suffix) + ")";
+  }
+  fail(ErrorCode::kInvalidArgument, "unknown algorithm '" + std::string(name) + "' for op " +
+                                        op_name(op) + " (valid: " + valid + ")");
+}
+
+const AlgoInfo& find_algo(std::string_view full_name) {
+  const auto dot = full_name.find('.');
+  if (dot == std::string_view::npos)
+    fail(ErrorCode::kInvalidArgument,
+         "algorithm '" + std::string(full_name) + "' needs the form <op>.<name>, e.g. all_reduce.one_shot");
+  return find_algo(parse_op(std::string(full_name.substr(0, dot))), full_name.substr(dot + 1));
+}
+
+void check_args(const AlgoInfo& a, DType t, std::size_t bytes, int world, int blocks) {
+  const std::string who = std::string(dtype_name(t)) + " " + a.id;
+  auto bad = [&](ErrorCode c, const std::string& m) { fail(c, m); };
+  if (world < 2 || world > kMaxWorld)
+    bad(ErrorCode::kInvalidArgument,
+        "world=" + std::to_string(world) + " is outside 2.." + std::to_string(kMaxWorld));
+  if (world < a.min_world || world > a.max_world)
+    bad(ErrorCode::kUnsupported, "world=" + std::to_string(world) + " is outside " + a.id + "'s range " +
+                                     std::to_string(a.min_world) + ".." + std::to_string(a.max_world));
+  if (a.op != Op::kBarrier) {
+    if (bytes == 0) bad(ErrorCode::kInvalidArgument, "bytes=0: a collective needs at least one 16-byte vector");
+    const bool per_rank = a.op == Op::kReduceScatter || a.op == Op::kAllGather;
+    const std::size_t unit = per_rank ? kVecBytes * std::size_t(world) : kVecBytes;
+    if (bytes % unit)
+      bad(ErrorCode::kInvalidArgument,
+          "bytes=" + std::to_string(bytes) + " is not a multiple of " + std::to_string(unit) + " for " + who +
+              (per_rank ? " (16-byte vectors per rank times world=" + std::to_string(world) + ")" : ""));
+    if (a.max_bytes && bytes > a.max_bytes)
+      bad(ErrorCode::kUnsupported, "bytes=" + std::to_string(bytes) + " exceeds " + a.id + "'s maximum of " +
+                                       std::to_string(a.max_bytes));
+  }
+  if (blocks < 1 || blocks > a.max_blocks)
+    bad(ErrorCode::kInvalidArgument, "blocks=" + std::to_string(blocks) + " is outside 1.." +
+                                         std::to_string(a.max_blocks) + " for " + a.id);
+}
+
+double bus_factor(Op op, int world) {
+  const double n = world;
+  switch (op) {
+    case Op::kAllReduce: return 2.0 * (n - 1) / n;
+    case Op::kReduceScatter:
+    case Op::kAllGather: return (n - 1) / n;
+    default: return 1.0;
+  }
+}
+
+}  // namespace symm

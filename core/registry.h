@@ -1,0 +1,68 @@
+// The algorithm registry: every collective by string id, with what it can and cannot do.
+//
+// Ids are "<op>.<phases>" after the file that holds the program (all_reduce.rs_ld_ag_st);
+// the friendly names (two_shot) are aliases. The CLI, the tests and the result CSVs all go
+// through this table, and check_args() is the one place the constraints are enforced.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/common.h"
+
+namespace symm {
+
+enum class AlgoKind : int {
+  kBarrierAcqRel,
+  kBarrierRelaxed,
+  kAllReduceLdReduce,
+  kAllReduceStReduce,
+  kAllReduceRsLdAgSt,
+  kAllReduceRsLdAgLd,
+  kAllReduceMcLdReduceMcSt,
+  kReduceScatterLdReduce,
+  kAllGatherSt,
+  kAllGatherLd,
+};
+
+struct AlgoInfo {
+  AlgoKind kind;
+  Op op;
+  std::string id;       // "all_reduce.rs_ld_ag_st"
+  std::string alias;    // "two_shot"
+  std::string summary;  // one line for `symmcoll list`
+  int min_world = 2;
+  int max_world = kMaxWorld;
+  std::size_t max_bytes = 0;  // 0: no limit beyond the symmetric heap
+  bool needs_multicast = false;
+  int max_blocks = kMaxBlocks;
+  std::size_t bytes_per_block = 64 << 10;  // default block count aims at this much per block
+
+  // Bytes of symmetric scratch the program needs for a call of `bytes` (nccl-tests size).
+  std::size_t scratch_bytes(std::size_t bytes, int world) const;
+  // The block count used when the caller does not choose one.
+  int default_blocks(std::size_t bytes, int world) const;
+  // Element count of CollArgs::count for a call of `bytes` (nccl-tests size).
+  std::size_t count(std::size_t bytes, DType t, int world) const;
+  // Bytes of each rank's `in` and `out` for a call of `bytes`.
+  std::size_t in_bytes(std::size_t bytes, int world) const;
+  std::size_t out_bytes(std::size_t bytes, int world) const;
+};
+
+const std::vector<AlgoInfo>& algorithms();
+
+// Look up by op and by id, alias or the id's suffix ("rs_ld_ag_st"). Throws kInvalidArgument
+// listing the valid names for that op.
+const AlgoInfo& find_algo(Op op, std::string_view name);
+// Accepts "all_reduce.one_shot" style full names too.
+const AlgoInfo& find_algo(std::string_view full_name);
+
+// Throws kInvalidArgument / kUnsupported with one line that names the offending value, e.g.
+// "bytes=1000 is not a multiple of 16 for bf16 all_reduce.ld_reduce".
+void check_args(const AlgoInfo& a, DType t, std::size_t bytes, int world, int blocks);
+
+// nccl-tests conventions: algbw = bytes / time; busbw = algbw * factor.
+double bus_factor(Op op, int world);
+
+}  // namespace symm

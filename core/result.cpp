@@ -1,0 +1,41 @@
+#include "core/result.h"
+
+#include <cstdio>
+#include <ostream>
+
+#include "core/registry.h"
+
+#ifndef SYMM_GIT_SHA
+#define SYMM_GIT_SHA "unknown"
+#endif
+
+namespace symm {
+
+std::string csv_header() {
+  return "backend,machine,world,op,algo,dtype,bytes,blocks,graph,time_us_median,time_us_p10,"
+         "time_us_p90,algbw_GBps,busbw_GBps,max_rel_err,git_sha";
+}
+
+std::string csv_line(const ResultRow& r) {
+  char nums[256];
+  std::snprintf(nums, sizeof nums, "%.3f,%.3f,%.3f,%.3f,%.3f,%.3g", r.time_us_median, r.time_us_p10,
+                r.time_us_p90, r.algbw_GBps, r.busbw_GBps, r.max_rel_err);
+  return r.backend + "," + r.machine + "," + std::to_string(r.world) + "," + r.op + "," + r.algo + "," +
+         r.dtype + "," + std::to_string(r.bytes) + "," + std::to_string(r.blocks) + "," +
+         (r.graph ? "1" : "0") + "," + nums + "," + r.git_sha;
+}
+
+void write_csv(std::ostream& os, const std::vector<ResultRow>& rows, bool header) {
+  if (header) os << csv_header() << "\n";
+  for (const ResultRow& r : rows) os << csv_line(r) << "\n";
+}
+
+void fill_bandwidth(ResultRow& r) {
+  if (r.time_us_median <= 0) return;
+  r.algbw_GBps = double(r.bytes) / (r.time_us_median * 1e3);  // bytes/ns == GB/s
+  r.busbw_GBps = r.algbw_GBps * bus_factor(parse_op(r.op), r.world);
+}
+
+const char* git_sha() { return SYMM_GIT_SHA; }
+
+}  // namespace symm

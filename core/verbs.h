@@ -1,0 +1,84 @@
+// The verbs: the closed set of operations every algorithm is written in.
+//
+// Device programs are block-level: `template <class T, class Ctx> SYMM_HD static void
+// run(Ctx& ctx, const CollArgs& a)`. Every verb is called by *all* threads of the block
+// (CUDA) or by the block's fiber (simulator) with the same arguments; which thread does
+// what is the backend's business. Adding a verb means: both implementations, the concept
+// below, and a test in tests/.
+//
+// Memory ordering is in the signature (STYLE.md 5). A signal with kRelease publishes every
+// store this block issued before it (and, cumulatively, everything the block had acquired
+// or that preceded its launch on the stream); a wait with kAcquire makes the published
+// stores of the matching releases visible to this block. kRelaxed orders only the flag.
+#pragma once
+
+#include <concepts>
+
+#include "core/common.h"
+
+namespace symm {
+
+// ---- block verbs -----------------------------------------------------------------------
+//
+//   int rank(), world(), block(), blocks()        who am I
+//   T* peer(T* p, int r)                          same offset of p's symmetric buffer on rank r
+//                                                 (r == rank() returns p)
+//   void copy(void* dst, const void* src, size_t bytes)
+//                                                 block-cooperative copy, bytes % 16 == 0;
+//                                                 either side may be a peer address
+//   void reduce<T>(T* dst, const T* const* srcs, int nsrc, size_t count, ReduceOp op)
+//                                                 dst[i] = op(srcs[0][i], ..., srcs[nsrc-1][i]),
+//                                                 accumulated in fp32, stored as T;
+//                                                 count * sizeof(T) % 16 == 0;
+//                                                 dst and srcs may be peer addresses
+//   void multimem_reduce<T>(T* mc, size_t count, ReduceOp op)
+//                                                 NVLS: mc is a multicast address of a symmetric
+//                                                 buffer; loads the in-switch reduction over all
+//                                                 ranks of [mc, mc+count) and stores the result
+//                                                 to that range on every rank
+//   void signal(int peer, uint32_t slot, uint32_t value, MemOrder order)
+//                                                 store `value` into flag `slot` of peer's signal
+//                                                 pad; order is kRelaxed or kRelease
+//   void wait(uint32_t slot, uint32_t value, MemOrder order)
+//                                                 spin until the local flag `slot` >= value
+//                                                 (flags are epochs that only grow); order is
+//                                                 kRelaxed or kAcquire. Bounded: a wait that
+//                                                 cannot finish is an error naming rank, block,
+//                                                 slot, expected and seen values
+//   uint32_t advance(uint32_t slot)               add 1 to the local flag `slot`, which only this
+//                                                 (rank, block) ever writes, and return the new
+//                                                 value: the persistent per-block call counter
+//                                                 that epochs come from (survives launches and
+//                                                 CUDA-graph replays; never reset)
+//   void sync()                                   block-wide barrier
+template <class C>
+concept BlockCtx = requires(C& c, const C& cc, void* p, const void* cp, float* fp,
+                            const float* const* srcs, std::size_t n, int r, uint32_t u,
+                            MemOrder o, ReduceOp op) {
+  { cc.rank() } -> std::convertible_to<int>;
+  { cc.world() } -> std::convertible_to<int>;
+  { cc.block() } -> std::convertible_to<int>;
+  { cc.blocks() } -> std::convertible_to<int>;
+  { c.peer(fp, r) } -> std::same_as<float*>;
+  c.copy(p, cp, n);
+  c.template reduce<float>(fp, srcs, r, n, op);
+  c.template multimem_reduce<float>(fp, n, op);
+  c.signal(r, u, u, o);
+  c.wait(u, u, o);
+  { c.advance(u) } -> std::convertible_to<uint32_t>;
+  c.sync();
+};
+
+// ---- host verbs (per-rank, stream-ordered host plans) ----------------------------------
+//
+//   launch<Program, T>(stream, args, blocks)      run a device program on `blocks` blocks
+//   copy_engine(stream, dst, src, bytes)          DMA copy (either side may be a peer)
+//   write_flag(stream, peer, slot, value)         stream-ordered flag store into peer's pad
+//   wait_flag(stream, slot, value)                stream waits until local flag >= value
+//   gemm(stream, C, A, B, m, n, k)                C = A * B (later issues)
+//   record(stream, event) / wait(stream, event)   cross-stream ordering on one rank
+//
+// Host plans are written against these in later issues (copy-engine reduce-scatter,
+// all-gather + GEMM); the simulator and the CUDA backend each implement them.
+
+}  // namespace symm

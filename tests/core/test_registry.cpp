@@ -1,0 +1,50 @@
+#include <gtest/gtest.h>
+
+#include "core/registry.h"
+
+namespace symm {
+
+TEST(Registry, FindsByIdAliasAndSuffix) {
+  EXPECT_EQ(find_algo(Op::kAllReduce, "one_shot").id, "all_reduce.ld_reduce");
+  EXPECT_EQ(find_algo(Op::kAllReduce, "rs_ld_ag_st").alias, "two_shot");
+  EXPECT_EQ(find_algo("all_gather.push").kind, AlgoKind::kAllGatherSt);
+  EXPECT_TRUE(find_algo("all_reduce.multimem").needs_multicast);
+  try {
+    find_algo(Op::kAllReduce, "three_shot");
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("two_shot"), std::string::npos) << e.what();
+  }
+}
+
+TEST(Registry, CheckArgsNamesTheOffendingValue) {
+  const AlgoInfo& a = find_algo("all_reduce.one_shot");
+  EXPECT_NO_THROW(check_args(a, DType::kBF16, 4096, 4, 1));
+  auto msg = [&](DType t, std::size_t b, int w, int blocks) {
+    try {
+      check_args(a, t, b, w, blocks);
+    } catch (const Error& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  EXPECT_EQ(msg(DType::kBF16, 1000, 4, 1), "bytes=1000 is not a multiple of 16 for bf16 all_reduce.ld_reduce");
+  EXPECT_NE(msg(DType::kBF16, 0, 4, 1).find("bytes=0"), std::string::npos);
+  EXPECT_NE(msg(DType::kBF16, 4096, 1, 1).find("world=1"), std::string::npos);
+  EXPECT_NE(msg(DType::kBF16, 4096, 4, 0).find("blocks=0"), std::string::npos);
+  const AlgoInfo& rs = find_algo("reduce_scatter.pull");
+  EXPECT_THROW(check_args(rs, DType::kBF16, 16 * 3, 4, 1), Error);  // not 16 * world
+  EXPECT_NO_THROW(check_args(rs, DType::kBF16, 16 * 4, 4, 1));
+}
+
+TEST(Registry, DefaultBlocksWithinLimits) {
+  for (const AlgoInfo& a : algorithms())
+    for (std::size_t b : {std::size_t(64), std::size_t(4096), std::size_t(1) << 20, std::size_t(256) << 20})
+      for (int w : {2, 4, 8}) {
+        const int blocks = a.default_blocks(b, w);
+        EXPECT_GE(blocks, 1);
+        EXPECT_LE(blocks, a.max_blocks) << a.id;
+      }
+}
+
+}  // namespace symm
