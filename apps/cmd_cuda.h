@@ -1,0 +1,18 @@
+// Sub-commands that need the CUDA backend, implemented in apps/cmd_cuda.cpp (built only
+// when CMake found nvcc; SYMM_HAVE_CUDA is defined then). Each parses its own options with
+// Boost.Program_options, prints --help, returns the process exit code, and reports errors as
+// one line on stderr (symm::Error) with a non-zero exit, never a crash.
+#pragma once
+
+namespace symm::apps {
+
+// symmcoll bench --backend cuda --op all_reduce --algo one_shot,two_shot --dtype bf16
+//                --sizes 4K:256M [--graph|--eager|both] [--iters N] [--csv out.csv] ...
+// argv[0] is "bench".
+int cmd_bench_cuda(int argc, char** argv);
+
+// symmcoll launch -n N -- <symmcoll command ...>: starts N ranks on this host.
+// argv[0] is "launch".
+int cmd_launch(int argc, char** argv);
+
+}  // namespace symm::apps
