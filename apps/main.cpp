@@ -1,0 +1,155 @@
+// symmcoll: the command line. Dispatches to a sub-command and turns every failure into one
+// line on stderr and an exit code (apps/cli.h) — never a crash, never a silent wrong answer.
+#include <boost/program_options/errors.hpp>
+#include <cstdio>
+#include <cstring>
+#include <exception>
+#include <string>
+
+#include "apps/cli.h"
+#include "apps/cmd_sim.h"
+#include "core/common.h"
+#include "core/result.h"
+
+#if SYMM_HAVE_CUDA
+#include "apps/cmd_cuda.h"
+#endif
+
+namespace symm::apps {
+namespace {
+
+const char* kUsage =
+    "usage: symmcoll <command> [options]     (symmcoll <command> --help for its options)\n"
+    "\n"
+    "Single-node GPU collectives over symmetric memory, one source for two backends:\n"
+    "a discrete-event simulator of an NVLink/NVSwitch node, and CUDA on real GPUs.\n"
+    "\n"
+    "commands:\n"
+    "  run      run one collective on the simulator: predicted latency, bandwidth, error check\n"
+    "  sweep    sizes x algorithms on the simulator -> nccl-tests-style table and CSV\n"
+    "  list     the algorithms and their constraints\n"
+    "  bench    --backend cuda: measure on GPUs next to NCCL (one process per GPU, see launch);\n"
+    "           --backend sim: the same as sweep\n"
+    "  launch   launch -n N -- <command ...>: start N ranks on this host (CUDA backend)\n"
+    "\n"
+    "examples:\n"
+    "  symmcoll list\n"
+    "  symmcoll run --machine h200x4 --op all_reduce --algo one_shot --bytes 1M --trace t.json\n"
+    "  symmcoll sweep --machine h200x8 --op reduce_scatter --sizes 4K:256M:x4 --csv rs.csv\n"
+    "  symmcoll launch -n 4 -- symmcoll bench --backend cuda --op all_reduce --algo one_shot,two_shot\n"
+    "\n"
+    "exit codes: 0 ok, 1 a result failed its check (or the run failed), 2 bad input\n";
+
+// The value of --backend in argv, "" when absent: bench picks its implementation by it
+// before any option parsing, since each backend has its own option set.
+std::string find_backend(int argc, char** argv) {
+  for (int i = 1; i < argc; ++i) {
+    if (std::strcmp(argv[i], "--") == 0) break;
+    if (std::strcmp(argv[i], "--backend") == 0 && i + 1 < argc) return argv[i + 1];
+    if (std::strncmp(argv[i], "--backend=", 10) == 0) return argv[i] + 10;
+  }
+  return "";
+}
+
+bool wants_help(int argc, char** argv) {
+  for (int i = 1; i < argc; ++i)
+    if (std::strcmp(argv[i], "--help") == 0 || std::strcmp(argv[i], "-h") == 0) return true;
+  return false;
+}
+
+int no_cuda(const char* cmd) {
+  std::fprintf(stderr,
+               "symmcoll: error: '%s' needs the CUDA backend, and this build has no CUDA backend "
+               "(nvcc not found at configure time)\n",
+               cmd);
+  return kExitUsage;
+}
+
+int cmd_bench(int argc, char** argv) {
+  const std::string backend = find_backend(argc, argv);
+  if (backend == "sim") return cmd_sweep(argc, argv);
+  if (backend.empty() && wants_help(argc, argv)) {
+    std::printf(
+        "usage: symmcoll bench --backend cuda|sim [options]\n"
+        "\n"
+        "  --backend cuda   measure on this host's GPUs next to NCCL; start one process per GPU with\n"
+        "                   'symmcoll launch -n N -- symmcoll bench --backend cuda ...'\n"
+        "                   (see 'symmcoll bench --backend cuda --help')\n"
+        "  --backend sim    the same as 'symmcoll sweep' (see 'symmcoll sweep --help')\n");
+    return kExitOk;
+  }
+  if (backend != "cuda")
+    fail(ErrorCode::kInvalidArgument,
+         backend.empty() ? "bench needs --backend cuda or --backend sim"
+                         : "unknown backend '" + backend + "' for bench (valid: cuda, sim)");
+#if SYMM_HAVE_CUDA
+  return cmd_bench_cuda(argc, argv);
+#else
+  return no_cuda("bench --backend cuda");
+#endif
+}
+
+int cmd_launch_dispatch(int argc, char** argv) {
+#if SYMM_HAVE_CUDA
+  return cmd_launch(argc, argv);
+#else
+  (void)argc;
+  (void)argv;
+  return no_cuda("launch");
+#endif
+}
+
+int dispatch(int argc, char** argv) {
+  if (argc < 2) {
+    std::fputs(kUsage, stdout);
+    return kExitOk;
+  }
+  const std::string cmd = argv[1];
+  if (cmd == "--help" || cmd == "-h" || cmd == "help") {
+    std::fputs(kUsage, stdout);
+    return kExitOk;
+  }
+  if (cmd == "--version") {
+    std::printf("symmcoll %s\n", git_sha());
+    return kExitOk;
+  }
+  // Each sub-command sees argv[0] = its own name, as the contract in apps/cmd_cuda.h says.
+  int sub_argc = argc - 1;
+  char** sub_argv = argv + 1;
+  if (cmd == "run") return cmd_run(sub_argc, sub_argv);
+  if (cmd == "sweep") return cmd_sweep(sub_argc, sub_argv);
+  if (cmd == "list") return cmd_list(sub_argc, sub_argv);
+  if (cmd == "bench") return cmd_bench(sub_argc, sub_argv);
+  if (cmd == "launch") return cmd_launch_dispatch(sub_argc, sub_argv);
+  fail(ErrorCode::kInvalidArgument,
+       "unknown command '" + cmd + "' (valid: run, sweep, list, bench, launch; see 'symmcoll --help')");
+}
+
+int exit_code(ErrorCode c) {
+  switch (c) {
+    case ErrorCode::kInvalidArgument:
+    case ErrorCode::kUnsupported:
+    case ErrorCode::kIo: return kExitUsage;
+    default: return kExitFail;
+  }
+}
+
+}  // namespace
+}  // namespace symm::apps
+
+int main(int argc, char** argv) {
+  using namespace symm::apps;
+  const std::string where = argc >= 2 && argv[1][0] != '-' ? std::string(" ") + argv[1] : "";
+  try {
+    return dispatch(argc, argv);
+  } catch (const symm::Error& e) {
+    std::fprintf(stderr, "symmcoll: error: %s\n", e.what());
+    return exit_code(e.code());
+  } catch (const boost::program_options::error& e) {
+    std::fprintf(stderr, "symmcoll: error: %s (see 'symmcoll%s --help')\n", e.what(), where.c_str());
+    return kExitUsage;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "symmcoll: error: internal: %s\n", e.what());
+    return kExitFail;
+  }
+}
