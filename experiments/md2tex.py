@@ -1,0 +1,33 @@
+#!/usr/bin/python3
+"""md2tex.py IN.md OUT.tex: a markdown pipe table (as `symmcoll list --markdown` prints it)
+as a LaTeX tabular, so the paper's algorithm table is the registry's own listing."""
+
+import re
+import sys
+
+
+def cell(s):
+    s = s.strip()
+    s = re.sub(r"`([^`]*)`", r"\\texttt{\1}", s)
+    return s.replace("_", r"\_").replace("%", r"\%").replace("&", r"\&")
+
+
+def main(src, dst):
+    rows = [l.strip().strip("|").split("|") for l in open(src) if l.startswith("|")]
+    rows = [r for r in rows if not set("".join(r).strip()) <= set("-: ")]
+    if not rows:
+        sys.exit("md2tex.py: no table in %s" % src)
+    n = len(rows[0])
+    out = [r"\begin{tabular}{%s}" % ("l" * (n - 1) + "p{0.4\\linewidth}"), r"\hline",
+           " & ".join(r"\textbf{%s}" % cell(c) for c in rows[0]) + r" \\", r"\hline"]
+    out += [" & ".join(cell(c) for c in r) + r" \\" for r in rows[1:]]
+    out += [r"\hline", r"\end{tabular}"]
+    with open(dst, "w") as f:
+        f.write("% Generated from " + src + " by experiments/md2tex.py; do not edit.\n" + "\n".join(out) + "\n")
+    print("wrote", dst)
+
+
+if __name__ == "__main__":
+    if len(sys.argv) != 3:
+        sys.exit(__doc__)
+    main(sys.argv[1], sys.argv[2])

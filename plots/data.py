@@ -1,0 +1,111 @@
+"""Loading result CSVs (core/result.h schema) and the NCCL baseline, shared by
+plots/plot.py and experiments/tables.py. Standard library only: the scripts run with
+Debian's /usr/bin/python3, which has matplotlib but no pandas."""
+
+import csv
+import glob
+import os
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+SIM_DIR = os.path.join(ROOT, "experiments", "results", "sim")
+RESULTS_DIR = os.path.join(ROOT, "experiments", "results")
+BASELINE = os.path.join(ROOT, "experiments", "baselines", "nccl_h200x4_hardware_md.csv")
+
+OPS = ["all_reduce", "reduce_scatter", "all_gather"]
+
+# Registry id -> friendly alias (apps/`symmcoll list`); kept here so figures read like the
+# text. An id missing here is shown by its own name, never dropped.
+ALIASES = {
+    "all_reduce.ld_reduce": "one_shot",
+    "all_reduce.st_reduce": "one_shot_push",
+    "all_reduce.rs_ld_ag_st": "two_shot",
+    "all_reduce.rs_ld_ag_ld": "two_shot_ld",
+    "all_reduce.mc_ld_reduce_mc_st": "multimem",
+    "reduce_scatter.ld_reduce": "pull",
+    "all_gather.st": "push",
+    "all_gather.ld": "pull",
+    "barrier.signal_wait": "acq_rel",
+    "barrier.signal_wait_relaxed": "relaxed",
+    "nccl": "NCCL",
+    "nccl_symm": "NCCL (symm)",
+}
+
+
+def alias(algo):
+    return ALIASES.get(algo, algo)
+
+
+def bus_factor(op, world):
+    n = float(world)
+    if op == "all_reduce":
+        return 2 * (n - 1) / n
+    if op in ("reduce_scatter", "all_gather"):
+        return (n - 1) / n
+    return 1.0
+
+
+def _num(row, key, cast=float):
+    return cast(row[key]) if row.get(key, "") != "" else None
+
+
+def read_rows(path):
+    """Rows of one result CSV with numeric columns converted."""
+    with open(path, newline="") as f:
+        rows = list(csv.DictReader(f))
+    for r in rows:
+        for k in ("world", "bytes", "blocks", "graph"):
+            r[k] = int(r[k])
+        for k in ("time_us_median", "time_us_p10", "time_us_p90", "algbw_GBps", "busbw_GBps", "max_rel_err"):
+            r[k] = float(r[k])
+        r["source"] = path
+    return rows
+
+
+def sim_rows(machine):
+    """The simulator's predictions for `machine`, every op."""
+    rows = []
+    for path in sorted(glob.glob(os.path.join(SIM_DIR, machine, "*.csv"))):
+        rows += read_rows(path)
+    return rows
+
+
+def measured_rows(machine):
+    """GPU measurements committed under experiments/results/<machine>/ (may be none)."""
+    rows = []
+    for path in sorted(glob.glob(os.path.join(RESULTS_DIR, machine, "*.csv"))):
+        rows += [r for r in read_rows(path) if r["backend"] == "cuda"]
+    return rows
+
+
+def baseline_rows():
+    """NCCL numbers quoted from HARDWARE.md; busbw computed where the document omits it."""
+    with open(BASELINE, newline="") as f:
+        rows = list(csv.DictReader(f))
+    for r in rows:
+        r["world"] = int(r["world"])
+        r["bytes"] = int(r["bytes"])
+        r["graph"] = int(r["graph"])
+        r["time_us"] = float(r["time_us"])
+        stated = _num(r, "busbw_GBps")
+        r["busbw_GBps"] = stated if stated is not None else (
+            r["bytes"] / (r["time_us"] * 1e3) * bus_factor(r["op"], r["world"]))
+    return rows
+
+
+def by(rows, **match):
+    return [r for r in rows if all(r.get(k) == v for k, v in match.items())]
+
+
+def series(rows, key="time_us_median"):
+    """{algo: [(bytes, value), ...] sorted by bytes}."""
+    out = {}
+    for r in rows:
+        out.setdefault(r["algo"], []).append((r["bytes"], r[key]))
+    return {a: sorted(v) for a, v in out.items()}
+
+
+def fmt_size(b):
+    for shift, s in ((30, "G"), (20, "M"), (10, "K")):
+        if b >= 1 << shift and b % (1 << shift) == 0:
+            return "%d%s" % (b >> shift, s)
+    return str(b)
