@@ -1,0 +1,82 @@
+// The simulator's block context: the verbs of core/verbs.h on a (rank, block) fiber.
+//
+// Timing semantics (every verb that takes time yields to the engine until it is done):
+//   copy, remote src (load)        the block waits for the transfer, then load_rtt_us; the bytes
+//                                  land in dst at that moment. Source bytes are read when the
+//                                  verb is issued: reads see only stores that have landed.
+//   copy, local src, remote dst    posted stores: the block spends the transfer (issue) time and
+//                                  continues; the bytes land store_latency_us after that and stay
+//                                  "in flight" until then
+//   copy, local -> local           an HBM transfer; the bytes land when it ends
+//   reduce<T>                      one flow loading all sources at once (remote ones pay the
+//                                  round trip as above), fp32 accumulation, one rounding to T,
+//                                  then a store to dst with the rules of copy
+//   multimem_reduce<T>             one flow through the NVSwitch: loads [mc, mc+count) from every
+//                                  rank, reduces in fp32, multicasts the result back; pays the
+//                                  round trip like a load, and the multicast stores are posted
+//   signal                         costs nothing to issue; the flag lands flag_latency_us later.
+//                                  kRelease first waits until every earlier store of the block
+//                                  has landed (and publishes them with the flag)
+//   wait                           blocks until the local flag >= value; kAcquire makes the
+//                                  stores published by the matching release visible
+//   advance, sync                  free (one fiber is the whole block)
+// A block ends when its program returns and its stores have landed (kernel end flushes).
+//
+// Transfer rates: every transfer is one flow in the flow network (flow_net.h), on the
+// source GPUs' NVLink egress, the destination's ingress, local HBM, and (multimem) the
+// NVSwitch; a flow is capped at block_GBps over all the bytes it reads.
+#pragma once
+
+#include <cstdint>
+
+#include "core/common.h"
+#include "core/coll_args.h"
+#include "core/verbs.h"
+
+namespace symm::sim {
+
+class Simulator;
+struct Block;
+
+class Ctx {
+ public:
+  Ctx(Simulator* sim, Block* blk) : sim_(sim), blk_(blk) {}
+
+  int rank() const;
+  int world() const;
+  int block() const;
+  int blocks() const;
+
+  template <class T>
+  T* peer(T* p, int r) const {
+    return reinterpret_cast<T*>(peer_addr(reinterpret_cast<uintptr_t>(p), r));
+  }
+  void copy(void* dst, const void* src, std::size_t bytes);
+  template <class T>
+  void reduce(T* dst, const T* const* srcs, int nsrc, std::size_t count, ReduceOp op) {
+    reduce_impl(DTypeOf<T>::value, dst, reinterpret_cast<const void* const*>(srcs), nsrc, count, op);
+  }
+  template <class T>
+  void multimem_reduce(T* mc, std::size_t count, ReduceOp op) {
+    multimem_impl(DTypeOf<T>::value, mc, count, op);
+  }
+  void signal(int peer, uint32_t slot, uint32_t value, MemOrder order);
+  void wait(uint32_t slot, uint32_t value, MemOrder order);
+  uint32_t advance(uint32_t slot);
+  void sync() {}
+
+ private:
+  uintptr_t peer_addr(uintptr_t p, int r) const;
+  void reduce_impl(DType t, void* dst, const void* const* srcs, int nsrc, std::size_t count, ReduceOp op);
+  void multimem_impl(DType t, void* mc, std::size_t count, ReduceOp op);
+
+  Simulator* sim_;
+  Block* blk_;
+};
+
+static_assert(BlockCtx<Ctx>);
+
+// A device program instantiated for one element type, as the engine runs it.
+using ProgramFn = void (*)(Ctx&, const CollArgs&);
+
+}  // namespace symm::sim

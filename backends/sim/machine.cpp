@@ -1,0 +1,110 @@
+// Machine files: experiments/machines/<name>.ini, one `key = value` per Machine field.
+#include <boost/program_options.hpp>
+#include <filesystem>
+#include <fstream>
+#include <set>
+
+#include "backends/sim/sim.h"
+
+#ifndef SYMM_MACHINES_DIR
+#define SYMM_MACHINES_DIR "experiments/machines"
+#endif
+
+namespace symm::sim {
+namespace {
+
+namespace po = boost::program_options;
+
+struct Key {
+  const char* name;
+  double* d;  // exactly one of d / i is set
+  int* i;
+};
+
+std::vector<Key> keys_of(Machine& m) {
+  return {
+      {"gpus", nullptr, &m.gpus},
+      {"nvlink_egress_GBps", &m.nvlink_egress_GBps, nullptr},
+      {"nvlink_ingress_GBps", &m.nvlink_ingress_GBps, nullptr},
+      {"store_latency_us", &m.store_latency_us, nullptr},
+      {"flag_latency_us", &m.flag_latency_us, nullptr},
+      {"load_rtt_us", &m.load_rtt_us, nullptr},
+      {"block_GBps", &m.block_GBps, nullptr},
+      {"sms", nullptr, &m.sms},
+      {"hbm_GBps", &m.hbm_GBps, nullptr},
+      {"launch_eager_us", &m.launch_eager_us, nullptr},
+      {"launch_graph_us", &m.launch_graph_us, nullptr},
+      {"copy_engines", nullptr, &m.copy_engines},
+      {"ce_startup_us", &m.ce_startup_us, nullptr},
+      {"ce_GBps", &m.ce_GBps, nullptr},
+      {"nvls_GBps", &m.nvls_GBps, nullptr},
+      {"gemm_TFLOPs", &m.gemm_TFLOPs, nullptr},
+  };
+}
+
+}  // namespace
+
+Machine Machine::load(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) fail(ErrorCode::kIo, "cannot read machine file '" + path + "'");
+  Machine m;
+  m.path = path;
+  m.name = std::filesystem::path(path).stem().string();
+  const std::vector<Key> keys = keys_of(m);
+
+  // Values are read as strings so that a malformed number names its key, not a Boost type.
+  po::options_description desc;
+  for (const Key& k : keys) desc.add_options()(k.name, po::value<std::string>());
+  po::variables_map vm;
+  try {
+    const po::parsed_options parsed = po::parse_config_file(in, desc, /*allow_unregistered=*/true);
+    for (const po::option& o : parsed.options)
+      if (o.unregistered)
+        fail(ErrorCode::kInvalidArgument, path + ": unknown key '" + o.string_key + "'");
+    po::store(parsed, vm);
+  } catch (const po::error& e) {
+    fail(ErrorCode::kInvalidArgument, path + ": " + e.what());
+  }
+  for (const Key& k : keys) {
+    if (!vm.count(k.name)) fail(ErrorCode::kInvalidArgument, path + ": key '" + std::string(k.name) + "' is missing");
+    const std::string s = vm[k.name].as<std::string>();
+    double v = 0;
+    std::size_t used = 0;
+    try {
+      v = std::stod(s, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (used == 0 || used != s.size())
+      fail(ErrorCode::kInvalidArgument, path + ": key '" + std::string(k.name) + "' has value '" + s + "', not a number");
+    if (!(v > 0))
+      fail(ErrorCode::kInvalidArgument, path + ": key '" + std::string(k.name) + "' must be positive (got " + s + ")");
+    if (k.i) {
+      if (v != double(int(v)))
+        fail(ErrorCode::kInvalidArgument, path + ": key '" + std::string(k.name) + "' must be an integer (got " + s + ")");
+      *k.i = int(v);
+    } else {
+      *k.d = v;
+    }
+  }
+  return m;
+}
+
+Machine Machine::by_name(const std::string& name_or_path) {
+  namespace fs = std::filesystem;
+  if (name_or_path.size() > 4 && name_or_path.ends_with(".ini")) return load(name_or_path);
+  const fs::path dir(SYMM_MACHINES_DIR);
+  const fs::path file = dir / (name_or_path + ".ini");
+  if (fs::exists(file)) return load(file.string());
+  std::set<std::string> names;  // sorted: the message is the same on every file system
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(dir, ec))
+    if (e.path().extension() == ".ini") names.insert(e.path().stem().string());
+  std::string list;
+  for (const std::string& n : names) list += (list.empty() ? "" : ", ") + n;
+  fail(ErrorCode::kInvalidArgument,
+       "unknown machine '" + name_or_path + "' (available: " + (list.empty() ? "none in " + dir.string() : list) +
+           "; or give a path to an .ini file)");
+}
+
+}  // namespace symm::sim

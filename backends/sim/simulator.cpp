@@ -1,0 +1,1006 @@
+// The engine: event loop, fibers, flows, visible memory, race and deadlock checks, trace.
+// Verb timing semantics are documented in ctx.h; the network model in flow_net.h.
+//
+// Addresses: programs only do pointer arithmetic on the pointers of CollArgs and pass them
+// back to verbs, so the simulator hands out *synthetic* addresses, never dereferenced by the
+// program: space s (rank s's symmetric heap; kMcSpace = the multicast view of every rank's
+// heap) starts at kAddrBase + (s << kSpaceShift). With data the engine maps (space, offset)
+// onto a host byte array per rank; timing-only runs have no arrays at all.
+//
+// Race check (data mode): happens-before with vector clocks, FastTrack style. Every rank's
+// host (stream) and every (rank, block) has an entry. A store records (writer, writer's own
+// clock entry); a release signal carries a snapshot of the signaller's clock in the flag; an
+// acquire wait that observes the flag joins it; a launch inherits the host's clock and the
+// kernel's end joins its blocks back. A read of bytes whose last writer is neither the reader
+// nor happens-before it is a race.
+#include <boost/context/fiber.hpp>
+#include <chrono>
+#include <cstring>
+#include <exception>
+#include <map>
+#include <memory>
+#include <unordered_map>
+
+#include "backends/sim/ctx.h"
+#include "backends/sim/event_queue.h"
+#include "backends/sim/flow_net.h"
+#include "backends/sim/testing.h"
+#include "backends/sim/trace.h"
+#include "core/dispatch.h"
+#include "core/reference.h"
+#include "core/signal_pad.h"
+
+namespace symm::sim {
+namespace {
+
+namespace bc = boost::context;
+
+constexpr uintptr_t kAddrBase = uintptr_t(1) << 44;
+constexpr int kSpaceShift = 37;  // 128 GiB of symmetric heap per rank
+constexpr int kMcSpace = kMaxWorld;
+
+// ---- fiber stacks: pooled, because a 64-rank run starts thousands of fibers ----------------
+class StackPool {
+ public:
+  static constexpr std::size_t kSize = 64 << 10;
+  ~StackPool() {
+    for (void* p : free_) std::free(p);
+  }
+  void* take() {
+    if (free_.empty()) {
+      void* p = std::malloc(kSize);
+      if (!p) throw std::bad_alloc();
+      return p;
+    }
+    void* p = free_.back();
+    free_.pop_back();
+    return p;
+  }
+  void give(void* p) { free_.push_back(p); }
+
+ private:
+  std::vector<void*> free_;
+};
+StackPool& stack_pool() {
+  thread_local StackPool pool;
+  return pool;
+}
+struct PooledStack {
+  bc::stack_context allocate() {
+    bc::stack_context s;
+    s.size = StackPool::kSize;
+    s.sp = static_cast<char*>(stack_pool().take()) + StackPool::kSize;
+    return s;
+  }
+  void deallocate(bc::stack_context& s) noexcept { stack_pool().give(static_cast<char*>(s.sp) - s.size); }
+};
+
+// ---- element conversion (bf16 inline: it is the hot loop of data-mode runs) ----------------
+template <class T>
+struct Conv;
+template <>
+struct Conv<float> {
+  static float load(float v) { return v; }
+  static float store(float f) { return f; }
+};
+template <>
+struct Conv<bf16> {
+  static float load(bf16 v) {
+    const uint32_t u = uint32_t(v.bits) << 16;
+    float f;
+    std::memcpy(&f, &u, 4);
+    return f;
+  }
+  static bf16 store(float f) {  // round to nearest even, NaN kept: as symm::from_float<bf16>
+    uint32_t u;
+    std::memcpy(&u, &f, 4);
+    if ((u & 0x7FFFFFFFu) > 0x7F800000u) return bf16{uint16_t((u >> 16) | 0x40)};
+    u += 0x7FFF + ((u >> 16) & 1);
+    return bf16{uint16_t(u >> 16)};
+  }
+};
+template <>
+struct Conv<fp16> {
+  static float load(fp16 v) { return to_float(v); }
+  static fp16 store(float f) { return from_float<fp16>(f); }
+};
+
+uint64_t splitmix64(uint64_t x) {
+  x += 0x9E3779B97F4A7C15ull;
+  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
+  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+  return x ^ (x >> 31);
+}
+
+using VClock = std::vector<uint32_t>;
+using Snapshot = std::shared_ptr<const VClock>;
+
+// Joins b into a; true if a changed.
+bool join(VClock& a, const VClock& b) {
+  bool changed = false;
+  for (std::size_t i = 0; i < a.size(); ++i)
+    if (b[i] > a[i]) a[i] = b[i], changed = true;
+  return changed;
+}
+
+}  // namespace
+
+enum class BlockState : uint8_t { kIdle, kRunning, kTransfer, kFlag, kStores, kDone };
+
+struct Block {
+  int rank = 0, index = 0, tid = 0;
+  bc::fiber self, caller;
+  BlockState state = BlockState::kIdle;
+  int inflight = 0;  // posted stores not landed yet
+  uint32_t wait_slot = 0, wait_value = 0;
+  Block* next_waiter = nullptr;
+  TimePs started = 0;
+  uint32_t last_wait = UINT32_MAX;  // for race reports
+  // Race check.
+  VClock clock;
+  Snapshot release_snap;           // shared by releases with no store or acquire in between
+  bool tick_before_store = true;   // a release happened: the next store starts a new epoch
+};
+
+struct Host {
+  int rank = 0;
+  bc::fiber self, caller;
+  VClock clock;
+  bool tick_before_store = true;
+  int live_blocks = 0;
+  TimePs launched = 0, ended = 0;  // of the latest call
+};
+
+namespace {
+
+enum EventKind : uint32_t { kResumeBlock, kResumeHost, kFlagLand, kTransferLand, kNetwork };
+
+struct Loc {
+  int space;
+  uint64_t off;
+};
+
+struct Transfer {
+  Block* owner = nullptr;
+  const char* name = "";
+  TimePs issued = 0;
+  bool remote_load = false;  // pays the load round trip before the block resumes
+  bool posted = false;       // lands store_latency after the block resumes
+  int dst_space = 0;         // a rank, or kMcSpace: the same offset on every rank
+  uint64_t dst_off = 0;
+  std::size_t bytes = 0;
+  std::vector<uint8_t> data;  // data mode: what lands
+};
+
+struct FlagLand {
+  int rank;
+  uint32_t slot, value;
+  Snapshot snap;
+  uint64_t signal_id;
+};
+
+struct WriteSeg {
+  uint64_t end;
+  int tid;
+  uint32_t epoch;
+};
+
+struct Heap {
+  std::vector<uint8_t> bytes;
+  std::map<uint64_t, WriteSeg> writes;  // last writer of every byte range, for the race check
+};
+
+uint64_t align_up(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
+
+}  // namespace
+
+class Simulator {
+ public:
+  Simulator(const RunSpec& spec, ProgramFn fn, int blocks);
+  ~Simulator();
+  RunResult run();
+
+  // Verbs, called from Ctx on a block's fiber.
+  int world() const { return world_; }
+  int blocks() const { return blocks_; }
+  uintptr_t peer_addr(Block& b, uintptr_t p, int r);
+  void copy(Block& b, uintptr_t dst, uintptr_t src, std::size_t bytes);
+  void reduce(Block& b, DType t, uintptr_t dst, const void* const* srcs, int n, std::size_t count, ReduceOp op);
+  void multimem(Block& b, DType t, uintptr_t mc, std::size_t count, ReduceOp op);
+  void signal(Block& b, int peer, uint32_t slot, uint32_t value, MemOrder order);
+  void wait(Block& b, uint32_t slot, uint32_t value, MemOrder order);
+  uint32_t advance(Block& b, uint32_t slot);
+
+ private:
+  static uintptr_t addr(int space, uint64_t off) { return kAddrBase + (uintptr_t(space) << kSpaceShift) + off; }
+  Loc decode(const Block& b, uintptr_t a, std::size_t bytes, const char* verb) const;
+  uint8_t* ptr(int rank, uint64_t off) { return heaps_[rank].bytes.data() + off; }
+  std::string where(int rank, uint64_t off) const;
+  std::string who(int tid) const;
+
+  Block& block_at(int rank, int b) { return blocks_v_[std::size_t(rank) * blocks_ + b]; }
+  void yield(Block& b) { b.caller = std::move(b.caller).resume(); }
+  void resume(Block& b);
+  void resume(Host& h);
+  void host_plan(Host& h);
+  void launch(Host& h);
+  void end_block(Block& b);
+  template <class T>
+  void write_inputs(Host& h, int call);
+
+  // Memory and the race check.
+  void record_store(int tid, uint32_t epoch, int rank, uint64_t off, std::size_t bytes);
+  uint32_t store_epoch(Block& b);
+  void check_read(const Block& b, int rank, uint64_t off, std::size_t bytes);
+
+  // Transfers.
+  Transfer& new_transfer(Block& b, const char* name, uint32_t& index);
+  void add_use(uint32_t res, float w);
+  void start_flow(Block& b, uint32_t index, BytesPerPs cap, double size);
+  void complete(uint32_t index);
+  void land(uint32_t index);
+  void mark_dirty();
+  void on_network(uint64_t gen);
+  void on_flag(uint32_t index);
+  [[noreturn]] void deadlock();
+
+  uint32_t res_egress(int g) const { return uint32_t(g); }
+  uint32_t res_ingress(int g) const { return uint32_t(world_ + g); }
+  uint32_t res_hbm(int g) const { return uint32_t(2 * world_ + g); }
+  uint32_t res_nvls(int g) const { return uint32_t(3 * world_ + g); }
+
+  const RunSpec& spec_;
+  const Machine& m_;
+  ProgramFn fn_;
+  const int world_, blocks_;
+  const bool data_, race_;
+  const TimePs launch_ps_, rtt_ps_, store_ps_, flag_ps_;
+  const BytesPerPs block_bpp_;
+  std::size_t in_bytes_, out_bytes_, scratch_bytes_;
+  uint64_t in_off_, out_off_, scratch_off_, heap_bytes_;
+  std::vector<CollArgs> args_;
+
+  EventQueue q_;
+  FlowNet net_;
+  std::vector<Heap> heaps_;
+  std::vector<uint32_t> flags_;  // world x kPadSlots, zeroed once
+  std::unordered_map<uint64_t, Block*> waiters_;
+  std::unordered_map<uint64_t, Snapshot> flag_snap_;
+  std::unordered_map<uint64_t, uint64_t> flag_signal_;  // trace: which signal set the flag
+  std::vector<Transfer> xfers_;
+  std::vector<uint32_t> free_xfers_;
+  std::vector<FlagLand> lands_;
+  std::vector<uint32_t> free_lands_;
+  std::vector<Use> uses_;
+  std::vector<float> use_w_;
+  bool net_dirty_ = false;
+  uint64_t net_gen_ = 0;
+  std::vector<uint64_t> done_;
+  std::vector<double> last_load_;
+  uint64_t signal_ids_ = 0;
+  std::vector<std::vector<double>> inputs_;  // of the last call, for the reference
+  std::vector<float> acc_;
+  std::unique_ptr<Trace> trace_;
+  std::exception_ptr error_;
+  // Last: destroyed first, unwinding fibers still suspended (deadlock, error).
+  std::vector<Host> hosts_;
+  std::vector<Block> blocks_v_;
+};
+
+// ---- set-up --------------------------------------------------------------------------------
+
+Simulator::Simulator(const RunSpec& spec, ProgramFn fn, int blocks)
+    : spec_(spec),
+      m_(spec.machine),
+      fn_(fn),
+      world_(spec.world),
+      blocks_(blocks),
+      data_(!spec.timing_only),
+      race_(!spec.timing_only && spec.race_check),
+      launch_ps_(us_to_ps(spec.graph ? spec.machine.launch_graph_us : spec.machine.launch_eager_us)),
+      rtt_ps_(us_to_ps(spec.machine.load_rtt_us)),
+      store_ps_(us_to_ps(spec.machine.store_latency_us)),
+      flag_ps_(us_to_ps(spec.machine.flag_latency_us)),
+      block_bpp_(gbps_to_bpp(spec.machine.block_GBps)),
+      net_([&] {
+        std::vector<BytesPerPs> cap;
+        const Machine& m = spec.machine;
+        for (double g : {m.nvlink_egress_GBps, m.nvlink_ingress_GBps, m.hbm_GBps, m.nvls_GBps})
+          cap.insert(cap.end(), std::size_t(spec.world), gbps_to_bpp(g));
+        return cap;
+      }()) {
+  const AlgoInfo& a = *spec.algo;
+  in_bytes_ = a.in_bytes(spec.bytes, world_);
+  out_bytes_ = a.out_bytes(spec.bytes, world_);
+  scratch_bytes_ = a.scratch_bytes(spec.bytes, world_);
+  in_off_ = 0;
+  out_off_ = align_up(in_bytes_, 4096);
+  scratch_off_ = align_up(out_off_ + out_bytes_, 4096);
+  heap_bytes_ = align_up(scratch_off_ + scratch_bytes_, 4096);
+  if (heap_bytes_ >= (uint64_t(1) << kSpaceShift))
+    fail(ErrorCode::kUnsupported, "bytes=" + std::to_string(spec.bytes) + " needs a symmetric heap over 128 GiB");
+  args_.resize(std::size_t(world_));
+  for (int r = 0; r < world_; ++r) {
+    CollArgs& c = args_[r];
+    c.in = reinterpret_cast<const void*>(addr(r, in_off_));
+    c.out = reinterpret_cast<void*>(addr(r, out_off_));
+    c.scratch = reinterpret_cast<void*>(addr(r, scratch_off_));
+    c.out_mc = reinterpret_cast<void*>(addr(kMcSpace, out_off_));
+    c.count = a.count(spec.bytes, spec.dtype, world_);
+    c.op = spec.op;
+  }
+  flags_.assign(std::size_t(world_) * pad::kPadSlots, 0);
+  use_w_.assign(std::size_t(4 * world_), 0);
+  last_load_.assign(std::size_t(2 * world_), -1);
+  if (data_) {
+    heaps_.resize(std::size_t(world_));
+    for (Heap& h : heaps_) h.bytes.assign(heap_bytes_, 0xFF);  // NaN in every dtype: unwritten = wrong
+    inputs_.resize(std::size_t(world_));
+  }
+  const std::size_t tids = std::size_t(world_) * (1 + std::size_t(blocks_));
+  hosts_.resize(std::size_t(world_));
+  blocks_v_.resize(std::size_t(world_) * blocks_);
+  for (int r = 0; r < world_; ++r) {
+    hosts_[r].rank = r;
+    if (race_) hosts_[r].clock.assign(tids, 0);
+    for (int b = 0; b < blocks_; ++b) {
+      Block& blk = block_at(r, b);
+      blk.rank = r;
+      blk.index = b;
+      blk.tid = world_ + r * blocks_ + b;
+    }
+  }
+  if (!spec.trace_path.empty()) {
+    trace_ = std::make_unique<Trace>(spec.trace_path);
+    for (int r = 0; r < world_; ++r) {
+      trace_->process_name(r, "rank " + std::to_string(r));
+      trace_->thread_name(r, Trace::kHostTid, "host");
+      trace_->thread_name(r, Trace::kStreamTid, "stream 0");
+      trace_->thread_name(r, Trace::kLinkTid, "nvlink");
+      for (int b = 0; b < blocks_; ++b) trace_->thread_name(r, b, "block " + std::to_string(b));
+    }
+  }
+}
+
+Simulator::~Simulator() {
+  // Fibers still suspended (after an error) unwind their stacks here, before anything they use.
+  blocks_v_.clear();
+  hosts_.clear();
+}
+
+// ---- engine --------------------------------------------------------------------------------
+
+void Simulator::resume(Block& b) {
+  if (b.state == BlockState::kIdle) {
+    b.state = BlockState::kRunning;
+    b.started = q_.now();
+    b.self = bc::fiber(std::allocator_arg, PooledStack{}, [this, &b](bc::fiber&& caller) {
+      b.caller = std::move(caller);
+      try {
+        Ctx ctx(this, &b);
+        fn_(ctx, args_[b.rank]);
+        if (b.inflight) {  // kernel end flushes: the block's posted stores land first
+          b.state = BlockState::kStores;
+          yield(b);
+        }
+        end_block(b);
+      } catch (const bc::detail::forced_unwind&) {
+        throw;
+      } catch (...) {
+        if (!error_) error_ = std::current_exception();
+      }
+      b.state = BlockState::kDone;
+      return std::move(b.caller);
+    });
+  }
+  b.state = BlockState::kRunning;
+  b.self = std::move(b.self).resume();
+}
+
+void Simulator::resume(Host& h) {
+  if (!h.self) {
+    h.self = bc::fiber(std::allocator_arg, PooledStack{}, [this, &h](bc::fiber&& caller) {
+      h.caller = std::move(caller);
+      try {
+        host_plan(h);
+      } catch (const bc::detail::forced_unwind&) {
+        throw;
+      } catch (...) {
+        if (!error_) error_ = std::current_exception();
+      }
+      return std::move(h.caller);
+    });
+  }
+  h.self = std::move(h.self).resume();
+}
+
+// One host plan per rank: for each call, fresh inputs, launch, wait for the stream. Later
+// plans (copy engines, stream flags, GEMMs) add host verbs here.
+void Simulator::host_plan(Host& h) {
+  for (int call = 0; call < spec_.calls; ++call) {
+    if (data_) with_type(spec_.dtype, [&]<class T>() { write_inputs<T>(h, call); });
+    launch(h);
+    h.caller = std::move(h.caller).resume();  // until the kernel's last block ends
+  }
+}
+
+template <class T>
+void Simulator::write_inputs(Host& h, int call) {
+  const int r = h.rank;
+  const std::size_t n = in_bytes_ / sizeof(T);
+  T* p = reinterpret_cast<T*>(ptr(r, in_off_));
+  std::vector<double>* keep = call == spec_.calls - 1 ? &inputs_[r] : nullptr;
+  if (keep) keep->resize(n);
+  const uint64_t stream = splitmix64(spec_.seed ^ splitmix64(uint64_t(call) << 32 | uint32_t(r)));
+  for (std::size_t i = 0; i < n; ++i) {
+    float f = float(splitmix64(stream + i) >> 40) * 0x1p-23f - 1.0f;  // [-1, 1)
+    if (f == -1.0f) f = 0.0f;
+    const T v = Conv<T>::store(f);
+    p[i] = v;
+    if (keep) (*keep)[i] = Conv<T>::load(v);
+  }
+  // The previous call's output is garbage for this one: poison it so an unwritten element fails.
+  std::memset(ptr(r, out_off_), 0xFF, out_bytes_);
+  if (race_) {
+    if (h.tick_before_store) ++h.clock[r], h.tick_before_store = false;
+    record_store(r, h.clock[r], r, in_off_, in_bytes_);
+    record_store(r, h.clock[r], r, out_off_, out_bytes_);
+  }
+}
+
+void Simulator::launch(Host& h) {
+  h.launched = q_.now();
+  h.live_blocks = blocks_;
+  const TimePs start = q_.now() + launch_ps_;
+  for (int b = 0; b < blocks_; ++b) {
+    Block& blk = block_at(h.rank, b);
+    blk.state = BlockState::kIdle;
+    blk.inflight = 0;
+    blk.last_wait = UINT32_MAX;
+    if (race_) {
+      blk.clock = h.clock;
+      blk.release_snap.reset();
+      blk.tick_before_store = true;
+    }
+    q_.push(start, kResumeBlock, uint32_t(h.rank * blocks_ + b), 0);
+  }
+  h.tick_before_store = true;  // host stores after the launch are not ordered before it
+}
+
+void Simulator::end_block(Block& b) {
+  Host& h = hosts_[b.rank];
+  if (race_) join(h.clock, b.clock);
+  if (trace_) trace_->slice(b.rank, b.index, "block", b.started, q_.now());
+  if (--h.live_blocks == 0) {
+    h.ended = q_.now();
+    if (trace_)
+      trace_->slice(h.rank, Trace::kStreamTid, spec_.algo->id.c_str(), h.launched + launch_ps_, h.ended);
+    q_.push(q_.now(), kResumeHost, uint32_t(h.rank), 0);
+  }
+}
+
+RunResult Simulator::run() {
+  const auto wall0 = std::chrono::steady_clock::now();
+  for (int r = 0; r < world_; ++r) q_.push(0, kResumeHost, uint32_t(r), 0);
+  while (!q_.empty() && !error_) {
+    const Event e = q_.pop();
+    switch (e.kind) {
+      case kResumeBlock: resume(blocks_v_[e.a]); break;
+      case kResumeHost: resume(hosts_[e.a]); break;
+      case kFlagLand: on_flag(uint32_t(e.b)); break;
+      case kTransferLand: land(uint32_t(e.b)); break;
+      case kNetwork: on_network(e.b); break;
+    }
+  }
+  if (error_) std::rethrow_exception(error_);
+  for (const Block& b : blocks_v_)
+    if (b.state != BlockState::kDone) deadlock();
+
+  RunResult res;
+  res.blocks = blocks_;
+  res.events = q_.processed();
+  TimePs first = hosts_[0].launched, last = hosts_[0].ended;
+  for (const Host& h : hosts_) first = std::min(first, h.launched), last = std::max(last, h.ended);
+  res.time_us = ps_to_us(last - first);
+  res.err_bound = rel_err_bound(spec_.dtype, world_);
+  if (data_ && spec_.algo->op != Op::kBarrier) {
+    const auto want = reference(spec_.algo->op, spec_.op, inputs_);
+    double worst = 0;
+    for (int r = 0; r < world_; ++r) {
+      std::vector<double> got(out_bytes_ / dtype_size(spec_.dtype));
+      with_type(spec_.dtype, [&]<class T>() {
+        const T* p = reinterpret_cast<const T*>(ptr(r, out_off_));
+        for (std::size_t i = 0; i < got.size(); ++i) got[i] = Conv<T>::load(p[i]);
+      });
+      worst = std::max(worst, max_rel_err(got, want[r]));
+    }
+    res.max_rel_err = worst;
+  } else if (data_) {
+    res.max_rel_err = 0;
+  }
+  if (trace_) trace_->finish();
+  res.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
+  return res;
+}
+
+void Simulator::deadlock() {
+  const Block* first = nullptr;
+  int others = 0;
+  for (const Block& b : blocks_v_) {
+    if (b.state != BlockState::kFlag) continue;
+    if (!first) first = &b;
+    else ++others;
+  }
+  if (!first) fail(ErrorCode::kInternal, "simulation stopped with blocks unfinished but none waiting on a flag");
+  const uint32_t s = first->wait_slot;
+  std::string slot = "slot " + std::to_string(s);
+  if (s < pad::kFlagSlots) {
+    const uint32_t from = s % kMaxWorld, blk = (s / kMaxWorld) % kMaxBlocks, ch = s / (kMaxWorld * kMaxBlocks);
+    slot += " (channel " + std::to_string(ch) + ", block " + std::to_string(blk) + ", from rank " +
+            std::to_string(from) + ")";
+  }
+  fail(ErrorCode::kDeadlock,
+       "deadlock: rank " + std::to_string(first->rank) + " block " + std::to_string(first->index) + " waits on " + slot +
+           " for value >= " + std::to_string(first->wait_value) + " but sees " +
+           std::to_string(flags_[std::size_t(first->rank) * pad::kPadSlots + s]) + " (and " + std::to_string(others) +
+           " other blocked wait" + (others == 1 ? "" : "s") + ")");
+}
+
+// ---- addresses and memory ------------------------------------------------------------------
+
+Loc Simulator::decode(const Block& b, uintptr_t a, std::size_t bytes, const char* verb) const {
+  const uintptr_t rel = a - kAddrBase;
+  const Loc l{int(rel >> kSpaceShift), uint64_t(rel & ((uintptr_t(1) << kSpaceShift) - 1))};
+  const bool space_ok = a >= kAddrBase && (l.space < world_ || l.space == kMcSpace);
+  if (!space_ok || l.off + bytes > heap_bytes_ || l.off % kVecBytes || bytes % kVecBytes)
+    fail(ErrorCode::kInvalidArgument, "rank " + std::to_string(b.rank) + " block " + std::to_string(b.index) + ": " +
+                                          verb + " of " + std::to_string(bytes) +
+                                          " bytes at an address outside the symmetric heap or not 16-byte aligned");
+  return l;
+}
+
+std::string Simulator::where(int rank, uint64_t off) const {
+  const char* buf = off >= scratch_off_ ? "scratch" : off >= out_off_ ? "out" : "in";
+  const uint64_t base = off >= scratch_off_ ? scratch_off_ : off >= out_off_ ? out_off_ : in_off_;
+  return "rank " + std::to_string(rank) + "'s " + buf + " at byte " + std::to_string(off - base);
+}
+
+std::string Simulator::who(int tid) const {
+  if (tid < world_) return "the host of rank " + std::to_string(tid);
+  const int t = tid - world_;
+  return "rank " + std::to_string(t / blocks_) + " block " + std::to_string(t % blocks_);
+}
+
+void Simulator::record_store(int tid, uint32_t epoch, int rank, uint64_t off, std::size_t bytes) {
+  auto& m = heaps_[rank].writes;
+  const uint64_t b = off, e = off + bytes;
+  auto it = m.lower_bound(b);
+  if (it != m.begin()) {
+    auto p = std::prev(it);
+    if (p->second.end > b) {
+      const WriteSeg whole = p->second;
+      p->second.end = b;
+      if (whole.end > e) m.emplace(e, whole);
+    }
+  }
+  it = m.lower_bound(b);
+  while (it != m.end() && it->first < e) {
+    if (it->second.end > e) {
+      const WriteSeg rest = it->second;
+      m.erase(it);
+      m.emplace(e, rest);
+      break;
+    }
+    it = m.erase(it);
+  }
+  m.emplace(b, WriteSeg{e, tid, epoch});
+}
+
+uint32_t Simulator::store_epoch(Block& b) {
+  if (b.tick_before_store) {
+    ++b.clock[b.tid];
+    b.tick_before_store = false;
+    b.release_snap.reset();
+  }
+  return b.clock[b.tid];
+}
+
+void Simulator::check_read(const Block& b, int rank, uint64_t off, std::size_t bytes) {
+  const auto& m = heaps_[rank].writes;
+  const uint64_t e = off + bytes;
+  auto it = m.upper_bound(off);
+  if (it != m.begin()) --it;
+  for (; it != m.end() && it->first < e; ++it) {
+    const WriteSeg& s = it->second;
+    if (s.end <= off || s.tid == b.tid || b.clock[s.tid] >= s.epoch) continue;
+    const uint64_t lo = std::max(off, it->first), hi = std::min(e, s.end);
+    std::string last = "no wait before the read";
+    if (b.last_wait != UINT32_MAX) {
+      const uint32_t w = b.last_wait;
+      last = "last wait: slot " + std::to_string(w);
+      if (w < pad::kFlagSlots)
+        last += " = channel " + std::to_string(w / (kMaxWorld * kMaxBlocks)) + ", block " +
+                std::to_string((w / kMaxWorld) % kMaxBlocks) + ", from rank " + std::to_string(w % kMaxWorld);
+    }
+    fail(ErrorCode::kRace, "race: rank " + std::to_string(b.rank) + " block " + std::to_string(b.index) + " reads [" +
+                               std::to_string(lo) + "," + std::to_string(hi) + ") of " + where(rank, lo) +
+                               " written by " + who(s.tid) + " without a release/acquire chain (" + last + ")");
+  }
+}
+
+// ---- transfers -----------------------------------------------------------------------------
+
+Transfer& Simulator::new_transfer(Block& b, const char* name, uint32_t& index) {
+  if (free_xfers_.empty()) {
+    free_xfers_.push_back(uint32_t(xfers_.size()));
+    xfers_.emplace_back();
+  }
+  index = free_xfers_.back();
+  free_xfers_.pop_back();
+  Transfer& x = xfers_[index];
+  x.owner = &b;
+  x.name = name;
+  x.issued = q_.now();
+  x.remote_load = x.posted = false;
+  return x;
+}
+
+void Simulator::add_use(uint32_t res, float w) {
+  if (use_w_[res] == 0) uses_.push_back(Use{res, 0});
+  use_w_[res] += w;
+}
+
+void Simulator::start_flow(Block& b, uint32_t index, BytesPerPs cap, double size) {
+  for (Use& u : uses_) u.weight = use_w_[u.res], use_w_[u.res] = 0;
+  net_.start(q_.now(), uses_, cap, size, index);
+  uses_.clear();
+  mark_dirty();
+  if (xfers_[index].posted) ++b.inflight;
+  b.state = BlockState::kTransfer;
+  yield(b);
+}
+
+void Simulator::mark_dirty() {
+  if (net_dirty_) return;
+  net_dirty_ = true;
+  q_.push(q_.now(), kNetwork, 0, ++net_gen_, /*late=*/true);
+}
+
+void Simulator::on_network(uint64_t gen) {
+  if (gen != net_gen_) return;  // superseded by a later re-solve
+  net_dirty_ = false;
+  done_.clear();
+  const TimePs next = net_.resolve(q_.now(), done_);
+  for (uint64_t token : done_) complete(uint32_t(token));
+  if (next >= 0) q_.push(next, kNetwork, 0, ++net_gen_, /*late=*/true);
+  if (trace_) {
+    const std::vector<double>& load = net_.load();
+    for (int g = 0; g < world_; ++g) {
+      const double eg = load[res_egress(g)] * 1e3, in = load[res_ingress(g)] * 1e3;  // bytes/ps -> GB/s
+      if (eg == last_load_[2 * g] && in == last_load_[2 * g + 1]) continue;
+      last_load_[2 * g] = eg, last_load_[2 * g + 1] = in;
+      trace_->counter(g, "nvlink GB/s", q_.now(), eg, in);
+    }
+  }
+}
+
+void Simulator::complete(uint32_t index) {
+  Transfer& x = xfers_[index];
+  const TimePs resume_at = q_.now() + (x.remote_load ? rtt_ps_ : 0);
+  if (trace_)
+    trace_->slice(x.owner->rank, x.owner->index, x.name, x.issued, resume_at,
+                  "\"bytes\":" + std::to_string(x.bytes));
+  if (x.posted) {
+    q_.push(resume_at, kResumeBlock, uint32_t(x.owner->rank * blocks_ + x.owner->index), 0);
+    q_.push(resume_at + store_ps_, kTransferLand, 0, index);
+  } else {
+    q_.push(resume_at, kTransferLand, 0, index);
+  }
+}
+
+void Simulator::land(uint32_t index) {
+  Transfer& x = xfers_[index];
+  if (data_) {
+    if (x.dst_space == kMcSpace) {
+      for (int r = 0; r < world_; ++r) std::memcpy(ptr(r, x.dst_off), x.data.data(), x.bytes);
+    } else {
+      std::memcpy(ptr(x.dst_space, x.dst_off), x.data.data(), x.bytes);
+    }
+  }
+  Block& b = *x.owner;
+  free_xfers_.push_back(index);
+  if (!x.posted) {
+    resume(b);
+  } else if (--b.inflight == 0 && b.state == BlockState::kStores) {
+    resume(b);
+  }
+}
+
+// ---- verbs ---------------------------------------------------------------------------------
+
+uintptr_t Simulator::peer_addr(Block& b, uintptr_t p, int r) {
+  const Loc l = decode(b, p, 0, "peer()");
+  if (l.space >= world_ || r < 0 || r >= world_)
+    fail(ErrorCode::kInvalidArgument, "rank " + std::to_string(b.rank) + " block " + std::to_string(b.index) +
+                                          ": peer(p, " + std::to_string(r) + ") needs a rank's symmetric address and 0 <= r < world");
+  return addr(r, l.off);
+}
+
+void Simulator::copy(Block& b, uintptr_t dst, uintptr_t src, std::size_t bytes) {
+  if (bytes == 0) return;
+  const Loc s = decode(b, src, bytes, "copy"), d = decode(b, dst, bytes, "copy");
+  if (s.space == kMcSpace || d.space == kMcSpace)
+    fail(ErrorCode::kInvalidArgument, "copy() cannot use a multicast address (use multimem_reduce)");
+  const int me = b.rank;
+  uint32_t index;
+  Transfer& x = new_transfer(b, "copy", index);
+  x.remote_load = s.space != me;
+  x.posted = d.space != me;
+  x.dst_space = d.space;
+  x.dst_off = d.off;
+  x.bytes = bytes;
+  if (data_) {
+    if (race_) check_read(b, s.space, s.off, bytes);
+    x.data.assign(ptr(s.space, s.off), ptr(s.space, s.off) + bytes);
+    if (race_) record_store(b.tid, store_epoch(b), d.space, d.off, bytes);
+  }
+  if (x.remote_load) {
+    add_use(res_egress(s.space), 1);
+    add_use(res_ingress(me), 1);
+  }
+  if (x.posted) {
+    add_use(res_egress(me), 1);
+    add_use(res_ingress(d.space), 1);
+  }
+  // HBM is rated for copies (read + write): a local read or a local write alone is half.
+  add_use(res_hbm(me), float(x.remote_load ? 0 : 0.5) + float(x.posted ? 0 : 0.5));
+  if (use_w_[res_hbm(me)] == 0) uses_.erase(std::remove_if(uses_.begin(), uses_.end(), [&](const Use& u) {
+                                            return u.res == res_hbm(me);
+                                          }), uses_.end());
+  start_flow(b, index, block_bpp_, double(bytes));
+}
+
+namespace {
+template <class T>
+void reduce_data(std::vector<float>& acc, std::vector<uint8_t>& out, const T* const* src, int n, std::size_t count,
+                 ReduceOp op) {
+  acc.resize(count);
+  for (std::size_t i = 0; i < count; ++i) acc[i] = Conv<T>::load(src[0][i]);
+  for (int k = 1; k < n; ++k) {
+    const T* s = src[k];
+    if (op == ReduceOp::kSum)
+      for (std::size_t i = 0; i < count; ++i) acc[i] += Conv<T>::load(s[i]);
+    else
+      for (std::size_t i = 0; i < count; ++i) acc[i] = combine(acc[i], Conv<T>::load(s[i]), op);
+  }
+  out.resize(count * sizeof(T));
+  T* o = reinterpret_cast<T*>(out.data());
+  for (std::size_t i = 0; i < count; ++i) o[i] = Conv<T>::store(acc[i]);
+}
+}  // namespace
+
+void Simulator::reduce(Block& b, DType t, uintptr_t dst, const void* const* srcs, int n, std::size_t count,
+                       ReduceOp op) {
+  const std::size_t bytes = count * dtype_size(t);
+  if (bytes == 0) return;
+  if (n < 1 || n > kMaxWorld) fail(ErrorCode::kInvalidArgument, "reduce() needs 1.." + std::to_string(kMaxWorld) + " sources");
+  const int me = b.rank;
+  const Loc d = decode(b, dst, bytes, "reduce");
+  uint32_t index;
+  Transfer& x = new_transfer(b, "reduce", index);
+  x.posted = d.space != me;
+  x.dst_space = d.space;
+  x.dst_off = d.off;
+  x.bytes = bytes;
+  const void* host_src[kMaxWorld];
+  for (int k = 0; k < n; ++k) {
+    const Loc s = decode(b, reinterpret_cast<uintptr_t>(srcs[k]), bytes, "reduce");
+    if (s.space == kMcSpace) fail(ErrorCode::kInvalidArgument, "reduce() cannot load a multicast address");
+    if (s.space != me) {
+      x.remote_load = true;
+      add_use(res_egress(s.space), 1);
+      add_use(res_ingress(me), 1);
+    } else {
+      add_use(res_hbm(me), 0.5);
+    }
+    if (data_) {
+      if (race_) check_read(b, s.space, s.off, bytes);
+      host_src[k] = ptr(s.space, s.off);
+    }
+  }
+  if (x.posted) {
+    add_use(res_egress(me), 1);
+    add_use(res_ingress(d.space), 1);
+  } else {
+    add_use(res_hbm(me), 0.5);
+  }
+  if (data_) {
+    with_type(t, [&]<class T>() {
+      reduce_data<T>(acc_, x.data, reinterpret_cast<const T* const*>(host_src), n, count, op);
+    });
+    if (race_) record_store(b.tid, store_epoch(b), d.space, d.off, bytes);
+  }
+  // The per-block cap is on everything the block loads: n sources per unit of progress.
+  start_flow(b, index, block_bpp_ / n, double(bytes));
+}
+
+void Simulator::multimem(Block& b, DType t, uintptr_t mc, std::size_t count, ReduceOp op) {
+  const std::size_t bytes = count * dtype_size(t);
+  if (bytes == 0) return;
+  const Loc l = decode(b, mc, bytes, "multimem_reduce");
+  if (l.space != kMcSpace)
+    fail(ErrorCode::kInvalidArgument, "multimem_reduce() needs a multicast address (CollArgs::out_mc)");
+  const int me = b.rank;
+  uint32_t index;
+  Transfer& x = new_transfer(b, "multimem_reduce", index);
+  x.remote_load = x.posted = true;
+  x.dst_space = kMcSpace;
+  x.dst_off = l.off;
+  x.bytes = bytes;
+  // The switch pulls the range from every rank and pushes the result to every rank.
+  add_use(res_nvls(me), 1);
+  for (int r = 0; r < world_; ++r) {
+    add_use(res_egress(r), 1);
+    add_use(res_ingress(r), 1);
+  }
+  if (data_) {
+    const void* host_src[kMaxWorld];
+    for (int r = 0; r < world_; ++r) {
+      if (race_) check_read(b, r, l.off, bytes);
+      host_src[r] = ptr(r, l.off);
+    }
+    with_type(t, [&]<class T>() {
+      reduce_data<T>(acc_, x.data, reinterpret_cast<const T* const*>(host_src), world_, count, op);
+    });
+    if (race_) {
+      const uint32_t e = store_epoch(b);
+      for (int r = 0; r < world_; ++r) record_store(b.tid, e, r, l.off, bytes);
+    }
+  }
+  start_flow(b, index, block_bpp_, double(bytes));
+}
+
+void Simulator::signal(Block& b, int peer, uint32_t slot, uint32_t value, MemOrder order) {
+  if (peer < 0 || peer >= world_ || slot >= pad::kFlagSlots)
+    fail(ErrorCode::kInvalidArgument, "rank " + std::to_string(b.rank) + " block " + std::to_string(b.index) +
+                                          ": signal(peer=" + std::to_string(peer) + ", slot=" + std::to_string(slot) +
+                                          ") is outside the world or the pad's flags");
+  const TimePs t0 = q_.now();
+  const bool release = order == MemOrder::kRelease || order == MemOrder::kAcqRel;
+  if (release && b.inflight) {
+    b.state = BlockState::kStores;
+    yield(b);
+  }
+  Snapshot snap;
+  if (race_ && release) {
+    if (!b.release_snap) b.release_snap = std::make_shared<const VClock>(b.clock);
+    snap = b.release_snap;
+    b.tick_before_store = true;
+  }
+  if (free_lands_.empty()) {
+    free_lands_.push_back(uint32_t(lands_.size()));
+    lands_.emplace_back();
+  }
+  const uint32_t li = free_lands_.back();
+  free_lands_.pop_back();
+  const uint64_t id = ++signal_ids_;
+  lands_[li] = FlagLand{peer, slot, value, std::move(snap), id};
+  q_.push(q_.now() + (peer == b.rank ? 0 : flag_ps_), kFlagLand, 0, li);
+  if (trace_) {
+    trace_->slice(b.rank, b.index, release ? "signal.release" : "signal", t0, q_.now(),
+                  "\"peer\":" + std::to_string(peer) + ",\"slot\":" + std::to_string(slot) +
+                      ",\"value\":" + std::to_string(value));
+    trace_->flow_begin(b.rank, b.index, id, q_.now());
+  }
+}
+
+void Simulator::on_flag(uint32_t index) {
+  FlagLand& l = lands_[index];
+  const uint64_t key = uint64_t(l.rank) * pad::kPadSlots + l.slot;
+  flags_[key] = l.value;
+  if (race_) flag_snap_[key] = std::move(l.snap);
+  if (trace_) flag_signal_[key] = l.signal_id;
+  l.snap.reset();
+  free_lands_.push_back(index);
+  auto it = waiters_.find(key);
+  if (it == waiters_.end()) return;
+  // Wake every waiter the new value satisfies; keep the rest in order.
+  Block** link = &it->second;
+  while (*link) {
+    Block* w = *link;
+    if (flags_[key] >= w->wait_value) {
+      *link = w->next_waiter;
+      w->next_waiter = nullptr;
+      q_.push(q_.now(), kResumeBlock, uint32_t(w->rank * blocks_ + w->index), 0);
+    } else {
+      link = &w->next_waiter;
+    }
+  }
+  if (!it->second) waiters_.erase(it);
+}
+
+void Simulator::wait(Block& b, uint32_t slot, uint32_t value, MemOrder order) {
+  if (slot >= pad::kPadSlots)
+    fail(ErrorCode::kInvalidArgument, "rank " + std::to_string(b.rank) + " block " + std::to_string(b.index) +
+                                          ": wait(slot=" + std::to_string(slot) + ") is outside the signal pad");
+  const uint64_t key = uint64_t(b.rank) * pad::kPadSlots + slot;
+  const TimePs t0 = q_.now();
+  if (flags_[key] < value) {
+    b.wait_slot = slot;
+    b.wait_value = value;
+    Block*& head = waiters_[key];
+    Block** tail = &head;
+    while (*tail) tail = &(*tail)->next_waiter;
+    *tail = &b;
+    b.state = BlockState::kFlag;
+    yield(b);
+  }
+  b.last_wait = slot;
+  if (race_ && (order == MemOrder::kAcquire || order == MemOrder::kAcqRel)) {
+    auto it = flag_snap_.find(key);
+    if (it != flag_snap_.end() && it->second && join(b.clock, *it->second)) b.release_snap.reset();
+  }
+  if (trace_) {
+    trace_->slice(b.rank, b.index, order == MemOrder::kRelaxed ? "wait" : "wait.acquire", t0, q_.now(),
+                  "\"slot\":" + std::to_string(slot) + ",\"value\":" + std::to_string(value));
+    auto it = flag_signal_.find(key);
+    if (it != flag_signal_.end()) trace_->flow_end(b.rank, b.index, it->second, q_.now());
+  }
+}
+
+uint32_t Simulator::advance(Block& b, uint32_t slot) {
+  if (slot >= pad::kPadSlots)
+    fail(ErrorCode::kInvalidArgument, "advance(slot=" + std::to_string(slot) + ") is outside the signal pad");
+  return ++flags_[uint64_t(b.rank) * pad::kPadSlots + slot];
+}
+
+// ---- Ctx: the verbs programs see -----------------------------------------------------------
+
+int Ctx::rank() const { return blk_->rank; }
+int Ctx::world() const { return sim_->world(); }
+int Ctx::block() const { return blk_->index; }
+int Ctx::blocks() const { return sim_->blocks(); }
+uintptr_t Ctx::peer_addr(uintptr_t p, int r) const { return sim_->peer_addr(*blk_, p, r); }
+void Ctx::copy(void* dst, const void* src, std::size_t bytes) {
+  sim_->copy(*blk_, reinterpret_cast<uintptr_t>(dst), reinterpret_cast<uintptr_t>(src), bytes);
+}
+void Ctx::reduce_impl(DType t, void* dst, const void* const* srcs, int nsrc, std::size_t count, ReduceOp op) {
+  sim_->reduce(*blk_, t, reinterpret_cast<uintptr_t>(dst), srcs, nsrc, count, op);
+}
+void Ctx::multimem_impl(DType t, void* mc, std::size_t count, ReduceOp op) {
+  sim_->multimem(*blk_, t, reinterpret_cast<uintptr_t>(mc), count, op);
+}
+void Ctx::signal(int peer, uint32_t slot, uint32_t value, MemOrder order) {
+  sim_->signal(*blk_, peer, slot, value, order);
+}
+void Ctx::wait(uint32_t slot, uint32_t value, MemOrder order) { sim_->wait(*blk_, slot, value, order); }
+uint32_t Ctx::advance(uint32_t slot) { return sim_->advance(*blk_, slot); }
+
+// ---- entry points --------------------------------------------------------------------------
+
+namespace detail {
+RunResult run_with(const RunSpec& spec, ProgramFn fn) {
+  const Machine& m = spec.machine;
+  SYMM_REQUIRE(spec.algo, ErrorCode::kInvalidArgument, "no algorithm given");
+  SYMM_REQUIRE(m.gpus > 0, ErrorCode::kInvalidArgument, "no machine loaded (Machine::by_name)");
+  const int blocks = spec.blocks > 0 ? spec.blocks : spec.blocks < 0 ? spec.blocks
+                                                                     : spec.algo->default_blocks(spec.bytes, spec.world);
+  check_args(*spec.algo, spec.dtype, spec.bytes, spec.world, blocks);
+  if (spec.world > m.gpus && !spec.timing_only)
+    fail(ErrorCode::kUnsupported, "world=" + std::to_string(spec.world) + " exceeds machine " + m.name + "'s " +
+                                      std::to_string(m.gpus) + " GPUs (use --timing-only to scale past it)");
+  if (blocks > m.sms)
+    fail(ErrorCode::kUnsupported, "blocks=" + std::to_string(blocks) + " exceeds machine " + m.name + "'s " +
+                                      std::to_string(m.sms) + " SMs (a program's blocks must all be resident)");
+  SYMM_REQUIRE(spec.calls >= 1, ErrorCode::kInvalidArgument, "calls=" + std::to_string(spec.calls) + " must be >= 1");
+  Simulator sim(spec, fn, blocks);
+  return sim.run();
+}
+}  // namespace detail
+
+RunResult run(const RunSpec& spec) {
+  SYMM_REQUIRE(spec.algo, ErrorCode::kInvalidArgument, "no algorithm given");
+  return with_program(spec.algo->kind, [&]<class P>() { return run_program<P>(spec); });
+}
+
+}  // namespace symm::sim
