@@ -1,0 +1,141 @@
+// The CUDA sub-commands (apps/cmd_cuda.h): option parsing only; the work is in backends/cuda.
+#include "apps/cmd_cuda.h"
+
+#include <boost/program_options.hpp>
+#include <cstdio>
+#include <iostream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "backends/cuda/bench.h"
+#include "backends/cuda/host_logic.h"
+
+namespace po = boost::program_options;
+
+namespace symm::apps {
+namespace {
+
+std::vector<std::string> split_list(const std::string& s) {
+  std::vector<std::string> out;
+  std::stringstream ss(s);
+  for (std::string p; std::getline(ss, p, ',');)
+    if (!p.empty()) out.push_back(p);
+  return out;
+}
+
+int parse_int(const std::string& s, const char* what) {
+  try {
+    std::size_t used = 0;
+    const int v = std::stoi(s, &used);
+    if (used == s.size()) return v;
+  } catch (const std::exception&) {
+  }
+  fail(ErrorCode::kInvalidArgument, std::string(what) + " '" + s + "' is not an integer");
+}
+
+}  // namespace
+
+int cmd_bench_cuda(int argc, char** argv) {
+  cuda::BenchOptions o;
+  std::string ops = "all_reduce", algos = "all", dtypes = "bf16", sizes = "4K:256M", mode = "both", blocks = "0",
+              op = "sum", check_max = "64M", heap = "0";
+  po::options_description d(
+      "usage: symmcoll launch -n N -- symmcoll bench --backend cuda [options]\n\n"
+      "Each algorithm next to NCCL (plain buffers: nccl; symmetric windows: nccl_symm), checked\n"
+      "against a float64 reference and NCCL's answer, timed in CUDA-graph replay and eager.\n"
+      "Times are per call: the max over ranks of each rank's median / p10 / p90.\n\noptions");
+  d.add_options()("help,h", "this text")("backend", po::value<std::string>(), "cuda")(
+      "op", po::value(&ops)->default_value(ops), "all_reduce, reduce_scatter, all_gather, barrier (comma list)")(
+      "algo", po::value(&algos)->default_value(algos),
+      "names or aliases (one_shot,two_shot,...), or all = every non-multicast algorithm of the op")(
+      "dtype", po::value(&dtypes)->default_value(dtypes), "bf16, fp16, fp32 (comma list)")(
+      "sizes", po::value(&sizes)->default_value(sizes), "LO:HI (x2 steps), LO:HI:x4, or a list 4K,1M")(
+      "reduce-op", po::value(&op)->default_value(op), "sum, max, min")(
+      "mode", po::value(&mode)->default_value(mode), "graph, eager or both")(
+      "iters", po::value(&o.iters)->default_value(o.iters), "timed samples")(
+      "warmup", po::value(&o.warmup)->default_value(o.warmup), "untimed samples first")(
+      "calls", po::value(&o.calls)->default_value(o.calls),
+      "collectives per sample (per graph); 0: 100 up to 1M, 20 up to 16M, 5 above")(
+      "blocks", po::value(&blocks)->default_value(blocks), "block counts, comma list; 0 = the registry default")(
+      "threads", po::value(&o.threads)->default_value(o.threads), "threads per block; 0 = by size (<= 512)")(
+      "no-nccl", "skip the nccl and nccl_symm baselines")("no-check", "time only")(
+      "no-timing", "check only (with --replays: the GPU test suite)")(
+      "check-max", po::value(&check_max)->default_value(check_max), "check sizes up to this; larger: err -1")(
+      "replays", po::value(&o.replays)->default_value(0), "also replay a one-call graph this often, then check")(
+      "heap", po::value(&heap)->default_value(heap), "symmetric heap per rank; 0 = what the sizes need")(
+      "wait-timeout-cycles", po::value(&o.timeout_cycles)->default_value(0),
+      "bound of every spin-wait in clock cycles; 0 = SYMM_WAIT_TIMEOUT_CYCLES or ~4 s")(
+      "csv", po::value(&o.csv), "write rows here (rank 0)")(
+      "machine", po::value(&o.machine), "machine column; default from the device name and world, e.g. h200x4")(
+      "seed", po::value(&o.seed)->default_value(1), "input seed");
+  po::options_description hidden;
+  hidden.add_options()("probe-timeout", "test the bounded-wait error path only");
+  po::options_description all;
+  all.add(d).add(hidden);
+  po::variables_map vm;
+  po::store(po::parse_command_line(argc, argv, all), vm);
+  po::notify(vm);
+  if (vm.count("help")) {
+    std::cout << d << "\n";
+    return 0;
+  }
+  o.ops.clear();
+  for (const auto& s : split_list(ops)) o.ops.push_back(parse_op(s));
+  o.algos = split_list(algos);
+  o.dtypes.clear();
+  for (const auto& s : split_list(dtypes)) o.dtypes.push_back(parse_dtype(s));
+  o.sizes = cuda::parse_sizes(sizes);
+  o.rop = parse_reduce_op(op);
+  if (mode != "graph" && mode != "eager" && mode != "both")
+    fail(ErrorCode::kInvalidArgument, "mode '" + mode + "' is not graph, eager or both");
+  o.graph = mode != "eager";
+  o.eager = mode != "graph";
+  o.blocks.clear();
+  for (const auto& s : split_list(blocks)) o.blocks.push_back(parse_int(s, "blocks"));
+  o.nccl = !vm.count("no-nccl");
+  o.check = !vm.count("no-check");
+  o.timing = !vm.count("no-timing");
+  o.check_max = parse_size(check_max);
+  o.heap = heap == "0" ? 0 : parse_size(heap);
+  o.probe_timeout = vm.count("probe-timeout") > 0;
+  try {
+    return cuda::run_bench(o);
+  } catch (const Error& e) {
+    // Name the rank: with N processes writing to one terminal, the rank is half the message.
+    const cuda::RankEnv env = cuda::rank_env(cuda::process_env());
+    throw Error(e.code(), "rank " + std::to_string(env.rank) + ": " + e.what());
+  }
+}
+
+int cmd_launch(int argc, char** argv) {
+  int n = 0;
+  std::vector<std::string> cmd;
+  bool after = false;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (after) {
+      cmd.push_back(a);
+    } else if (a == "--") {
+      after = true;
+    } else if (a == "-h" || a == "--help") {
+      std::printf(
+          "usage: symmcoll launch -n N -- <command ...>\n\n"
+          "Starts N ranks of <command> on this host (one process per GPU) with RANK, WORLD_SIZE,\n"
+          "LOCAL_RANK and SYMM_RUN_DIR (a fresh private directory where rank 0 publishes the NCCL\n"
+          "unique id) set, waits for all, and stops the others if one fails (its exit code is returned).\n"
+          "<command> may be 'symmcoll ...' or a bare sub-command ('bench ...'): both mean this program.\n");
+      return 0;
+    } else if ((a == "-n" || a == "--nproc") && i + 1 < argc) {
+      n = parse_int(argv[++i], "-n");
+    } else if (a.rfind("-n", 0) == 0 && a.size() > 2) {
+      n = parse_int(a.substr(2), "-n");
+    } else {
+      fail(ErrorCode::kInvalidArgument, "launch: unexpected '" + a + "' (usage: launch -n N -- <command ...>)");
+    }
+  }
+  if (n < 1) fail(ErrorCode::kInvalidArgument, "launch needs -n N with N >= 1");
+  return cuda::launch_ranks(n, cmd);
+}
+
+}  // namespace symm::apps

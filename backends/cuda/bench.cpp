@@ -1,0 +1,484 @@
+#include "backends/cuda/bench.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <functional>
+#include <iostream>
+#include <memory>
+#include <vector>
+
+#include "backends/cuda/check.h"
+#include "backends/cuda/host_logic.h"
+#include "backends/cuda/kernels.h"
+#include "backends/cuda/runtime.h"
+#include "core/coll_args.h"
+#include "core/dispatch.h"
+#include "core/reference.h"
+#include "core/registry.h"
+#include "core/result.h"
+#include "core/signal_pad.h"
+
+namespace symm::cuda {
+namespace {
+
+// ---- inputs: every rank can regenerate every rank's input from (seed, rank, index), so the
+// float64 reference of its own output needs no communication.
+inline uint64_t splitmix(uint64_t x) {
+  x += 0x9E3779B97F4A7C15ull;
+  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
+  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+  return x ^ (x >> 31);
+}
+inline float gen(uint64_t seed, int rank, std::size_t i) {
+  const uint64_t h = splitmix((seed << 20) ^ (uint64_t(rank) << 56) ^ uint64_t(i));
+  return float(double(h >> 11) * (2.0 / 9007199254740992.0) - 1.0);  // [-1, 1)
+}
+template <class T>
+double input_value(uint64_t seed, int rank, std::size_t i) {
+  return double(to_float(from_float<T>(gen(seed, rank, i))));
+}
+template <class T>
+std::vector<T> make_input(uint64_t seed, int rank, std::size_t n) {
+  std::vector<T> v(n);
+  for (std::size_t i = 0; i < n; ++i) v[i] = from_float<T>(gen(seed, rank, i));
+  return v;
+}
+double reduce2(double a, double b, ReduceOp op) {
+  return op == ReduceOp::kSum ? a + b : op == ReduceOp::kMax ? std::max(a, b) : std::min(a, b);
+}
+// This rank's expected output (float64), the same rule as core/reference.cpp.
+template <class T>
+std::vector<double> expected(Op op, ReduceOp rop, uint64_t seed, int world, int me, std::size_t count) {
+  std::vector<double> want;
+  if (op == Op::kAllGather) {
+    want.resize(count * std::size_t(world));
+    for (int r = 0; r < world; ++r)
+      for (std::size_t i = 0; i < count; ++i) want[std::size_t(r) * count + i] = input_value<T>(seed, r, i);
+    return want;
+  }
+  const std::size_t base = op == Op::kReduceScatter ? std::size_t(me) * count : 0;
+  want.resize(count);
+  for (std::size_t i = 0; i < count; ++i) {
+    double acc = input_value<T>(seed, 0, base + i);
+    for (int r = 1; r < world; ++r) acc = reduce2(acc, input_value<T>(seed, r, base + i), rop);
+    want[i] = acc;
+  }
+  return want;
+}
+
+ncclDataType_t nccl_type(DType t) {
+  return t == DType::kBF16 ? ncclBfloat16 : t == DType::kFP16 ? ncclFloat16 : ncclFloat32;
+}
+ncclRedOp_t nccl_op(ReduceOp op) { return op == ReduceOp::kSum ? ncclSum : op == ReduceOp::kMax ? ncclMax : ncclMin; }
+
+struct Stats {
+  double median = 0, p10 = 0, p90 = 0;
+};
+
+// One thing to measure: a core algorithm or an NCCL baseline.
+struct Case {
+  const AlgoInfo* info = nullptr;  // nullptr: NCCL
+  bool symm = false;               // NCCL on the symmetric window
+  int blocks = 0;                  // requested (0: default)
+  std::string name() const { return info ? info->id : symm ? "nccl_symm" : "nccl"; }
+};
+
+class Bench {
+ public:
+  Bench(const BenchOptions& o, Runtime& rt) : o_(o), rt_(rt) {
+    SYMM_CUDA_CHECK(cudaMalloc(&stat_buf_, 8 * sizeof(double)));
+    events_.resize(std::size_t(2 * std::max(o.iters, 1)));
+    for (cudaEvent_t& e : events_) SYMM_CUDA_CHECK(cudaEventCreate(&e));
+    machine_ = o.machine.empty() ? machine_name(rt.device_name(), rt.world()) : o.machine;
+    if (rt.rank() == 0 && !o.csv.empty()) {
+      csv_.open(o.csv, std::ios::trunc);
+      if (!csv_) fail(ErrorCode::kIo, "cannot write " + o.csv);
+      csv_ << csv_header() << "\n" << std::flush;
+    }
+  }
+  ~Bench() {
+    for (cudaEvent_t e : events_) cudaEventDestroy(e);
+    cudaFree(stat_buf_);
+    if (plain_in_) cudaFree(plain_in_);
+    if (plain_out_) cudaFree(plain_out_);
+  }
+
+  void alloc_plain(std::size_t in_bytes, std::size_t out_bytes) {
+    SYMM_CUDA_CHECK(cudaMalloc(&plain_in_, std::max<std::size_t>(in_bytes, 16)));
+    SYMM_CUDA_CHECK(cudaMalloc(&plain_out_, std::max<std::size_t>(out_bytes, 16)));
+  }
+
+  int failures() const { return failures_; }
+
+  void run_op(Op op, DType t, const std::vector<const AlgoInfo*>& algos) {
+    const int world = rt_.world();
+    const std::vector<std::size_t> sizes = op == Op::kBarrier ? std::vector<std::size_t>{0} : o_.sizes;
+    for (std::size_t bytes : sizes) {
+      if (op == Op::kReduceScatter || op == Op::kAllGather) {
+        if (bytes % (kVecBytes * std::size_t(world))) {
+          note("skip " + format_size(bytes) + ": not a multiple of 16 * world for " + op_name(op));
+          continue;
+        }
+      }
+      std::vector<Case> cases;
+      if (o_.nccl && op != Op::kBarrier) cases.push_back(Case{nullptr, false, 0}), cases.push_back(Case{nullptr, true, 0});
+      for (const AlgoInfo* a : algos) {
+        if (a->max_bytes && bytes > a->max_bytes) {
+          note("skip " + a->id + " at " + format_size(bytes) + ": above its maximum of " + format_size(a->max_bytes));
+          continue;
+        }
+        for (int b : o_.blocks) cases.push_back(Case{a, false, b});
+      }
+      const uint64_t seed = next_seed_++;
+      const bool check = o_.check && op != Op::kBarrier && bytes <= o_.check_max;
+      with_type(t, [&]<class T>() { run_size<T>(op, t, bytes, seed, check, cases); });
+    }
+  }
+
+  void probe_timeout() {
+    const unsigned long long saved = rt_.handle().timeout_cycles;
+    rt_.set_timeout_cycles(2'000'000);  // ~1 ms: nobody will ever signal this slot
+    const int from = (rt_.rank() + 1) % rt_.world();
+    const uint32_t slot = pad::flag(pad::kChannels - 1, 0, from);
+    launch_wait_probe(rt_.handle(), slot, 0xFFFFFFF0u, rt_.stream());
+    std::string msg;
+    try {
+      rt_.sync();
+    } catch (const Error& e) {
+      if (e.code() == ErrorCode::kTimeout) msg = e.what();
+      else throw;
+    }
+    rt_.set_timeout_cycles(saved);
+    const std::string want = "rank " + std::to_string(rt_.rank()) + " block 0 timed out waiting on slot " +
+                             std::to_string(slot) + " (channel " + std::to_string(pad::kChannels - 1) +
+                             ", from rank " + std::to_string(from) + "): expected >= 4294967280, saw 0";
+    if (msg != want) {
+      ++failures_;
+      std::fprintf(stderr, "FAIL probe-timeout rank %d: got '%s', want '%s'\n", rt_.rank(), msg.c_str(), want.c_str());
+    } else {
+      std::printf("probe-timeout rank %d ok: %s\n", rt_.rank(), msg.c_str());
+    }
+    std::fflush(stdout);
+    rt_.barrier();  // the world is still usable after a reported timeout
+  }
+
+  void print_header() {
+    if (rt_.rank() != 0) return;
+    std::printf("# symmcoll bench, backend cuda, machine %s, world %d, device %s, git %s\n", machine_.c_str(),
+                rt_.world(), rt_.device_name().c_str(), git_sha());
+    std::printf("# times: per call, max over ranks of each rank's median / p10 / p90; err: max relative error vs "
+                "float64 reference (-1: not checked)\n");
+    std::printf("%-15s %-28s %-5s %10s %6s %5s %5s %10s %10s %10s %9s %9s %9s\n", "op", "algo", "type", "bytes",
+                "blocks", "thr", "graph", "time_us", "p10_us", "p90_us", "algbw", "busbw", "err");
+    std::fflush(stdout);
+  }
+
+ private:
+  void note(const std::string& s) {
+    if (rt_.rank() == 0) std::printf("# %s\n", s.c_str());
+  }
+
+  template <class T>
+  void run_size(Op op, DType t, std::size_t bytes, uint64_t seed, bool check, const std::vector<Case>& cases) {
+    const int world = rt_.world(), me = rt_.rank();
+    const AlgoInfo& any = *std::find_if(algorithms().begin(), algorithms().end(),
+                                        [&](const AlgoInfo& a) { return a.op == op; });
+    const std::size_t count = any.count(bytes, t, world);
+    const std::size_t in_count = any.in_bytes(bytes, world) / sizeof(T);
+    const std::size_t out_count = any.out_bytes(bytes, world) / sizeof(T);
+    std::vector<double> want, nccl_answer;
+    std::vector<T> input;
+    if (check) {
+      want = expected<T>(op, o_.rop, seed, world, me, count);
+      input = make_input<T>(seed, me, in_count);
+      // NCCL's answer on the same inputs, to compare every algorithm with.
+      nccl_answer = run_once<T>(Case{nullptr, false, 0}, op, t, bytes, count, input, out_count, nullptr);
+    }
+    for (const Case& c : cases) {
+      LaunchPlan plan{0, 0};
+      if (c.info) plan = plan_launch(*c.info, t, bytes, world, c.blocks, o_.threads);
+      ResultRow row;
+      row.backend = "cuda";
+      row.machine = machine_;
+      row.world = world;
+      row.op = op_name(op);
+      row.algo = c.name();
+      row.dtype = dtype_name(t);
+      row.bytes = bytes;
+      row.blocks = plan.blocks;
+      row.git_sha = git_sha();
+      double err = -1, err_nccl = -1;
+      if (check) {
+        auto got = run_once<T>(c, op, t, bytes, count, input, out_count, &plan);
+        double e[2] = {max_rel_err(got, want), max_rel_err(got, nccl_answer)};
+        if (o_.replays > 0 && c.info) {
+          got = run_replays<T>(c, op, t, bytes, count, input, out_count, plan);
+          e[0] = std::max(e[0], max_rel_err(got, want));
+          e[1] = std::max(e[1], max_rel_err(got, nccl_answer));
+        }
+        reduce_max(e, 2);
+        err = e[0];
+        err_nccl = e[1];
+        const double bound = rel_err_bound(t, world);
+        // Two correctly rounded results may differ by one rounding each: 2x the bound vs NCCL.
+        if (!(err <= bound) || (c.info && !(err_nccl <= 2 * bound))) {
+          ++failures_;
+          if (me == 0)
+            std::printf("FAIL %s %s %s bytes=%zu blocks=%d: max_rel_err %.3g vs reference, %.3g vs NCCL (bound %.3g)\n",
+                        row.op.c_str(), row.algo.c_str(), row.dtype.c_str(), bytes, plan.blocks, err, err_nccl, bound);
+        }
+      }
+      row.max_rel_err = err;
+      if (!o_.timing) {
+        emit(row, plan.threads);
+        continue;
+      }
+      for (int mode = 0; mode < 2; ++mode) {
+        const bool graph = mode == 0;
+        if ((graph && !o_.graph) || (!graph && !o_.eager)) continue;
+        const int calls = o_.calls > 0 ? o_.calls : bytes <= (1u << 20) ? 100 : bytes <= (16u << 20) ? 20 : 5;
+        const Stats s = time_case(c, op, t, bytes, count, plan, graph, calls);
+        row.graph = graph;
+        row.time_us_median = s.median;
+        row.time_us_p10 = s.p10;
+        row.time_us_p90 = s.p90;
+        fill_bandwidth(row);
+        emit(row, plan.threads);
+      }
+    }
+  }
+
+  void emit(const ResultRow& r, int threads) {
+    if (rt_.rank() != 0) return;
+    std::printf("%-15s %-28s %-5s %10zu %6d %5d %5d %10.2f %10.2f %10.2f %9.2f %9.2f %9.2g\n", r.op.c_str(),
+                r.algo.c_str(), r.dtype.c_str(), r.bytes, r.blocks, threads, int(r.graph), r.time_us_median,
+                r.time_us_p10, r.time_us_p90, r.algbw_GBps, r.busbw_GBps, r.max_rel_err);
+    std::fflush(stdout);
+    if (csv_) csv_ << csv_line(r) << "\n" << std::flush;
+  }
+
+  // Buffers of a case: the plain ones for `nccl`, the symmetric heap for the others.
+  struct Buffers {
+    void* in;
+    void* out;
+    void* scratch;
+  };
+  Buffers buffers(const Case& c, Op op, std::size_t bytes) {
+    if (!c.info && !c.symm) return Buffers{plain_in_, plain_out_, nullptr};
+    const AlgoInfo& a = c.info ? *c.info
+                               : *std::find_if(algorithms().begin(), algorithms().end(),
+                                               [&](const AlgoInfo& x) { return x.op == op; });
+    const HeapLayout l = heap_layout(a, bytes, rt_.world());
+    return Buffers{rt_.heap() + l.in, rt_.heap() + l.out, rt_.heap() + l.scratch};
+  }
+
+  std::function<void()> enqueue(const Case& c, Op op, DType t, std::size_t bytes, std::size_t count,
+                                const LaunchPlan* plan) {
+    const Buffers b = buffers(c, op, bytes);
+    cudaStream_t s = rt_.stream();
+    if (c.info) {
+      CollArgs a;
+      a.in = b.in;
+      a.out = b.out;
+      a.scratch = b.scratch;
+      a.count = count;
+      a.op = o_.rop;
+      const DeviceHandle* h = &rt_.handle();
+      const AlgoKind k = c.info->kind;
+      const LaunchPlan p = *plan;
+      return [=]() { launch_program(k, t, *h, a, p.blocks, p.threads, s); };
+    }
+    ncclComm_t comm = rt_.comm();
+    const ncclDataType_t nt = nccl_type(t);
+    const ncclRedOp_t nop = nccl_op(o_.rop);
+    switch (op) {
+      case Op::kAllReduce:
+        return [=]() { SYMM_CUDA_CHECK(ncclAllReduce(b.in, b.out, count, nt, nop, comm, s)); };
+      case Op::kReduceScatter:
+        return [=]() { SYMM_CUDA_CHECK(ncclReduceScatter(b.in, b.out, count, nt, nop, comm, s)); };
+      case Op::kAllGather:
+        return [=]() { SYMM_CUDA_CHECK(ncclAllGather(b.in, b.out, count, nt, comm, s)); };
+      default:
+        fail(ErrorCode::kInternal, "no NCCL baseline for this op");
+    }
+  }
+
+  template <class T>
+  void upload_and_poison(const Buffers& b, const std::vector<T>& input, std::size_t out_count) {
+    cudaStream_t s = rt_.stream();
+    SYMM_CUDA_CHECK(cudaMemcpyAsync(b.in, input.data(), input.size() * sizeof(T), cudaMemcpyHostToDevice, s));
+    SYMM_CUDA_CHECK(cudaMemsetAsync(b.out, 0xFF, out_count * sizeof(T), s));  // NaN in every dtype
+  }
+
+  template <class T>
+  std::vector<double> download(const Buffers& b, std::size_t out_count) {
+    std::vector<T> got(out_count);
+    SYMM_CUDA_CHECK(cudaMemcpyAsync(got.data(), b.out, out_count * sizeof(T), cudaMemcpyDeviceToHost, rt_.stream()));
+    rt_.sync();
+    std::vector<double> d(out_count);
+    for (std::size_t i = 0; i < out_count; ++i) d[i] = double(to_float(got[i]));
+    return d;
+  }
+
+  template <class T>
+  std::vector<double> run_once(const Case& c, Op op, DType t, std::size_t bytes, std::size_t count,
+                               const std::vector<T>& input, std::size_t out_count, const LaunchPlan* plan) {
+    const Buffers b = buffers(c, op, bytes);
+    upload_and_poison(b, input, out_count);
+    enqueue(c, op, t, bytes, count, plan)();
+    rt_.sync();
+    return download<T>(b, out_count);
+  }
+
+  // Epochs only grow: a one-call graph replayed many times must keep giving the right answer.
+  template <class T>
+  std::vector<double> run_replays(const Case& c, Op op, DType t, std::size_t bytes, std::size_t count,
+                                  const std::vector<T>& input, std::size_t out_count, const LaunchPlan& plan) {
+    const Buffers b = buffers(c, op, bytes);
+    upload_and_poison(b, input, out_count);
+    cudaGraphExec_t exec = capture(enqueue(c, op, t, bytes, count, &plan), 1);
+    for (int i = 0; i < o_.replays; ++i) SYMM_CUDA_CHECK(cudaGraphLaunch(exec, rt_.stream()));
+    rt_.sync();
+    SYMM_CUDA_CHECK(cudaGraphExecDestroy(exec));
+    return download<T>(b, out_count);
+  }
+
+  cudaGraphExec_t capture(const std::function<void()>& one, int calls) {
+    cudaGraph_t g;
+    cudaGraphExec_t exec;
+    SYMM_CUDA_CHECK(cudaStreamBeginCapture(rt_.stream(), cudaStreamCaptureModeThreadLocal));
+    for (int i = 0; i < calls; ++i) one();
+    SYMM_CUDA_CHECK(cudaStreamEndCapture(rt_.stream(), &g));
+    SYMM_CUDA_CHECK(cudaGraphInstantiate(&exec, g, 0));
+    SYMM_CUDA_CHECK(cudaGraphDestroy(g));
+    return exec;
+  }
+
+  Stats time_case(const Case& c, Op op, DType t, std::size_t bytes, std::size_t count, const LaunchPlan& plan,
+                  bool graph, int calls) {
+    const auto one = enqueue(c, op, t, bytes, count, &plan);
+    cudaStream_t s = rt_.stream();
+    cudaGraphExec_t exec = nullptr;
+    if (graph) exec = capture(one, calls);
+    auto sample = [&]() {
+      if (graph)
+        SYMM_CUDA_CHECK(cudaGraphLaunch(exec, s));
+      else
+        for (int i = 0; i < calls; ++i) one();
+    };
+    for (int i = 0; i < o_.warmup; ++i) sample();
+    rt_.sync();
+    rt_.barrier();
+    const int n = std::max(o_.iters, 1);
+    for (int i = 0; i < n; ++i) {
+      SYMM_CUDA_CHECK(cudaEventRecord(events_[std::size_t(2 * i)], s));
+      sample();
+      SYMM_CUDA_CHECK(cudaEventRecord(events_[std::size_t(2 * i + 1)], s));
+    }
+    rt_.sync();
+    if (exec) SYMM_CUDA_CHECK(cudaGraphExecDestroy(exec));
+    std::vector<double> us(static_cast<std::size_t>(n));
+    for (int i = 0; i < n; ++i) {
+      float ms = 0;
+      SYMM_CUDA_CHECK(cudaEventElapsedTime(&ms, events_[std::size_t(2 * i)], events_[std::size_t(2 * i + 1)]));
+      us[std::size_t(i)] = double(ms) * 1e3 / calls;
+    }
+    std::sort(us.begin(), us.end());
+    auto at = [&](double q) { return us[std::min(us.size() - 1, std::size_t(q * double(us.size())))]; };
+    double v[3] = {at(0.5), at(0.1), at(0.9)};
+    reduce_max(v, 3);
+    return Stats{v[0], v[1], v[2]};
+  }
+
+  // Element-wise maximum over ranks, in place.
+  void reduce_max(double* v, int n) {
+    SYMM_CUDA_CHECK(cudaMemcpyAsync(stat_buf_, v, sizeof(double) * std::size_t(n), cudaMemcpyHostToDevice, rt_.stream()));
+    SYMM_CUDA_CHECK(ncclAllReduce(stat_buf_, stat_buf_, std::size_t(n), ncclFloat64, ncclMax, rt_.comm(), rt_.stream()));
+    SYMM_CUDA_CHECK(cudaMemcpyAsync(v, stat_buf_, sizeof(double) * std::size_t(n), cudaMemcpyDeviceToHost, rt_.stream()));
+    rt_.sync();
+  }
+
+  const BenchOptions& o_;
+  Runtime& rt_;
+  std::string machine_;
+  std::ofstream csv_;
+  double* stat_buf_ = nullptr;
+  void* plain_in_ = nullptr;
+  void* plain_out_ = nullptr;
+  std::vector<cudaEvent_t> events_;
+  uint64_t next_seed_ = 0;
+  int failures_ = 0;
+
+ public:
+  void set_seed(uint64_t s) { next_seed_ = s; }
+};
+
+}  // namespace
+
+int run_bench(const BenchOptions& o) {
+  const RankEnv env = rank_env(process_env());
+  if (env.world < 2)
+    fail(ErrorCode::kInvalidArgument,
+         "bench --backend cuda needs at least 2 ranks (WORLD_SIZE=" + std::to_string(env.world) +
+             "): start it with 'symmcoll launch -n N -- symmcoll bench --backend cuda ...'");
+  if (!o.probe_timeout && o.sizes.empty()) fail(ErrorCode::kInvalidArgument, "bench needs --sizes, e.g. 4K:256M");
+
+  // Resolve algorithms per op and size the heap before touching a GPU, so bad input fails fast.
+  std::vector<std::vector<const AlgoInfo*>> per_op;
+  std::size_t need = 1u << 20, in_max = 16, out_max = 16;
+  for (Op op : o.ops) {
+    std::vector<const AlgoInfo*> list;
+    for (const std::string& name : o.algos) {
+      if (name == "nccl" || name == "nccl_symm") continue;  // the baselines come with --nccl
+      if (name == "all") {
+        for (const AlgoInfo& a : algorithms())
+          if (a.op == op && !a.needs_multicast) list.push_back(&a);
+        continue;
+      }
+      const AlgoInfo& a = find_algo(op, name);
+      if (auto why = multicast_refusal(a, process_env(), false)) fail(ErrorCode::kUnsupported, *why);
+      list.push_back(&a);
+    }
+    for (std::size_t bytes : o.sizes) {
+      for (const AlgoInfo* a : list) {
+        if (a->max_bytes && bytes > a->max_bytes) continue;
+        const HeapLayout l = heap_layout(*a, bytes, env.world);
+        if (o.heap) check_heap(*a, bytes, env.world, o.heap);
+        need = std::max(need, l.total);
+      }
+      for (const AlgoInfo& a : algorithms())
+        if (a.op == op) {
+          in_max = std::max(in_max, a.in_bytes(bytes, env.world));
+          out_max = std::max(out_max, a.out_bytes(bytes, env.world));
+          need = std::max(need, heap_layout(a, bytes, env.world).out + a.out_bytes(bytes, env.world));
+          break;
+        }
+    }
+    per_op.push_back(list);
+  }
+  if (o.heap && need > o.heap)
+    fail(ErrorCode::kInvalidArgument, "the sizes need " + std::to_string(need) +
+                                          " bytes of symmetric heap per rank; --heap gives " + std::to_string(o.heap));
+  // Whole 4 MiB granules: the heap is one NCCL window, mapped in physical-memory granules anyway.
+  const std::size_t heap = o.heap ? o.heap : (need + (4u << 20) - 1) / (4u << 20) * (4u << 20);
+  const unsigned long long cycles = o.timeout_cycles ? o.timeout_cycles : wait_timeout_cycles(process_env());
+
+  Runtime rt(env, heap, cycles);
+  Bench b(o, rt);
+  b.set_seed(o.seed * 1000003ull);
+  if (o.probe_timeout) {
+    b.probe_timeout();
+    return b.failures() ? 1 : 0;
+  }
+  b.alloc_plain(in_max, out_max);
+  b.print_header();
+  for (std::size_t i = 0; i < o.ops.size(); ++i)
+    for (DType t : o.dtypes) b.run_op(o.ops[i], t, per_op[i]);
+  rt.barrier();
+  if (rt.rank() == 0) std::printf("# %d check failure(s)\n", b.failures());
+  return b.failures() ? 1 : 0;
+}
+
+}  // namespace symm::cuda

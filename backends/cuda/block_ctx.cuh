@@ -1,0 +1,328 @@
+// The CUDA block context: every verb of core/verbs.h as block-cooperative device code.
+//
+// This is the only place that knows about threads. All threads of a block call each verb
+// with the same arguments (the core programs are block-uniform), so the bookkeeping below
+// (pending_, wait_sync_) evolves identically in every thread and needs no communication.
+//
+// Memory ordering, PTX memory model terms:
+//  - signal(kRelease): bar.sync orders every thread's earlier loads and stores before thread
+//    0 in causality order; thread 0 then issues fence.acq_rel.sys followed by st.relaxed.sys,
+//    a release pattern, and fences are cumulative, so the peer that acquires the flag sees the
+//    whole block's stores (and what preceded the launch). Once fenced, further signals with no
+//    data verb in between reuse that fence: each later st.relaxed.sys of thread 0 still
+//    follows the fence in program order, so it is a release pattern of its own.
+//  - wait(kAcquire): thread 0 spins with ld.acquire.sys; the bar.sync that follows extends
+//    the acquire to every thread of the block. Consecutive waits share one bar.sync (deferred
+//    to the next non-wait verb): the other threads have nothing to do until all flags arrived.
+#pragma once
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+#include <type_traits>
+
+#include "backends/cuda/device_handle.h"
+#include "core/verbs.h"
+
+namespace symm::cuda {
+
+namespace detail {
+
+template <class T>
+struct Vec {
+  static constexpr int kPer = int(kVecBytes / sizeof(T));
+};
+
+template <class T>
+__device__ __forceinline__ void unpack(const uint4& v, float* f) {
+  if constexpr (std::is_same_v<T, float>) {
+    f[0] = __uint_as_float(v.x);
+    f[1] = __uint_as_float(v.y);
+    f[2] = __uint_as_float(v.z);
+    f[3] = __uint_as_float(v.w);
+  } else {
+    const uint32_t w[4] = {v.x, v.y, v.z, v.w};
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+      float2 p;
+      if constexpr (std::is_same_v<T, bf16>)
+        p = __bfloat1622float2(*reinterpret_cast<const __nv_bfloat162*>(&w[i]));
+      else
+        p = __half22float2(*reinterpret_cast<const __half2*>(&w[i]));
+      f[2 * i] = p.x;
+      f[2 * i + 1] = p.y;
+    }
+  }
+}
+
+template <class T>
+__device__ __forceinline__ uint4 pack(const float* f) {
+  uint4 v;
+  if constexpr (std::is_same_v<T, float>) {
+    v.x = __float_as_uint(f[0]);
+    v.y = __float_as_uint(f[1]);
+    v.z = __float_as_uint(f[2]);
+    v.w = __float_as_uint(f[3]);
+  } else {
+    uint32_t w[4];
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+      if constexpr (std::is_same_v<T, bf16>) {
+        __nv_bfloat162 p = __floats2bfloat162_rn(f[2 * i], f[2 * i + 1]);
+        w[i] = *reinterpret_cast<uint32_t*>(&p);
+      } else {
+        __half2 p = __floats2half2_rn(f[2 * i], f[2 * i + 1]);
+        w[i] = *reinterpret_cast<uint32_t*>(&p);
+      }
+    }
+    v = make_uint4(w[0], w[1], w[2], w[3]);
+  }
+  return v;
+}
+
+__device__ __forceinline__ float apply(float a, float b, ReduceOp op) {
+  return op == ReduceOp::kSum ? a + b : op == ReduceOp::kMax ? fmaxf(a, b) : fminf(a, b);
+}
+
+// kN sources (at most; nsrc <= kN is predicated), kU vectors per thread per step: kN * kU
+// 16-byte loads are in flight per thread before the first use, which is what hides the
+// ~1-2 us NVLink load latency.
+template <class T, int kN, int kU>
+__device__ __forceinline__ void reduce_n(uint4* dst, const uint4* const* src, int nsrc, std::size_t n,
+                                         ReduceOp op) {
+  constexpr int kPer = Vec<T>::kPer;
+  const std::size_t stride = blockDim.x;
+  std::size_t i = threadIdx.x;
+  for (; i + (kU - 1) * stride < n; i += kU * stride) {
+    uint4 v[kN][kU];
+#pragma unroll
+    for (int s = 0; s < kN; ++s)
+#pragma unroll
+      for (int u = 0; u < kU; ++u)
+        if (s < nsrc) v[s][u] = src[s][i + u * stride];
+#pragma unroll
+    for (int u = 0; u < kU; ++u) {
+      float acc[kPer], f[kPer];
+      unpack<T>(v[0][u], acc);
+#pragma unroll
+      for (int s = 1; s < kN; ++s) {
+        if (s < nsrc) {
+          unpack<T>(v[s][u], f);
+#pragma unroll
+          for (int k = 0; k < kPer; ++k) acc[k] = apply(acc[k], f[k], op);
+        }
+      }
+      dst[i + u * stride] = pack<T>(acc);
+    }
+  }
+  for (; i < n; i += stride) {
+    float acc[kPer], f[kPer];
+    unpack<T>(src[0][i], acc);
+    for (int s = 1; s < nsrc; ++s) {
+      unpack<T>(src[s][i], f);
+#pragma unroll
+      for (int k = 0; k < kPer; ++k) acc[k] = apply(acc[k], f[k], op);
+    }
+    dst[i] = pack<T>(acc);
+  }
+}
+
+}  // namespace detail
+
+class CudaBlockCtx {
+ public:
+  __device__ CudaBlockCtx(const DeviceHandle& h, uint32_t* smem_word) : h_(h), smem_(smem_word) {}
+
+  __device__ int rank() const { return h_.rank; }
+  __device__ int world() const { return h_.world; }
+  __device__ int block() const { return int(blockIdx.x); }
+  __device__ int blocks() const { return int(gridDim.x); }
+
+  template <class T>
+  __device__ T* peer(T* p, int r) const {
+    if (r == h_.rank) return p;
+    const std::size_t off = reinterpret_cast<const char*>(p) - h_.heap_base;
+    return reinterpret_cast<T*>(h_.heap_peer[r] + off);
+  }
+
+  __device__ void copy(void* dst, const void* src, std::size_t bytes) {
+    flush_wait();
+    constexpr int kU = 4;
+    const std::size_t n = bytes / kVecBytes, stride = blockDim.x;
+    const uint4* s = static_cast<const uint4*>(src);
+    uint4* d = static_cast<uint4*>(dst);
+    std::size_t i = threadIdx.x;
+    for (; i + (kU - 1) * stride < n; i += kU * stride) {
+      uint4 v[kU];
+#pragma unroll
+      for (int u = 0; u < kU; ++u) v[u] = s[i + u * stride];
+#pragma unroll
+      for (int u = 0; u < kU; ++u) d[i + u * stride] = v[u];
+    }
+    for (; i < n; i += stride) d[i] = s[i];
+    pending_ = true;
+  }
+
+  template <class T>
+  __device__ void reduce(T* dst, const T* const* srcs, int nsrc, std::size_t count, ReduceOp op) {
+    flush_wait();
+    const std::size_t n = count * sizeof(T) / kVecBytes;
+    auto* d = reinterpret_cast<uint4*>(dst);
+    if (nsrc <= 8) {
+      const uint4* s[8];
+#pragma unroll
+      for (int i = 0; i < 8; ++i) s[i] = i < nsrc ? reinterpret_cast<const uint4*>(srcs[i]) : nullptr;
+      if (nsrc <= 2)
+        detail::reduce_n<T, 2, 4>(d, s, nsrc, n, op);
+      else if (nsrc <= 4)
+        detail::reduce_n<T, 4, 2>(d, s, nsrc, n, op);
+      else
+        detail::reduce_n<T, 8, 1>(d, s, nsrc, n, op);
+    } else {
+      // Beyond one NVSwitch node (simulator-scale worlds): correct, not tuned.
+      constexpr int kPer = detail::Vec<T>::kPer;
+      for (std::size_t i = threadIdx.x; i < n; i += blockDim.x) {
+        float acc[kPer], f[kPer];
+        detail::unpack<T>(reinterpret_cast<const uint4*>(srcs[0])[i], acc);
+        for (int s = 1; s < nsrc; ++s) {
+          detail::unpack<T>(reinterpret_cast<const uint4*>(srcs[s])[i], f);
+          for (int k = 0; k < kPer; ++k) acc[k] = detail::apply(acc[k], f[k], op);
+        }
+        d[i] = detail::pack<T>(acc);
+      }
+    }
+    pending_ = true;
+  }
+
+  // NVLS. Compiled so the multimem program is real device code; the host refuses to launch
+  // it on this backend (backends/cuda/host_logic.h, multicast_refusal), so it never runs.
+  template <class T>
+  __device__ void multimem_reduce(T* mc, std::size_t count, ReduceOp op) {
+    flush_wait();
+    const std::size_t n = count * sizeof(T) / kVecBytes;
+    uint4* p = reinterpret_cast<uint4*>(mc);
+    for (std::size_t i = threadIdx.x; i < n; i += blockDim.x) {
+      uint4 v;
+      mm_ld_reduce<T>(p + i, v, op);
+      asm volatile("multimem.st.relaxed.sys.global.v4.f32 [%0], {%1,%2,%3,%4};" ::"l"(p + i), "r"(v.x),
+                   "r"(v.y), "r"(v.z), "r"(v.w)
+                   : "memory");
+    }
+    pending_ = true;
+  }
+
+  __device__ void signal(int peer_rank, uint32_t slot, uint32_t value, MemOrder order) {
+    flush_wait();
+    const bool release = order == MemOrder::kRelease || order == MemOrder::kAcqRel;
+    if (release && pending_) {
+      __syncthreads();
+      if (threadIdx.x == 0) asm volatile("fence.acq_rel.sys;" ::: "memory");
+      pending_ = false;
+    }
+    if (threadIdx.x == 0) {
+      uint32_t* f = h_.pad_peer[peer_rank] + slot;
+      asm volatile("st.relaxed.sys.global.u32 [%0], %1;" ::"l"(f), "r"(value) : "memory");
+    }
+  }
+
+  __device__ void wait(uint32_t slot, uint32_t value, MemOrder order) {
+    if (threadIdx.x == 0) {
+      const uint32_t* f = h_.pad_local + slot;
+      const bool acquire = order == MemOrder::kAcquire || order == MemOrder::kAcqRel;
+      const long long t0 = clock64();
+      uint32_t v;
+      for (;;) {
+        if (acquire)
+          asm volatile("ld.acquire.sys.global.u32 %0, [%1];" : "=r"(v) : "l"(f) : "memory");
+        else
+          asm volatile("ld.relaxed.sys.global.u32 %0, [%1];" : "=r"(v) : "l"(f) : "memory");
+        if (v >= value) break;
+        if (static_cast<unsigned long long>(clock64() - t0) > h_.timeout_cycles) {
+          report_timeout(slot, value, v);
+          break;
+        }
+      }
+    }
+    wait_sync_ = true;
+  }
+
+  __device__ uint32_t advance(uint32_t slot) {
+    flush_wait();
+    __syncthreads();  // the previous advance's readers are done with *smem_
+    if (threadIdx.x == 0) {
+      volatile uint32_t* c = h_.pad_local + slot;
+      const uint32_t v = *c + 1;
+      *c = v;
+      *smem_ = v;
+    }
+    __syncthreads();
+    return *smem_;
+  }
+
+  __device__ void sync() {
+    wait_sync_ = false;
+    __syncthreads();
+  }
+
+  // Called by the kernel after the program so a trailing wait's bar.sync is not lost.
+  __device__ void finish() { flush_wait(); }
+
+ private:
+  __device__ void flush_wait() {
+    if (wait_sync_) {
+      __syncthreads();
+      wait_sync_ = false;
+    }
+  }
+
+  __device__ void report_timeout(uint32_t slot, uint32_t expected, uint32_t seen) const {
+    WaitError* e = h_.error;
+    if (atomicCAS_system(&e->tripped, 0u, 1u) == 0u) {
+      e->rank = h_.rank;
+      e->block = int(blockIdx.x);
+      e->slot = slot;
+      e->expected = expected;
+      e->seen = seen;
+      __threadfence_system();
+    }
+  }
+
+  template <class T>
+  __device__ static void mm_ld_reduce(const uint4* p, uint4& v, ReduceOp op) {
+    if constexpr (std::is_same_v<T, bf16>) {
+      if (op == ReduceOp::kSum)
+        asm volatile("multimem.ld_reduce.relaxed.sys.global.add.acc::f32.v4.bf16x2 {%0,%1,%2,%3}, [%4];"
+                     : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "l"(p) : "memory");
+      else if (op == ReduceOp::kMax)
+        asm volatile("multimem.ld_reduce.relaxed.sys.global.max.v4.bf16x2 {%0,%1,%2,%3}, [%4];"
+                     : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "l"(p) : "memory");
+      else
+        asm volatile("multimem.ld_reduce.relaxed.sys.global.min.v4.bf16x2 {%0,%1,%2,%3}, [%4];"
+                     : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "l"(p) : "memory");
+    } else if constexpr (std::is_same_v<T, fp16>) {
+      if (op == ReduceOp::kSum)
+        asm volatile("multimem.ld_reduce.relaxed.sys.global.add.acc::f32.v4.f16x2 {%0,%1,%2,%3}, [%4];"
+                     : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "l"(p) : "memory");
+      else if (op == ReduceOp::kMax)
+        asm volatile("multimem.ld_reduce.relaxed.sys.global.max.v4.f16x2 {%0,%1,%2,%3}, [%4];"
+                     : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "l"(p) : "memory");
+      else
+        asm volatile("multimem.ld_reduce.relaxed.sys.global.min.v4.f16x2 {%0,%1,%2,%3}, [%4];"
+                     : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "l"(p) : "memory");
+    } else {
+      // multimem.ld_reduce has no fp32 min/max: the host refuses those (never launched anyway).
+      if (op != ReduceOp::kSum) __trap();
+      asm volatile("multimem.ld_reduce.relaxed.sys.global.add.v4.f32 {%0,%1,%2,%3}, [%4];"
+                   : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "l"(p) : "memory");
+    }
+  }
+
+  const DeviceHandle& h_;
+  uint32_t* smem_;
+  bool pending_ = true;     // data verbs (or the launch's predecessors) not yet covered by a fence
+  bool wait_sync_ = false;  // thread 0 finished waits the other threads have not synced on
+};
+
+static_assert(BlockCtx<CudaBlockCtx>);
+
+}  // namespace symm::cuda

@@ -1,0 +1,35 @@
+// What a kernel needs to reach the symmetric heap and the signal pads: a trivially
+// copyable handle (STYLE.md 4) built by the host Runtime and passed by value as a kernel
+// parameter. The peer tables live in the parameter (constant bank) rather than in global
+// memory so that the first peer() of a launch costs no dependent global load.
+#pragma once
+
+#include <cstdint>
+
+#include "core/common.h"
+
+namespace symm::cuda {
+
+// The first wait that timed out on this rank, written by the kernel into pinned host memory
+// (so the host can read it even while the stream is stuck) and read after every sync.
+struct WaitError {
+  uint32_t tripped;   // 0 until a wait expires; set with atomicCAS so the first report wins
+  int32_t rank;
+  int32_t block;
+  uint32_t slot;
+  uint32_t expected;
+  uint32_t seen;
+};
+
+struct DeviceHandle {
+  int rank = 0;
+  int world = 0;
+  char* heap_base = nullptr;            // this rank's symmetric heap (data window)
+  char* heap_peer[kMaxWorld] = {};      // every rank's heap base in this process's address space
+  uint32_t* pad_peer[kMaxWorld] = {};   // every rank's signal pad
+  uint32_t* pad_local = nullptr;        // == pad_peer[rank]
+  unsigned long long timeout_cycles = 0;
+  WaitError* error = nullptr;           // mapped pinned host memory
+};
+
+}  // namespace symm::cuda

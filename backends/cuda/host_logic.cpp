@@ -1,0 +1,205 @@
+#include "backends/cuda/host_logic.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+#include "core/signal_pad.h"
+
+namespace symm::cuda {
+
+GetEnv process_env() {
+  return [](const char* k) -> const char* { return std::getenv(k); };
+}
+
+namespace {
+
+int env_int(const GetEnv& env, const char* name, int fallback) {
+  const char* v = env(name);
+  if (!v || !*v) return fallback;
+  char* end = nullptr;
+  const long x = std::strtol(v, &end, 10);
+  if (*end || x < 0 || x > 1 << 20)
+    fail(ErrorCode::kInvalidArgument, std::string(name) + "='" + v + "' is not a non-negative integer");
+  return int(x);
+}
+
+bool env_is(const GetEnv& env, const char* name, const char* value) {
+  const char* v = env(name);
+  return v && std::strcmp(v, value) == 0;
+}
+
+}  // namespace
+
+RankEnv rank_env(const GetEnv& env) {
+  RankEnv r;
+  const bool ompi = env("OMPI_COMM_WORLD_RANK") != nullptr && env("RANK") == nullptr;
+  r.rank = env_int(env, ompi ? "OMPI_COMM_WORLD_RANK" : "RANK", 0);
+  r.world = env_int(env, ompi ? "OMPI_COMM_WORLD_SIZE" : "WORLD_SIZE", 1);
+  r.local_rank = env_int(env, ompi ? "OMPI_COMM_WORLD_LOCAL_RANK" : "LOCAL_RANK", r.rank);
+  if (const char* d = env("SYMM_RUN_DIR")) r.run_dir = d;
+  if (r.world < 1 || r.rank >= r.world)
+    fail(ErrorCode::kInvalidArgument,
+         "RANK=" + std::to_string(r.rank) + " is outside WORLD_SIZE=" + std::to_string(r.world));
+  if (r.world > kMaxWorld)
+    fail(ErrorCode::kInvalidArgument,
+         "WORLD_SIZE=" + std::to_string(r.world) + " exceeds the maximum of " + std::to_string(kMaxWorld));
+  return r;
+}
+
+void publish_blob(const std::string& dir, const std::string& name, const std::string& bytes) {
+  const std::string tmp = dir + "/." + name + ".tmp", path = dir + "/" + name;
+  {
+    std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
+    f.write(bytes.data(), std::streamsize(bytes.size()));
+    if (!f) fail(ErrorCode::kIo, "cannot write " + tmp);
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) fail(ErrorCode::kIo, "cannot rename " + tmp + " to " + path);
+}
+
+std::string await_blob(const std::string& dir, const std::string& name, std::size_t size, double timeout_s) {
+  const std::string path = dir + "/" + name;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
+  for (;;) {
+    std::ifstream f(path, std::ios::binary);
+    if (f) {
+      std::string s(size, '\0');
+      f.read(s.data(), std::streamsize(size));
+      if (std::size_t(f.gcount()) == size) return s;
+      fail(ErrorCode::kIo, path + " holds " + std::to_string(f.gcount()) + " bytes, expected " +
+                               std::to_string(size));
+    }
+    if (std::chrono::steady_clock::now() > deadline)
+      fail(ErrorCode::kTimeout, "waited " + std::to_string(timeout_s) + " s for rank 0 to publish " + path);
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+}
+
+std::optional<std::string> multicast_refusal(const AlgoInfo& a, const GetEnv& env, bool platform_multicast) {
+  if (!a.needs_multicast) return std::nullopt;
+  const std::string who = a.id + " needs NVLink multicast (NVLS), ";
+  if (env_is(env, "NCCL_NVLS_ENABLE", "0")) return who + "which NCCL_NVLS_ENABLE=0 disables";
+  if (env_is(env, "TORCH_SYMM_MEM_DISABLE_MULTICAST", "1"))
+    return who + "which TORCH_SYMM_MEM_DISABLE_MULTICAST=1 disables";
+  if (env_is(env, "NVSHMEM_DISABLE_NVLS", "1")) return who + "which NVSHMEM_DISABLE_NVLS=1 disables";
+  if (!platform_multicast)
+    return who + "which the CUDA backend does not set up (it never creates multicast objects); "
+                 "multimem algorithms are verified on the simulator (--backend sim)";
+  return std::nullopt;
+}
+
+LaunchPlan plan_launch(const AlgoInfo& a, DType t, std::size_t bytes, int world, int blocks, int threads) {
+  LaunchPlan p;
+  p.blocks = blocks > 0 ? blocks : a.default_blocks(bytes, world);
+  check_args(a, t, bytes, world, p.blocks);
+  if (threads > 0) {
+    if (threads % 32 || threads > kMaxThreads)
+      fail(ErrorCode::kInvalidArgument,
+           "threads=" + std::to_string(threads) + " must be a multiple of 32 in 32.." + std::to_string(kMaxThreads));
+    p.threads = threads;
+    return p;
+  }
+  // The largest per-block piece any phase handles: all_reduce pieces are of the whole buffer
+  // (one-shot) or of one rank's slice (two-shot); reduce_scatter / all_gather of one rank's part.
+  const std::size_t per_rank = a.op == Op::kAllReduce ? bytes : bytes / std::size_t(world);
+  const std::size_t vecs = (per_rank / kVecBytes + std::size_t(p.blocks) - 1) / std::size_t(p.blocks);
+  const std::size_t warps = std::max<std::size_t>(1, (vecs + 31) / 32);
+  p.threads = int(std::min<std::size_t>(warps * 32, kDefaultThreads));
+  return p;
+}
+
+HeapLayout heap_layout(const AlgoInfo& a, std::size_t bytes, int world) {
+  auto up = [](std::size_t x) { return (x + kHeapAlign - 1) / kHeapAlign * kHeapAlign; };
+  HeapLayout h;
+  h.in = 0;
+  h.out = up(a.in_bytes(bytes, world));
+  h.scratch = h.out + up(a.out_bytes(bytes, world));
+  h.total = h.scratch + up(a.scratch_bytes(bytes, world));
+  return h;
+}
+
+void check_heap(const AlgoInfo& a, std::size_t bytes, int world, std::size_t heap_bytes) {
+  const HeapLayout h = heap_layout(a, bytes, world);
+  if (h.total > heap_bytes)
+    fail(ErrorCode::kInvalidArgument, "bytes=" + std::to_string(bytes) + " of " + a.id + " needs " +
+                                          std::to_string(h.total) + " bytes of symmetric heap per rank; the heap has " +
+                                          std::to_string(heap_bytes));
+}
+
+std::string describe_wait_timeout(const WaitError& e) {
+  std::ostringstream os;
+  os << "rank " << e.rank << " block " << e.block << " timed out waiting on slot " << e.slot;
+  if (e.slot < pad::kFlagSlots) {
+    const uint32_t channel = e.slot / (uint32_t(kMaxBlocks) * kMaxWorld);
+    const uint32_t from = e.slot % kMaxWorld;
+    os << " (channel " << channel << ", from rank " << from << ")";
+  } else {
+    os << " (block counter " << (e.slot - pad::kFlagSlots) % pad::kCounters << ")";
+  }
+  os << ": expected >= " << e.expected << ", saw " << e.seen;
+  return os.str();
+}
+
+unsigned long long wait_timeout_cycles(const GetEnv& env) {
+  if (const char* v = env("SYMM_WAIT_TIMEOUT_CYCLES"); v && *v) {
+    char* end = nullptr;
+    const unsigned long long x = std::strtoull(v, &end, 10);
+    if (*end || x == 0)
+      fail(ErrorCode::kInvalidArgument, std::string("SYMM_WAIT_TIMEOUT_CYCLES='") + v + "' is not a positive integer");
+    return x;
+  }
+  return 8'000'000'000ull;  // ~4 s at 1.98 GHz: far beyond any healthy wait, short enough to report
+}
+
+std::vector<std::size_t> parse_sizes(const std::string& spec) {
+  std::vector<std::size_t> out;
+  if (spec.find(':') != std::string::npos) {
+    std::vector<std::string> parts;
+    std::stringstream ss(spec);
+    for (std::string p; std::getline(ss, p, ':');) parts.push_back(p);
+    if (parts.size() < 2 || parts.size() > 3)
+      fail(ErrorCode::kInvalidArgument, "sizes '" + spec + "' must be LO:HI or LO:HI:FACTOR");
+    const std::size_t lo = parse_size(parts[0]), hi = parse_size(parts[1]);
+    std::string fs = parts.size() == 3 ? parts[2] : "2";
+    if (!fs.empty() && (fs[0] == 'x' || fs[0] == 'X')) fs.erase(0, 1);  // apps' "4K:256M:x4"
+    const std::size_t f = parse_size(fs);
+    if (lo == 0 || lo > hi || f < 2)
+      fail(ErrorCode::kInvalidArgument, "sizes '" + spec + "' needs 0 < LO <= HI and FACTOR >= 2");
+    for (std::size_t s = lo; s <= hi; s *= f) out.push_back(s);
+  } else {
+    std::stringstream ss(spec);
+    for (std::string p; std::getline(ss, p, ',');)
+      if (!p.empty()) out.push_back(parse_size(p));
+  }
+  if (out.empty()) fail(ErrorCode::kInvalidArgument, "sizes '" + spec + "' is empty");
+  return out;
+}
+
+std::string machine_name(const std::string& device_name, int world) {
+  std::string lower;
+  for (char c : device_name) lower += char(std::tolower(static_cast<unsigned char>(c)));
+  for (const char* chip : {"h200", "h100", "b200", "a100"})
+    if (lower.find(chip) != std::string::npos) return std::string(chip) + "x" + std::to_string(world);
+  return "gpux" + std::to_string(world);
+}
+
+std::vector<std::string> resolve_rank_command(const std::vector<std::string>& cmd, const std::string& self_exe) {
+  if (cmd.empty()) fail(ErrorCode::kInvalidArgument, "launch needs a command after --, e.g. -- symmcoll bench ...");
+  static const char* kSub[] = {"bench", "list", "run", "sweep", "trace", "check"};
+  std::vector<std::string> out = cmd;
+  if (cmd[0] == "symmcoll") {
+    out[0] = self_exe;
+  } else if (std::find_if(std::begin(kSub), std::end(kSub), [&](const char* s) { return cmd[0] == s; }) !=
+             std::end(kSub)) {
+    out.insert(out.begin(), self_exe);
+  }
+  return out;
+}
+
+}  // namespace symm::cuda

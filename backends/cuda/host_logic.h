@@ -1,0 +1,96 @@
+// Host-side decisions of the CUDA backend that need no GPU, kept apart so CI (no GPU) can
+// unit-test them (tests/cuda): rank environment, NCCL-id file exchange, the multicast
+// interlock, launch plans (blocks, threads, heap layout) and wait-timeout messages.
+#pragma once
+
+#include <cstddef>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "backends/cuda/device_handle.h"
+#include "core/registry.h"
+
+namespace symm::cuda {
+
+using GetEnv = std::function<const char*(const char*)>;
+GetEnv process_env();  // std::getenv
+
+// ---- ranks ---------------------------------------------------------------------------
+// RANK / WORLD_SIZE / LOCAL_RANK as set by `symmcoll launch`, torchrun or mpirun (OpenMPI's
+// OMPI_COMM_WORLD_* too). No variables at all means a single process (world 1). Throws
+// kInvalidArgument on malformed or inconsistent values.
+struct RankEnv {
+  int rank = 0;
+  int world = 1;
+  int local_rank = 0;
+  std::string run_dir;  // SYMM_RUN_DIR: where rank 0 publishes the NCCL unique id
+};
+RankEnv rank_env(const GetEnv& env);
+
+// Rank 0 writes `bytes` to dir/name atomically (write to a temporary, then rename), so a
+// reader never sees a partial file. Others poll for it for at most timeout_s seconds, then
+// throw kTimeout naming the path.
+void publish_blob(const std::string& dir, const std::string& name, const std::string& bytes);
+std::string await_blob(const std::string& dir, const std::string& name, std::size_t size, double timeout_s);
+
+// ---- multicast (NVLS) interlock ------------------------------------------------------
+// Why an algorithm that needs multicast may not run here, or nullopt if it may. Refused when
+// any of NCCL_NVLS_ENABLE=0, TORCH_SYMM_MEM_DISABLE_MULTICAST=1, NVSHMEM_DISABLE_NVLS=1 is set
+// or the platform has no multicast. This backend never creates multicast objects (no
+// cuMulticastCreate anywhere), so `platform_multicast` is false in practice and multimem
+// programs are verified on the simulator only.
+std::optional<std::string> multicast_refusal(const AlgoInfo& a, const GetEnv& env, bool platform_multicast);
+
+// ---- plans ---------------------------------------------------------------------------
+inline constexpr int kMaxThreads = 512;  // kernels.cu: __launch_bounds__(512) leaves 128 registers a thread
+inline constexpr int kDefaultThreads = 512;
+
+struct LaunchPlan {
+  int blocks = 1;
+  int threads = kDefaultThreads;
+};
+// blocks <= 0: the registry's default for this size; threads <= 0: enough 32-thread warps to
+// give each thread at least one 16-byte vector of the block's piece, at most kDefaultThreads.
+// Runs symm::check_args, so a bad size, world or block count throws here with its message.
+LaunchPlan plan_launch(const AlgoInfo& a, DType t, std::size_t bytes, int world, int blocks, int threads);
+
+// Where in, out and scratch live in the symmetric heap (same offsets on every rank).
+struct HeapLayout {
+  std::size_t in = 0, out = 0, scratch = 0;  // byte offsets
+  std::size_t total = 0;                     // bytes of heap this call needs
+};
+inline constexpr std::size_t kHeapAlign = 4096;
+HeapLayout heap_layout(const AlgoInfo& a, std::size_t bytes, int world);
+// Throws kInvalidArgument: "bytes=... needs N bytes of symmetric heap per rank; the heap has M".
+void check_heap(const AlgoInfo& a, std::size_t bytes, int world, std::size_t heap_bytes);
+
+// ---- errors --------------------------------------------------------------------------
+// "rank R block B timed out waiting on slot S (channel c, from rank r): expected >= E, saw V"
+std::string describe_wait_timeout(const WaitError& e);
+// Default spin bound: SYMM_WAIT_TIMEOUT_CYCLES if set, else ~4 s at H200 clocks.
+unsigned long long wait_timeout_cycles(const GetEnv& env);
+
+// ---- sizes ---------------------------------------------------------------------------
+// "4K:256M" (powers of 2), "4K:256M:x4" or "4K:256M:4" (x4 steps), "4K,64K,1M" (a list).
+std::vector<std::size_t> parse_sizes(const std::string& spec);
+// "h200x4" from a device name and world ("NVIDIA H200" -> h200), "gpu" + world otherwise.
+std::string machine_name(const std::string& device_name, int world);
+
+// ---- launch --------------------------------------------------------------------------
+// The program `symmcoll launch -n N -- cmd...` runs for each rank: a bare symmcoll
+// sub-command (bench, ...) or the word `symmcoll` means this executable (self_exe).
+std::vector<std::string> resolve_rank_command(const std::vector<std::string>& cmd, const std::string& self_exe);
+
+}  // namespace symm::cuda
+
+namespace symm::cuda {
+
+// Runs `cmd` (after resolve_rank_command) as n ranks on this host with RANK, WORLD_SIZE,
+// LOCAL_RANK and SYMM_RUN_DIR (a fresh mkdtemp directory, removed afterwards) set; waits for
+// all. If one rank fails, the others are terminated (SIGTERM, then SIGKILL after 5 s) and its
+// exit code is returned (128 + signal for a killed rank); 0 if all succeed.
+int launch_ranks(int n, const std::vector<std::string>& cmd);
+
+}  // namespace symm::cuda

@@ -1,0 +1,28 @@
+// Host entry points to the device code (kernels.cu). Plain C++ declarations so host files
+// need not be compiled by nvcc.
+#pragma once
+
+#include <cuda_runtime.h>
+#include <nccl.h>
+
+#include "backends/cuda/device_handle.h"
+#include "core/coll_args.h"
+#include "core/registry.h"
+
+namespace symm::cuda {
+
+// Enqueue the core program of `kind` for element type `t` on `blocks` x `threads`. Every
+// program x dtype is instantiated behind this switch, which is also the compile-time proof
+// that all of core/ is valid sm_90a device code. The caller has already refused multicast
+// programs (multicast_refusal) and checked arguments (plan_launch).
+void launch_program(AlgoKind kind, DType t, const DeviceHandle& h, const CollArgs& a, int blocks, int threads,
+                    cudaStream_t s);
+
+// One block waits (acquire) on `slot` for `value`: the bounded-wait error path's probe.
+void launch_wait_probe(const DeviceHandle& h, uint32_t slot, uint32_t value, cudaStream_t s);
+
+// out[r] = ncclGetLsaPointer(win, 0, r) for r < world, out[world] = ncclGetLocalPointer(win, 0).
+// `out` is device memory of world + 1 pointers.
+void gather_window_bases(ncclWindow_t win, int world, void** out, cudaStream_t s);
+
+}  // namespace symm::cuda
