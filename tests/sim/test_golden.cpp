@@ -1,0 +1,117 @@
+// Golden simulated times on tests/sim/tiny.ini, computed by hand in the comments.
+//
+// tiny: launch 1 us (graph) / 2 us (eager), flag 1 us one way, store 1 us, load round trip
+// 2 us, per-block cap 1 GB/s (= 1000 bytes/us), NVLink egress and ingress 4 GB/s per GPU,
+// HBM 8 GB/s.
+#include <gtest/gtest.h>
+
+#include "backends/sim/testing.h"
+
+namespace symm::sim {
+namespace {
+
+Machine tiny() { return Machine::load(SYMM_TEST_DIR "/tiny.ini"); }
+
+RunSpec golden_spec(int world, std::size_t bytes, int blocks) {
+  RunSpec s;
+  s.machine = tiny();
+  s.world = world;
+  s.algo = &find_algo("all_reduce.one_shot");  // sizes only: in = out = bytes
+  s.bytes = bytes;
+  s.blocks = blocks;
+  s.timing_only = true;
+  return s;
+}
+
+// Rank 0's blocks each load `bytes` of in from rank 1 (kPeers == 1) or from rank 1 + block
+// (kPeers > 1); every other rank idles.
+template <int kPeers = 1>
+struct LoadFromPeer {
+  template <class T, class Ctx>
+  static void run(Ctx& ctx, const CollArgs& a) {
+    if (ctx.rank() != 0) return;
+    const int from = 1 + (kPeers > 1 ? ctx.block() % kPeers : 0);
+    ctx.copy(a.out, ctx.peer(a.in, from), a.count * sizeof(T));
+  }
+};
+
+// Rank 0 block 0 stores `bytes` into rank 1's out, then signals rank 1 with kOrder;
+// rank 1 waits for the flag.
+template <MemOrder kOrder>
+struct StoreThenSignal {
+  template <class T, class Ctx>
+  static void run(Ctx& ctx, const CollArgs& a) {
+    const uint32_t slot = pad::flag(1, 0, 0);
+    if (ctx.rank() == 0) {
+      ctx.copy(ctx.peer(a.out, 1), a.in, a.count * sizeof(T));
+      ctx.signal(1, slot, 1, kOrder);
+    } else if (ctx.rank() == 1) {
+      ctx.wait(slot, 1, MemOrder::kAcquire);
+    }
+  }
+};
+
+template <class P>
+double time_of(const RunSpec& s) {
+  return run_program<P>(s).time_us;
+}
+
+TEST(Golden, OneLoadIsLaunchPlusBytesOverRatePlusRoundTrip) {
+  // 1 (launch) + 4000 B / 1 GB/s (the block cap binds: the link could do 4) + 2 (round trip).
+  EXPECT_DOUBLE_EQ(time_of<LoadFromPeer<>>(golden_spec(2, 4000, 1)), 1 + 4 + 2);
+  // Eager launch costs 2 us instead of 1.
+  RunSpec eager = golden_spec(2, 4000, 1);
+  eager.graph = false;
+  EXPECT_DOUBLE_EQ(time_of<LoadFromPeer<>>(eager), 2 + 4 + 2);
+}
+
+TEST(Golden, PerBlockCapBindsUntilTheLinkSaturates) {
+  // 4 blocks x 1 GB/s exactly fill rank 1's 4 GB/s egress: each still takes 4 us.
+  EXPECT_DOUBLE_EQ(time_of<LoadFromPeer<>>(golden_spec(2, 4000, 4)), 1 + 4 + 2);
+  // 8 blocks share the 4 GB/s egress max-min fairly: 0.5 GB/s each, 4000 B in 8 us.
+  EXPECT_DOUBLE_EQ(time_of<LoadFromPeer<>>(golden_spec(2, 4000, 8)), 1 + 8 + 2);
+}
+
+TEST(Golden, ConcurrentFlowsShareALink) {
+  // Lift the block cap to the link rate: one flow alone runs at 4 GB/s (1 us for 4000 B),
+  // two flows on rank 1's egress get 2 GB/s each (2 us).
+  RunSpec s = golden_spec(2, 4000, 1);
+  s.machine.block_GBps = 4;
+  EXPECT_DOUBLE_EQ(time_of<LoadFromPeer<>>(s), 1 + 1 + 2);
+  s.blocks = 2;
+  EXPECT_DOUBLE_EQ(time_of<LoadFromPeer<>>(s), 1 + 2 + 2);
+  // Two flows from *different* peers still meet on rank 0's 4 GB/s ingress: 2 us as well.
+  RunSpec w3 = s;
+  w3.world = 3;
+  EXPECT_DOUBLE_EQ(time_of<LoadFromPeer<2>>(w3), 1 + 2 + 2);
+  // Three flows (two from rank 1, one from rank 2) on rank 0's 4 GB/s ingress: 4/3 GB/s each,
+  // 3 us for 4000 B (rank 1's egress carries 8/3 GB/s and is not the bottleneck).
+  w3.blocks = 3;
+  EXPECT_DOUBLE_EQ(time_of<LoadFromPeer<2>>(w3), 1 + 3 + 2);
+}
+
+TEST(Golden, FlagOneWay) {
+  // Barrier on 2 ranks, 1 block: launch 1 us, then each flag lands 1 us after its signal.
+  RunSpec s = golden_spec(2, 0, 1);
+  s.algo = &find_algo("barrier.acq_rel");
+  EXPECT_DOUBLE_EQ(run(s).time_us, 1 + 1);
+}
+
+TEST(Golden, ReleaseWaitsForStoresToLand) {
+  // Posted store: 4000 B at the 1 GB/s block cap (4 us), lands 1 us later.
+  // Relaxed: the flag leaves at 1 + 4 and lands at 6, with the store (kernel end flushes it): 6.
+  EXPECT_DOUBLE_EQ(time_of<StoreThenSignal<MemOrder::kRelaxed>>(golden_spec(2, 4000, 1)), 1 + 4 + 1);
+  // Release: the flag leaves only when the store has landed (6), and lands at 7.
+  EXPECT_DOUBLE_EQ(time_of<StoreThenSignal<MemOrder::kRelease>>(golden_spec(2, 4000, 1)), 1 + 4 + 1 + 1);
+}
+
+TEST(Golden, OneShotAllReduce) {
+  // ld_reduce on 2 ranks, 1 block, 2000 B: launch 1; start barrier: flag 1; reduce loads 2000 B
+  // from each of 2 sources (local and remote) under the 1 GB/s cap over 4000 B loaded: 4 us,
+  // plus the 2 us round trip; end barrier: flag 1. Total 1 + 1 + 4 + 2 + 1 = 9.
+  RunSpec s = golden_spec(2, 2000, 1);
+  EXPECT_DOUBLE_EQ(run(s).time_us, 9);
+}
+
+}  // namespace
+}  // namespace symm::sim

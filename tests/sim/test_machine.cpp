@@ -1,0 +1,91 @@
+// Machine files: the shipped ones load; malformed ones name the file and the key.
+#include <gtest/gtest.h>
+
+#include <fstream>
+
+#include "backends/sim/sim.h"
+
+namespace symm::sim {
+namespace {
+
+const char* const kTinyBody =
+    "gpus = 8\nnvlink_egress_GBps = 4\nnvlink_ingress_GBps = 4\nstore_latency_us = 1\n"
+    "flag_latency_us = 1\nload_rtt_us = 2\nblock_GBps = 1\nsms = 8\nhbm_GBps = 8\n"
+    "launch_eager_us = 2\nlaunch_graph_us = 1\ncopy_engines = 1\nce_startup_us = 1\nce_GBps = 1\n"
+    "nvls_GBps = 2\ngemm_TFLOPs = 1\n";
+
+std::string write_ini(const std::string& name, const std::string& body) {
+  const std::string path = ::testing::TempDir() + "/" + name + ".ini";
+  std::ofstream(path) << body;
+  return path;
+}
+
+std::string load_error(const std::string& path) {
+  try {
+    Machine::load(path);
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kInvalidArgument);
+    return e.what();
+  }
+  ADD_FAILURE() << path << " loaded";
+  return {};
+}
+
+TEST(Machine, ShippedFilesLoad) {
+  const Machine m = Machine::by_name("h200x4");
+  EXPECT_EQ(m.name, "h200x4");
+  EXPECT_EQ(m.gpus, 4);
+  EXPECT_DOUBLE_EQ(m.flag_latency_us, 1.34);
+  EXPECT_DOUBLE_EQ(m.load_rtt_us, 2.67);
+  EXPECT_DOUBLE_EQ(m.block_GBps, 7.5);
+  EXPECT_EQ(m.sms, 132);
+  EXPECT_EQ(Machine::by_name("h200x8").gpus, 8);
+  EXPECT_EQ(Machine::by_name("h100x8").gpus, 8);
+  const Machine t = Machine::by_name(SYMM_TEST_DIR "/tiny.ini");
+  EXPECT_EQ(t.name, "tiny");
+  EXPECT_DOUBLE_EQ(t.hbm_GBps, 8);
+}
+
+TEST(Machine, UnknownKey) {
+  const std::string p = write_ini("m_unknown", std::string(kTinyBody) + "warp_speed = 9\n");
+  EXPECT_EQ(load_error(p), p + ": unknown key 'warp_speed'");
+}
+
+TEST(Machine, MissingKey) {
+  std::string body = kTinyBody;
+  body.erase(body.find("sms = 8\n"), 8);
+  const std::string p = write_ini("m_missing", body);
+  EXPECT_EQ(load_error(p), p + ": key 'sms' is missing");
+}
+
+TEST(Machine, NonPositiveValue) {
+  std::string body = kTinyBody;
+  body.replace(body.find("hbm_GBps = 8"), 12, "hbm_GBps = 0");
+  const std::string p = write_ini("m_zero", body);
+  EXPECT_EQ(load_error(p), p + ": key 'hbm_GBps' must be positive (got 0)");
+  body.replace(body.find("hbm_GBps = 0"), 12, "hbm_GBps = -3");
+  const std::string q = write_ini("m_negative", body);
+  EXPECT_EQ(load_error(q), q + ": key 'hbm_GBps' must be positive (got -3)");
+}
+
+TEST(Machine, MalformedValue) {
+  std::string body = kTinyBody;
+  body.replace(body.find("gpus = 8"), 8, "gpus = 8x");
+  const std::string p = write_ini("m_malformed", body);
+  EXPECT_EQ(load_error(p), p + ": key 'gpus' has value '8x', not a number");
+}
+
+TEST(Machine, UnknownNameListsTheAvailable) {
+  try {
+    Machine::by_name("h900x3");
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kInvalidArgument);
+    EXPECT_NE(std::string(e.what()).find("h200x4"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("h900x3"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(Machine::load("/nonexistent/m.ini"), Error);
+}
+
+}  // namespace
+}  // namespace symm::sim
