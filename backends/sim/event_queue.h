@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdint>
 #include <queue>
+#include <unordered_map>
 #include <vector>
 
 namespace symm::sim {
@@ -23,7 +24,7 @@ inline BytesPerPs gbps_to_bpp(double GBps) { return GBps * 1e-3; }
 // What an event does is decided by the engine; the queue only orders them.
 struct Event {
   TimePs t;
-  uint64_t key;  // phase in the top bit, then the sequence number: ties break by phase, then FIFO
+  uint64_t seq;
   uint32_t kind;
   uint32_t a;
   uint64_t b;
@@ -32,31 +33,64 @@ struct Event {
 // Ordered by (time, phase, sequence): deterministic, and phase 1 (network re-solve) runs after
 // every phase-0 event of the same tick, so all flows that start or end at one tick are
 // solved together.
+//
+// Symmetric ranks make many events share a tick, so the queue is a heap of distinct
+// (time, phase) keys, each with a FIFO bucket: push order within a key *is* sequence order.
+// The heap stays small (distinct ticks, not events), which is most of the engine's speed.
 class EventQueue {
  public:
-  static constexpr uint64_t kLatePhase = uint64_t(1) << 63;
-
   void push(TimePs t, uint32_t kind, uint32_t a, uint64_t b, bool late = false) {
     assert(t >= now_ && "time never goes backwards");
-    heap_.push(Event{t, (late ? kLatePhase : 0) | seq_++, kind, a, b});
+    const uint64_t key = uint64_t(t) << 1 | uint64_t(late);
+    auto [it, fresh] = index_.try_emplace(key, 0);
+    if (fresh) {
+      if (free_.empty()) {
+        free_.push_back(uint32_t(buckets_.size()));
+        buckets_.emplace_back();
+      }
+      it->second = free_.back();
+      free_.pop_back();
+      keys_.push(Key{key, it->second});
+    }
+    buckets_[it->second].events.push_back(Event{t, seq_++, kind, a, b});
   }
-  bool empty() const { return heap_.empty(); }
-  Event pop() {
-    Event e = heap_.top();
-    heap_.pop();
-    assert(e.t >= now_ && "time never goes backwards");
-    now_ = e.t;
-    ++processed_;
-    return e;
+  // The next event, or false when none is left.
+  bool pop(Event& e) {
+    while (!keys_.empty()) {
+      const Key k = keys_.top();
+      Bucket& b = buckets_[k.bucket];
+      if (b.next < b.events.size()) {
+        e = b.events[b.next++];
+        assert(e.t >= now_ && "time never goes backwards");
+        now_ = e.t;
+        ++processed_;
+        return true;
+      }
+      b.events.clear();
+      b.next = 0;
+      free_.push_back(k.bucket);
+      index_.erase(k.key);
+      keys_.pop();
+    }
+    return false;
   }
   TimePs now() const { return now_; }
   uint64_t processed() const { return processed_; }
 
  private:
-  struct Later {
-    bool operator()(const Event& x, const Event& y) const { return x.t != y.t ? x.t > y.t : x.key > y.key; }
+  struct Key {
+    uint64_t key;  // time << 1 | phase
+    uint32_t bucket;
+    bool operator>(const Key& o) const { return key > o.key; }
   };
-  std::priority_queue<Event, std::vector<Event>, Later> heap_;
+  struct Bucket {
+    std::vector<Event> events;
+    std::size_t next = 0;
+  };
+  std::priority_queue<Key, std::vector<Key>, std::greater<Key>> keys_;
+  std::unordered_map<uint64_t, uint32_t> index_;
+  std::vector<Bucket> buckets_;
+  std::vector<uint32_t> free_;
   TimePs now_ = 0;
   uint64_t seq_ = 0;
   uint64_t processed_ = 0;

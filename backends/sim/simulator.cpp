@@ -486,8 +486,8 @@ void Simulator::end_block(Block& b) {
 RunResult Simulator::run() {
   const auto wall0 = std::chrono::steady_clock::now();
   for (int r = 0; r < world_; ++r) q_.push(0, kResumeHost, uint32_t(r), 0);
-  while (!q_.empty() && !error_) {
-    const Event e = q_.pop();
+  Event e;
+  while (!error_ && q_.pop(e)) {
     switch (e.kind) {
       case kResumeBlock: resume(blocks_v_[e.a]); break;
       case kResumeHost: resume(hosts_[e.a]); break;
