@@ -45,10 +45,12 @@ std::vector<char*> window_bases(ncclWindow_t win, int world, int rank, void* loc
   SYMM_CUDA_CHECK(cudaFree(dev));
   // The tables index peers by world rank; NCCL's LSA team indexes by LSA rank. They agree on
   // one node with every rank in the team, which is what this backend supports: check it.
-  if (host[std::size_t(rank)] != local || host[std::size_t(world)] != local)
-    fail(ErrorCode::kUnsupported, "rank " + std::to_string(rank) +
-                                      ": NCCL's LSA team does not map world rank to LSA rank one-to-one "
-                                      "(all ranks must be on one NVLink node)");
+  // (NCCL maps the team's buffers into one flat range of its own, so these addresses alias
+  // `local` rather than equal it; offsets within the window are the same.)
+  (void)local;
+  if (host[std::size_t(rank)] != host[std::size_t(world)])
+    fail(ErrorCode::kUnsupported, "NCCL's LSA team does not map world rank " + std::to_string(rank) +
+                                      " to the same LSA rank (all ranks must be on one NVLink node)");
   std::vector<char*> out;
   for (int r = 0; r < world; ++r) out.push_back(static_cast<char*>(host[std::size_t(r)]));
   return out;
