@@ -112,6 +112,29 @@ uint64_t splitmix64(uint64_t x) {
   return x ^ (x >> 31);
 }
 
+// Big arrays (heaps, flags) are recycled across runs on this thread: a sweep or a test suite
+// runs thousands of simulations, and fresh pages (faults + zeroing) cost more than the
+// simulation of a small collective.
+template <class T>
+std::vector<std::vector<T>>& recycled() {
+  thread_local std::vector<std::vector<T>> cache;
+  return cache;
+}
+template <class T>
+std::vector<T> take_buffer() {
+  auto& c = recycled<T>();
+  if (c.empty()) return {};
+  std::vector<T> v = std::move(c.back());
+  c.pop_back();
+  return v;
+}
+template <class T>
+void give_buffer(std::vector<T>&& v) {
+  auto& c = recycled<T>();
+  if (c.size() < std::size_t(kMaxWorld) && v.capacity() * sizeof(T) <= (std::size_t(256) << 20))
+    c.push_back(std::move(v));
+}
+
 using VClock = std::vector<uint32_t>;
 using Snapshot = std::shared_ptr<const VClock>;
 
@@ -330,13 +353,21 @@ Simulator::Simulator(const RunSpec& spec, ProgramFn fn, int blocks)
     c.count = a.count(spec.bytes, spec.dtype, world_);
     c.op = spec.op;
   }
+  // Transfers keep their staging buffers' capacity from earlier runs (no fresh pages).
+  xfers_ = take_buffer<Transfer>();
+  for (std::size_t i = xfers_.size(); i-- > 0;) free_xfers_.push_back(uint32_t(i));
+  flags_ = take_buffer<uint32_t>();
   flags_.assign(std::size_t(world_) * pad::kPadSlots, 0);
   use_w_.assign(std::size_t(4 * world_), 0);
   last_load_.assign(std::size_t(2 * world_), -1);
   if (data_) {
     heaps_.resize(std::size_t(world_));
-    for (Heap& h : heaps_) h.bytes.assign(heap_bytes_, 0xFF);  // NaN in every dtype: unwritten = wrong
+    for (Heap& h : heaps_) {
+      h.bytes = take_buffer<uint8_t>();
+      h.bytes.assign(heap_bytes_, 0xFF);  // NaN in every dtype: unwritten = wrong
+    }
     inputs_.resize(std::size_t(world_));
+    for (auto& v : inputs_) v = take_buffer<float>();
   }
   const std::size_t tids = std::size_t(world_) * (1 + std::size_t(blocks_));
   hosts_.resize(std::size_t(world_));
@@ -367,6 +398,10 @@ Simulator::~Simulator() {
   // Fibers still suspended (after an error) unwind their stacks here, before anything they use.
   blocks_v_.clear();
   hosts_.clear();
+  give_buffer(std::move(flags_));
+  give_buffer(std::move(xfers_));
+  for (Heap& h : heaps_) give_buffer(std::move(h.bytes));
+  for (auto& v : inputs_) give_buffer(std::move(v));
 }
 
 // ---- engine --------------------------------------------------------------------------------
@@ -430,18 +465,25 @@ void Simulator::write_inputs(Host& h, int call) {
   const int r = h.rank;
   const std::size_t n = in_bytes_ / sizeof(T);
   T* p = reinterpret_cast<T*>(ptr(r, in_off_));
-  std::vector<float>* keep = call == spec_.calls - 1 ? &inputs_[r] : nullptr;
-  if (keep) keep->resize(n);
+  // Only the last call is checked, so only its inputs are kept for the reference.
+  std::vector<float> scratch_keep;
+  std::vector<float>& keep = call == spec_.calls - 1 ? inputs_[r] : scratch_keep;
+  keep.resize(n);
+  float* const k = keep.data();
   const uint64_t stream = splitmix64(spec_.seed ^ splitmix64(uint64_t(call) << 32 | uint32_t(r)));
-  for (std::size_t i = 0; i < n; i += 2) {  // two 24-bit draws per 64-bit hash
+  // Two 24-bit draws per 64-bit hash, as values in [-1, 1); -1 itself becomes 0.
+  auto draw = [](uint64_t bits) {
+    const float f = float(bits & 0xFFFFFF) * 0x1p-23f - 1.0f;
+    return f == -1.0f ? 0.0f : f;
+  };
+  for (std::size_t i = 0; i < n; i += 2) {
     const uint64_t z = splitmix64(stream + i);
-    for (std::size_t k = 0; k < 2 && i + k < n; ++k) {
-      float f = float((z >> (40 - 32 * k)) & 0xFFFFFF) * 0x1p-23f - 1.0f;  // [-1, 1)
-      if (f == -1.0f) f = 0.0f;
-      const T v = Conv<T>::store(f);
-      p[i + k] = v;
-      if (keep) (*keep)[i + k] = Conv<T>::load(v);
-    }
+    k[i] = draw(z >> 40);
+    if (i + 1 < n) k[i + 1] = draw(z >> 8);
+  }
+  for (std::size_t i = 0; i < n; ++i) {  // round to T; the reference sees the rounded values
+    p[i] = Conv<T>::store(k[i]);
+    k[i] = Conv<T>::load(p[i]);
   }
   // The previous call's output is garbage for this one: poison it so an unwritten element fails.
   std::memset(ptr(r, out_off_), 0xFF, out_bytes_);
@@ -484,7 +526,6 @@ void Simulator::end_block(Block& b) {
 }
 
 RunResult Simulator::run() {
-  const auto wall0 = std::chrono::steady_clock::now();
   for (int r = 0; r < world_; ++r) q_.push(0, kResumeHost, uint32_t(r), 0);
   Event e;
   while (!error_ && q_.pop(e)) {
@@ -513,16 +554,16 @@ RunResult Simulator::run() {
     res.max_rel_err = 0;
   }
   if (trace_) trace_->finish();
-  res.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
   return res;
 }
 
 // All ranks' outputs against symm::reference. all_reduce is elementwise, so it is checked a
-// chunk at a time: the float64 copies of 8 ranks x 1 MiB would otherwise dominate the run.
+// chunk at a time: the float64 copies of 8 ranks x 1 MiB would otherwise dominate the run
+// (and chunks under malloc's mmap threshold cost no fresh pages).
 double Simulator::check_outputs() {
   const Op op = spec_.algo->op;
   const std::size_t n_in = inputs_[0].size(), n_out = out_bytes_ / dtype_size(spec_.dtype);
-  const std::size_t chunk = op == Op::kAllReduce ? std::size_t(1) << 15 : std::max<std::size_t>(n_in, 1);
+  const std::size_t chunk = op == Op::kAllReduce ? std::size_t(1) << 12 : std::max<std::size_t>(n_in, 1);
   std::vector<std::vector<double>> in(static_cast<std::size_t>(world_));
   std::vector<double> got;
   double worst = 0;
@@ -1013,8 +1054,14 @@ RunResult run_with(const RunSpec& spec, ProgramFn fn) {
     fail(ErrorCode::kUnsupported, "blocks=" + std::to_string(blocks) + " exceeds machine " + m.name + "'s " +
                                       std::to_string(m.sms) + " SMs (a program's blocks must all be resident)");
   SYMM_REQUIRE(spec.calls >= 1, ErrorCode::kInvalidArgument, "calls=" + std::to_string(spec.calls) + " must be >= 1");
-  Simulator sim(spec, fn, blocks);
-  return sim.run();
+  const auto wall0 = std::chrono::steady_clock::now();
+  RunResult res;
+  {
+    Simulator sim(spec, fn, blocks);
+    res = sim.run();
+  }  // set-up and tear-down count too
+  res.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
+  return res;
 }
 }  // namespace detail
 
