@@ -77,7 +77,7 @@ def predicted(machine):
         rows = data.by(sim, op=op)
         if not rows:
             continue
-        algos = sorted({r["algo"] for r in rows})
+        algos = data.ordered({r["algo"] for r in rows})
         header = ["size"] + [data.alias(a) for a in algos] + ["best"]
         if baseline:
             header += ["NCCL", "NCCL symm"] if op == "all_reduce" else ["NCCL"]
@@ -129,7 +129,7 @@ def measured(machine):
         rows = data.by(meas, op=op)
         if not rows:
             continue
-        ours = sorted({r["algo"] for r in rows if not r["algo"].startswith("nccl")})
+        ours = data.ordered({r["algo"] for r in rows if not r["algo"].startswith("nccl")})
         refs = [a for a in ("nccl", "nccl_symm") if data.by(rows, algo=a)]
         header = ["size"] + [data.alias(a) for a in ours] + [data.alias(a) for a in refs]
         body = []

@@ -35,6 +35,12 @@ def alias(algo):
     return ALIASES.get(algo, algo)
 
 
+def ordered(algos):
+    """Registry order (the ALIASES table), unknown ids last by name."""
+    keys = list(ALIASES)
+    return sorted(algos, key=lambda a: (keys.index(a) if a in keys else len(keys), a))
+
+
 def bus_factor(op, world):
     n = float(world)
     if op == "all_reduce":

@@ -52,7 +52,7 @@ def fig_latency(machine, out):
     fig, axes = plt.subplots(1, len(ops), figsize=(4.2 * len(ops), 3.6), squeeze=False)
     for ax, op in zip(axes[0], ops):
         rows = data.by(sim, op=op)
-        for algo, pts in sorted(data.series(rows).items()):
+        for algo, pts in sorted(data.series(rows).items(), key=lambda kv: data.ordered(list(data.series(rows))).index(kv[0])):
             ax.plot([b for b, _ in pts], [t for _, t in pts], marker=".", lw=1.4,
                     color=COLORS.get(algo), label="%s (sim)" % data.alias(algo))
         for variant, marker in (("nccl", "s"), ("nccl_symm", "^")):
@@ -78,7 +78,7 @@ def fig_busbw(machine, out):
     fig, axes = plt.subplots(1, len(ops), figsize=(4.2 * len(ops), 3.6), squeeze=False)
     for ax, op in zip(axes[0], ops):
         rows = data.by(sim, op=op)
-        for algo, pts in sorted(data.series(rows, "busbw_GBps").items()):
+        for algo, pts in sorted(data.series(rows, "busbw_GBps").items(), key=lambda kv: data.ordered(list(data.series(rows))).index(kv[0])):
             ax.plot([b for b, _ in pts], [v for _, v in pts], marker=".", lw=1.4, color=COLORS.get(algo),
                     label="%s (sim)" % data.alias(algo))
         for variant, marker in (("nccl", "s"), ("nccl_symm", "^")):
@@ -104,7 +104,7 @@ def fig_measured(machine, out):
     fig, axes = plt.subplots(1, len(ops), figsize=(4.2 * len(ops), 3.6), squeeze=False)
     for ax, op in zip(axes[0], ops):
         rows = data.by(meas, op=op)
-        for algo, pts in sorted(data.series(rows).items()):
+        for algo, pts in sorted(data.series(rows).items(), key=lambda kv: data.ordered(list(data.series(rows))).index(kv[0])):
             ax.plot([b for b, _ in pts], [t for _, t in pts], marker="o", ms=3, lw=1.4,
                     color=COLORS.get(algo), label="%s (measured)" % data.alias(algo))
             pred = data.series(data.by(sim, op=op, algo=algo)).get(algo)

@@ -4,6 +4,7 @@
 #include <sys/wait.h>
 
 #include <array>
+#include <cctype>
 #include <cstdio>
 #include <fstream>
 #include <string>
@@ -82,7 +83,16 @@ const BadInput kBad[] = {
     {"list --bogus", "unrecognised option"},
     {"bench --backend tpu", "unknown backend 'tpu'"},
 };
-INSTANTIATE_TEST_SUITE_P(BadInput, Cli, ::testing::ValuesIn(kBad));
+// Stable names ("run_bytes_4Q") instead of gtest's byte dump, which holds addresses and so
+// would differ between the discovery run and the test run.
+std::string case_name(const ::testing::TestParamInfo<BadInput>& info) {
+  std::string name;
+  for (const char* c = info.param.args; *c && name.size() < 60; ++c)
+    name += std::isalnum(static_cast<unsigned char>(*c)) ? *c : '_';
+  return std::to_string(info.index) + "_" + name;
+}
+void PrintTo(const BadInput& b, std::ostream* os) { *os << "symmcoll " << b.args; }
+INSTANTIATE_TEST_SUITE_P(BadInput, Cli, ::testing::ValuesIn(kBad), case_name);
 
 TEST(Cli, BareCommandPrintsUsage) {
   const Out r = symmcoll("");
