@@ -12,10 +12,7 @@
 #include <vector>
 
 #include "backends/sim/sim.h"
-
-#ifndef SYMM_GIT_SHA
-#define SYMM_GIT_SHA "unknown"
-#endif
+#include "core/result.h"
 
 namespace {
 
@@ -75,7 +72,7 @@ int main(int argc, char** argv) {
       const double eps = double(r.events) / (med * 1e-3);
       char line[512];
       std::snprintf(line, sizeof line, "%s,%d,%s,%zu,%d,%.3f,%llu,%.0f,%.3f,%s\n", c.name, c.world, c.algo, c.bytes,
-                    int(c.timing_only), med, (unsigned long long)r.events, eps, r.time_us, SYMM_GIT_SHA);
+                    int(c.timing_only), med, (unsigned long long)r.events, eps, r.time_us, symm::git_sha());
       csv += line;
       std::printf("%-26s %5d %-30s %10zu %6d %10.2f %10llu %12.0f %12.2f\n", c.name, c.world, c.algo, c.bytes,
                   int(c.timing_only), med, (unsigned long long)r.events, eps, r.time_us);
