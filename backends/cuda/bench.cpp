@@ -193,8 +193,11 @@ class Bench {
     if (check) {
       want = expected<T>(op, o_.rop, seed, world, me, count);
       input = make_input<T>(seed, me, in_count);
-      // NCCL's answer on the same inputs, to compare every algorithm with.
-      nccl_answer = run_once<T>(Case{nullptr, false, 0}, op, t, bytes, count, input, out_count, nullptr);
+      // NCCL's answer on the same inputs, to compare every algorithm with. Taken from NCCL's
+      // symmetric kernels, which accumulate in fp32 as ours do; NCCL's ring on plain buffers
+      // rounds every partial sum to the element type, so near-cancelling sums differ by far
+      // more than one rounding (its own row reports that error against the reference).
+      nccl_answer = run_once<T>(Case{nullptr, true, 0}, op, t, bytes, count, input, out_count, nullptr);
     }
     for (const Case& c : cases) {
       LaunchPlan plan{0, 0};
@@ -223,7 +226,10 @@ class Bench {
         err_nccl = e[1];
         const double bound = rel_err_bound(t, world);
         // Two correctly rounded results may differ by one rounding each: 2x the bound vs NCCL.
-        if (!(err <= bound) || (c.info && !(err_nccl <= 2 * bound))) {
+        // Plain NCCL is held to what intermediate rounding allows (finite, same magnitude).
+        const bool bad = c.info ? !(err <= bound) || !(err_nccl <= 2 * bound)
+                                : c.symm ? !(err <= bound) : !(err <= 1.0);
+        if (bad) {
           ++failures_;
           if (me == 0)
             std::printf("FAIL %s %s %s bytes=%zu blocks=%d: max_rel_err %.3g vs reference, %.3g vs NCCL (bound %.3g)\n",

@@ -248,6 +248,14 @@ class CudaBlockCtx {
 
   __device__ uint32_t advance(uint32_t slot) {
     flush_wait();
+    // Only this block ever writes its counters, so after the first read of a launch every
+    // thread can track the value itself: later advances of the same slot skip the global load
+    // and the shared-memory broadcast (a barrier's advance is then off its critical path).
+    if (slot == cached_slot_) {
+      ++cached_value_;
+      if (threadIdx.x == 0) *(h_.pad_local + slot) = cached_value_;
+      return cached_value_;
+    }
     __syncthreads();  // the previous advance's readers are done with *smem_
     if (threadIdx.x == 0) {
       volatile uint32_t* c = h_.pad_local + slot;
@@ -256,7 +264,9 @@ class CudaBlockCtx {
       *smem_ = v;
     }
     __syncthreads();
-    return *smem_;
+    cached_slot_ = slot;
+    cached_value_ = *smem_;
+    return cached_value_;
   }
 
   __device__ void sync() {
@@ -321,6 +331,8 @@ class CudaBlockCtx {
   uint32_t* smem_;
   bool pending_ = true;     // data verbs (or the launch's predecessors) not yet covered by a fence
   bool wait_sync_ = false;  // thread 0 finished waits the other threads have not synced on
+  uint32_t cached_slot_ = 0xFFFFFFFFu;  // the counter slot last advanced, and its value
+  uint32_t cached_value_ = 0;
 };
 
 static_assert(BlockCtx<CudaBlockCtx>);

@@ -28,4 +28,17 @@ if [ "$WHAT" = bench ] || [ "$WHAT" = all ]; then
   grep -E "^# |FAIL|error" "$OUT/bench_$M.log" | head -20
   awk '$7==1 || NR<4' "$OUT/bench_$M.log" | head -140
 fi
+if [ "$WHAT" = tune ] || [ "$WHAT" = all ]; then
+  # Block-count sweeps (graph mode, timing only) and the bare barrier's latency: the data the
+  # per-size defaults are chosen from. One CSV, several invocations appended.
+  devs=$(seq -s, 0 $((W - 1)))
+  T="timeout 100 env CUDA_VISIBLE_DEVICES=$devs $BIN launch -n $W -- $BIN bench --backend cuda --mode graph --no-check --machine $M"
+  : > "$OUT/tune_$M.log"
+  $T --op barrier --algo all --sizes 4K --no-nccl --csv /tmp/t0.csv >> "$OUT/tune_$M.log" 2>&1
+  $T --op all_reduce --algo one_shot,one_shot_push,two_shot --sizes 4K:1M:x4 --blocks 1,2,4,8,16,32 --csv /tmp/t1.csv >> "$OUT/tune_$M.log" 2>&1
+  $T --op reduce_scatter,all_gather --algo all --sizes 4K:1M:x4 --blocks 1,2,4,8,16,32 --no-nccl --csv /tmp/t2.csv >> "$OUT/tune_$M.log" 2>&1
+  $T --op all_reduce,reduce_scatter,all_gather --algo two_shot,pull,push --sizes 16M,256M --blocks 32,64,96,132 --no-nccl --csv /tmp/t3.csv >> "$OUT/tune_$M.log" 2>&1
+  { cat /tmp/t0.csv; for f in /tmp/t1.csv /tmp/t2.csv /tmp/t3.csv; do tail -n +2 $f; done; } > "$OUT/tune_$M.csv" 2>/dev/null
+  grep -E "barrier|error" "$OUT/tune_$M.log" | head
+fi
 exit $rc
