@@ -29,8 +29,8 @@
 
 #include <cstdint>
 
-#include "core/common.h"
 #include "core/coll_args.h"
+#include "core/common.h"
 #include "core/verbs.h"
 
 namespace symm::sim {

@@ -59,14 +59,14 @@ Machine Machine::load(const std::string& path) {
   try {
     const po::parsed_options parsed = po::parse_config_file(in, desc, /*allow_unregistered=*/true);
     for (const po::option& o : parsed.options)
-      if (o.unregistered)
-        fail(ErrorCode::kInvalidArgument, path + ": unknown key '" + o.string_key + "'");
+      if (o.unregistered) fail(ErrorCode::kInvalidArgument, path + ": unknown key '" + o.string_key + "'");
     po::store(parsed, vm);
   } catch (const po::error& e) {
     fail(ErrorCode::kInvalidArgument, path + ": " + e.what());
   }
   for (const Key& k : keys) {
-    if (!vm.count(k.name)) fail(ErrorCode::kInvalidArgument, path + ": key '" + std::string(k.name) + "' is missing");
+    if (!vm.count(k.name))
+      fail(ErrorCode::kInvalidArgument, path + ": key '" + std::string(k.name) + "' is missing");
     const std::string s = vm[k.name].as<std::string>();
     double v = 0;
     std::size_t used = 0;
@@ -76,12 +76,15 @@ Machine Machine::load(const std::string& path) {
       used = 0;
     }
     if (used == 0 || used != s.size())
-      fail(ErrorCode::kInvalidArgument, path + ": key '" + std::string(k.name) + "' has value '" + s + "', not a number");
+      fail(ErrorCode::kInvalidArgument,
+           path + ": key '" + std::string(k.name) + "' has value '" + s + "', not a number");
     if (!(v > 0))
-      fail(ErrorCode::kInvalidArgument, path + ": key '" + std::string(k.name) + "' must be positive (got " + s + ")");
+      fail(ErrorCode::kInvalidArgument,
+           path + ": key '" + std::string(k.name) + "' must be positive (got " + s + ")");
     if (k.i) {
       if (v != double(int(v)))
-        fail(ErrorCode::kInvalidArgument, path + ": key '" + std::string(k.name) + "' must be an integer (got " + s + ")");
+        fail(ErrorCode::kInvalidArgument,
+             path + ": key '" + std::string(k.name) + "' must be an integer (got " + s + ")");
       *k.i = int(v);
     } else {
       *k.d = v;
@@ -102,9 +105,9 @@ Machine Machine::by_name(const std::string& name_or_path) {
     if (e.path().extension() == ".ini") names.insert(e.path().stem().string());
   std::string list;
   for (const std::string& n : names) list += (list.empty() ? "" : ", ") + n;
-  fail(ErrorCode::kInvalidArgument,
-       "unknown machine '" + name_or_path + "' (available: " + (list.empty() ? "none in " + dir.string() : list) +
-           "; or give a path to an .ini file)");
+  fail(ErrorCode::kInvalidArgument, "unknown machine '" + name_or_path +
+                                        "' (available: " + (list.empty() ? "none in " + dir.string() : list) +
+                                        "; or give a path to an .ini file)");
 }
 
 }  // namespace symm::sim

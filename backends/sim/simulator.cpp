@@ -161,8 +161,8 @@ struct Block {
   uint32_t last_wait = UINT32_MAX;  // for race reports
   // Race check.
   VClock clock;
-  Snapshot release_snap;           // shared by releases with no store or acquire in between
-  bool tick_before_store = true;   // a release happened: the next store starts a new epoch
+  Snapshot release_snap;          // shared by releases with no store or acquire in between
+  bool tick_before_store = true;  // a release happened: the next store starts a new epoch
 };
 
 struct Host {
@@ -228,14 +228,17 @@ class Simulator {
   int blocks() const { return blocks_; }
   uintptr_t peer_addr(Block& b, uintptr_t p, int r);
   void copy(Block& b, uintptr_t dst, uintptr_t src, std::size_t bytes);
-  void reduce(Block& b, DType t, uintptr_t dst, const void* const* srcs, int n, std::size_t count, ReduceOp op);
+  void reduce(Block& b, DType t, uintptr_t dst, const void* const* srcs, int n, std::size_t count,
+              ReduceOp op);
   void multimem(Block& b, DType t, uintptr_t mc, std::size_t count, ReduceOp op);
   void signal(Block& b, int peer, uint32_t slot, uint32_t value, MemOrder order);
   void wait(Block& b, uint32_t slot, uint32_t value, MemOrder order);
   uint32_t advance(Block& b, uint32_t slot);
 
  private:
-  static uintptr_t addr(int space, uint64_t off) { return kAddrBase + (uintptr_t(space) << kSpaceShift) + off; }
+  static uintptr_t addr(int space, uint64_t off) {
+    return kAddrBase + (uintptr_t(space) << kSpaceShift) + off;
+  }
   Loc decode(const Block& b, uintptr_t a, std::size_t bytes, const char* verb) const;
   uint8_t* ptr(int rank, uint64_t off) { return heaps_[rank].bytes.data() + off; }
   std::string where(int rank, uint64_t off) const;
@@ -342,7 +345,8 @@ Simulator::Simulator(const RunSpec& spec, ProgramFn fn, int blocks)
   scratch_off_ = align_up(out_off_ + out_bytes_, 4096);
   heap_bytes_ = align_up(scratch_off_ + scratch_bytes_, 4096);
   if (heap_bytes_ >= (uint64_t(1) << kSpaceShift))
-    fail(ErrorCode::kUnsupported, "bytes=" + std::to_string(spec.bytes) + " needs a symmetric heap over 128 GiB");
+    fail(ErrorCode::kUnsupported,
+         "bytes=" + std::to_string(spec.bytes) + " needs a symmetric heap over 128 GiB");
   args_.resize(std::size_t(world_));
   for (int r = 0; r < world_; ++r) {
     CollArgs& c = args_[r];
@@ -589,22 +593,26 @@ void Simulator::deadlock() {
   int others = 0;
   for (const Block& b : blocks_v_) {
     if (b.state != BlockState::kFlag) continue;
-    if (!first) first = &b;
-    else ++others;
+    if (!first)
+      first = &b;
+    else
+      ++others;
   }
-  if (!first) fail(ErrorCode::kInternal, "simulation stopped with blocks unfinished but none waiting on a flag");
+  if (!first)
+    fail(ErrorCode::kInternal, "simulation stopped with blocks unfinished but none waiting on a flag");
   const uint32_t s = first->wait_slot;
   std::string slot = "slot " + std::to_string(s);
   if (s < pad::kFlagSlots) {
-    const uint32_t from = s % kMaxWorld, blk = (s / kMaxWorld) % kMaxBlocks, ch = s / (kMaxWorld * kMaxBlocks);
+    const uint32_t from = s % kMaxWorld, blk = (s / kMaxWorld) % kMaxBlocks,
+                   ch = s / (kMaxWorld * kMaxBlocks);
     slot += " (channel " + std::to_string(ch) + ", block " + std::to_string(blk) + ", from rank " +
             std::to_string(from) + ")";
   }
   fail(ErrorCode::kDeadlock,
-       "deadlock: rank " + std::to_string(first->rank) + " block " + std::to_string(first->index) + " waits on " + slot +
-           " for value >= " + std::to_string(first->wait_value) + " but sees " +
-           std::to_string(flags_[std::size_t(first->rank) * pad::kPadSlots + s]) + " (and " + std::to_string(others) +
-           " other blocked wait" + (others == 1 ? "" : "s") + ")");
+       "deadlock: rank " + std::to_string(first->rank) + " block " + std::to_string(first->index) +
+           " waits on " + slot + " for value >= " + std::to_string(first->wait_value) + " but sees " +
+           std::to_string(flags_[std::size_t(first->rank) * pad::kPadSlots + s]) + " (and " +
+           std::to_string(others) + " other blocked wait" + (others == 1 ? "" : "s") + ")");
 }
 
 // ---- addresses and memory ------------------------------------------------------------------
@@ -614,9 +622,10 @@ Loc Simulator::decode(const Block& b, uintptr_t a, std::size_t bytes, const char
   const Loc l{int(rel >> kSpaceShift), uint64_t(rel & ((uintptr_t(1) << kSpaceShift) - 1))};
   const bool space_ok = a >= kAddrBase && (l.space < world_ || l.space == kMcSpace);
   if (!space_ok || l.off + bytes > heap_bytes_ || l.off % kVecBytes || bytes % kVecBytes)
-    fail(ErrorCode::kInvalidArgument, "rank " + std::to_string(b.rank) + " block " + std::to_string(b.index) + ": " +
-                                          verb + " of " + std::to_string(bytes) +
-                                          " bytes at an address outside the symmetric heap or not 16-byte aligned");
+    fail(ErrorCode::kInvalidArgument,
+         "rank " + std::to_string(b.rank) + " block " + std::to_string(b.index) + ": " + verb + " of " +
+             std::to_string(bytes) +
+             " bytes at an address outside the symmetric heap or not 16-byte aligned");
   return l;
 }
 
@@ -683,9 +692,10 @@ void Simulator::check_read(const Block& b, int rank, uint64_t off, std::size_t b
         last += " = channel " + std::to_string(w / (kMaxWorld * kMaxBlocks)) + ", block " +
                 std::to_string((w / kMaxWorld) % kMaxBlocks) + ", from rank " + std::to_string(w % kMaxWorld);
     }
-    fail(ErrorCode::kRace, "race: rank " + std::to_string(b.rank) + " block " + std::to_string(b.index) + " reads [" +
-                               std::to_string(lo) + "," + std::to_string(hi) + ") of " + where(rank, lo) +
-                               " written by " + who(s.tid) + " without a release/acquire chain (" + last + ")");
+    fail(ErrorCode::kRace, "race: rank " + std::to_string(b.rank) + " block " + std::to_string(b.index) +
+                               " reads [" + std::to_string(lo) + "," + std::to_string(hi) + ") of " +
+                               where(rank, lo) + " written by " + who(s.tid) +
+                               " without a release/acquire chain (" + last + ")");
   }
 }
 
@@ -783,7 +793,8 @@ uintptr_t Simulator::peer_addr(Block& b, uintptr_t p, int r) {
   const Loc l = decode(b, p, 0, "peer()");
   if (l.space >= world_ || r < 0 || r >= world_)
     fail(ErrorCode::kInvalidArgument, "rank " + std::to_string(b.rank) + " block " + std::to_string(b.index) +
-                                          ": peer(p, " + std::to_string(r) + ") needs a rank's symmetric address and 0 <= r < world");
+                                          ": peer(p, " + std::to_string(r) +
+                                          ") needs a rank's symmetric address and 0 <= r < world");
   return addr(r, l.off);
 }
 
@@ -815,16 +826,17 @@ void Simulator::copy(Block& b, uintptr_t dst, uintptr_t src, std::size_t bytes) 
   }
   // HBM is rated for copies (read + write): a local read or a local write alone is half.
   add_use(res_hbm(me), float(x.remote_load ? 0 : 0.5) + float(x.posted ? 0 : 0.5));
-  if (use_w_[res_hbm(me)] == 0) uses_.erase(std::remove_if(uses_.begin(), uses_.end(), [&](const Use& u) {
-                                            return u.res == res_hbm(me);
-                                          }), uses_.end());
+  if (use_w_[res_hbm(me)] == 0)
+    uses_.erase(
+        std::remove_if(uses_.begin(), uses_.end(), [&](const Use& u) { return u.res == res_hbm(me); }),
+        uses_.end());
   start_flow(b, index, block_bpp_, double(bytes));
 }
 
 namespace {
 template <class T>
-void reduce_data(std::vector<float>& acc, std::vector<uint8_t>& out, const T* const* src, int n, std::size_t count,
-                 ReduceOp op) {
+void reduce_data(std::vector<float>& acc, std::vector<uint8_t>& out, const T* const* src, int n,
+                 std::size_t count, ReduceOp op) {
   acc.resize(count);
   for (std::size_t i = 0; i < count; ++i) acc[i] = Conv<T>::load(src[0][i]);
   for (int k = 1; k < n; ++k) {
@@ -844,7 +856,8 @@ void Simulator::reduce(Block& b, DType t, uintptr_t dst, const void* const* srcs
                        ReduceOp op) {
   const std::size_t bytes = count * dtype_size(t);
   if (bytes == 0) return;
-  if (n < 1 || n > kMaxWorld) fail(ErrorCode::kInvalidArgument, "reduce() needs 1.." + std::to_string(kMaxWorld) + " sources");
+  if (n < 1 || n > kMaxWorld)
+    fail(ErrorCode::kInvalidArgument, "reduce() needs 1.." + std::to_string(kMaxWorld) + " sources");
   const int me = b.rank;
   const Loc d = decode(b, dst, bytes, "reduce");
   uint32_t index;
@@ -924,8 +937,8 @@ void Simulator::multimem(Block& b, DType t, uintptr_t mc, std::size_t count, Red
 void Simulator::signal(Block& b, int peer, uint32_t slot, uint32_t value, MemOrder order) {
   if (peer < 0 || peer >= world_ || slot >= pad::kFlagSlots)
     fail(ErrorCode::kInvalidArgument, "rank " + std::to_string(b.rank) + " block " + std::to_string(b.index) +
-                                          ": signal(peer=" + std::to_string(peer) + ", slot=" + std::to_string(slot) +
-                                          ") is outside the world or the pad's flags");
+                                          ": signal(peer=" + std::to_string(peer) + ", slot=" +
+                                          std::to_string(slot) + ") is outside the world or the pad's flags");
   const TimePs t0 = q_.now();
   const bool release = order == MemOrder::kRelease || order == MemOrder::kAcqRel;
   if (release && b.inflight) {
@@ -983,7 +996,8 @@ void Simulator::on_flag(uint32_t index) {
 void Simulator::wait(Block& b, uint32_t slot, uint32_t value, MemOrder order) {
   if (slot >= pad::kPadSlots)
     fail(ErrorCode::kInvalidArgument, "rank " + std::to_string(b.rank) + " block " + std::to_string(b.index) +
-                                          ": wait(slot=" + std::to_string(slot) + ") is outside the signal pad");
+                                          ": wait(slot=" + std::to_string(slot) +
+                                          ") is outside the signal pad");
   const uint64_t key = uint64_t(b.rank) * pad::kPadSlots + slot;
   const TimePs t0 = q_.now();
   if (flags_[key] < value) {
@@ -1044,16 +1058,20 @@ RunResult run_with(const RunSpec& spec, ProgramFn fn) {
   const Machine& m = spec.machine;
   SYMM_REQUIRE(spec.algo, ErrorCode::kInvalidArgument, "no algorithm given");
   SYMM_REQUIRE(m.gpus > 0, ErrorCode::kInvalidArgument, "no machine loaded (Machine::by_name)");
-  const int blocks = spec.blocks > 0 ? spec.blocks : spec.blocks < 0 ? spec.blocks
-                                                                     : spec.algo->default_blocks(spec.bytes, spec.world);
+  const int blocks = spec.blocks > 0   ? spec.blocks
+                     : spec.blocks < 0 ? spec.blocks
+                                       : spec.algo->default_blocks(spec.bytes, spec.world);
   check_args(*spec.algo, spec.dtype, spec.bytes, spec.world, blocks);
   if (spec.world > m.gpus && !spec.timing_only)
-    fail(ErrorCode::kUnsupported, "world=" + std::to_string(spec.world) + " exceeds machine " + m.name + "'s " +
-                                      std::to_string(m.gpus) + " GPUs (use --timing-only to scale past it)");
+    fail(ErrorCode::kUnsupported, "world=" + std::to_string(spec.world) + " exceeds machine " + m.name +
+                                      "'s " + std::to_string(m.gpus) +
+                                      " GPUs (use --timing-only to scale past it)");
   if (blocks > m.sms)
     fail(ErrorCode::kUnsupported, "blocks=" + std::to_string(blocks) + " exceeds machine " + m.name + "'s " +
-                                      std::to_string(m.sms) + " SMs (a program's blocks must all be resident)");
-  SYMM_REQUIRE(spec.calls >= 1, ErrorCode::kInvalidArgument, "calls=" + std::to_string(spec.calls) + " must be >= 1");
+                                      std::to_string(m.sms) +
+                                      " SMs (a program's blocks must all be resident)");
+  SYMM_REQUIRE(spec.calls >= 1, ErrorCode::kInvalidArgument,
+               "calls=" + std::to_string(spec.calls) + " must be >= 1");
   const auto wall0 = std::chrono::steady_clock::now();
   RunResult res;
   {

@@ -20,7 +20,8 @@ void invoke(Ctx& ctx, const CollArgs& a) {
 // Runs `Program` in place of spec.algo's own program, with everything else as run() does.
 template <class Program>
 RunResult run_program(const RunSpec& spec) {
-  return with_type(spec.dtype, [&]<class T>() { return detail::run_with(spec, &detail::invoke<Program, T>); });
+  return with_type(spec.dtype,
+                   [&]<class T>() { return detail::run_with(spec, &detail::invoke<Program, T>); });
 }
 
 }  // namespace symm::sim

@@ -37,14 +37,14 @@ void Trace::begin_event() {
 
 void Trace::process_name(int pid, const std::string& name) {
   begin_event();
-  buf_ += "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":" + std::to_string(pid) + ",\"tid\":0,\"args\":{\"name\":\"" +
-          name + "\"}}";
+  buf_ += "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":" + std::to_string(pid) +
+          ",\"tid\":0,\"args\":{\"name\":\"" + name + "\"}}";
 }
 
 void Trace::thread_name(int pid, int tid, const std::string& name) {
   begin_event();
-  buf_ += "{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":" + std::to_string(pid) + ",\"tid\":" + std::to_string(tid) +
-          ",\"args\":{\"name\":\"" + name + "\"}}";
+  buf_ += "{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":" + std::to_string(pid) +
+          ",\"tid\":" + std::to_string(tid) + ",\"args\":{\"name\":\"" + name + "\"}}";
 }
 
 void Trace::slice(int pid, int tid, const char* name, TimePs begin, TimePs end, const std::string& args) {

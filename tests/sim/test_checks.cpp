@@ -90,7 +90,8 @@ TEST(Deadlock, MissingPeerIsNamed) {
   std::string msg;
   EXPECT_EQ(code_of([&] { run_program<BarrierMissingPeer>(s); }, &msg), ErrorCode::kDeadlock);
   // Rank 0's block 0 waits on flags[0][0][3], written by nobody.
-  EXPECT_NE(msg.find("rank 0 block 0 waits on slot " + std::to_string(pad::flag(0, 0, 3))), std::string::npos) << msg;
+  EXPECT_NE(msg.find("rank 0 block 0 waits on slot " + std::to_string(pad::flag(0, 0, 3))), std::string::npos)
+      << msg;
   EXPECT_NE(msg.find("channel 0, block 0, from rank 3"), std::string::npos) << msg;
   EXPECT_NE(msg.find("value >= 1 but sees 0"), std::string::npos) << msg;
   EXPECT_NE(msg.find("1 other blocked wait"), std::string::npos) << msg;  // block 1 of rank 0
