@@ -37,8 +37,9 @@ if [ "$WHAT" = tune ] || [ "$WHAT" = all ]; then
   $T --op barrier --algo all --sizes 4K --no-nccl --csv /tmp/t0.csv >> "$OUT/tune_$M.log" 2>&1
   $T --op all_reduce --algo one_shot,one_shot_push,two_shot --sizes 4K:1M:x4 --blocks 1,2,4,8,16,32 --csv /tmp/t1.csv >> "$OUT/tune_$M.log" 2>&1
   $T --op reduce_scatter,all_gather --algo all --sizes 4K:1M:x4 --blocks 1,2,4,8,16,32 --no-nccl --csv /tmp/t2.csv >> "$OUT/tune_$M.log" 2>&1
-  $T --op all_reduce,reduce_scatter,all_gather --algo two_shot,pull,push --sizes 16M,256M --blocks 32,64,96,132 --no-nccl --csv /tmp/t3.csv >> "$OUT/tune_$M.log" 2>&1
-  { cat /tmp/t0.csv; for f in /tmp/t1.csv /tmp/t2.csv /tmp/t3.csv; do tail -n +2 $f; done; } > "$OUT/tune_$M.csv" 2>/dev/null
+  $T --op all_reduce --algo two_shot,two_shot_ld --sizes 16M,256M --blocks 32,64,96,132 --no-nccl --csv /tmp/t3.csv >> "$OUT/tune_$M.log" 2>&1
+  $T --op reduce_scatter,all_gather --algo all --sizes 16M,256M --blocks 32,64,96,132 --no-nccl --csv /tmp/t4.csv >> "$OUT/tune_$M.log" 2>&1
+  { cat /tmp/t0.csv; for f in /tmp/t1.csv /tmp/t2.csv /tmp/t3.csv /tmp/t4.csv; do tail -n +2 $f; done; } > "$OUT/tune_$M.csv" 2>/dev/null
   grep -E "barrier|error" "$OUT/tune_$M.log" | head
 fi
 exit $rc
