@@ -90,6 +90,32 @@ TEST(Golden, ConcurrentFlowsShareALink) {
   EXPECT_DOUBLE_EQ(time_of<LoadFromPeer<2>>(w3), 1 + 3 + 2);
 }
 
+// Max-min with redistribution: rank 2's egress carries 4 flows (B, C to rank 0; D, E to rank 1),
+// rank 0's ingress carries A (from rank 1), B and C. Block cap lifted to 4 GB/s.
+struct UnequalShares {
+  template <class T, class Ctx>
+  static void run(Ctx& ctx, const CollArgs& a) {
+    const int r = ctx.rank(), b = ctx.block();
+    const std::size_t n = a.count * sizeof(T);
+    if (r == 0 && b == 0) {
+      ctx.copy(a.out, ctx.peer(a.in, 1), n);  // A1
+      ctx.copy(a.out, ctx.peer(a.in, 1), n);  // A2
+    } else if ((r == 0 && b <= 2) || (r == 1 && b <= 1)) {
+      ctx.copy(a.out, ctx.peer(a.in, 2), n);  // B, C / D, E
+    }
+  }
+};
+
+TEST(Golden, MaxMinRedistributesLeftoverCapacity) {
+  // t=1 (launch): rank 2's egress saturates first at 4/4 = 1 GB/s for B..E; A1 gets what is
+  // left of rank 0's ingress, 4 - 2 = 2 GB/s: done at 1 + 2 = 3, resumes at 5 (round trip).
+  // B..E finish at 1 + 4 = 5. A2 then runs alone at 4 GB/s: 5 + 1 = 6, resumes at 8.
+  // (An equal split without redistribution would give A1 4/3 GB/s and end at 9.)
+  RunSpec s = golden_spec(3, 4000, 3);
+  s.machine.block_GBps = 4;
+  EXPECT_DOUBLE_EQ(time_of<UnequalShares>(s), 8);
+}
+
 TEST(Golden, FlagOneWay) {
   // Barrier on 2 ranks, 1 block: launch 1 us, then each flag lands 1 us after its signal.
   RunSpec s = golden_spec(2, 0, 1);
