@@ -58,8 +58,10 @@ void add_common(po::options_description& d, Common& c) {
 }
 
 // Parses argv against `d`; returns false after printing help when --help was given.
-bool parse(int argc, char** argv, const po::options_description& d, const char* usage) {
-  po::variables_map vm;
+bool parse(int argc, char** argv, const po::options_description& d, const char* usage,
+           po::variables_map* out = nullptr) {
+  po::variables_map local;
+  po::variables_map& vm = out ? *out : local;
   po::store(po::command_line_parser(argc, argv).options(d).run(), vm);
   if (vm.count("help")) {
     std::cout << usage << "\n" << d << "\n";
@@ -170,12 +172,13 @@ int cmd_run(int argc, char** argv) {
       ("calls", po::value(&calls)->default_value(calls),
        "back-to-back calls on the same buffers; the time is the last call's (exercises epochs)")
       ("trace", po::value(&trace), "write a Chrome trace-event JSON here (open in https://ui.perfetto.dev)");
-  if (!parse(argc, argv, d, kRunUsage)) return kExitOk;
+  po::variables_map vm;
+  if (!parse(argc, argv, d, kRunUsage, &vm)) return kExitOk;
 
   // "all_reduce.one_shot" carries its op; a different --op beside it is a contradiction.
   if (algo.find('.') != std::string::npos) {
     const AlgoInfo& a = find_algo(algo);
-    if (c.op != "all_reduce" && c.op != op_name(a.op))
+    if (!vm["op"].defaulted() && c.op != op_name(a.op))
       fail(ErrorCode::kInvalidArgument, "--op " + c.op + " contradicts --algo " + algo);
     c.op = op_name(a.op);
   }

@@ -57,6 +57,7 @@ bool wants_help(int argc, char** argv) {
   return false;
 }
 
+#if !SYMM_HAVE_CUDA
 int no_cuda(const char* cmd) {
   std::fprintf(stderr,
                "symmcoll: error: '%s' needs the CUDA backend, and this build has no CUDA backend "
@@ -64,6 +65,7 @@ int no_cuda(const char* cmd) {
                cmd);
   return kExitUsage;
 }
+#endif
 
 int cmd_bench(int argc, char** argv) {
   const std::string backend = find_backend(argc, argv);

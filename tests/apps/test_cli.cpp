@@ -7,6 +7,7 @@
 #include <cctype>
 #include <cstdio>
 #include <fstream>
+#include <iterator>
 #include <string>
 
 #include "core/registry.h"
@@ -75,6 +76,7 @@ const BadInput kBad[] = {
     {"run --algo one_shot --bytes 4K --frobnicate", "unrecognised option '--frobnicate'"},
     {"run --bytes 4K", "'--algo' is required"},
     {"run --backend cuda --algo one_shot", "symmcoll bench --backend cuda"},
+    {"run --op all_reduce --algo reduce_scatter.pull --bytes 4K", "contradicts"},
     {"sweep --sizes 4K:1K", "bad size list '4K:1K'"},
     {"sweep --sizes 4K:1M:x1", "step factor"},
     {"sweep --algo one_shot,bogus", "unknown algorithm 'bogus'"},
@@ -119,6 +121,22 @@ TEST(Cli, ListShowsEveryRegistryId) {
   const Out md = symmcoll("list --markdown");
   ASSERT_EQ(md.code, 0);
   EXPECT_EQ(lines(md.out), 2 + int(symm::algorithms().size()));
+}
+
+// README.md shows the algorithm table; it must stay what `symmcoll list --markdown` prints.
+TEST(Cli, ReadmeAlgorithmTableMatchesRegistry) {
+  const Out md = symmcoll("list --markdown");
+  ASSERT_EQ(md.code, 0);
+  std::ifstream f(SYMM_SOURCE_DIR "/README.md");
+  ASSERT_TRUE(f) << "no README.md";
+  const std::string readme((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  std::size_t start = 0;
+  while (start < md.out.size()) {
+    const std::size_t end = md.out.find('\n', start);
+    const std::string line = md.out.substr(start, end - start);
+    EXPECT_NE(readme.find(line), std::string::npos) << "README.md lacks: " << line;
+    start = end == std::string::npos ? md.out.size() : end + 1;
+  }
 }
 
 TEST(Cli, RunOnSimPrintsLatencyAndPasses) {
