@@ -184,7 +184,9 @@ int cmd_run(int argc, char** argv) {
   }
   const Resolved r = resolve(c, "run");
   const AlgoInfo& a = algo.find('.') != std::string::npos ? find_algo(algo) : find_algo(r.op, algo);
-  const std::size_t bytes = parse_size(bytes_s);
+  // A barrier moves no payload: bandwidth columns would divide a size nobody sent.
+  const bool barrier = a.op == Op::kBarrier;
+  const std::size_t bytes = barrier ? 0 : parse_size(bytes_s);
   if (calls < 1) fail(ErrorCode::kInvalidArgument, "calls=" + std::to_string(calls) + " must be at least 1");
   check_args(a, r.dtype, bytes, r.world, c.blocks ? c.blocks : a.default_blocks(bytes, r.world));
   if (!trace.empty()) check_writable(trace);
@@ -199,8 +201,10 @@ int cmd_run(int argc, char** argv) {
               r.machine.name.c_str(), r.world, a.id.c_str(), a.alias.c_str(), dtype_name(r.dtype),
               reduce_op_name(r.reduce), format_size(bytes).c_str(), res.blocks, c.eager ? "eager" : "graph");
   std::printf("  predicted latency  %10.3f us\n", res.time_us);
-  std::printf("  algbw              %10.2f GB/s\n", row.algbw_GBps);
-  std::printf("  busbw              %10.2f GB/s\n", row.busbw_GBps);
+  if (!barrier) {
+    std::printf("  algbw              %10.2f GB/s\n", row.algbw_GBps);
+    std::printf("  busbw              %10.2f GB/s\n", row.busbw_GBps);
+  }
   const bool ok = passed(res, c.timing_only);
   if (c.timing_only)
     std::printf("  max rel error      not checked (timing-only)\n");
