@@ -1,0 +1,173 @@
+// Host-side decisions of backends/cuda that need no GPU: rank environment, NCCL-id exchange,
+// the multicast interlock, launch plans, heap layout, wait-timeout messages, sizes, launcher.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <map>
+#include <string>
+#include <thread>
+
+#include "backends/cuda/host_logic.h"
+#include "core/signal_pad.h"
+
+namespace symm::cuda {
+namespace {
+
+GetEnv env_of(std::map<std::string, std::string> m) {
+  auto shared = std::make_shared<std::map<std::string, std::string>>(std::move(m));
+  return [shared](const char* k) -> const char* {
+    auto it = shared->find(k);
+    return it == shared->end() ? nullptr : it->second.c_str();
+  };
+}
+
+ErrorCode code_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    return e.code();
+  }
+  return ErrorCode::kInternal;  // "did not throw"
+}
+
+TEST(RankEnv, DefaultsToOneProcess) {
+  const RankEnv r = rank_env(env_of({}));
+  EXPECT_EQ(r.rank, 0);
+  EXPECT_EQ(r.world, 1);
+}
+
+TEST(RankEnv, ReadsTorchrunAndOpenMpi) {
+  RankEnv r = rank_env(env_of({{"RANK", "2"}, {"WORLD_SIZE", "4"}, {"LOCAL_RANK", "2"}, {"SYMM_RUN_DIR", "/x"}}));
+  EXPECT_EQ(r.rank, 2);
+  EXPECT_EQ(r.world, 4);
+  EXPECT_EQ(r.local_rank, 2);
+  EXPECT_EQ(r.run_dir, "/x");
+  r = rank_env(env_of({{"OMPI_COMM_WORLD_RANK", "1"}, {"OMPI_COMM_WORLD_SIZE", "2"}, {"OMPI_COMM_WORLD_LOCAL_RANK", "1"}}));
+  EXPECT_EQ(r.rank, 1);
+  EXPECT_EQ(r.world, 2);
+}
+
+TEST(RankEnv, RejectsInconsistentValues) {
+  EXPECT_EQ(code_of([] { rank_env(env_of({{"RANK", "4"}, {"WORLD_SIZE", "4"}})); }), ErrorCode::kInvalidArgument);
+  EXPECT_EQ(code_of([] { rank_env(env_of({{"RANK", "x"}, {"WORLD_SIZE", "4"}})); }), ErrorCode::kInvalidArgument);
+}
+
+TEST(Blob, PublishThenAwait) {
+  char dir[] = "/tmp/symm-test-XXXXXX";
+  ASSERT_NE(mkdtemp(dir), nullptr);
+  std::thread late([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    publish_blob(dir, "id", std::string("0123456789abcdef"));
+  });
+  EXPECT_EQ(await_blob(dir, "id", 16, 5.0), "0123456789abcdef");
+  late.join();
+  EXPECT_EQ(code_of([&] { await_blob(dir, "missing", 16, 0.05); }), ErrorCode::kTimeout);
+  std::remove((std::string(dir) + "/id").c_str());
+  rmdir(dir);
+}
+
+const AlgoInfo& multimem() { return find_algo(Op::kAllReduce, "multimem"); }
+
+TEST(Multicast, EachSafetyVariableRefuses) {
+  for (auto [k, v] : {std::pair{"NCCL_NVLS_ENABLE", "0"}, std::pair{"TORCH_SYMM_MEM_DISABLE_MULTICAST", "1"},
+                      std::pair{"NVSHMEM_DISABLE_NVLS", "1"}}) {
+    const auto why = multicast_refusal(multimem(), env_of({{k, v}}), true);
+    ASSERT_TRUE(why.has_value()) << k;
+    EXPECT_NE(why->find(k), std::string::npos) << *why;
+  }
+}
+
+TEST(Multicast, NoPlatformSupportRefuses) {
+  const auto why = multicast_refusal(multimem(), env_of({}), false);
+  ASSERT_TRUE(why.has_value());
+  EXPECT_NE(why->find("simulator"), std::string::npos);
+}
+
+TEST(Multicast, AllowedOnlyWithSupportAndNoVariable) {
+  EXPECT_FALSE(multicast_refusal(multimem(), env_of({{"NCCL_NVLS_ENABLE", "1"}}), true).has_value());
+  EXPECT_FALSE(multicast_refusal(find_algo(Op::kAllReduce, "one_shot"), env_of({{"NCCL_NVLS_ENABLE", "0"}}), false));
+}
+
+TEST(Plan, DefaultsFollowTheRegistry) {
+  const AlgoInfo& a = find_algo(Op::kAllReduce, "two_shot");
+  const LaunchPlan p = plan_launch(a, DType::kBF16, 64u << 20, 4, 0, 0);
+  EXPECT_EQ(p.blocks, a.default_blocks(64u << 20, 4));
+  EXPECT_EQ(p.threads, kDefaultThreads);
+}
+
+TEST(Plan, SmallPiecesGetFewerThreads) {
+  const AlgoInfo& a = find_algo(Op::kAllReduce, "one_shot");
+  const LaunchPlan p = plan_launch(a, DType::kBF16, 4096, 4, 1, 0);  // 256 vectors, one block
+  EXPECT_EQ(p.blocks, 1);
+  EXPECT_EQ(p.threads, 256);
+}
+
+TEST(Plan, BadInputNamesTheValue) {
+  const AlgoInfo& a = find_algo(Op::kAllReduce, "one_shot");
+  try {
+    plan_launch(a, DType::kBF16, 1000, 4, 0, 0);
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kInvalidArgument);
+    EXPECT_NE(std::string(e.what()).find("bytes=1000"), std::string::npos);
+  }
+  EXPECT_EQ(code_of([&] { plan_launch(a, DType::kBF16, 4096, 4, a.max_blocks + 1, 0); }), ErrorCode::kInvalidArgument);
+  EXPECT_EQ(code_of([&] { plan_launch(a, DType::kBF16, 4096, 4, 1, 100); }), ErrorCode::kInvalidArgument);
+  EXPECT_EQ(code_of([&] { plan_launch(a, DType::kBF16, 4096, 1, 1, 0); }), ErrorCode::kInvalidArgument);
+  const AlgoInfo& push = find_algo(Op::kAllReduce, "one_shot_push");
+  EXPECT_EQ(code_of([&] { plan_launch(push, DType::kBF16, 64u << 20, 4, 0, 0); }), ErrorCode::kUnsupported);
+}
+
+TEST(Heap, LayoutIsAlignedAndChecked) {
+  const AlgoInfo& push = find_algo(Op::kAllReduce, "one_shot_push");
+  const HeapLayout l = heap_layout(push, 4096, 4);
+  EXPECT_EQ(l.in, 0u);
+  EXPECT_EQ(l.out, 4096u);
+  EXPECT_EQ(l.scratch, 8192u);
+  EXPECT_EQ(l.total, 8192u + 2 * 4 * 4096u);
+  EXPECT_EQ(l.out % kHeapAlign, 0u);
+  EXPECT_EQ(code_of([&] { check_heap(push, 4096, 4, l.total - 1); }), ErrorCode::kInvalidArgument);
+  check_heap(push, 4096, 4, l.total);
+}
+
+TEST(Timeout, MessageNamesRankBlockSlotChannelAndPeer) {
+  WaitError e{1, 2, 5, pad::flag(0, 5, 3), 7, 6};
+  EXPECT_EQ(describe_wait_timeout(e),
+            "rank 2 block 5 timed out waiting on slot " + std::to_string(pad::flag(0, 5, 3)) +
+                " (channel 0, from rank 3): expected >= 7, saw 6");
+  EXPECT_EQ(wait_timeout_cycles(env_of({{"SYMM_WAIT_TIMEOUT_CYCLES", "1000"}})), 1000u);
+  EXPECT_GT(wait_timeout_cycles(env_of({})), 1'000'000'000u);
+  EXPECT_EQ(code_of([] { wait_timeout_cycles(env_of({{"SYMM_WAIT_TIMEOUT_CYCLES", "0"}})); }),
+            ErrorCode::kInvalidArgument);
+}
+
+TEST(Sizes, RangesStepsAndLists) {
+  EXPECT_EQ(parse_sizes("4K:32K"), (std::vector<std::size_t>{4096, 8192, 16384, 32768}));
+  EXPECT_EQ(parse_sizes("4K:64K:x4"), (std::vector<std::size_t>{4096, 16384, 65536}));
+  EXPECT_EQ(parse_sizes("4K,1M"), (std::vector<std::size_t>{4096, 1u << 20}));
+  EXPECT_EQ(code_of([] { parse_sizes("64K:4K"); }), ErrorCode::kInvalidArgument);
+}
+
+TEST(Machine, NameFromDevice) {
+  EXPECT_EQ(machine_name("NVIDIA H200", 4), "h200x4");
+  EXPECT_EQ(machine_name("NVIDIA H100 80GB HBM3", 8), "h100x8");
+  EXPECT_EQ(machine_name("Something", 2), "gpux2");
+}
+
+TEST(Launch, ResolvesSymmcollToThisProgram) {
+  EXPECT_EQ(resolve_rank_command({"symmcoll", "bench"}, "/bin/me"), (std::vector<std::string>{"/bin/me", "bench"}));
+  EXPECT_EQ(resolve_rank_command({"bench", "--x"}, "/bin/me"), (std::vector<std::string>{"/bin/me", "bench", "--x"}));
+  EXPECT_EQ(resolve_rank_command({"/bin/true"}, "/bin/me"), (std::vector<std::string>{"/bin/true"}));
+  EXPECT_EQ(code_of([] { resolve_rank_command({}, "/bin/me"); }), ErrorCode::kInvalidArgument);
+}
+
+TEST(Launch, PropagatesFailureAndStopsTheOthers) {
+  EXPECT_EQ(launch_ranks(3, {"/bin/sh", "-c", "test \"$WORLD_SIZE\" = 3 && test -d \"$SYMM_RUN_DIR\""}), 0);
+  const auto t0 = std::chrono::steady_clock::now();
+  EXPECT_EQ(launch_ranks(3, {"/bin/sh", "-c", "if [ \"$RANK\" = 1 ]; then exit 3; fi; exec sleep 30"}), 3);
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(10));
+}
+
+}  // namespace
+}  // namespace symm::cuda
