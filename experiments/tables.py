@@ -206,6 +206,13 @@ def numbers():
             if a is not None:
                 macro("symmMeas" + oword + sword + "xFour", fmt_us(t))
                 macro("symmMeas" + oword + sword + "xFourAlgo", tex(data.alias(a)))
+            ref = [r for r in data.by(meas, op=op, bytes=size) if r["algo"].startswith("nccl")]
+            ra, rt = best(ref)
+            if ra is not None:
+                macro("symmMeasNccl" + oword + sword + "xFour", fmt_us(rt))
+                macro("symmMeasNccl" + oword + sword + "xFourAlgo", tex(data.alias(ra)))
+                if a is not None:
+                    macro("symmMeasSpeedup" + oword + sword + "xFour", "%.2f" % (rt / t))
     write(os.path.join(GENERATED, "numbers.tex"), "\n".join(out) + "\n")
 
 

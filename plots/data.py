@@ -76,9 +76,14 @@ def sim_rows(machine):
 
 
 def measured_rows(machine):
-    """GPU measurements committed under experiments/results/<machine>/ (may be none)."""
+    """GPU measurements committed under experiments/results/<machine>/ (may be none).
+
+    tune_*.csv files sweep block counts for the same (op, algo, size); taking the minimum over
+    them would quote a configuration the benchmark does not run, so they are left out here."""
     rows = []
     for path in sorted(glob.glob(os.path.join(RESULTS_DIR, machine, "*.csv"))):
+        if os.path.basename(path).startswith("tune"):
+            continue
         rows += [r for r in read_rows(path) if r["backend"] == "cuda"]
     return rows
 
