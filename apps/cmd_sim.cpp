@@ -37,6 +37,8 @@ struct Common {
 };
 
 void add_common(po::options_description& d, Common& c) {
+  // One option per line reads better than the formatter's packing.
+  // clang-format off
   d.add_options()
       ("help,h", "show this help")
       ("backend", po::value(&c.backend)->default_value(c.backend),
@@ -55,6 +57,7 @@ void add_common(po::options_description& d, Common& c) {
       ("eager", po::bool_switch(&c.eager),
        "charge eager kernel-launch latency (default: CUDA-graph replay, as nccl-tests -G)")
       ("seed", po::value(&c.seed)->default_value(c.seed), "seed of the random inputs");
+  // clang-format on
 }
 
 // Parses argv against `d`; returns false after printing help when --help was given.
@@ -164,6 +167,8 @@ int cmd_run(int argc, char** argv) {
   int calls = 1;
   po::options_description d("run options", 110, 50);
   add_common(d, c);
+  // One option per line reads better than the formatter's packing.
+  // clang-format off
   d.add_options()
       ("algo,a", po::value(&algo)->required(),
        "algorithm: alias (one_shot), id suffix (ld_reduce) or full id (all_reduce.ld_reduce); see 'symmcoll list'")
@@ -172,6 +177,7 @@ int cmd_run(int argc, char** argv) {
       ("calls", po::value(&calls)->default_value(calls),
        "back-to-back calls on the same buffers; the time is the last call's (exercises epochs)")
       ("trace", po::value(&trace), "write a Chrome trace-event JSON here (open in https://ui.perfetto.dev)");
+  // clang-format on
   po::variables_map vm;
   if (!parse(argc, argv, d, kRunUsage, &vm)) return kExitOk;
 
@@ -245,6 +251,8 @@ int cmd_sweep(int argc, char** argv) {
   bool quiet = false;
   po::options_description d("sweep options", 110, 50);
   add_common(d, c);
+  // One option per line reads better than the formatter's packing.
+  // clang-format off
   d.add_options()
       ("algo,a", po::value(&algo_spec)->default_value(algo_spec),
        "'all' (every algorithm of --op) or a comma list of names; see 'symmcoll list'")
@@ -254,6 +262,7 @@ int cmd_sweep(int argc, char** argv) {
        "largest size run with data and checked; larger sizes run timing-only")
       ("csv", po::value(&csv), "write the rows here (core/result.h schema)")
       ("quiet,q", po::bool_switch(&quiet), "no progress on stderr");
+  // clang-format on
   if (!parse(argc, argv, d, kSweepUsage)) return kExitOk;
 
   const Resolved r = resolve(c, "sweep");
@@ -272,9 +281,7 @@ int cmd_sweep(int argc, char** argv) {
   const std::size_t total = algos.size() * sizes.size();
   std::size_t done = 0;
   const auto t0 = std::chrono::steady_clock::now();
-  auto elapsed = [&] {
-    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  };
+  auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(); };
 
   for (const AlgoInfo* a : algos) {
     const double ta = elapsed();
@@ -285,8 +292,9 @@ int cmd_sweep(int argc, char** argv) {
         check_args(*a, r.dtype, bytes, r.world, c.blocks ? c.blocks : a->default_blocks(bytes, r.world));
       } catch (const Error& e) {
         // Per-combination limits are expected in a sweep; the global inputs were checked above.
-        if (!quiet) std::fprintf(stderr, "%ssweep: skip %s %s: %s\n", tty ? "\r\033[K" : "", a->id.c_str(),
-                                 format_size(bytes).c_str(), e.what());
+        if (!quiet)
+          std::fprintf(stderr, "%ssweep: skip %s %s: %s\n", tty ? "\r\033[K" : "", a->id.c_str(),
+                       format_size(bytes).c_str(), e.what());
         if (first_skip.empty()) first_skip = e.what();
         ++skipped;
         continue;
@@ -308,7 +316,8 @@ int cmd_sweep(int argc, char** argv) {
                    tty ? "\r\033[K" : "", a->id.c_str(), ran, elapsed() - ta, elapsed(), done, total);
   }
   if (rows.empty())
-    fail(ErrorCode::kUnsupported, "nothing to run: every combination was rejected (first: " + first_skip + ")");
+    fail(ErrorCode::kUnsupported,
+         "nothing to run: every combination was rejected (first: " + first_skip + ")");
 
   if (!csv.empty()) {
     std::ofstream f(csv);
@@ -350,7 +359,9 @@ const char* kListUsage =
     "Shows every algorithm in the registry with the constraints check_args() enforces.\n"
     "Names accepted by --algo: the alias, the id's suffix, or the full id.";
 
-std::string worlds(const AlgoInfo& a) { return std::to_string(a.min_world) + ".." + std::to_string(a.max_world); }
+std::string worlds(const AlgoInfo& a) {
+  return std::to_string(a.min_world) + ".." + std::to_string(a.max_world);
+}
 std::string max_bytes(const AlgoInfo& a) { return a.max_bytes ? format_size(a.max_bytes) : "-"; }
 
 }  // namespace
@@ -359,7 +370,7 @@ int cmd_list(int argc, char** argv) {
   bool markdown = false;
   po::options_description d("list options", 110, 50);
   d.add_options()("help,h", "show this help")("markdown", po::bool_switch(&markdown),
-                                               "print a markdown table (README, paper)");
+                                              "print a markdown table (README, paper)");
   if (!parse(argc, argv, d, kListUsage)) return kExitOk;
   if (markdown) {
     std::printf("| id | alias | op | worlds | max bytes | multicast | summary |\n");

@@ -81,9 +81,9 @@ int cmd_bench(int argc, char** argv) {
     return kExitOk;
   }
   if (backend != "cuda")
-    fail(ErrorCode::kInvalidArgument,
-         backend.empty() ? "bench needs --backend cuda or --backend sim"
-                         : "unknown backend '" + backend + "' for bench (valid: cuda, sim)");
+    fail(ErrorCode::kInvalidArgument, backend.empty()
+                                          ? "bench needs --backend cuda or --backend sim"
+                                          : "unknown backend '" + backend + "' for bench (valid: cuda, sim)");
 #if SYMM_HAVE_CUDA
   return cmd_bench_cuda(argc, argv);
 #else

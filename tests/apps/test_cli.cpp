@@ -140,8 +140,9 @@ TEST(Cli, ReadmeAlgorithmTableMatchesRegistry) {
 }
 
 TEST(Cli, RunOnSimPrintsLatencyAndPasses) {
-  const Out r = symmcoll("run --backend sim --machine h200x4 --world 4 --op all_reduce --algo one_shot "
-                         "--dtype bf16 --bytes 64K");
+  const Out r = symmcoll(
+      "run --backend sim --machine h200x4 --world 4 --op all_reduce --algo one_shot "
+      "--dtype bf16 --bytes 64K");
   EXPECT_EQ(r.code, 0) << r.out;
   EXPECT_NE(r.out.find("predicted latency"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("busbw"), std::string::npos) << r.out;
@@ -149,7 +150,8 @@ TEST(Cli, RunOnSimPrintsLatencyAndPasses) {
 }
 
 TEST(Cli, RunAcceptsFullIdAndTimingOnly) {
-  const Out r = symmcoll("run --algo reduce_scatter.ld_reduce --world 8 --machine h200x8 --bytes 1M --timing-only");
+  const Out r =
+      symmcoll("run --algo reduce_scatter.ld_reduce --world 8 --machine h200x8 --bytes 1M --timing-only");
   EXPECT_EQ(r.code, 0) << r.out;
   EXPECT_NE(r.out.find("not checked (timing-only)"), std::string::npos) << r.out;
 }
@@ -168,8 +170,10 @@ TEST(Cli, RunWritesTrace) {
 TEST(Cli, SweepCsvHasTheSchemaHeader) {
   const std::string path = ::testing::TempDir() + "symmcoll_cli_sweep.csv";
   std::remove(path.c_str());
-  const Out r = symmcoll("sweep --backend sim --machine h200x4 --op all_reduce --algo one_shot,two_shot "
-                         "--sizes 4K,64K --check-up-to 4K --csv " + path + " --quiet");
+  const Out r = symmcoll(
+      "sweep --backend sim --machine h200x4 --op all_reduce --algo one_shot,two_shot "
+      "--sizes 4K,64K --check-up-to 4K --csv " +
+      path + " --quiet");
   ASSERT_EQ(r.code, 0) << r.out;
   std::ifstream f(path);
   std::string header, line;
