@@ -57,10 +57,10 @@ def md_table(header, rows):
 
 def tex_table(caption, label, header, rows):
     cols = "r" * len(header)
-    lines = [r"\begin{table}[t]", r"\centering\small", r"\caption{%s}\label{%s}" % (caption, label),
+    lines = [r"\begin{table*}[t]", r"\centering\small", r"\caption{%s}\label{%s}" % (caption, label),
              r"\begin{tabular}{%s}" % cols, r"\hline", " & ".join(tex(h) for h in header) + r" \\", r"\hline"]
     lines += [" & ".join(tex(c) for c in r) + r" \\" for r in rows]
-    lines += [r"\hline", r"\end{tabular}", r"\end{table}"]
+    lines += [r"\hline", r"\end{tabular}", r"\end{table*}"]
     return "\n".join(lines) + "\n"
 
 
