@@ -25,6 +25,10 @@ namespace symm {
 // real nodes have at most 8 GPUs (NVSwitch), but the same programs run unchanged.
 inline constexpr int kMaxWorld = 64;
 inline constexpr int kMaxBlocks = 160;
+// Programs that barrier need all their blocks resident at once: one per SM of an H100/H200.
+inline constexpr int kSymmMaxBlocks = 132;
+// Block-count defaults in each program's Config (kBytesPerBlock, kDefaultMaxBlocks) come
+// from the block-count sweep on 4x H200 (experiments/results/h200x4/tune_h200x4.csv).
 // All data verbs move whole 16-byte vectors: sizes and offsets are multiples of this.
 inline constexpr std::size_t kVecBytes = 16;
 

@@ -3,12 +3,15 @@
 #pragma once
 
 #include "core/algos/all_gather_st.h"
+#include "core/algos/all_gather_st_ll.h"
 #include "core/algos/all_reduce_ld_reduce.h"
 #include "core/algos/all_reduce_mc_ld_reduce_mc_st.h"
 #include "core/algos/all_reduce_rs_ld_ag_st.h"
+#include "core/algos/all_reduce_st_ll_reduce.h"
 #include "core/algos/all_reduce_st_reduce.h"
 #include "core/algos/barrier_signal_wait.h"
 #include "core/algos/reduce_scatter_ld_reduce.h"
+#include "core/algos/reduce_scatter_st_ll_reduce.h"
 #include "core/registry.h"
 
 namespace symm {
@@ -27,6 +30,9 @@ decltype(auto) with_program(AlgoKind kind, F&& f) {
     case AlgoKind::kReduceScatterLdReduce: return f.template operator()<ReduceScatterLdReduce>();
     case AlgoKind::kAllGatherSt: return f.template operator()<AllGatherSt>();
     case AlgoKind::kAllGatherLd: return f.template operator()<AllGatherLd>();
+    case AlgoKind::kAllReduceStLlReduce: return f.template operator()<AllReduceStLlReduce>();
+    case AlgoKind::kReduceScatterStLlReduce: return f.template operator()<ReduceScatterStLlReduce>();
+    case AlgoKind::kAllGatherStLl: return f.template operator()<AllGatherStLl>();
   }
   return f.template operator()<BarrierAcqRel>();  // unreachable: every kind is listed
 }

@@ -10,11 +10,13 @@ namespace {
 template <class P>
 void set_config(AlgoInfo& a) {
   a.max_blocks = P::Config::kMaxBlocks;
+  a.default_max_blocks = P::Config::kDefaultMaxBlocks;
   a.bytes_per_block = P::Config::kBytesPerBlock;
 }
 
 std::vector<AlgoInfo> build() {
   std::vector<AlgoInfo> v;
+  v.reserve(32);  // add() hands out pointers into v
   auto add = [&](AlgoKind k, Op op, const char* phases, const char* alias, const char* summary) {
     AlgoInfo a;
     a.kind = k;
@@ -23,13 +25,16 @@ std::vector<AlgoInfo> build() {
     a.alias = alias;
     a.summary = summary;
     with_program(k, [&]<class P>() {
-      if constexpr (requires { P::Config::kMaxBlocks; }) set_config<P>(a);
+      if constexpr (requires { P::Config::kMaxBlocks; })
+        set_config<P>(a);
+      else
+        a.max_blocks = a.default_max_blocks = kSymmMaxBlocks;  // barriers: every block resident
     });
     v.push_back(a);
     return &v.back();
   };
   add(AlgoKind::kBarrierAcqRel, Op::kBarrier, "signal_wait", "acq_rel",
-      "blockwise barrier on signal pads, release signals / acquire waits")->max_blocks = kMaxBlocks;
+      "blockwise barrier on signal pads, release signals / acquire waits");
   add(AlgoKind::kBarrierRelaxed, Op::kBarrier, "signal_wait_relaxed", "relaxed",
       "blockwise barrier on signal pads, relaxed (orders execution only)");
   add(AlgoKind::kAllReduceLdReduce, Op::kAllReduce, "ld_reduce", "one_shot",
@@ -49,6 +54,14 @@ std::vector<AlgoInfo> build() {
       "each rank stores its input into every rank's output");
   add(AlgoKind::kAllGatherLd, Op::kAllGather, "ld", "pull",
       "each rank loads every peer's input into its output");
+  // Flagged-packet (LL) programs: no barrier, one one-way trip; small messages.
+  for (AlgoInfo* a : {add(AlgoKind::kAllReduceStLlReduce, Op::kAllReduce, "st_ll_reduce", "one_shot_ll",
+                          "push input as flagged packets to every rank, reduce the packets received"),
+                      add(AlgoKind::kReduceScatterStLlReduce, Op::kReduceScatter, "st_ll_reduce", "push_ll",
+                          "push slice q to rank q as flagged packets, reduce the packets received"),
+                      add(AlgoKind::kAllGatherStLl, Op::kAllGather, "st_ll", "push_ll",
+                          "push input as flagged packets to every rank, unpack the packets received")})
+    a->ll_piece_bytes = LlLayout::kPieceBytes;
   return v;
 }
 
@@ -65,18 +78,24 @@ std::size_t AlgoInfo::in_bytes(std::size_t bytes, int world) const {
 std::size_t AlgoInfo::out_bytes(std::size_t bytes, int world) const {
   return op == Op::kReduceScatter ? bytes / std::size_t(world) : bytes;
 }
+std::size_t AlgoInfo::per_rank_bytes(std::size_t bytes, int world) const {
+  return (op == Op::kAllReduce || op == Op::kBarrier) ? bytes : bytes / std::size_t(world);
+}
 std::size_t AlgoInfo::count(std::size_t bytes, DType t, int world) const {
-  const std::size_t per_rank = (op == Op::kAllReduce || op == Op::kBarrier) ? bytes : bytes / std::size_t(world);
-  return per_rank / dtype_size(t);
+  return per_rank_bytes(bytes, world) / dtype_size(t);
 }
 std::size_t AlgoInfo::scratch_bytes(std::size_t bytes, int world) const {
-  return kind == AlgoKind::kAllReduceStReduce ? 2 * std::size_t(world) * bytes : 0;
+  if (kind == AlgoKind::kAllReduceStReduce) return 2 * std::size_t(world) * bytes;
+  if (ll_piece_bytes) return LlLayout::scratch_bytes(world);
+  return 0;
 }
 int AlgoInfo::default_blocks(std::size_t bytes, int world) const {
   if (op == Op::kBarrier) return 1;
   // Work per block: what this rank moves, spread so each block has ~bytes_per_block.
-  const std::size_t per_rank = (op == Op::kAllReduce) ? bytes : bytes / std::size_t(world);
+  const std::size_t per_rank = per_rank_bytes(bytes, world);
   std::size_t b = (per_rank + bytes_per_block - 1) / bytes_per_block;
+  b = std::min<std::size_t>(b, std::size_t(default_max_blocks));
+  if (ll_piece_bytes) b = std::max(b, (per_rank + ll_piece_bytes - 1) / ll_piece_bytes);
   const std::size_t vecs = per_rank / kVecBytes;  // no point in blocks with nothing to do
   b = std::min<std::size_t>({b, std::size_t(max_blocks), std::max<std::size_t>(vecs, 1)});
   return int(std::max<std::size_t>(b, 1));
@@ -126,6 +145,24 @@ void check_args(const AlgoInfo& a, DType t, std::size_t bytes, int world, int bl
   if (blocks < 1 || blocks > a.max_blocks)
     bad(ErrorCode::kInvalidArgument, "blocks=" + std::to_string(blocks) + " is outside 1.." +
                                          std::to_string(a.max_blocks) + " for " + a.id);
+  if (a.ll_piece_bytes && a.op != Op::kBarrier) {
+    const std::size_t per_rank = a.per_rank_bytes(bytes, world);
+    const std::size_t most = a.ll_piece_bytes * std::size_t(a.max_blocks);
+    if (per_rank > most)
+      bad(ErrorCode::kUnsupported, "bytes=" + std::to_string(bytes) + " exceeds " + a.id + "'s maximum of " +
+                                       std::to_string(most) + " per rank (" + std::to_string(a.max_blocks) +
+                                       " blocks x " + std::to_string(a.ll_piece_bytes) + " bytes)");
+    const std::size_t need = (per_rank + a.ll_piece_bytes - 1) / a.ll_piece_bytes;
+    if (std::size_t(blocks) < need)
+      bad(ErrorCode::kInvalidArgument, "blocks=" + std::to_string(blocks) + " is too few for " + who + " of " +
+                                           std::to_string(bytes) + " bytes: each block carries at most " +
+                                           std::to_string(a.ll_piece_bytes) + " bytes, so it needs >= " +
+                                           std::to_string(need));
+    if (std::size_t(blocks) > per_rank / kVecBytes)
+      bad(ErrorCode::kInvalidArgument, "blocks=" + std::to_string(blocks) + " is too many for " + who + " of " +
+                                           std::to_string(bytes) + " bytes: every block must carry at least one " +
+                                           "16-byte vector (at most " + std::to_string(per_rank / kVecBytes) + ")");
+  }
 }
 
 double bus_factor(Op op, int world) {

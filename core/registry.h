@@ -24,6 +24,9 @@ enum class AlgoKind : int {
   kReduceScatterLdReduce,
   kAllGatherSt,
   kAllGatherLd,
+  kAllReduceStLlReduce,
+  kReduceScatterStLlReduce,
+  kAllGatherStLl,
 };
 
 struct AlgoInfo {
@@ -36,8 +39,12 @@ struct AlgoInfo {
   int max_world = kMaxWorld;
   std::size_t max_bytes = 0;  // 0: no limit beyond the symmetric heap
   bool needs_multicast = false;
-  int max_blocks = kMaxBlocks;
+  int max_blocks = kMaxBlocks;          // hard limit (check_args)
+  int default_max_blocks = kMaxBlocks;  // the default block count never exceeds this
   std::size_t bytes_per_block = 64 << 10;  // default block count aims at this much per block
+  // Flagged-packet (LL) programs: each block carries at most this many bytes of a rank's
+  // data, and every block must carry at least one vector (core/algos/ll_layout.h). 0: none.
+  std::size_t ll_piece_bytes = 0;
 
   // Bytes of symmetric scratch the program needs for a call of `bytes` (nccl-tests size).
   std::size_t scratch_bytes(std::size_t bytes, int world) const;
@@ -48,6 +55,9 @@ struct AlgoInfo {
   // Bytes of each rank's `in` and `out` for a call of `bytes`.
   std::size_t in_bytes(std::size_t bytes, int world) const;
   std::size_t out_bytes(std::size_t bytes, int world) const;
+  // Bytes each block count divides: the whole buffer for all_reduce, one rank's chunk for
+  // reduce_scatter (its output) and all_gather (its input).
+  std::size_t per_rank_bytes(std::size_t bytes, int world) const;
 };
 
 const std::vector<AlgoInfo>& algorithms();

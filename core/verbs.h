@@ -17,6 +17,11 @@
 #include "core/common.h"
 
 namespace symm {
+// Bytes of the packet buffer that carries `bytes` of data (half of each packet is the epoch).
+SYMM_HD constexpr std::size_t ll_bytes(std::size_t bytes) { return 2 * bytes; }
+}  // namespace symm
+
+namespace symm {
 
 // ---- block verbs -----------------------------------------------------------------------
 //
@@ -51,6 +56,22 @@ namespace symm {
 //                                                 that epochs come from (survives launches and
 //                                                 CUDA-graph replays; never reset)
 //   void sync()                                   block-wide barrier
+//
+//   Flagged packets (NCCL's LL protocol): data and its epoch travel in one 8-byte packet
+//   {4 data bytes, 4-byte epoch}, stored with one single-copy-atomic 8-byte store, so a reader
+//   that sees the epoch sees the data: no fence and no separate flag. A packet buffer holding
+//   `bytes` of data occupies ll_bytes(bytes) = 2 * bytes.
+//   void put_ll(void* dst, const void* src, size_t bytes, uint32_t epoch)
+//                                                 write src as packets {src word i, epoch} at
+//                                                 dst (a packet buffer, usually a peer's);
+//                                                 bytes % 16 == 0; posted stores, no ordering
+//   void reduce_ll<T>(T* dst, const void* const* srcs, int nsrc, size_t count, uint32_t epoch,
+//                     ReduceOp op)               srcs are local packet buffers of count
+//                                                 elements each; spin until every packet holds
+//                                                 `epoch` (bounded, like wait: the error names
+//                                                 rank, block and the buffer), then
+//                                                 dst[i] = op over s of srcs[s][i] in fp32,
+//                                                 stored as T (nsrc == 1 unpacks a copy)
 template <class C>
 concept BlockCtx = requires(C& c, const C& cc, void* p, const void* cp, float* fp,
                             const float* const* srcs, std::size_t n, int r, uint32_t u,
@@ -67,6 +88,8 @@ concept BlockCtx = requires(C& c, const C& cc, void* p, const void* cp, float* f
   c.wait(u, u, o);
   { c.advance(u) } -> std::convertible_to<uint32_t>;
   c.sync();
+  c.put_ll(p, cp, n, u);
+  c.template reduce_ll<float>(fp, &cp, r, n, u, op);
 };
 
 // ---- host verbs (per-rank, stream-ordered host plans) ----------------------------------

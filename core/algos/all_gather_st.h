@@ -21,8 +21,9 @@ namespace symm {
 template <bool kByStores>
 struct AllGatherT {
   struct Config {
-    static constexpr int kMaxBlocks = 132;
-    static constexpr std::size_t kBytesPerBlock = 64 << 10;
+    static constexpr int kMaxBlocks = kSymmMaxBlocks;
+    static constexpr int kDefaultMaxBlocks = 64;
+    static constexpr std::size_t kBytesPerBlock = 8 << 10;
   };
 
   template <class T, class Ctx>

@@ -18,8 +18,9 @@ namespace symm {
 template <BarrierOrder kStart = kBarrierAcqRel>
 struct AllReduceLdReduceT {
   struct Config {
-    static constexpr int kMaxBlocks = 64;
-    static constexpr std::size_t kBytesPerBlock = 32 << 10;  // aim per block before adding more
+    static constexpr int kMaxBlocks = kSymmMaxBlocks;
+    static constexpr int kDefaultMaxBlocks = 16;
+    static constexpr std::size_t kBytesPerBlock = 16 << 10;
   };
 
   template <class T, class Ctx>

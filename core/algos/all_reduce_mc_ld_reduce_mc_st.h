@@ -18,7 +18,8 @@ namespace symm {
 
 struct AllReduceMcLdReduceMcSt {
   struct Config {
-    static constexpr int kMaxBlocks = 64;
+    static constexpr int kMaxBlocks = kSymmMaxBlocks;
+    static constexpr int kDefaultMaxBlocks = 64;
     static constexpr std::size_t kBytesPerBlock = 128 << 10;
   };
 

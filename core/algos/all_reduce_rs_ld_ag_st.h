@@ -24,8 +24,9 @@ namespace symm {
 template <bool kGatherByStores>
 struct AllReduceRsLdAgT {
   struct Config {
-    static constexpr int kMaxBlocks = 132;
-    static constexpr std::size_t kBytesPerBlock = 256 << 10;
+    static constexpr int kMaxBlocks = kSymmMaxBlocks;
+    static constexpr int kDefaultMaxBlocks = 64;
+    static constexpr std::size_t kBytesPerBlock = 64 << 10;
   };
 
   template <class T, class Ctx>

@@ -19,9 +19,10 @@ namespace symm {
 
 struct AllReduceStReduce {
   struct Config {
-    static constexpr int kMaxBlocks = 64;
+    static constexpr int kMaxBlocks = kSymmMaxBlocks;
+    static constexpr int kDefaultMaxBlocks = 32;
+    static constexpr std::size_t kBytesPerBlock = 2 << 10;
     static constexpr int kChannel = 1;
-    static constexpr std::size_t kBytesPerBlock = 16 << 10;
   };
 
   template <class T, class Ctx>

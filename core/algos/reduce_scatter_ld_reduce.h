@@ -14,8 +14,9 @@ namespace symm {
 
 struct ReduceScatterLdReduce {
   struct Config {
-    static constexpr int kMaxBlocks = 132;
-    static constexpr std::size_t kBytesPerBlock = 64 << 10;
+    static constexpr int kMaxBlocks = kSymmMaxBlocks;
+    static constexpr int kDefaultMaxBlocks = 64;
+    static constexpr std::size_t kBytesPerBlock = 16 << 10;
   };
 
   template <class T, class Ctx>

@@ -48,3 +48,34 @@ TEST(Registry, DefaultBlocksWithinLimits) {
 }
 
 }  // namespace symm
+
+namespace symm {
+
+TEST(Registry, LlProgramsBoundBlocksBothWays) {
+  const AlgoInfo& ll = find_algo("all_reduce.one_shot_ll");
+  ASSERT_EQ(ll.ll_piece_bytes, std::size_t(16) << 10);
+  // 64 KiB needs 4 blocks of at most 16 KiB each.
+  EXPECT_EQ(ll.default_blocks(64 << 10, 4), 4);
+  EXPECT_THROW(check_args(ll, DType::kBF16, 64 << 10, 4, 3), Error);
+  EXPECT_NO_THROW(check_args(ll, DType::kBF16, 64 << 10, 4, 4));
+  // Every block must carry a vector: 32 bytes is two vectors, so at most 2 blocks.
+  EXPECT_NO_THROW(check_args(ll, DType::kBF16, 32, 4, 2));
+  EXPECT_THROW(check_args(ll, DType::kBF16, 32, 4, 3), Error);
+  // 64 blocks x 16 KiB is the most an LL program carries per rank.
+  EXPECT_NO_THROW(check_args(ll, DType::kBF16, 1 << 20, 4, 64));
+  EXPECT_THROW(check_args(ll, DType::kBF16, 2 << 20, 4, 64), Error);
+  const AlgoInfo& ag = find_algo("all_gather.push_ll");
+  EXPECT_NO_THROW(check_args(ag, DType::kBF16, 4 << 20, 4, 64));  // 1 MiB per rank
+  EXPECT_GT(ag.scratch_bytes(4096, 4), 0u);
+}
+
+TEST(Registry, DefaultBlocksFollowTheH200Sweep) {
+  // experiments/results/h200x4/tune_h200x4.csv: two_shot was fastest with 16 blocks at 1 MiB
+  // and 64 at 256 MiB; more blocks than 64 were slower at every large size.
+  const AlgoInfo& two = find_algo("all_reduce.two_shot");
+  EXPECT_EQ(two.default_blocks(1 << 20, 4), 16);
+  EXPECT_EQ(two.default_blocks(std::size_t(256) << 20, 4), 64);
+  EXPECT_EQ(find_algo("all_reduce.one_shot").default_blocks(4096, 4), 1);
+}
+
+}  // namespace symm
