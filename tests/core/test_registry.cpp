@@ -54,8 +54,9 @@ namespace symm {
 TEST(Registry, LlProgramsBoundBlocksBothWays) {
   const AlgoInfo& ll = find_algo("all_reduce.one_shot_ll");
   ASSERT_EQ(ll.ll_piece_bytes, std::size_t(16) << 10);
-  // 64 KiB needs 4 blocks of at most 16 KiB each.
-  EXPECT_EQ(ll.default_blocks(64 << 10, 4), 4);
+  // 64 KiB needs at least 4 blocks of at most 16 KiB each; 1 MiB needs all 64.
+  EXPECT_GE(ll.default_blocks(64 << 10, 4), 4);
+  EXPECT_EQ(ll.default_blocks(1 << 20, 4), 64);
   EXPECT_THROW(check_args(ll, DType::kBF16, 64 << 10, 4, 3), Error);
   EXPECT_NO_THROW(check_args(ll, DType::kBF16, 64 << 10, 4, 4));
   // Every block must carry a vector: 32 bytes is two vectors, so at most 2 blocks.
