@@ -15,29 +15,20 @@
 namespace symm {
 
 struct AllGatherStLl {
-  struct Config {
-    static constexpr int kMaxBlocks = LlLayout::kMaxBlocks;
-    static constexpr int kDefaultMaxBlocks = LlLayout::kMaxBlocks;
-    static constexpr std::size_t kBytesPerBlock = 8 << 10;
-  };
+  using Config = LlConfig;
 
   template <class T, class Ctx>
   SYMM_HD static void run(Ctx& ctx, const CollArgs& a) {
-    const int me = ctx.rank(), n = ctx.world(), b = ctx.block();
-    const Range piece = split_vec<T>(a.count, ctx.blocks(), b);
-    const uint32_t e = ctx.advance(pad::counter(b, LlLayout::kCounter));
-    const std::size_t bytes = piece.count * sizeof(T);
+    const Range piece = split_vec<T>(a.count, ctx.blocks(), ctx.block());
+    const uint32_t e = ll_epoch(ctx);
     const T* in = static_cast<const T*>(a.in) + piece.begin;
-
-    for (int i = 0; i < n; ++i) {
-      const int q = (me + i) % n;
-      ctx.put_ll(ctx.peer(LlLayout::slot(a.scratch, n, b, e, me), q), in, bytes, e);
-    }
-    for (int i = 0; i < n; ++i) {
-      const int r = (me + i) % n;
-      const void* src = LlLayout::slot(a.scratch, n, b, e, r);
-      ctx.template reduce_ll<T>(static_cast<T*>(a.out) + std::size_t(r) * a.count + piece.begin, &src, 1,
-                                piece.count, e, a.op);
+    ll_send(ctx, a.scratch, e, piece.count * sizeof(T), [&](int) { return in; });
+    const void* srcs[kMaxWorld];
+    ll_received(ctx, a.scratch, e, srcs);
+    T* out = static_cast<T*>(a.out) + piece.begin;
+    for (int i = 0; i < ctx.world(); ++i) {
+      const int r = (ctx.rank() + i) % ctx.world();  // start with the next rank's packets, as sent
+      ctx.template reduce_ll<T>(out + std::size_t(r) * a.count, &srcs[r], 1, piece.count, e, a.op);
     }
   }
 };

@@ -35,4 +35,35 @@ struct LlLayout {
   }
 };
 
+// The Config every LL program shares.
+struct LlConfig {
+  static constexpr int kMaxBlocks = LlLayout::kMaxBlocks;
+  static constexpr int kDefaultMaxBlocks = LlLayout::kMaxBlocks;
+  static constexpr std::size_t kBytesPerBlock = 8 << 10;
+};
+
+// Step 1 of every LL program: this block's epoch for this call.
+template <class Ctx>
+SYMM_HD uint32_t ll_epoch(Ctx& ctx) {
+  return ctx.advance(pad::counter(ctx.block(), LlLayout::kCounter));
+}
+
+// Step 2: send this block's packets of epoch e to every rank q (itself included, starting
+// with the next rank so no rank is everyone's first target); rank q gets src_for(q).
+template <class Ctx, class SrcFor>
+SYMM_HD void ll_send(Ctx& ctx, void* scratch, uint32_t e, std::size_t bytes, SrcFor src_for) {
+  const int me = ctx.rank(), n = ctx.world();
+  char* mine = LlLayout::slot(scratch, n, ctx.block(), e, me);
+  for (int i = 0; i < n; ++i) {
+    const int q = (me + i) % n;
+    ctx.put_ll(ctx.peer(mine, q), src_for(q), bytes, e);
+  }
+}
+
+// The packet buffers of epoch e this block receives, srcs[r] from rank r.
+template <class Ctx>
+SYMM_HD void ll_received(Ctx& ctx, void* scratch, uint32_t e, const void** srcs) {
+  for (int r = 0; r < ctx.world(); ++r) srcs[r] = LlLayout::slot(scratch, ctx.world(), ctx.block(), e, r);
+}
+
 }  // namespace symm

@@ -15,27 +15,17 @@
 namespace symm {
 
 struct ReduceScatterStLlReduce {
-  struct Config {
-    static constexpr int kMaxBlocks = LlLayout::kMaxBlocks;
-    static constexpr int kDefaultMaxBlocks = LlLayout::kMaxBlocks;
-    static constexpr std::size_t kBytesPerBlock = 8 << 10;
-  };
+  using Config = LlConfig;
 
   template <class T, class Ctx>
   SYMM_HD static void run(Ctx& ctx, const CollArgs& a) {
-    const int me = ctx.rank(), n = ctx.world(), b = ctx.block();
-    const Range piece = split_vec<T>(a.count, ctx.blocks(), b);
-    const uint32_t e = ctx.advance(pad::counter(b, LlLayout::kCounter));
-    const std::size_t bytes = piece.count * sizeof(T);
+    const Range piece = split_vec<T>(a.count, ctx.blocks(), ctx.block());
+    const uint32_t e = ll_epoch(ctx);
     const T* in = static_cast<const T*>(a.in) + piece.begin;
-
-    for (int i = 0; i < n; ++i) {
-      const int q = (me + i) % n;
-      ctx.put_ll(ctx.peer(LlLayout::slot(a.scratch, n, b, e, me), q), in + std::size_t(q) * a.count, bytes, e);
-    }
+    ll_send(ctx, a.scratch, e, piece.count * sizeof(T), [&](int q) { return in + std::size_t(q) * a.count; });
     const void* srcs[kMaxWorld];
-    for (int r = 0; r < n; ++r) srcs[r] = LlLayout::slot(a.scratch, n, b, e, r);
-    ctx.template reduce_ll<T>(static_cast<T*>(a.out) + piece.begin, srcs, n, piece.count, e, a.op);
+    ll_received(ctx, a.scratch, e, srcs);
+    ctx.template reduce_ll<T>(static_cast<T*>(a.out) + piece.begin, srcs, ctx.world(), piece.count, e, a.op);
   }
 };
 
