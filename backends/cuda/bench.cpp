@@ -129,7 +129,20 @@ class Bench {
           note("skip " + a->id + " at " + format_size(bytes) + ": above its maximum of " + format_size(a->max_bytes));
           continue;
         }
-        for (int b : o_.blocks) cases.push_back(Case{a, false, b});
+        for (int b : o_.blocks) {
+          // Flagged-packet programs carry at most ll_piece_bytes per block and need every block
+          // busy: sizes and block counts outside that are skipped with a note, not fatal.
+          if (a->ll_piece_bytes) {
+            try {
+              plan_launch(*a, DType::kBF16, bytes, world, b, o_.threads);
+            } catch (const Error& e) {
+              note("skip " + a->id + " at " + format_size(bytes) + (b > 0 ? " blocks=" + std::to_string(b) : "") +
+                   ": " + e.what());
+              continue;
+            }
+          }
+          cases.push_back(Case{a, false, b});
+        }
       }
       const uint64_t seed = next_seed_++;
       const bool check = o_.check && op != Op::kBarrier && bytes <= o_.check_max;
@@ -154,14 +167,34 @@ class Bench {
     const std::string want = "rank " + std::to_string(rt_.rank()) + " block 0 timed out waiting on slot " +
                              std::to_string(slot) + " (channel " + std::to_string(pad::kChannels - 1) +
                              ", from rank " + std::to_string(from) + "): expected >= 4294967280, saw 0";
+    expect_probe("probe-timeout", msg, want);
+    // The flagged-packet wait: reduce_ll on a zeroed packet buffer nobody writes.
+    rt_.set_timeout_cycles(2'000'000);
+    const std::size_t off = 64 << 10;
+    SYMM_CUDA_CHECK(cudaMemsetAsync(rt_.heap() + off, 0, 4096, rt_.stream()));
+    launch_ll_probe(rt_.handle(), rt_.heap() + off, rt_.heap() + off + 2048, 0xFFFFFFF0u, rt_.stream());
+    msg.clear();
+    try {
+      rt_.sync();
+    } catch (const Error& e) {
+      if (e.code() == ErrorCode::kTimeout) msg = e.what();
+      else throw;
+    }
+    rt_.set_timeout_cycles(saved);
+    expect_probe("probe-timeout-ll", msg,
+                 "rank " + std::to_string(rt_.rank()) + " block 0 timed out waiting for packets at heap offset " +
+                     std::to_string(off) + " (packet 0 of that buffer): expected epoch 4294967280, saw 0");
+    rt_.barrier();  // the world is still usable after a reported timeout
+  }
+
+  void expect_probe(const char* what, const std::string& msg, const std::string& want) {
     if (msg != want) {
       ++failures_;
-      std::fprintf(stderr, "FAIL probe-timeout rank %d: got '%s', want '%s'\n", rt_.rank(), msg.c_str(), want.c_str());
+      std::fprintf(stderr, "FAIL %s rank %d: got '%s', want '%s'\n", what, rt_.rank(), msg.c_str(), want.c_str());
     } else {
-      std::printf("probe-timeout rank %d ok: %s\n", rt_.rank(), msg.c_str());
+      std::printf("%s rank %d ok: %s\n", what, rt_.rank(), msg.c_str());
     }
     std::fflush(stdout);
-    rt_.barrier();  // the world is still usable after a reported timeout
   }
 
   void print_header() {

@@ -14,6 +14,18 @@
 //  - wait(kAcquire): thread 0 spins with ld.acquire.sys; the bar.sync that follows extends
 //    the acquire to every thread of the block. Consecutive waits share one bar.sync (deferred
 //    to the next non-wait verb): the other threads have nothing to do until all flags arrived.
+//  - put_ll / reduce_ll (flagged packets, NCCL's LL protocol): a packet is one 64-bit word,
+//    (epoch << 32) | data, i.e. {4 data bytes, 4-byte epoch} in memory. The writer stores two
+//    packets per instruction with st.relaxed.sys.global.v2.u64 and the reader polls with
+//    ld.relaxed.sys.global.v2.u64. The PTX memory model treats a vector access as a set of
+//    scalar accesses of its element size (in unspecified order), and an aligned 64-bit scalar
+//    access is single-copy atomic: so the reader sees each packet either entirely old or
+//    entirely new, and a packet whose epoch half equals the epoch it waits for carries this
+//    call's data half. (The .v4.u32 form NCCL uses would put the same bytes on the wire, but the
+//    model only promises 32-bit atomicity for its elements; .v2.u64 states the 8-byte atomicity
+//    the protocol relies on.) Nothing orders packets among themselves, and nothing needs to:
+//    every packet carries its own flag, so no fence and no separate flag. Stale packets hold
+//    older epochs of the same block (core/algos/ll_layout.h), hence the exact-equality test.
 #pragma once
 
 #include <cuda_bf16.h>
@@ -127,6 +139,136 @@ __device__ __forceinline__ void reduce_n(uint4* dst, const uint4* const* src, in
   }
 }
 
+
+// ---- flagged packets ------------------------------------------------------------------
+// Two packets (16 bytes) per access; each 64-bit element is single-copy atomic (see above).
+__device__ __forceinline__ void st_packets(ulonglong2* p, unsigned long long a, unsigned long long b) {
+  asm volatile("st.relaxed.sys.global.v2.u64 [%0], {%1,%2};" ::"l"(p), "l"(a), "l"(b) : "memory");
+}
+__device__ __forceinline__ ulonglong2 ld_packets(const ulonglong2* p) {
+  ulonglong2 v;
+  asm volatile("ld.relaxed.sys.global.v2.u64 {%0,%1}, [%2];" : "=l"(v.x), "=l"(v.y) : "l"(p) : "memory");
+  return v;
+}
+__device__ __forceinline__ unsigned long long packet(uint32_t data, uint32_t epoch) {
+  return (static_cast<unsigned long long>(epoch) << 32) | data;
+}
+__device__ __forceinline__ bool ready(const ulonglong2& q, uint32_t epoch) {
+  return uint32_t(q.x >> 32) == epoch && uint32_t(q.y >> 32) == epoch;
+}
+// The 16 data bytes of one data vector, from its 4 packets (lo: packets 0-1, hi: 2-3).
+__device__ __forceinline__ uint4 data_of(const ulonglong2& lo, const ulonglong2& hi) {
+  return make_uint4(uint32_t(lo.x), uint32_t(lo.y), uint32_t(hi.x), uint32_t(hi.y));
+}
+
+// What a timed-out packet wait reports: which source buffer, which packet, what it saw.
+struct LlMiss {
+  int src = -1;
+  std::size_t packet = 0;
+  uint32_t seen = 0;
+};
+
+// One data vector i of one packet buffer, polled until its 4 packets carry `epoch` (bounded).
+__device__ __forceinline__ uint4 poll_vec(const ulonglong2* src, std::size_t i, uint32_t epoch,
+                                          unsigned long long timeout, LlMiss& miss, bool& ok) {
+  ulonglong2 lo = ld_packets(src + 2 * i), hi = ld_packets(src + 2 * i + 1);
+  const long long t0 = clock64();
+  while (!ready(lo, epoch) || !ready(hi, epoch)) {
+    if (static_cast<unsigned long long>(clock64() - t0) > timeout) {
+      const ulonglong2& q = ready(lo, epoch) ? hi : lo;
+      const bool x = uint32_t(q.x >> 32) != epoch;
+      miss.packet = 4 * i + (ready(lo, epoch) ? 2 : 0) + (x ? 0 : 1);
+      miss.seen = uint32_t((x ? q.x : q.y) >> 32);
+      ok = false;
+      break;
+    }
+    if (!ready(lo, epoch)) lo = ld_packets(src + 2 * i);
+    if (!ready(hi, epoch)) hi = ld_packets(src + 2 * i + 1);
+  }
+  return data_of(lo, hi);
+}
+
+// Data vector i of a packet buffer is the 32 bytes at [32 i, 32 i + 32): two 16-byte loads.
+// Each thread keeps kN sources x kU vectors x 2 loads in flight, and re-polls only the
+// 16-byte halves whose epochs are not there yet. Returns false (and fills miss) on timeout.
+template <class T, int kN, int kU>
+__device__ __forceinline__ bool reduce_ll_n(uint4* dst, const ulonglong2* const* src, int nsrc, std::size_t n,
+                                            uint32_t epoch, ReduceOp op, unsigned long long timeout,
+                                            LlMiss& miss) {
+  constexpr int kPer = Vec<T>::kPer;
+  const std::size_t stride = blockDim.x;
+  bool ok = true;
+  for (std::size_t i = threadIdx.x; i < n; i += kU * stride) {
+    ulonglong2 p[kN][kU][2];
+#pragma unroll
+    for (int s = 0; s < kN; ++s)
+#pragma unroll
+      for (int u = 0; u < kU; ++u)
+#pragma unroll
+        for (int h = 0; h < 2; ++h)
+          if (s < nsrc && i + u * stride < n) p[s][u][h] = ld_packets(src[s] + 2 * (i + u * stride) + h);
+    long long t0 = 0;
+    for (bool first = true;; first = false) {
+      bool all = true;
+#pragma unroll
+      for (int s = 0; s < kN; ++s)
+#pragma unroll
+        for (int u = 0; u < kU; ++u)
+#pragma unroll
+          for (int h = 0; h < 2; ++h)
+            if (s < nsrc && i + u * stride < n && !ready(p[s][u][h], epoch)) all = false;
+      if (all) break;
+      if (first) {
+        t0 = clock64();
+      } else if (static_cast<unsigned long long>(clock64() - t0) > timeout) {
+#pragma unroll
+        for (int s = 0; s < kN; ++s)
+#pragma unroll
+          for (int u = 0; u < kU; ++u)
+#pragma unroll
+            for (int h = 0; h < 2; ++h)
+              if (miss.src < 0 && s < nsrc && i + u * stride < n && !ready(p[s][u][h], epoch)) {
+                const bool x = uint32_t(p[s][u][h].x >> 32) != epoch;
+                miss.src = s;
+                miss.packet = 4 * (i + u * stride) + 2 * h + (x ? 0 : 1);
+                miss.seen = uint32_t((x ? p[s][u][h].x : p[s][u][h].y) >> 32);
+              }
+        ok = false;
+        break;
+      }
+#pragma unroll
+      for (int s = 0; s < kN; ++s)
+#pragma unroll
+        for (int u = 0; u < kU; ++u)
+#pragma unroll
+          for (int h = 0; h < 2; ++h)
+            if (s < nsrc && i + u * stride < n && !ready(p[s][u][h], epoch))
+              p[s][u][h] = ld_packets(src[s] + 2 * (i + u * stride) + h);
+    }
+#pragma unroll
+    for (int u = 0; u < kU; ++u) {
+      if (i + u * stride >= n) continue;
+      if (kN == 1 || nsrc == 1) {  // unpack: a copy, no arithmetic
+        dst[i + u * stride] = data_of(p[0][u][0], p[0][u][1]);
+        continue;
+      }
+      float acc[kPer], f[kPer];
+      unpack<T>(data_of(p[0][u][0], p[0][u][1]), acc);
+#pragma unroll
+      for (int s = 1; s < kN; ++s) {
+        if (s < nsrc) {
+          unpack<T>(data_of(p[s][u][0], p[s][u][1]), f);
+#pragma unroll
+          for (int k = 0; k < kPer; ++k) acc[k] = apply(acc[k], f[k], op);
+        }
+      }
+      dst[i + u * stride] = pack<T>(acc);
+    }
+    if (!ok) break;
+  }
+  return ok;
+}
+
 }  // namespace detail
 
 class CudaBlockCtx {
@@ -208,6 +350,70 @@ class CudaBlockCtx {
                    "r"(v.y), "r"(v.z), "r"(v.w)
                    : "memory");
     }
+    pending_ = true;
+  }
+
+  // Flagged packets: see the header comment for why each 8-byte packet needs no fence.
+  __device__ void put_ll(void* dst, const void* src, std::size_t bytes, uint32_t epoch) {
+    flush_wait();
+    constexpr int kU = 4;  // 16-byte loads in flight per thread before the first store
+    const std::size_t n = bytes / kVecBytes, stride = blockDim.x;
+    const uint4* s = static_cast<const uint4*>(src);
+    ulonglong2* d = static_cast<ulonglong2*>(dst);
+    for (std::size_t i = threadIdx.x; i < n; i += kU * stride) {
+      uint4 v[kU];
+#pragma unroll
+      for (int u = 0; u < kU; ++u)
+        if (i + u * stride < n) v[u] = s[i + u * stride];
+#pragma unroll
+      for (int u = 0; u < kU; ++u) {
+        if (i + u * stride >= n) continue;
+        ulonglong2* q = d + 2 * (i + u * stride);
+        detail::st_packets(q, detail::packet(v[u].x, epoch), detail::packet(v[u].y, epoch));
+        detail::st_packets(q + 1, detail::packet(v[u].z, epoch), detail::packet(v[u].w, epoch));
+      }
+    }
+    pending_ = true;
+  }
+
+  template <class T>
+  __device__ void reduce_ll(T* dst, const void* const* srcs, int nsrc, std::size_t count, uint32_t epoch,
+                            ReduceOp op) {
+    flush_wait();
+    const std::size_t n = count * sizeof(T) / kVecBytes;
+    auto* d = reinterpret_cast<uint4*>(dst);
+    const unsigned long long to = h_.timeout_cycles;
+    detail::LlMiss miss;
+    bool ok = true;
+    if (nsrc <= 8) {
+      const ulonglong2* s[8];
+#pragma unroll
+      for (int i = 0; i < 8; ++i) s[i] = i < nsrc ? static_cast<const ulonglong2*>(srcs[i]) : nullptr;
+      if (nsrc == 1)
+        ok = detail::reduce_ll_n<T, 1, 4>(d, s, nsrc, n, epoch, op, to, miss);
+      else if (nsrc <= 2)
+        ok = detail::reduce_ll_n<T, 2, 4>(d, s, nsrc, n, epoch, op, to, miss);
+      else if (nsrc <= 4)
+        ok = detail::reduce_ll_n<T, 4, 2>(d, s, nsrc, n, epoch, op, to, miss);
+      else
+        ok = detail::reduce_ll_n<T, 8, 1>(d, s, nsrc, n, epoch, op, to, miss);
+    } else {
+      // Beyond one NVSwitch node (simulator-scale worlds): one vector of one source at a
+      // time, correct, not tuned.
+      constexpr int kPer = detail::Vec<T>::kPer;
+      for (std::size_t i = threadIdx.x; i < n && ok; i += blockDim.x) {
+        float acc[kPer], f[kPer];
+        for (int s = 0; s < nsrc && ok; ++s) {
+          const uint4 v = detail::poll_vec(static_cast<const ulonglong2*>(srcs[s]), i, epoch, to, miss, ok);
+          if (!ok) miss.src = s;
+          detail::unpack<T>(v, s == 0 ? acc : f);
+          if (s > 0)
+            for (int k = 0; k < kPer; ++k) acc[k] = detail::apply(acc[k], f[k], op);
+        }
+        d[i] = detail::pack<T>(acc);
+      }
+    }
+    if (!ok) report_ll_timeout(srcs[miss.src], miss.packet, epoch, miss.seen);
     pending_ = true;
   }
 
@@ -293,6 +499,22 @@ class CudaBlockCtx {
       e->slot = slot;
       e->expected = expected;
       e->seen = seen;
+      e->kind = WaitError::kFlag;
+      __threadfence_system();
+    }
+  }
+
+  __device__ void report_ll_timeout(const void* buf, std::size_t packet, uint32_t expected, uint32_t seen) const {
+    WaitError* e = h_.error;
+    if (atomicCAS_system(&e->tripped, 0u, 1u) == 0u) {
+      e->rank = h_.rank;
+      e->block = int(blockIdx.x);
+      e->slot = 0;
+      e->expected = expected;
+      e->seen = seen;
+      e->kind = WaitError::kPackets;
+      e->packet = uint32_t(packet);
+      e->offset = static_cast<unsigned long long>(static_cast<const char*>(buf) - h_.heap_base);
       __threadfence_system();
     }
   }

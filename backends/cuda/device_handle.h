@@ -16,9 +16,13 @@ struct WaitError {
   uint32_t tripped;   // 0 until a wait expires; set with atomicCAS so the first report wins
   int32_t rank;
   int32_t block;
-  uint32_t slot;
+  uint32_t slot;      // kFlag: the signal-pad slot; kPackets: unused (0)
   uint32_t expected;
   uint32_t seen;
+  uint32_t kind = 0;  // kFlag (wait) or kPackets (reduce_ll)
+  uint32_t packet = 0;           // kPackets: index of the 8-byte packet within its buffer
+  unsigned long long offset = 0; // kPackets: byte offset of the packet buffer in the symmetric heap
+  static constexpr uint32_t kFlag = 0, kPackets = 1;
 };
 
 struct DeviceHandle {

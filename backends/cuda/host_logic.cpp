@@ -114,13 +114,35 @@ LaunchPlan plan_launch(const AlgoInfo& a, DType t, std::size_t bytes, int world,
   return p;
 }
 
+std::size_t ll_reserved_bytes(int world) {
+  auto up = [](std::size_t x) { return (x + kHeapAlign - 1) / kHeapAlign * kHeapAlign; };
+  std::size_t total = 0;
+  for (const AlgoInfo& a : algorithms())
+    if (a.ll_piece_bytes) total += up(a.scratch_bytes(0, world));
+  return total;
+}
+
 HeapLayout heap_layout(const AlgoInfo& a, std::size_t bytes, int world) {
   auto up = [](std::size_t x) { return (x + kHeapAlign - 1) / kHeapAlign * kHeapAlign; };
   HeapLayout h;
-  h.in = 0;
-  h.out = up(a.in_bytes(bytes, world));
-  h.scratch = h.out + up(a.out_bytes(bytes, world));
-  h.total = h.scratch + up(a.scratch_bytes(bytes, world));
+  // Flagged-packet scratch: one fixed region per LL program at the start of the heap, the same
+  // for every size and block count, and written by nothing else (core/algos/ll_layout.h: a
+  // block's region must only ever see that block's growing epochs).
+  std::size_t ll_at = 0;
+  for (const AlgoInfo& x : algorithms()) {
+    if (!x.ll_piece_bytes) continue;
+    if (&x == &a || x.kind == a.kind) break;
+    ll_at += up(x.scratch_bytes(0, world));
+  }
+  h.in = ll_reserved_bytes(world);
+  h.out = h.in + up(a.in_bytes(bytes, world));
+  if (a.ll_piece_bytes) {
+    h.scratch = ll_at;
+    h.total = h.out + up(a.out_bytes(bytes, world));
+  } else {
+    h.scratch = h.out + up(a.out_bytes(bytes, world));
+    h.total = h.scratch + up(a.scratch_bytes(bytes, world));
+  }
   return h;
 }
 
@@ -134,6 +156,11 @@ void check_heap(const AlgoInfo& a, std::size_t bytes, int world, std::size_t hea
 
 std::string describe_wait_timeout(const WaitError& e) {
   std::ostringstream os;
+  if (e.kind == WaitError::kPackets) {
+    os << "rank " << e.rank << " block " << e.block << " timed out waiting for packets at heap offset " << e.offset
+       << " (packet " << e.packet << " of that buffer): expected epoch " << e.expected << ", saw " << e.seen;
+    return os.str();
+  }
   os << "rank " << e.rank << " block " << e.block << " timed out waiting on slot " << e.slot;
   if (e.slot < pad::kFlagSlots) {
     const uint32_t channel = e.slot / (uint32_t(kMaxBlocks) * kMaxWorld);

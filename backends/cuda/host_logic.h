@@ -56,18 +56,24 @@ struct LaunchPlan {
 // Runs symm::check_args, so a bad size, world or block count throws here with its message.
 LaunchPlan plan_launch(const AlgoInfo& a, DType t, std::size_t bytes, int world, int blocks, int threads);
 
-// Where in, out and scratch live in the symmetric heap (same offsets on every rank).
+// Where in, out and scratch live in the symmetric heap (same offsets on every rank). The heap
+// starts with ll_reserved_bytes(world): one fixed scratch region per flagged-packet (LL)
+// program, never written by anything else; in, out and other programs' scratch follow it.
 struct HeapLayout {
   std::size_t in = 0, out = 0, scratch = 0;  // byte offsets
   std::size_t total = 0;                     // bytes of heap this call needs
 };
 inline constexpr std::size_t kHeapAlign = 4096;
+std::size_t ll_reserved_bytes(int world);
 HeapLayout heap_layout(const AlgoInfo& a, std::size_t bytes, int world);
 // Throws kInvalidArgument: "bytes=... needs N bytes of symmetric heap per rank; the heap has M".
 void check_heap(const AlgoInfo& a, std::size_t bytes, int world, std::size_t heap_bytes);
 
 // ---- errors --------------------------------------------------------------------------
-// "rank R block B timed out waiting on slot S (channel c, from rank r): expected >= E, saw V"
+// "rank R block B timed out waiting on slot S (channel c, from rank r): expected >= E, saw V", or
+// for flagged packets (reduce_ll): "rank R block B timed out waiting for packets at heap offset O
+// (packet P of that buffer): expected epoch E, saw V" (O: the packet buffer's byte offset in the
+// symmetric heap, which names the program's scratch region, the block and the source rank).
 std::string describe_wait_timeout(const WaitError& e);
 // Default spin bound: SYMM_WAIT_TIMEOUT_CYCLES if set, else ~4 s at H200 clocks.
 unsigned long long wait_timeout_cycles(const GetEnv& env);

@@ -25,6 +25,15 @@ __global__ void wait_probe_kernel(const __grid_constant__ DeviceHandle h, uint32
   ctx.finish();
 }
 
+// One thread's worth of reduce_ll (one 16-byte vector, four packets) on a buffer nobody writes.
+__global__ void ll_probe_kernel(const __grid_constant__ DeviceHandle h, const void* packets, float* dst,
+                                uint32_t epoch) {
+  __shared__ uint32_t word;
+  CudaBlockCtx ctx(h, &word);
+  ctx.reduce_ll<float>(dst, &packets, 1, 4, epoch, ReduceOp::kSum);
+  ctx.finish();
+}
+
 __global__ void gather_kernel(ncclWindow_t win, int world, void** out) {
   for (int r = threadIdx.x; r < world; r += blockDim.x) out[r] = ncclGetLsaPointer(win, 0, r);
   if (threadIdx.x == 0) out[world] = ncclGetLocalPointer(win, 0);
@@ -42,6 +51,11 @@ void launch_program(AlgoKind kind, DType t, const DeviceHandle& h, const CollArg
 
 void launch_wait_probe(const DeviceHandle& h, uint32_t slot, uint32_t value, cudaStream_t s) {
   wait_probe_kernel<<<1, 32, 0, s>>>(h, slot, value);
+  SYMM_CUDA_CHECK(cudaGetLastError());
+}
+
+void launch_ll_probe(const DeviceHandle& h, const void* packets, void* dst, uint32_t epoch, cudaStream_t s) {
+  ll_probe_kernel<<<1, 32, 0, s>>>(h, packets, static_cast<float*>(dst), epoch);
   SYMM_CUDA_CHECK(cudaGetLastError());
 }
 

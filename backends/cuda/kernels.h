@@ -21,6 +21,10 @@ void launch_program(AlgoKind kind, DType t, const DeviceHandle& h, const CollArg
 // One block waits (acquire) on `slot` for `value`: the bounded-wait error path's probe.
 void launch_wait_probe(const DeviceHandle& h, uint32_t slot, uint32_t value, cudaStream_t s);
 
+// One block runs reduce_ll over the packet buffer `packets` (a zeroed heap region nobody writes)
+// for `epoch`: the flagged-packet wait's error path.
+void launch_ll_probe(const DeviceHandle& h, const void* packets, void* dst, uint32_t epoch, cudaStream_t s);
+
 // out[r] = ncclGetLsaPointer(win, 0, r) for r < world, out[world] = ncclGetLocalPointer(win, 0).
 // `out` is device memory of world + 1 pointers.
 void gather_window_bases(ncclWindow_t win, int world, void** out, cudaStream_t s);

@@ -87,6 +87,9 @@ Runtime::Runtime(const RankEnv& env, std::size_t heap_bytes, unsigned long long 
   void* heap = nullptr;
   SYMM_CUDA_CHECK(ncclMemAlloc(&heap, heap_bytes));
   SYMM_CUDA_CHECK(ncclCommWindowRegister(comm_, heap, heap_bytes, &heap_win_, NCCL_WIN_COLL_SYMMETRIC));
+  // Once, ever: flagged-packet scratch must hold no epoch a block could wait for (epochs start
+  // at 1), and nothing else is ever written into it (heap_layout).
+  SYMM_CUDA_CHECK(cudaMemsetAsync(heap, 0, heap_bytes, stream_));
   SYMM_CUDA_CHECK(ncclMemAlloc(&pad_, pad::kPadBytes));
   SYMM_CUDA_CHECK(ncclCommWindowRegister(comm_, pad_, pad::kPadBytes, &pad_win_, NCCL_WIN_COLL_SYMMETRIC));
   SYMM_CUDA_CHECK(cudaMemsetAsync(pad_, 0, pad::kPadBytes, stream_));  // once, ever: epochs only grow
@@ -105,7 +108,7 @@ Runtime::Runtime(const RankEnv& env, std::size_t heap_bytes, unsigned long long 
 
   // Mapped pinned host memory: the host can read a timeout report without a device copy.
   SYMM_CUDA_CHECK(cudaHostAlloc(&error_host_, sizeof(WaitError), cudaHostAllocMapped));
-  std::memset(error_host_, 0, sizeof(WaitError));
+  *error_host_ = WaitError{};
   void* dev_err = nullptr;
   SYMM_CUDA_CHECK(cudaHostGetDevicePointer(&dev_err, error_host_, 0));
   h_.error = static_cast<WaitError*>(dev_err);
@@ -145,6 +148,9 @@ void Runtime::check_waits() {
   copy.slot = e->slot;
   copy.expected = e->expected;
   copy.seen = e->seen;
+  copy.kind = e->kind;
+  copy.packet = e->packet;
+  copy.offset = e->offset;
   e->tripped = 0;
   fail(ErrorCode::kTimeout, describe_wait_timeout(copy));
 }

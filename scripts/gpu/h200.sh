@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One device run (the `run` tool), from the repository root, binary carried in .carry/:
-#   scripts/gpu/h200.sh <world> [bench|suite|all]
-# Writes under $OUT: topo.txt, suite.log, bench_<machine>.csv, bench_<machine>.log (<= 8 files).
+#   scripts/gpu/h200.sh <world> [suite|bench|tune|lltune|all]     (all = suite + bench + lltune)
+# Writes under $OUT: topo.txt, suite_<m>.log, bench_<m>.csv/.log, tune_<m>.csv/.log (<= 8 files).
 # Multicast stays off in every command (never run multimem on the lent machines).
 set -uo pipefail
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
@@ -16,9 +16,11 @@ M=h200x$W
 { nvidia-smi --query-gpu=index,name,memory.total,clocks.max.sm --format=csv; nvidia-smi topo -m; } > "$OUT/topo.txt" 2>&1
 head -12 "$OUT/topo.txt"
 rc=0
+SECONDS=0
 if [ "$WHAT" = suite ] || [ "$WHAT" = all ]; then
-  timeout 200 tests/gpu/run.sh .carry 2>&1 | tee "$OUT/suite_$M.log" | grep -E "^(===|---|GPU suite|FAIL|probe)" || true
+  timeout ${SUITE_TIMEOUT:-200} tests/gpu/run.sh .carry 2>&1 | tee "$OUT/suite_$M.log" | grep -E "^(===|---|GPU suite|FAIL|probe)" || true
   grep -q "all passed" "$OUT/suite_$M.log" || rc=1
+  echo "# suite done at ${SECONDS}s"
 fi
 if [ "$WHAT" = bench ] || [ "$WHAT" = all ]; then
   devs=$(seq -s, 0 $((W - 1)))
@@ -26,9 +28,28 @@ if [ "$WHAT" = bench ] || [ "$WHAT" = all ]; then
     --op all_reduce,reduce_scatter,all_gather --algo all --dtype bf16 --sizes 4K:256M --mode both \
     --check-max 16M --machine $M --csv "$OUT/bench_$M.csv" ${BENCH_EXTRA:-} > "$OUT/bench_$M.log" 2>&1 || rc=1
   grep -E "^# |FAIL|error" "$OUT/bench_$M.log" | head -20
-  awk '$7==1 || NR<4' "$OUT/bench_$M.log" | head -140
+  awk '$7==1 && $4<=1048576' "$OUT/bench_$M.log" | head -120
+  echo "# bench done at ${SECONDS}s"
 fi
-if [ "$WHAT" = tune ] || [ "$WHAT" = all ]; then
+if [ "$WHAT" = lltune ] || [ "$WHAT" = all ]; then
+  # Block counts (and, at 4K, threads per block) of the flagged-packet programs, graph mode,
+  # timing only; their rows are appended to the committed tune_<m>.csv (see the results README).
+  devs=$(seq -s, 0 $((W - 1)))
+  T="timeout 60 env CUDA_VISIBLE_DEVICES=$devs $BIN launch -n $W -- $BIN bench --backend cuda --mode graph --no-check --no-nccl --machine $M"
+  : > "$OUT/tune_$M.log"
+  $T --op all_reduce --algo one_shot_ll --sizes 4K:1M:x4 --blocks 1,2,4,8,16,32,64 --csv /tmp/l1.csv >> "$OUT/tune_$M.log" 2>&1
+  $T --op reduce_scatter,all_gather --algo push_ll --sizes 4K:1M:x4 --blocks 1,2,4,8,16,32,64 --csv /tmp/l2.csv >> "$OUT/tune_$M.log" 2>&1
+  # Threads per block at the smallest sizes: the CSV schema has no threads column, so these
+  # rows stay in the log (column thr).
+  for th in 64 128; do
+    $T --op all_reduce --algo one_shot_ll --sizes 4K,16K --blocks 1,2,4 --threads $th >> "$OUT/tune_$M.log" 2>&1
+  done
+  { cat /tmp/l1.csv; tail -n +2 /tmp/l2.csv; } > "$OUT/tune_$M.csv" 2>/dev/null
+  grep -E "error|FAIL" "$OUT/tune_$M.log" | head
+  awk '$4<=16384' "$OUT/tune_$M.log" | grep -E "ll|^op" | sort -k1,1 -k4,4n -k8,8n | awk '{k=$1" "$4; if (!(k in seen)) {seen[k]=1; print}}'
+  echo "# lltune done at ${SECONDS}s"
+fi
+if [ "$WHAT" = tune ]; then
   # Block-count sweeps (graph mode, timing only) and the bare barrier's latency: the data the
   # per-size defaults are chosen from. One CSV, several invocations appended.
   devs=$(seq -s, 0 $((W - 1)))

@@ -3,12 +3,14 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <map>
 #include <string>
 #include <thread>
 
 #include "backends/cuda/host_logic.h"
+#include "core/algos/ll_layout.h"
 #include "core/signal_pad.h"
 
 namespace symm::cuda {
@@ -122,13 +124,56 @@ TEST(Plan, BadInputNamesTheValue) {
 TEST(Heap, LayoutIsAlignedAndChecked) {
   const AlgoInfo& push = find_algo(Op::kAllReduce, "one_shot_push");
   const HeapLayout l = heap_layout(push, 4096, 4);
-  EXPECT_EQ(l.in, 0u);
-  EXPECT_EQ(l.out, 4096u);
-  EXPECT_EQ(l.scratch, 8192u);
-  EXPECT_EQ(l.total, 8192u + 2 * 4 * 4096u);
+  const std::size_t r = ll_reserved_bytes(4);
+  EXPECT_EQ(r, 3 * LlLayout::scratch_bytes(4));  // three LL programs, one region each
+  EXPECT_EQ(l.in, r);
+  EXPECT_EQ(l.out, r + 4096u);
+  EXPECT_EQ(l.scratch, r + 8192u);
+  EXPECT_EQ(l.total, r + 8192u + 2 * 4 * 4096u);
   EXPECT_EQ(l.out % kHeapAlign, 0u);
   EXPECT_EQ(code_of([&] { check_heap(push, 4096, 4, l.total - 1); }), ErrorCode::kInvalidArgument);
   check_heap(push, 4096, 4, l.total);
+}
+
+// LL scratch: a fixed region per program whatever the size, disjoint from every in/out/scratch.
+TEST(Heap, LlScratchIsFixedAndPrivate) {
+  const int w = 4;
+  std::vector<std::pair<std::size_t, std::size_t>> regions;
+  for (const AlgoInfo& a : algorithms()) {
+    if (!a.ll_piece_bytes) continue;
+    const HeapLayout s = heap_layout(a, 4096, w), b = heap_layout(a, 1u << 20, w);
+    EXPECT_EQ(s.scratch, b.scratch) << a.id;
+    EXPECT_EQ(s.scratch % kHeapAlign, 0u);
+    EXPECT_LE(s.scratch + a.scratch_bytes(4096, w), ll_reserved_bytes(w)) << a.id;
+    regions.push_back({s.scratch, s.scratch + a.scratch_bytes(4096, w)});
+  }
+  ASSERT_EQ(regions.size(), 3u);
+  std::sort(regions.begin(), regions.end());
+  for (std::size_t i = 1; i < regions.size(); ++i) EXPECT_LE(regions[i - 1].second, regions[i].first);
+  for (const AlgoInfo& a : algorithms())
+    for (std::size_t bytes : {std::size_t(4096), std::size_t(1) << 20, std::size_t(256) << 20}) {
+      const HeapLayout l = heap_layout(a, bytes, w);
+      EXPECT_GE(l.in, ll_reserved_bytes(w)) << a.id;
+      if (!a.ll_piece_bytes && a.scratch_bytes(bytes, w)) EXPECT_GE(l.scratch, ll_reserved_bytes(w)) << a.id;
+    }
+}
+
+TEST(Plan, LlBlockCountsFollowTheRegistry) {
+  const AlgoInfo& a = find_algo(Op::kAllReduce, "one_shot_ll");
+  EXPECT_EQ(plan_launch(a, DType::kBF16, 4096, 4, 0, 0).blocks, a.default_blocks(4096, 4));
+  EXPECT_EQ(plan_launch(a, DType::kBF16, 1u << 20, 4, 0, 0).blocks, 64);  // 16 KiB per block at most
+  EXPECT_EQ(code_of([&] { plan_launch(a, DType::kBF16, 2u << 20, 4, 0, 0); }), ErrorCode::kUnsupported);
+  EXPECT_EQ(code_of([&] { plan_launch(a, DType::kBF16, 1u << 20, 4, 32, 0); }), ErrorCode::kInvalidArgument);
+}
+
+TEST(Timeout, PacketMessageNamesTheBuffer) {
+  WaitError e{1, 3, 7, 0, 42, 41};
+  e.kind = WaitError::kPackets;
+  e.offset = 16u << 20;
+  e.packet = 9;
+  EXPECT_EQ(describe_wait_timeout(e),
+            "rank 3 block 7 timed out waiting for packets at heap offset 16777216 (packet 9 of that buffer): "
+            "expected epoch 42, saw 41");
 }
 
 TEST(Timeout, MessageNamesRankBlockSlotChannelAndPeer) {
