@@ -20,6 +20,19 @@
 //   wait                           blocks until the local flag >= value; kAcquire makes the
 //                                  stores published by the matching release visible
 //   advance, sync                  free (one fiber is the whole block)
+//   put_ll                         posted stores of ll_bytes(bytes) = 2 * bytes of packets (the wire
+//                                  carries the epochs too): the block spends the issue time of the
+//                                  packet bytes at its per-block / link rate and continues; the
+//                                  packets land store_latency_us after that (a local dst: an HBM
+//                                  transfer, landing when it ends). Source bytes are read at issue.
+//   reduce_ll<T>                   blocks until every packet of every source buffer carries exactly
+//                                  `epoch` (an older or newer epoch is not accepted), then one local
+//                                  flow reading the 2 * count * sizeof(T) packet bytes of each source
+//                                  at HBM rate (no per-block cap: block_GBps models remote loads),
+//                                  fp32 accumulation, a store to dst with the rules of copy. Each
+//                                  packet's data is taken when it is seen valid (as a spinning thread
+//                                  keeps it). Packet reads are synchronising by construction: they
+//                                  are exempt from the race check and create no happens-before.
 // A block ends when its program returns and its stores have landed (kernel end flushes).
 //
 // Transfer rates: every transfer is one flow in the flow network (flow_net.h), on the
@@ -45,7 +58,7 @@ class Ctx {
   int rank() const;
   int world() const;
   int block() const;
-  int blocks() const;
+  int blocks() const;  // of the current call (a test may vary it between calls)
 
   template <class T>
   T* peer(T* p, int r) const {
@@ -64,11 +77,18 @@ class Ctx {
   void wait(uint32_t slot, uint32_t value, MemOrder order);
   uint32_t advance(uint32_t slot);
   void sync() {}
+  void put_ll(void* dst, const void* src, std::size_t bytes, uint32_t epoch);
+  template <class T>
+  void reduce_ll(T* dst, const void* const* srcs, int nsrc, std::size_t count, uint32_t epoch, ReduceOp op) {
+    reduce_ll_impl(DTypeOf<T>::value, dst, srcs, nsrc, count, epoch, op);
+  }
 
  private:
   uintptr_t peer_addr(uintptr_t p, int r) const;
   void reduce_impl(DType t, void* dst, const void* const* srcs, int nsrc, std::size_t count, ReduceOp op);
   void multimem_impl(DType t, void* mc, std::size_t count, ReduceOp op);
+  void reduce_ll_impl(DType t, void* dst, const void* const* srcs, int nsrc, std::size_t count,
+                      uint32_t epoch, ReduceOp op);
 
   Simulator* sim_;
   Block* blk_;

@@ -13,10 +13,18 @@
 // acquire wait that observes the flag joins it; a launch inherits the host's clock and the
 // kernel's end joins its blocks back. A read of bytes whose last writer is neither the reader
 // nor happens-before it is a race.
+//
+// Flagged packets (put_ll / reduce_ll): a put_ll's packets are ordinary stores for the race
+// check (a plain read of packet memory is checked like any other), but reduce_ll's reads of its
+// packet buffers are exempt: each 8-byte packet is single-copy atomic and carries its own epoch,
+// so a packet seen with the awaited epoch is complete. They join no clock (no happens-before for
+// other memory). reduce_ll waits on *memory* with data (the epoch words in the heap), and on a
+// per-rank record of landed packet ranges and their epochs in timing-only runs.
 #include <boost/context/fiber.hpp>
 #include <chrono>
 #include <cstring>
 #include <exception>
+#include <limits>
 #include <map>
 #include <memory>
 #include <unordered_map>
@@ -148,7 +156,7 @@ bool join(VClock& a, const VClock& b) {
 
 }  // namespace
 
-enum class BlockState : uint8_t { kIdle, kRunning, kTransfer, kFlag, kStores, kDone };
+enum class BlockState : uint8_t { kIdle, kRunning, kTransfer, kFlag, kPackets, kStores, kDone };
 
 struct Block {
   int rank = 0, index = 0, tid = 0;
@@ -159,6 +167,13 @@ struct Block {
   Block* next_waiter = nullptr;
   TimePs started = 0;
   uint32_t last_wait = UINT32_MAX;  // for race reports
+  // reduce_ll waiting on packets: buffer [ll_buf, ll_hi) of this rank, first packet not yet valid
+  // at ll_lo, awaited epoch; the data words taken so far (sources back to back).
+  uint64_t ll_buf = 0, ll_lo = 0, ll_hi = 0;
+  uint32_t ll_epoch = 0;
+  std::vector<uint8_t> ll_data;
+  int ll_from_rank = -1, ll_from_block = 0;  // trace: the put_ll whose landing woke it
+  TimePs ll_from_t = 0;
   // Race check.
   VClock clock;
   Snapshot release_snap;          // shared by releases with no store or acquire in between
@@ -171,6 +186,7 @@ struct Host {
   VClock clock;
   bool tick_before_store = true;
   int live_blocks = 0;
+  int blocks = 0;                  // of the current call
   TimePs launched = 0, ended = 0;  // of the latest call
 };
 
@@ -189,7 +205,10 @@ struct Transfer {
   TimePs issued = 0;
   bool remote_load = false;  // pays the load round trip before the block resumes
   bool posted = false;       // lands store_latency after the block resumes
-  int dst_space = 0;         // a rank, or kMcSpace: the same offset on every rank
+  bool ll = false;           // flagged packets of epoch ll_epoch (put_ll)
+  uint32_t ll_epoch = 0;
+  TimePs done_at = 0;  // when the issuing block resumed (trace)
+  int dst_space = 0;   // a rank, or kMcSpace: the same offset on every rank
   uint64_t dst_off = 0;
   std::size_t bytes = 0;
   std::vector<uint8_t> data;  // data mode: what lands
@@ -208,6 +227,37 @@ struct WriteSeg {
   uint32_t epoch;
 };
 
+struct LlSeg {  // timing-only: packets [key, end) landed with `epoch`
+  uint64_t end;
+  uint32_t epoch;
+};
+
+// Sets [b, e) of an interval map (key = begin, value has .end) to v, splitting what overlaps.
+template <class Seg>
+void assign_range(std::map<uint64_t, Seg>& m, uint64_t b, uint64_t e, Seg v) {
+  auto it = m.lower_bound(b);
+  if (it != m.begin()) {
+    auto p = std::prev(it);
+    if (p->second.end > b) {
+      const Seg whole = p->second;
+      p->second.end = b;
+      if (whole.end > e) m.emplace(e, whole);
+    }
+  }
+  it = m.lower_bound(b);
+  while (it != m.end() && it->first < e) {
+    if (it->second.end > e) {
+      const Seg rest = it->second;
+      m.erase(it);
+      m.emplace(e, rest);
+      break;
+    }
+    it = m.erase(it);
+  }
+  v.end = e;
+  m.emplace(b, v);
+}
+
 struct Heap {
   std::vector<uint8_t> bytes;
   std::map<uint64_t, WriteSeg> writes;  // last writer of every byte range, for the race check
@@ -219,13 +269,14 @@ uint64_t align_up(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
 
 class Simulator {
  public:
-  Simulator(const RunSpec& spec, ProgramFn fn, int blocks);
+  // call_blocks[c]: the block count of call c (spec.calls is its size).
+  Simulator(const RunSpec& spec, ProgramFn fn, std::vector<int> call_blocks);
   ~Simulator();
   RunResult run();
 
   // Verbs, called from Ctx on a block's fiber.
   int world() const { return world_; }
-  int blocks() const { return blocks_; }
+  int blocks(const Block& b) const { return hosts_[b.rank].blocks; }
   uintptr_t peer_addr(Block& b, uintptr_t p, int r);
   void copy(Block& b, uintptr_t dst, uintptr_t src, std::size_t bytes);
   void reduce(Block& b, DType t, uintptr_t dst, const void* const* srcs, int n, std::size_t count,
@@ -234,6 +285,9 @@ class Simulator {
   void signal(Block& b, int peer, uint32_t slot, uint32_t value, MemOrder order);
   void wait(Block& b, uint32_t slot, uint32_t value, MemOrder order);
   uint32_t advance(Block& b, uint32_t slot);
+  void put_ll(Block& b, uintptr_t dst, uintptr_t src, std::size_t bytes, uint32_t epoch);
+  void reduce_ll(Block& b, DType t, uintptr_t dst, const void* const* srcs, int n, std::size_t count,
+                 uint32_t epoch, ReduceOp op);
 
  private:
   static uintptr_t addr(int space, uint64_t off) {
@@ -258,10 +312,15 @@ class Simulator {
   void record_store(int tid, uint32_t epoch, int rank, uint64_t off, std::size_t bytes);
   uint32_t store_epoch(Block& b);
   void check_read(const Block& b, int rank, uint64_t off, std::size_t bytes);
+  // Flagged packets: the first packet in [pos, end) of b's rank not holding `epoch` (end if none);
+  // with data, copies the data words of the valid ones into b.ll_data at out + (p - base) / 2.
+  uint64_t scan_ll(Block& b, uint64_t pos, uint64_t base, uint64_t end, uint32_t epoch, std::size_t out);
+  void ll_landed(const Transfer& x);
+  std::string ll_seen(int rank, uint64_t off) const;
 
   // Transfers.
   Transfer& new_transfer(Block& b, const char* name, uint32_t& index);
-  void add_use(uint32_t res, float w);
+  void add_use(uint32_t res, float w);  // w == 0 adds nothing
   void start_flow(Block& b, uint32_t index, BytesPerPs cap, double size);
   void complete(uint32_t index);
   void land(uint32_t index);
@@ -279,7 +338,8 @@ class Simulator {
   const RunSpec& spec_;
   const Machine& m_;
   ProgramFn fn_;
-  const int world_, blocks_;
+  const std::vector<int> call_blocks_;
+  const int world_, blocks_;  // blocks_: the most any call uses (the stride of blocks_v_)
   const bool data_, race_;
   const TimePs launch_ps_, rtt_ps_, store_ps_, flag_ps_;
   const BytesPerPs block_bpp_;
@@ -292,6 +352,8 @@ class Simulator {
   std::vector<Heap> heaps_;
   std::vector<uint32_t> flags_;  // world x kPadSlots, zeroed once
   std::unordered_map<uint64_t, Block*> waiters_;
+  std::vector<std::vector<Block*>> ll_waiters_;       // per rank: blocks in reduce_ll
+  std::vector<std::map<uint64_t, LlSeg>> ll_landed_;  // per rank, timing-only
   std::unordered_map<uint64_t, Snapshot> flag_snap_;
   std::unordered_map<uint64_t, uint64_t> flag_signal_;  // trace: which signal set the flag
   std::vector<Transfer> xfers_;
@@ -316,12 +378,13 @@ class Simulator {
 
 // ---- set-up --------------------------------------------------------------------------------
 
-Simulator::Simulator(const RunSpec& spec, ProgramFn fn, int blocks)
+Simulator::Simulator(const RunSpec& spec, ProgramFn fn, std::vector<int> call_blocks)
     : spec_(spec),
       m_(spec.machine),
       fn_(fn),
+      call_blocks_(std::move(call_blocks)),
       world_(spec.world),
-      blocks_(blocks),
+      blocks_(*std::max_element(call_blocks_.begin(), call_blocks_.end())),
       data_(!spec.timing_only),
       race_(!spec.timing_only && spec.race_check),
       launch_ps_(us_to_ps(spec.graph ? spec.machine.launch_graph_us : spec.machine.launch_eager_us)),
@@ -364,6 +427,8 @@ Simulator::Simulator(const RunSpec& spec, ProgramFn fn, int blocks)
   flags_.assign(std::size_t(world_) * pad::kPadSlots, 0);
   use_w_.assign(std::size_t(4 * world_), 0);
   last_load_.assign(std::size_t(2 * world_), -1);
+  ll_waiters_.resize(std::size_t(world_));
+  if (!data_) ll_landed_.resize(std::size_t(world_));
   if (data_) {
     heaps_.resize(std::size_t(world_));
     for (Heap& h : heaps_) {
@@ -457,7 +522,8 @@ void Simulator::resume(Host& h) {
 // One host plan per rank: for each call, fresh inputs, launch, wait for the stream. Later
 // plans (copy engines, stream flags, GEMMs) add host verbs here.
 void Simulator::host_plan(Host& h) {
-  for (int call = 0; call < spec_.calls; ++call) {
+  for (int call = 0; call < int(call_blocks_.size()); ++call) {
+    h.blocks = call_blocks_[std::size_t(call)];
     if (data_) with_type(spec_.dtype, [&]<class T>() { write_inputs<T>(h, call); });
     launch(h);
     h.caller = std::move(h.caller).resume();  // until the kernel's last block ends
@@ -471,7 +537,7 @@ void Simulator::write_inputs(Host& h, int call) {
   T* p = reinterpret_cast<T*>(ptr(r, in_off_));
   // Only the last call is checked, so only its inputs are kept for the reference.
   std::vector<float> scratch_keep;
-  std::vector<float>& keep = call == spec_.calls - 1 ? inputs_[r] : scratch_keep;
+  std::vector<float>& keep = call == int(call_blocks_.size()) - 1 ? inputs_[r] : scratch_keep;
   keep.resize(n);
   float* const k = keep.data();
   const uint64_t stream = splitmix64(spec_.seed ^ splitmix64(uint64_t(call) << 32 | uint32_t(r)));
@@ -500,9 +566,9 @@ void Simulator::write_inputs(Host& h, int call) {
 
 void Simulator::launch(Host& h) {
   h.launched = q_.now();
-  h.live_blocks = blocks_;
+  h.live_blocks = h.blocks;
   const TimePs start = q_.now() + launch_ps_;
-  for (int b = 0; b < blocks_; ++b) {
+  for (int b = 0; b < h.blocks; ++b) {
     Block& blk = block_at(h.rank, b);
     blk.state = BlockState::kIdle;
     blk.inflight = 0;
@@ -542,11 +608,12 @@ RunResult Simulator::run() {
     }
   }
   if (error_) std::rethrow_exception(error_);
+  // Blocks a call did not launch stay idle (or done from an earlier call); any other is stuck.
   for (const Block& b : blocks_v_)
-    if (b.state != BlockState::kDone) deadlock();
+    if (b.state != BlockState::kDone && b.state != BlockState::kIdle) deadlock();
 
   RunResult res;
-  res.blocks = blocks_;
+  res.blocks = call_blocks_.back();
   res.events = q_.processed();
   TimePs first = hosts_[0].launched, last = hosts_[0].ended;
   for (const Host& h : hosts_) first = std::min(first, h.launched), last = std::max(last, h.ended);
@@ -592,7 +659,7 @@ void Simulator::deadlock() {
   const Block* first = nullptr;
   int others = 0;
   for (const Block& b : blocks_v_) {
-    if (b.state != BlockState::kFlag) continue;
+    if (b.state != BlockState::kFlag && b.state != BlockState::kPackets) continue;
     if (!first)
       first = &b;
     else
@@ -600,6 +667,21 @@ void Simulator::deadlock() {
   }
   if (!first)
     fail(ErrorCode::kInternal, "simulation stopped with blocks unfinished but none waiting on a flag");
+  const std::string and_others =
+      " (and " + std::to_string(others) + " other blocked wait" + (others == 1 ? "" : "s") + ")";
+  if (first->state == BlockState::kPackets) {
+    const std::string who = "rank " + std::to_string(first->rank) + " block " + std::to_string(first->index);
+    const uint64_t base = first->ll_buf >= scratch_off_ ? scratch_off_
+                          : first->ll_buf >= out_off_   ? out_off_
+                                                        : in_off_;
+    const std::string buf = where(first->rank, first->ll_buf);  // "rank R's scratch at byte N"
+    fail(ErrorCode::kDeadlock,
+         "deadlock: " + who + " waits in reduce_ll for epoch " + std::to_string(first->ll_epoch) +
+             " on the packet buffer " + buf.substr(0, buf.find(" at byte")) + " bytes [" +
+             std::to_string(first->ll_buf - base) + "," + std::to_string(first->ll_hi - base) +
+             ") but the packet at byte " + std::to_string(first->ll_lo - base) + " " +
+             ll_seen(first->rank, first->ll_lo) + and_others);
+  }
   const uint32_t s = first->wait_slot;
   std::string slot = "slot " + std::to_string(s);
   if (s < pad::kFlagSlots) {
@@ -611,8 +693,7 @@ void Simulator::deadlock() {
   fail(ErrorCode::kDeadlock,
        "deadlock: rank " + std::to_string(first->rank) + " block " + std::to_string(first->index) +
            " waits on " + slot + " for value >= " + std::to_string(first->wait_value) + " but sees " +
-           std::to_string(flags_[std::size_t(first->rank) * pad::kPadSlots + s]) + " (and " +
-           std::to_string(others) + " other blocked wait" + (others == 1 ? "" : "s") + ")");
+           std::to_string(flags_[std::size_t(first->rank) * pad::kPadSlots + s]) + and_others);
 }
 
 // ---- addresses and memory ------------------------------------------------------------------
@@ -642,28 +723,7 @@ std::string Simulator::who(int tid) const {
 }
 
 void Simulator::record_store(int tid, uint32_t epoch, int rank, uint64_t off, std::size_t bytes) {
-  auto& m = heaps_[rank].writes;
-  const uint64_t b = off, e = off + bytes;
-  auto it = m.lower_bound(b);
-  if (it != m.begin()) {
-    auto p = std::prev(it);
-    if (p->second.end > b) {
-      const WriteSeg whole = p->second;
-      p->second.end = b;
-      if (whole.end > e) m.emplace(e, whole);
-    }
-  }
-  it = m.lower_bound(b);
-  while (it != m.end() && it->first < e) {
-    if (it->second.end > e) {
-      const WriteSeg rest = it->second;
-      m.erase(it);
-      m.emplace(e, rest);
-      break;
-    }
-    it = m.erase(it);
-  }
-  m.emplace(b, WriteSeg{e, tid, epoch});
+  assign_range(heaps_[rank].writes, off, off + bytes, WriteSeg{0, tid, epoch});
 }
 
 uint32_t Simulator::store_epoch(Block& b) {
@@ -712,11 +772,12 @@ Transfer& Simulator::new_transfer(Block& b, const char* name, uint32_t& index) {
   x.owner = &b;
   x.name = name;
   x.issued = q_.now();
-  x.remote_load = x.posted = false;
+  x.remote_load = x.posted = x.ll = false;
   return x;
 }
 
 void Simulator::add_use(uint32_t res, float w) {
+  if (w == 0) return;
   if (use_w_[res] == 0) uses_.push_back(Use{res, 0});
   use_w_[res] += w;
 }
@@ -761,6 +822,7 @@ void Simulator::complete(uint32_t index) {
   if (trace_)
     trace_->slice(x.owner->rank, x.owner->index, x.name, x.issued, resume_at,
                   "\"bytes\":" + std::to_string(x.bytes));
+  x.done_at = resume_at;
   if (x.posted) {
     q_.push(resume_at, kResumeBlock, uint32_t(x.owner->rank * blocks_ + x.owner->index), 0);
     q_.push(resume_at + store_ps_, kTransferLand, 0, index);
@@ -778,6 +840,7 @@ void Simulator::land(uint32_t index) {
       std::memcpy(ptr(x.dst_space, x.dst_off), x.data.data(), x.bytes);
     }
   }
+  if (x.ll) ll_landed(x);
   Block& b = *x.owner;
   free_xfers_.push_back(index);
   if (!x.posted) {
@@ -1029,12 +1092,190 @@ uint32_t Simulator::advance(Block& b, uint32_t slot) {
   return ++flags_[uint64_t(b.rank) * pad::kPadSlots + slot];
 }
 
+// ---- flagged packets (LL) -------------------------------------------------------------------
+
+void Simulator::put_ll(Block& b, uintptr_t dst, uintptr_t src, std::size_t bytes, uint32_t epoch) {
+  if (bytes == 0) return;
+  const std::size_t pb = ll_bytes(bytes);
+  const Loc s = decode(b, src, bytes, "put_ll"), d = decode(b, dst, pb, "put_ll");
+  if (s.space == kMcSpace || d.space == kMcSpace)
+    fail(ErrorCode::kInvalidArgument, "put_ll() cannot use a multicast address");
+  const int me = b.rank;
+  uint32_t index;
+  Transfer& x = new_transfer(b, "put_ll", index);
+  x.remote_load = s.space != me;
+  x.posted = d.space != me;
+  x.ll = true;
+  x.ll_epoch = epoch;
+  x.dst_space = d.space;
+  x.dst_off = d.off;
+  x.bytes = pb;
+  if (data_) {
+    if (race_) check_read(b, s.space, s.off, bytes);
+    x.data.resize(pb);
+    const uint8_t* from = ptr(s.space, s.off);
+    uint8_t* to = x.data.data();
+    for (std::size_t i = 0; i < bytes / 4; ++i) {  // packet i = {data word i, epoch}
+      std::memcpy(to + 8 * i, from + 4 * i, 4);
+      std::memcpy(to + 8 * i + 4, &epoch, 4);
+    }
+    // Ordinary stores for the race check: only reduce_ll's reads of packets are exempt.
+    if (race_) record_store(b.tid, store_epoch(b), d.space, d.off, pb);
+  }
+  // One unit of progress = one packet byte: half a byte of source data.
+  if (x.remote_load) {
+    add_use(res_egress(s.space), 0.5);
+    add_use(res_ingress(me), 0.5);
+  }
+  if (x.posted) {
+    add_use(res_egress(me), 1);
+    add_use(res_ingress(d.space), 1);
+  }
+  // HBM is rated for copies (read + write): a local read or write alone is half weight.
+  add_use(res_hbm(me), float(x.remote_load ? 0 : 0.25) + float(x.posted ? 0 : 0.5));
+  start_flow(b, index, block_bpp_, double(pb));
+}
+
+void Simulator::ll_landed(const Transfer& x) {
+  const int r = x.dst_space;
+  const uint64_t lo = x.dst_off, hi = x.dst_off + x.bytes;
+  if (!data_) assign_range(ll_landed_[r], lo, hi, LlSeg{0, x.ll_epoch});
+  // Wake the blocks of rank r whose pending packets this landing touches; they re-check.
+  std::vector<Block*>& ws = ll_waiters_[r];
+  std::size_t keep = 0;
+  for (Block* w : ws) {
+    if (w->ll_lo < hi && lo < w->ll_hi) {
+      w->ll_from_rank = x.owner->rank;
+      w->ll_from_block = x.owner->index;
+      w->ll_from_t = x.done_at;
+      q_.push(q_.now(), kResumeBlock, uint32_t(w->rank * blocks_ + w->index), 0);
+    } else {
+      ws[keep++] = w;
+    }
+  }
+  ws.resize(keep);
+}
+
+uint64_t Simulator::scan_ll(Block& b, uint64_t pos, uint64_t base, uint64_t end, uint32_t epoch,
+                            std::size_t out) {
+  if (data_) {
+    const uint8_t* h = ptr(b.rank, 0);
+    uint8_t* o = b.ll_data.data() + out;
+    for (; pos < end; pos += 8) {
+      uint32_t e;
+      std::memcpy(&e, h + pos + 4, 4);
+      if (e != epoch) break;  // only this epoch: an older (stale) or newer packet is not accepted
+      std::memcpy(o + (pos - base) / 2, h + pos, 4);
+    }
+    return pos;
+  }
+  const auto& m = ll_landed_[b.rank];
+  auto it = m.upper_bound(pos);
+  if (it != m.begin()) --it;
+  for (; pos < end && it != m.end() && it->first <= pos; ++it) {
+    if (it->second.end <= pos) continue;
+    if (it->second.epoch != epoch) break;
+    pos = std::min(end, it->second.end);
+  }
+  return pos;
+}
+
+std::string Simulator::ll_seen(int rank, uint64_t off) const {
+  if (data_) {
+    uint32_t e;
+    std::memcpy(&e, heaps_[rank].bytes.data() + off + 4, 4);
+    return e == 0xFFFFFFFFu ? "was never written" : "holds epoch " + std::to_string(e);
+  }
+  const auto& m = ll_landed_[rank];
+  auto it = m.upper_bound(off);
+  if (it != m.begin() && (--it)->second.end > off) return "holds epoch " + std::to_string(it->second.epoch);
+  return "was never written";
+}
+
+void Simulator::reduce_ll(Block& b, DType t, uintptr_t dst, const void* const* srcs, int n, std::size_t count,
+                          uint32_t epoch, ReduceOp op) {
+  const std::size_t bytes = count * dtype_size(t);
+  if (bytes == 0) return;
+  if (n < 1 || n > kMaxWorld)
+    fail(ErrorCode::kInvalidArgument, "reduce_ll() needs 1.." + std::to_string(kMaxWorld) + " sources");
+  const int me = b.rank;
+  const std::size_t pb = ll_bytes(bytes);
+  const Loc d = decode(b, dst, bytes, "reduce_ll");
+  if (d.space == kMcSpace)
+    fail(ErrorCode::kInvalidArgument, "reduce_ll() cannot store to a multicast address");
+  uint64_t off[kMaxWorld];
+  for (int k = 0; k < n; ++k) {
+    const Loc s = decode(b, reinterpret_cast<uintptr_t>(srcs[k]), pb, "reduce_ll");
+    if (s.space != me)
+      fail(ErrorCode::kInvalidArgument, "rank " + std::to_string(me) + " block " + std::to_string(b.index) +
+                                            ": reduce_ll() reads local packet buffers only (source " +
+                                            std::to_string(k) + " is on rank " + std::to_string(s.space) +
+                                            ")");
+    off[k] = s.off;
+  }
+  const TimePs t0 = q_.now();
+  if (data_) b.ll_data.resize(std::size_t(n) * bytes);
+  b.ll_from_rank = -1;
+  // Spin: walk the sources' packets in order, waiting at the first one not yet valid. A packet
+  // once valid keeps its data (each thread of a real block keeps what it saw), so a wake-up
+  // re-checks only from where the walk stopped.
+  int k = 0;
+  uint64_t pos = off[0];
+  for (;;) {
+    while (k < n) {
+      pos = scan_ll(b, pos, off[k], off[k] + pb, epoch, std::size_t(k) * bytes);
+      if (pos < off[k] + pb) break;
+      if (++k < n) pos = off[k];
+    }
+    if (k == n) break;
+    b.ll_buf = off[k];
+    b.ll_lo = pos;
+    b.ll_hi = off[k] + pb;
+    b.ll_epoch = epoch;
+    ll_waiters_[me].push_back(&b);
+    b.state = BlockState::kPackets;
+    yield(b);
+  }
+  if (trace_ && b.ll_from_rank >= 0) {
+    const uint64_t id = ++signal_ids_;
+    trace_->flow_begin(b.ll_from_rank, b.ll_from_block, id, b.ll_from_t);
+    trace_->flow_end(me, b.index, id, q_.now());
+  }
+  uint32_t index;
+  Transfer& x = new_transfer(b, "reduce_ll", index);
+  x.issued = t0;  // the slice shows the spin too
+  x.posted = d.space != me;
+  x.dst_space = d.space;
+  x.dst_off = d.off;
+  x.bytes = bytes;
+  if (data_) {
+    if (n == 1) {
+      x.data.assign(b.ll_data.begin(), b.ll_data.begin() + std::ptrdiff_t(bytes));
+    } else {
+      const void* host_src[kMaxWorld];
+      for (int s = 0; s < n; ++s) host_src[s] = b.ll_data.data() + std::size_t(s) * bytes;
+      with_type(t, [&]<class T>() {
+        reduce_data<T>(acc_, x.data, reinterpret_cast<const T* const*>(host_src), n, count, op);
+      });
+    }
+    if (race_) record_store(b.tid, store_epoch(b), d.space, d.off, bytes);
+  }
+  // A local read of the n packet buffers (2 bytes each per byte of result, half weight on HBM),
+  // then the result's store; no per-block cap on local packet reads.
+  add_use(res_hbm(me), float(n) + float(x.posted ? 0 : 0.5));
+  if (x.posted) {
+    add_use(res_egress(me), 1);
+    add_use(res_ingress(d.space), 1);
+  }
+  start_flow(b, index, std::numeric_limits<double>::infinity(), double(bytes));
+}
+
 // ---- Ctx: the verbs programs see -----------------------------------------------------------
 
 int Ctx::rank() const { return blk_->rank; }
 int Ctx::world() const { return sim_->world(); }
 int Ctx::block() const { return blk_->index; }
-int Ctx::blocks() const { return sim_->blocks(); }
+int Ctx::blocks() const { return sim_->blocks(*blk_); }
 uintptr_t Ctx::peer_addr(uintptr_t p, int r) const { return sim_->peer_addr(*blk_, p, r); }
 void Ctx::copy(void* dst, const void* src, std::size_t bytes) {
   sim_->copy(*blk_, reinterpret_cast<uintptr_t>(dst), reinterpret_cast<uintptr_t>(src), bytes);
@@ -1050,32 +1291,45 @@ void Ctx::signal(int peer, uint32_t slot, uint32_t value, MemOrder order) {
 }
 void Ctx::wait(uint32_t slot, uint32_t value, MemOrder order) { sim_->wait(*blk_, slot, value, order); }
 uint32_t Ctx::advance(uint32_t slot) { return sim_->advance(*blk_, slot); }
+void Ctx::put_ll(void* dst, const void* src, std::size_t bytes, uint32_t epoch) {
+  sim_->put_ll(*blk_, reinterpret_cast<uintptr_t>(dst), reinterpret_cast<uintptr_t>(src), bytes, epoch);
+}
+void Ctx::reduce_ll_impl(DType t, void* dst, const void* const* srcs, int nsrc, std::size_t count,
+                         uint32_t epoch, ReduceOp op) {
+  sim_->reduce_ll(*blk_, t, reinterpret_cast<uintptr_t>(dst), srcs, nsrc, count, epoch, op);
+}
 
 // ---- entry points --------------------------------------------------------------------------
 
 namespace detail {
-RunResult run_with(const RunSpec& spec, ProgramFn fn) {
+RunResult run_with(const RunSpec& spec, ProgramFn fn, const std::vector<int>& blocks_per_call) {
   const Machine& m = spec.machine;
   SYMM_REQUIRE(spec.algo, ErrorCode::kInvalidArgument, "no algorithm given");
   SYMM_REQUIRE(m.gpus > 0, ErrorCode::kInvalidArgument, "no machine loaded (Machine::by_name)");
-  const int blocks = spec.blocks > 0   ? spec.blocks
-                     : spec.blocks < 0 ? spec.blocks
-                                       : spec.algo->default_blocks(spec.bytes, spec.world);
-  check_args(*spec.algo, spec.dtype, spec.bytes, spec.world, blocks);
+  SYMM_REQUIRE(spec.calls >= 1, ErrorCode::kInvalidArgument,
+               "calls=" + std::to_string(spec.calls) + " must be >= 1");
+  std::vector<int> call_blocks = blocks_per_call;
+  if (call_blocks.empty()) {
+    const int blocks = spec.blocks > 0   ? spec.blocks
+                       : spec.blocks < 0 ? spec.blocks
+                                         : spec.algo->default_blocks(spec.bytes, spec.world);
+    call_blocks.assign(std::size_t(spec.calls), blocks);
+  }
+  for (int blocks : call_blocks) {
+    check_args(*spec.algo, spec.dtype, spec.bytes, spec.world, blocks);
+    if (blocks > m.sms)
+      fail(ErrorCode::kUnsupported, "blocks=" + std::to_string(blocks) + " exceeds machine " + m.name +
+                                        "'s " + std::to_string(m.sms) +
+                                        " SMs (a program's blocks must all be resident)");
+  }
   if (spec.world > m.gpus && !spec.timing_only)
     fail(ErrorCode::kUnsupported, "world=" + std::to_string(spec.world) + " exceeds machine " + m.name +
                                       "'s " + std::to_string(m.gpus) +
                                       " GPUs (use --timing-only to scale past it)");
-  if (blocks > m.sms)
-    fail(ErrorCode::kUnsupported, "blocks=" + std::to_string(blocks) + " exceeds machine " + m.name + "'s " +
-                                      std::to_string(m.sms) +
-                                      " SMs (a program's blocks must all be resident)");
-  SYMM_REQUIRE(spec.calls >= 1, ErrorCode::kInvalidArgument,
-               "calls=" + std::to_string(spec.calls) + " must be >= 1");
   const auto wall0 = std::chrono::steady_clock::now();
   RunResult res;
   {
-    Simulator sim(spec, fn, blocks);
+    Simulator sim(spec, fn, std::move(call_blocks));
     res = sim.run();
   }  // set-up and tear-down count too
   res.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();

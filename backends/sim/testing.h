@@ -1,6 +1,8 @@
 // Running device programs that are not in the registry (tests: deliberately broken variants).
 #pragma once
 
+#include <vector>
+
 #include "backends/sim/ctx.h"
 #include "backends/sim/sim.h"
 #include "core/dispatch.h"
@@ -9,7 +11,9 @@ namespace symm::sim {
 
 namespace detail {
 // The engine behind run(): spec.algo supplies op, sizes and limits; `fn` is what runs.
-RunResult run_with(const RunSpec& spec, ProgramFn fn);
+// blocks_per_call non-empty: call c runs on blocks_per_call[c] blocks (spec.calls and
+// spec.blocks are ignored); otherwise spec.calls calls on spec.blocks (0: the default).
+RunResult run_with(const RunSpec& spec, ProgramFn fn, const std::vector<int>& blocks_per_call = {});
 
 template <class Program, class T>
 void invoke(Ctx& ctx, const CollArgs& a) {
@@ -22,6 +26,19 @@ template <class Program>
 RunResult run_program(const RunSpec& spec) {
   return with_type(spec.dtype,
                    [&]<class T>() { return detail::run_with(spec, &detail::invoke<Program, T>); });
+}
+
+// Back-to-back calls of spec.algo's own program on the same heap and signal pads, call c on
+// blocks_per_call[c] blocks (RunSpec has one block count for every call). Only the last call
+// is checked and timed, as in run().
+inline RunResult run_calls(const RunSpec& spec, const std::vector<int>& blocks_per_call) {
+  SYMM_REQUIRE(spec.algo, ErrorCode::kInvalidArgument, "no algorithm given");
+  SYMM_REQUIRE(!blocks_per_call.empty(), ErrorCode::kInvalidArgument, "no calls given");
+  return with_program(spec.algo->kind, [&]<class P>() {
+    return with_type(spec.dtype, [&]<class T>() {
+      return detail::run_with(spec, &detail::invoke<P, T>, blocks_per_call);
+    });
+  });
 }
 
 }  // namespace symm::sim

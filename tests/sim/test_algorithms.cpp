@@ -1,6 +1,8 @@
 // Every registry algorithm against the CPU reference: dtypes x worlds x sizes, fresh inputs.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "backends/sim/sim.h"
 
 namespace symm::sim {
@@ -37,6 +39,7 @@ class EveryAlgorithm : public ::testing::TestWithParam<std::size_t> {};
 TEST_P(EveryAlgorithm, MatchesReference) {
   const AlgoInfo& a = algorithms()[GetParam()];
   uint64_t seed = 1000 * GetParam();
+  int ran = 0, skipped = 0;
   for (int world : {2, 3, 4, 8}) {
     if (world < a.min_world || world > a.max_world) continue;
     // RS and AG sizes are the whole buffer: one vector per rank is the smallest call.
@@ -56,12 +59,52 @@ TEST_P(EveryAlgorithm, MatchesReference) {
     for (const Size& sz : sizes) {
       const bool large = sz.bytes > (std::size_t(1) << 20);
       if (a.max_bytes && sz.bytes > a.max_bytes) continue;
+      int blocks = sz.blocks;
+      if (a.ll_piece_bytes && blocks) {
+        // LL programs need every block to carry 1 vector .. ll_piece_bytes of a rank's data.
+        const std::size_t per_rank = a.per_rank_bytes(sz.bytes, world);
+        const std::size_t most = per_rank / 16, least = (per_rank + a.ll_piece_bytes - 1) / a.ll_piece_bytes;
+        blocks = int(std::max<std::size_t>(least, std::min<std::size_t>(std::size_t(blocks), most)));
+      }
       for (DType t : {DType::kBF16, DType::kFP16, DType::kFP32}) {
         if (large && t != DType::kBF16) continue;  // one dtype is enough at this size
+        try {  // sizes a program refuses (LL: over ll_piece_bytes x max_blocks per rank)
+          check_args(a, t, sz.bytes, world, blocks ? blocks : a.default_blocks(sz.bytes, world));
+        } catch (const Error& e) {
+          ASSERT_EQ(e.code(), ErrorCode::kUnsupported) << e.what();
+          ++skipped;
+          continue;
+        }
         RunSpec s = spec_for(a, t, world, sz.bytes, ++seed);
-        s.blocks = sz.blocks;
+        s.blocks = blocks;
         expect_correct(s);
+        ++ran;
       }
+    }
+  }
+  // Only LL programs refuse any of these sizes (all_reduce over 1 MiB), and only the large one.
+  EXPECT_GT(ran, 0);
+  if (!a.ll_piece_bytes) {
+    EXPECT_EQ(skipped, 0);
+  }
+  EXPECT_GT(ran, 3 * skipped);
+}
+
+// LL programs at their size limit (every block carries a full piece) and just past it.
+TEST(Sim, LlProgramsAtTheirLimit) {
+  for (const char* id : {"all_reduce.one_shot_ll", "reduce_scatter.push_ll", "all_gather.push_ll"}) {
+    const AlgoInfo& a = find_algo(id);
+    const std::size_t most = a.ll_piece_bytes * std::size_t(a.max_blocks);  // per rank
+    const std::size_t bytes = a.op == Op::kAllReduce ? most : 4 * most;
+    RunSpec s = spec_for(a, DType::kBF16, 4, bytes, 9);
+    expect_correct(s);
+    EXPECT_EQ(run(s).blocks, a.max_blocks);
+    s.bytes = bytes + (a.op == Op::kAllReduce ? 16 : 64);
+    try {
+      run(s);
+      ADD_FAILURE() << id << " ran past its limit";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), ErrorCode::kUnsupported) << e.what();
     }
   }
 }
@@ -77,8 +120,9 @@ INSTANTIATE_TEST_SUITE_P(Sim, EveryAlgorithm, ::testing::Range<std::size_t>(0, a
 // Epochs across calls: counters keep growing, st_reduce alternates its scratch halves, and
 // each call gets fresh inputs (checked on the last).
 TEST(Sim, BackToBackCallsStayCorrect) {
-  for (const char* id : {"all_reduce.one_shot", "all_reduce.one_shot_push", "all_reduce.two_shot_ld",
-                         "all_gather.push", "all_reduce.multimem"}) {
+  for (const char* id :
+       {"all_reduce.one_shot", "all_reduce.one_shot_push", "all_reduce.two_shot_ld", "all_gather.push",
+        "all_reduce.multimem", "all_reduce.one_shot_ll", "reduce_scatter.push_ll", "all_gather.push_ll"}) {
     for (int calls : {2, 3}) {
       RunSpec s = spec_for(find_algo(id), DType::kBF16, 4, 4 * 16 * 37, 77 + calls);
       s.blocks = 2;
