@@ -37,9 +37,15 @@ TEST(Machine, ShippedFilesLoad) {
   EXPECT_EQ(m.gpus, 4);
   EXPECT_DOUBLE_EQ(m.flag_latency_us, 1.34);
   EXPECT_DOUBLE_EQ(m.load_rtt_us, 2.67);
-  EXPECT_DOUBLE_EQ(m.block_GBps, 7.5);
+  EXPECT_DOUBLE_EQ(m.block_GBps, 56);  // calibrated from tune_h200x4.csv (see the file)
   EXPECT_EQ(m.sms, 132);
   EXPECT_EQ(Machine::by_name("h200x8").gpus, 8);
+  // h200x2: h200x4's per-GPU numbers on 2 GPUs.
+  const Machine x2 = Machine::by_name("h200x2");
+  EXPECT_EQ(x2.gpus, 2);
+  EXPECT_DOUBLE_EQ(x2.block_GBps, m.block_GBps);
+  EXPECT_DOUBLE_EQ(x2.load_rtt_us, m.load_rtt_us);
+  EXPECT_DOUBLE_EQ(x2.nvlink_ingress_GBps, m.nvlink_ingress_GBps);
   EXPECT_EQ(Machine::by_name("h100x8").gpus, 8);
   const Machine t = Machine::by_name(SYMM_TEST_DIR "/tiny.ini");
   EXPECT_EQ(t.name, "tiny");
