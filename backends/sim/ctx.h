@@ -29,10 +29,10 @@
 //                                  `epoch` (an older or newer epoch is not accepted), then one local
 //                                  flow reading the 2 * count * sizeof(T) packet bytes of each source
 //                                  at HBM rate (no per-block cap: block_GBps models remote loads),
-//                                  fp32 accumulation, a store to dst with the rules of copy. Each
-//                                  packet's data is taken when it is seen valid (as a spinning thread
-//                                  keeps it). Packet reads are synchronising by construction: they
-//                                  are exempt from the race check and create no happens-before.
+//                                  fp32 accumulation, a store to dst with the rules of copy. The
+//                                  data words are read once every packet is valid. Packet reads
+//                                  are synchronising by construction: exempt from the race check,
+//                                  and they create no happens-before.
 // A block ends when its program returns and its stores have landed (kernel end flushes).
 //
 // Transfer rates: every transfer is one flow in the flow network (flow_net.h), on the

@@ -45,6 +45,7 @@ int main(int argc, char** argv) {
       {"two_shot_8x1M_data", "h200x8", 8, "all_reduce.rs_ld_ag_st", std::size_t(1) << 20, false},
       {"two_shot_64x256M_timing", "h200x8", 64, "all_reduce.rs_ld_ag_st", std::size_t(256) << 20, true},
       {"one_shot_64x1M_timing", "h200x8", 64, "all_reduce.ld_reduce", std::size_t(1) << 20, true},
+      {"one_shot_ll_8x1M_data", "h200x8", 8, "all_reduce.st_ll_reduce", std::size_t(1) << 20, false},
       {"multimem_8x256M_timing", "h200x8", 8, "all_reduce.mc_ld_reduce_mc_st", std::size_t(256) << 20, true},
   };
   std::string csv =

@@ -168,10 +168,9 @@ struct Block {
   TimePs started = 0;
   uint32_t last_wait = UINT32_MAX;  // for race reports
   // reduce_ll waiting on packets: buffer [ll_buf, ll_hi) of this rank, first packet not yet valid
-  // at ll_lo, awaited epoch; the data words taken so far (sources back to back).
+  // at ll_lo, awaited epoch.
   uint64_t ll_buf = 0, ll_lo = 0, ll_hi = 0;
   uint32_t ll_epoch = 0;
-  std::vector<uint8_t> ll_data;
   int ll_from_rank = -1, ll_from_block = 0;  // trace: the put_ll whose landing woke it
   TimePs ll_from_t = 0;
   // Race check.
@@ -312,9 +311,8 @@ class Simulator {
   void record_store(int tid, uint32_t epoch, int rank, uint64_t off, std::size_t bytes);
   uint32_t store_epoch(Block& b);
   void check_read(const Block& b, int rank, uint64_t off, std::size_t bytes);
-  // Flagged packets: the first packet in [pos, end) of b's rank not holding `epoch` (end if none);
-  // with data, copies the data words of the valid ones into b.ll_data at out + (p - base) / 2.
-  uint64_t scan_ll(Block& b, uint64_t pos, uint64_t base, uint64_t end, uint32_t epoch, std::size_t out);
+  // Flagged packets: the first packet in [pos, end) of `rank` not holding `epoch` (end if none).
+  uint64_t scan_ll(int rank, uint64_t pos, uint64_t end, uint32_t epoch) const;
   void ll_landed(const Transfer& x);
   std::string ll_seen(int rank, uint64_t off) const;
 
@@ -369,6 +367,7 @@ class Simulator {
   uint64_t signal_ids_ = 0;
   std::vector<std::vector<float>> inputs_;  // of the last call (exact in float), for the reference
   std::vector<float> acc_;
+  std::vector<uint8_t> ll_unpacked_;  // reduce_ll: the data words of its sources, back to back
   std::unique_ptr<Trace> trace_;
   std::exception_ptr error_;
   // Last: destroyed first, unwinding fibers still suspended (deadlock, error).
@@ -1156,20 +1155,17 @@ void Simulator::ll_landed(const Transfer& x) {
   ws.resize(keep);
 }
 
-uint64_t Simulator::scan_ll(Block& b, uint64_t pos, uint64_t base, uint64_t end, uint32_t epoch,
-                            std::size_t out) {
+uint64_t Simulator::scan_ll(int rank, uint64_t pos, uint64_t end, uint32_t epoch) const {
   if (data_) {
-    const uint8_t* h = ptr(b.rank, 0);
-    uint8_t* o = b.ll_data.data() + out;
+    const uint8_t* h = heaps_[rank].bytes.data();
     for (; pos < end; pos += 8) {
       uint32_t e;
       std::memcpy(&e, h + pos + 4, 4);
       if (e != epoch) break;  // only this epoch: an older (stale) or newer packet is not accepted
-      std::memcpy(o + (pos - base) / 2, h + pos, 4);
     }
     return pos;
   }
-  const auto& m = ll_landed_[b.rank];
+  const auto& m = ll_landed_[rank];
   auto it = m.upper_bound(pos);
   if (it != m.begin()) --it;
   for (; pos < end && it != m.end() && it->first <= pos; ++it) {
@@ -1214,18 +1210,33 @@ void Simulator::reduce_ll(Block& b, DType t, uintptr_t dst, const void* const* s
     off[k] = s.off;
   }
   const TimePs t0 = q_.now();
-  if (data_) b.ll_data.resize(std::size_t(n) * bytes);
   b.ll_from_rank = -1;
-  // Spin: walk the sources' packets in order, waiting at the first one not yet valid. A packet
-  // once valid keeps its data (each thread of a real block keeps what it saw), so a wake-up
-  // re-checks only from where the walk stopped.
+  // Spin: walk the sources' packets in order, waiting at the first one not yet valid; a wake-up
+  // re-checks from where the walk stopped. With data, the data words are then read in one pass
+  // that checks every epoch again: a packet overwritten meanwhile sends the block back to waiting.
   int k = 0;
   uint64_t pos = off[0];
   for (;;) {
     while (k < n) {
-      pos = scan_ll(b, pos, off[k], off[k] + pb, epoch, std::size_t(k) * bytes);
+      pos = scan_ll(me, pos, off[k] + pb, epoch);
       if (pos < off[k] + pb) break;
       if (++k < n) pos = off[k];
+    }
+    if (k == n && data_) {
+      ll_unpacked_.resize(std::size_t(n) * bytes);
+      const uint8_t* h = ptr(me, 0);
+      for (int s = 0; s < n && k == n; ++s) {
+        uint8_t* o = ll_unpacked_.data() + std::size_t(s) * bytes;
+        for (uint64_t p = off[s]; p < off[s] + pb; p += 8) {
+          uint32_t e;
+          std::memcpy(&e, h + p + 4, 4);
+          if (e != epoch) {
+            k = s, pos = p;
+            break;
+          }
+          std::memcpy(o + (p - off[s]) / 2, h + p, 4);
+        }
+      }
     }
     if (k == n) break;
     b.ll_buf = off[k];
@@ -1250,10 +1261,10 @@ void Simulator::reduce_ll(Block& b, DType t, uintptr_t dst, const void* const* s
   x.bytes = bytes;
   if (data_) {
     if (n == 1) {
-      x.data.assign(b.ll_data.begin(), b.ll_data.begin() + std::ptrdiff_t(bytes));
+      x.data.assign(ll_unpacked_.begin(), ll_unpacked_.begin() + std::ptrdiff_t(bytes));
     } else {
       const void* host_src[kMaxWorld];
-      for (int s = 0; s < n; ++s) host_src[s] = b.ll_data.data() + std::size_t(s) * bytes;
+      for (int s = 0; s < n; ++s) host_src[s] = ll_unpacked_.data() + std::size_t(s) * bytes;
       with_type(t, [&]<class T>() {
         reduce_data<T>(acc_, x.data, reinterpret_cast<const T* const*>(host_src), n, count, op);
       });
