@@ -12,6 +12,7 @@ void set_config(AlgoInfo& a) {
   a.max_blocks = P::Config::kMaxBlocks;
   a.default_max_blocks = P::Config::kDefaultMaxBlocks;
   a.bytes_per_block = P::Config::kBytesPerBlock;
+  if constexpr (requires { P::Config::kBlocksPerPeer; }) a.blocks_per_peer = P::Config::kBlocksPerPeer;
 }
 
 std::vector<AlgoInfo> build() {
@@ -93,12 +94,13 @@ int AlgoInfo::default_blocks(std::size_t bytes, int world) const {
   if (op == Op::kBarrier) return 1;
   // Work per block: what this rank moves, spread so each block has ~bytes_per_block.
   const std::size_t per_rank = per_rank_bytes(bytes, world);
-  std::size_t b = (per_rank + bytes_per_block - 1) / bytes_per_block;
-  b = std::min<std::size_t>(b, std::size_t(default_max_blocks));
-  if (ll_piece_bytes) b = std::max(b, (per_rank + ll_piece_bytes - 1) / ll_piece_bytes);
+  const std::size_t mult = blocks_per_peer ? std::size_t(world) : 1;  // blocks per piece
+  std::size_t pieces = (per_rank + bytes_per_block - 1) / bytes_per_block;
+  pieces = std::min<std::size_t>(pieces, std::size_t(default_max_blocks) / mult);
+  if (ll_piece_bytes) pieces = std::max(pieces, (per_rank + ll_piece_bytes - 1) / ll_piece_bytes);
   const std::size_t vecs = per_rank / kVecBytes;  // no point in blocks with nothing to do
-  b = std::min<std::size_t>({b, std::size_t(max_blocks), std::max<std::size_t>(vecs, 1)});
-  return int(std::max<std::size_t>(b, 1));
+  pieces = std::min<std::size_t>({pieces, std::size_t(max_blocks) / mult, std::max<std::size_t>(vecs, 1)});
+  return int(std::max<std::size_t>(pieces, 1) * mult);
 }
 
 const AlgoInfo& find_algo(Op op, std::string_view name) {
@@ -147,21 +149,26 @@ void check_args(const AlgoInfo& a, DType t, std::size_t bytes, int world, int bl
                                          std::to_string(a.max_blocks) + " for " + a.id);
   if (a.ll_piece_bytes && a.op != Op::kBarrier) {
     const std::size_t per_rank = a.per_rank_bytes(bytes, world);
-    const std::size_t most = a.ll_piece_bytes * std::size_t(a.max_blocks);
+    const std::string what = " for " + who + " of " + std::to_string(bytes) + " bytes";
+    if (a.blocks_per_peer && blocks < world)
+      bad(ErrorCode::kInvalidArgument, "blocks=" + std::to_string(blocks) + " is too few" + what +
+                                           ": blocks are dealt to peers, so it needs >= world=" + std::to_string(world));
+    const std::size_t most = a.ll_piece_bytes * std::size_t(a.pieces_per_source(a.max_blocks, world));
     if (per_rank > most)
       bad(ErrorCode::kUnsupported, "bytes=" + std::to_string(bytes) + " exceeds " + a.id + "'s maximum of " +
                                        std::to_string(most) + " per rank (" + std::to_string(a.max_blocks) +
-                                       " blocks x " + std::to_string(a.ll_piece_bytes) + " bytes)");
+                                       " blocks, " + std::to_string(a.ll_piece_bytes) + " bytes per piece)");
     const std::size_t need = (per_rank + a.ll_piece_bytes - 1) / a.ll_piece_bytes;
-    if (std::size_t(blocks) < need)
-      bad(ErrorCode::kInvalidArgument, "blocks=" + std::to_string(blocks) + " is too few for " + who + " of " +
-                                           std::to_string(bytes) + " bytes: each block carries at most " +
-                                           std::to_string(a.ll_piece_bytes) + " bytes, so it needs >= " +
-                                           std::to_string(need));
-    if (std::size_t(blocks) > per_rank / kVecBytes)
-      bad(ErrorCode::kInvalidArgument, "blocks=" + std::to_string(blocks) + " is too many for " + who + " of " +
-                                           std::to_string(bytes) + " bytes: every block must carry at least one " +
-                                           "16-byte vector (at most " + std::to_string(per_rank / kVecBytes) + ")");
+    if (std::size_t(a.pieces_per_source(blocks, world)) < need)
+      bad(ErrorCode::kInvalidArgument,
+          "blocks=" + std::to_string(blocks) + " is too few" + what + ": each piece carries at most " +
+              std::to_string(a.ll_piece_bytes) + " bytes, so it needs >= " +
+              std::to_string(need * (a.blocks_per_peer ? std::size_t(world) : 1)));
+    // The most pieces any source is cut into must each hold a vector.
+    const std::size_t most_pieces = a.blocks_per_peer ? (std::size_t(blocks) + world - 1) / world : blocks;
+    if (most_pieces > per_rank / kVecBytes)
+      bad(ErrorCode::kInvalidArgument, "blocks=" + std::to_string(blocks) + " is too many" + what +
+                                           ": every block must carry at least one 16-byte vector");
   }
 }
 

@@ -45,6 +45,12 @@ struct AlgoInfo {
   // Flagged-packet (LL) programs: each block carries at most this many bytes of a rank's
   // data, and every block must carry at least one vector (core/algos/ll_layout.h). 0: none.
   std::size_t ll_piece_bytes = 0;
+  // Blocks are dealt round-robin to peer offsets (block b serves offset b % world): needs
+  // blocks >= world, and only blocks / world of them split one source's data.
+  bool blocks_per_peer = false;
+  // How many pieces one source's data is cut into with `blocks` blocks (the fewest, if the
+  // offsets get different counts).
+  int pieces_per_source(int blocks, int world) const { return blocks_per_peer ? blocks / world : blocks; }
 
   // Bytes of symmetric scratch the program needs for a call of `bytes` (nccl-tests size).
   std::size_t scratch_bytes(std::size_t bytes, int world) const;

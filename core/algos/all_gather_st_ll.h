@@ -1,10 +1,17 @@
-// all_gather.st_ll ("push_ll"): send the input to every rank as flagged packets; each rank
-// unpacks the `world` packet buffers it received into its output. No barrier.
+// all_gather.st_ll ("push_ll"): blocks are dealt to peers; each block sends one piece of the
+// input to one rank as flagged packets and unpacks the piece it receives from another. No barrier.
 //
+//   0. block b serves offset k = b % world: it sends to rank me+k and receives from rank me-k;
+//      the blocks of one offset split the input into pieces (piece j = b / world)
 //   1. e = advance(counter[block][2])
-//   2. put_ll(peer(slot(e, me), q), in[piece], e)              for every rank q
-//   3. out[r * count + piece] = reduce_ll(slot(e, r)) (nsrc 1)  for every rank r
+//   2. put_ll(peer(slot(e, me), me+k), in[piece], e)
+//   3. out[(me-k) * count + piece] = reduce_ll(slot(e, me-k)) (nsrc 1: unpack)
 //
+// Why per-peer blocks: every block waits on exactly one packet buffer, so all the polling of a
+// call happens in parallel, where one block unpacking `world` buffers in turn would wait for
+// them one after another. Block b of the sender and of the receiver agree on k and j, and each
+// offset k has at least one block (blocks >= world, AlgoInfo::blocks_per_peer), so every rank
+// still receives from every peer in every call (the condition core/algos/ll_layout.h relies on).
 // Small messages only (LlLayout::kPieceBytes per block of the per-rank input).
 #pragma once
 
@@ -15,21 +22,24 @@
 namespace symm {
 
 struct AllGatherStLl {
-  using Config = LlConfig;
+  struct Config : LlConfig {
+    static constexpr bool kBlocksPerPeer = true;
+  };
 
   template <class T, class Ctx>
   SYMM_HD static void run(Ctx& ctx, const CollArgs& a) {
-    const Range piece = split_vec<T>(a.count, ctx.blocks(), ctx.block());
+    const int me = ctx.rank(), n = ctx.world(), b = ctx.block(), nb = ctx.blocks();
+    const int k = b % n;
+    const int pieces = nb / n + (k < nb % n ? 1 : 0);
+    const Range piece = split_vec<T>(a.count, pieces, b / n);
+    const int to = (me + k) % n, from = (me - k + n) % n;
     const uint32_t e = ll_epoch(ctx);
-    const T* in = static_cast<const T*>(a.in) + piece.begin;
-    ll_send(ctx, a.scratch, e, piece.count * sizeof(T), [&](int) { return in; });
-    const void* srcs[kMaxWorld];
-    ll_received(ctx, a.scratch, e, srcs);
-    T* out = static_cast<T*>(a.out) + piece.begin;
-    for (int i = 0; i < ctx.world(); ++i) {
-      const int r = (ctx.rank() + i) % ctx.world();  // start with the next rank's packets, as sent
-      ctx.template reduce_ll<T>(out + std::size_t(r) * a.count, &srcs[r], 1, piece.count, e, a.op);
-    }
+
+    ctx.put_ll(ctx.peer(LlLayout::slot(a.scratch, n, b, e, me), to), static_cast<const T*>(a.in) + piece.begin,
+               piece.count * sizeof(T), e);
+    const void* src = LlLayout::slot(a.scratch, n, b, e, from);
+    ctx.template reduce_ll<T>(static_cast<T*>(a.out) + std::size_t(from) * a.count + piece.begin, &src, 1,
+                              piece.count, e, a.op);
   }
 };
 

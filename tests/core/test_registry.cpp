@@ -65,8 +65,16 @@ TEST(Registry, LlProgramsBoundBlocksBothWays) {
   // 64 blocks x 16 KiB is the most an LL program carries per rank.
   EXPECT_NO_THROW(check_args(ll, DType::kBF16, 1 << 20, 4, 64));
   EXPECT_THROW(check_args(ll, DType::kBF16, 2 << 20, 4, 64), Error);
+  // all_gather.push_ll deals blocks to peers: 64 blocks at world 4 cut each source into 16
+  // pieces of at most 16 KiB, so 256 KiB per rank (1 MiB in all) is its limit.
   const AlgoInfo& ag = find_algo("all_gather.push_ll");
-  EXPECT_NO_THROW(check_args(ag, DType::kBF16, 4 << 20, 4, 64));  // 1 MiB per rank
+  ASSERT_TRUE(ag.blocks_per_peer);
+  EXPECT_NO_THROW(check_args(ag, DType::kBF16, 1 << 20, 4, 64));
+  EXPECT_THROW(check_args(ag, DType::kBF16, 2 << 20, 4, 64), Error);
+  EXPECT_THROW(check_args(ag, DType::kBF16, 4096, 4, 3), Error);   // fewer blocks than peers
+  EXPECT_NO_THROW(check_args(ag, DType::kBF16, 4096, 4, 6));       // offsets 0, 1 get 2 blocks
+  EXPECT_EQ(ag.default_blocks(4096, 4) % 4, 0);
+  EXPECT_EQ(ag.default_blocks(1 << 20, 4), 64);
   EXPECT_GT(ag.scratch_bytes(4096, 4), 0u);
 }
 

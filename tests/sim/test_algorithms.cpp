@@ -61,10 +61,13 @@ TEST_P(EveryAlgorithm, MatchesReference) {
       if (a.max_bytes && sz.bytes > a.max_bytes) continue;
       int blocks = sz.blocks;
       if (a.ll_piece_bytes && blocks) {
-        // LL programs need every block to carry 1 vector .. ll_piece_bytes of a rank's data.
-        const std::size_t per_rank = a.per_rank_bytes(sz.bytes, world);
-        const std::size_t most = per_rank / 16, least = (per_rank + a.ll_piece_bytes - 1) / a.ll_piece_bytes;
-        blocks = int(std::max<std::size_t>(least, std::min<std::size_t>(std::size_t(blocks), most)));
+        // LL programs bound their block counts both ways (check_args): where the count asked
+        // for is outside them, run the registry's default count instead.
+        try {
+          check_args(a, DType::kFP32, sz.bytes, world, blocks);
+        } catch (const Error& e) {
+          if (e.code() == ErrorCode::kInvalidArgument) blocks = 0;
+        }
       }
       for (DType t : {DType::kBF16, DType::kFP16, DType::kFP32}) {
         if (large && t != DType::kBF16) continue;  // one dtype is enough at this size
@@ -94,7 +97,7 @@ TEST_P(EveryAlgorithm, MatchesReference) {
 TEST(Sim, LlProgramsAtTheirLimit) {
   for (const char* id : {"all_reduce.one_shot_ll", "reduce_scatter.push_ll", "all_gather.push_ll"}) {
     const AlgoInfo& a = find_algo(id);
-    const std::size_t most = a.ll_piece_bytes * std::size_t(a.max_blocks);  // per rank
+    const std::size_t most = a.ll_piece_bytes * std::size_t(a.pieces_per_source(a.max_blocks, 4));  // per rank
     const std::size_t bytes = a.op == Op::kAllReduce ? most : 4 * most;
     RunSpec s = spec_for(a, DType::kBF16, 4, bytes, 9);
     expect_correct(s);
@@ -125,7 +128,7 @@ TEST(Sim, BackToBackCallsStayCorrect) {
         "all_reduce.multimem", "all_reduce.one_shot_ll", "reduce_scatter.push_ll", "all_gather.push_ll"}) {
     for (int calls : {2, 3}) {
       RunSpec s = spec_for(find_algo(id), DType::kBF16, 4, 4 * 16 * 37, 77 + calls);
-      s.blocks = 2;
+      s.blocks = find_algo(id).blocks_per_peer ? 4 : 2;  // push_ll AG deals blocks to the 4 peers
       s.calls = calls;
       expect_correct(s);
     }

@@ -183,8 +183,12 @@ TEST(StalePackets, CallsWithDifferentBlockCountsStayCorrect) {
       RunSpec s = h200x4_spec(id, 4 * 8192);  // all_reduce: 32 KiB; RS/AG: 8 KiB per rank
       s.dtype = t;
       s.seed = 11;
-      const std::vector<int> blocks = find_algo(id).op == Op::kAllReduce ? std::vector<int>{4, 2, 8, 3, 5, 2}
-                                                                         : std::vector<int>{4, 1, 8, 3, 5, 1};
+      // push_ll all-gather deals blocks to the 4 peers: it needs at least 4 (5 and 6 give some
+      // offsets more blocks than others).
+      const AlgoInfo& a = find_algo(id);
+      const std::vector<int> blocks = a.blocks_per_peer            ? std::vector<int>{4, 8, 5, 4, 12, 6}
+                                      : a.op == Op::kAllReduce ? std::vector<int>{4, 2, 8, 3, 5, 2}
+                                                               : std::vector<int>{4, 1, 8, 3, 5, 1};
       SCOPED_TRACE(std::string(id) + " " + dtype_name(t));
       const RunResult r = run_calls(s, blocks);
       EXPECT_GE(r.max_rel_err, 0);
