@@ -61,10 +61,13 @@ namespace symm {
 //   {4 data bytes, 4-byte epoch}, stored with one single-copy-atomic 8-byte store, so a reader
 //   that sees the epoch sees the data: no fence and no separate flag. A packet buffer holding
 //   `bytes` of data occupies ll_bytes(bytes) = 2 * bytes.
-//   void put_ll(void* dst, const void* src, size_t bytes, uint32_t epoch)
-//                                                 write src as packets {src word i, epoch} at
-//                                                 dst (a packet buffer, usually a peer's);
-//                                                 bytes % 16 == 0; posted stores, no ordering
+//   void put_ll(void* const* dsts, const void* const* srcs, int n, size_t bytes, uint32_t epoch)
+//                                                 n transfers of `bytes` each: srcs[i] written as
+//                                                 packets {word w, epoch} at dsts[i] (packet
+//                                                 buffers, usually peers'); bytes % 16 == 0;
+//                                                 posted stores, no ordering. One verb for all n
+//                                                 so every source's loads are in flight before the
+//                                                 first store: n calls would pay n load latencies
 //   void reduce_ll<T>(T* dst, const void* const* srcs, int nsrc, size_t count, uint32_t epoch,
 //                     ReduceOp op)               srcs are local packet buffers of count
 //                                                 elements each; spin until every packet holds
@@ -88,7 +91,7 @@ concept BlockCtx = requires(C& c, const C& cc, void* p, const void* cp, float* f
   c.wait(u, u, o);
   { c.advance(u) } -> std::convertible_to<uint32_t>;
   c.sync();
-  c.put_ll(p, cp, n, u);
+  c.put_ll(&p, &cp, r, n, u);
   c.template reduce_ll<float>(fp, &cp, r, n, u, op);
 };
 

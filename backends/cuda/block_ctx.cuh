@@ -153,6 +153,32 @@ __device__ __forceinline__ ulonglong2 ld_packets(const ulonglong2* p) {
 __device__ __forceinline__ unsigned long long packet(uint32_t data, uint32_t epoch) {
   return (static_cast<unsigned long long>(epoch) << 32) | data;
 }
+// put_ll of up to kN transfers, kU vectors each per thread per step: every load of a step is in
+// flight before the first packet store, so n transfers cost one load latency, not n. When every
+// transfer sends the same source (all_reduce, all_gather) one load serves all destinations.
+template <int kN, int kU>
+__device__ __forceinline__ void put_ll_n(ulonglong2* const* dst, const uint4* const* src, int n, bool same,
+                                         std::size_t nv, uint32_t epoch) {
+  const std::size_t stride = blockDim.x;
+  for (std::size_t i = threadIdx.x; i < nv; i += kU * stride) {
+    uint4 v[kN][kU];
+#pragma unroll
+    for (int s = 0; s < kN; ++s)
+#pragma unroll
+      for (int u = 0; u < kU; ++u)
+        if (s < n && (s == 0 || !same) && i + u * stride < nv) v[s][u] = src[s][i + u * stride];
+#pragma unroll
+    for (int s = 0; s < kN; ++s)
+#pragma unroll
+      for (int u = 0; u < kU; ++u) {
+        if (s >= n || i + u * stride >= nv) continue;
+        const uint4 x = same ? v[0][u] : v[s][u];  // both indices compile-time: stays in registers
+        ulonglong2* q = dst[s] + 2 * (i + u * stride);
+        st_packets(q, packet(x.x, epoch), packet(x.y, epoch));
+        st_packets(q + 1, packet(x.z, epoch), packet(x.w, epoch));
+      }
+  }
+}
 __device__ __forceinline__ bool ready(const ulonglong2& q, uint32_t epoch) {
   return uint32_t(q.x >> 32) == epoch && uint32_t(q.y >> 32) == epoch;
 }
@@ -354,23 +380,31 @@ class CudaBlockCtx {
   }
 
   // Flagged packets: see the header comment for why each 8-byte packet needs no fence.
-  __device__ void put_ll(void* dst, const void* src, std::size_t bytes, uint32_t epoch) {
+  __device__ void put_ll(void* const* dsts, const void* const* srcs, int n, std::size_t bytes, uint32_t epoch) {
     flush_wait();
-    constexpr int kU = 4;  // 16-byte loads in flight per thread before the first store
-    const std::size_t n = bytes / kVecBytes, stride = blockDim.x;
-    const uint4* s = static_cast<const uint4*>(src);
-    ulonglong2* d = static_cast<ulonglong2*>(dst);
-    for (std::size_t i = threadIdx.x; i < n; i += kU * stride) {
-      uint4 v[kU];
+    const std::size_t nv = bytes / kVecBytes;
+    if (n <= 8) {
+      ulonglong2* d[8];
+      const uint4* s[8];
+      bool same = true;
 #pragma unroll
-      for (int u = 0; u < kU; ++u)
-        if (i + u * stride < n) v[u] = s[i + u * stride];
-#pragma unroll
-      for (int u = 0; u < kU; ++u) {
-        if (i + u * stride >= n) continue;
-        ulonglong2* q = d + 2 * (i + u * stride);
-        detail::st_packets(q, detail::packet(v[u].x, epoch), detail::packet(v[u].y, epoch));
-        detail::st_packets(q + 1, detail::packet(v[u].z, epoch), detail::packet(v[u].w, epoch));
+      for (int i = 0; i < 8; ++i) {
+        d[i] = i < n ? static_cast<ulonglong2*>(dsts[i]) : nullptr;
+        s[i] = i < n ? static_cast<const uint4*>(srcs[i]) : nullptr;
+        if (i < n && s[i] != s[0]) same = false;
+      }
+      if (n <= 1)
+        detail::put_ll_n<1, 4>(d, s, n, same, nv, epoch);
+      else if (n <= 4)
+        detail::put_ll_n<4, 2>(d, s, n, same, nv, epoch);
+      else
+        detail::put_ll_n<8, 2>(d, s, n, same, nv, epoch);
+    } else {
+      // Beyond one NVSwitch node (simulator-scale worlds): one transfer at a time.
+      for (int t = 0; t < n; ++t) {
+        ulonglong2* d = static_cast<ulonglong2*>(dsts[t]);
+        const uint4* s = static_cast<const uint4*>(srcs[t]);
+        detail::put_ll_n<1, 4>(&d, &s, 1, true, nv, epoch);
       }
     }
     pending_ = true;

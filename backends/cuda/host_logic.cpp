@@ -107,8 +107,10 @@ LaunchPlan plan_launch(const AlgoInfo& a, DType t, std::size_t bytes, int world,
   }
   // The largest per-block piece any phase handles: all_reduce pieces are of the whole buffer
   // (one-shot) or of one rank's slice (two-shot); reduce_scatter / all_gather of one rank's part.
-  const std::size_t per_rank = a.op == Op::kAllReduce ? bytes : bytes / std::size_t(world);
-  const std::size_t vecs = (per_rank / kVecBytes + std::size_t(p.blocks) - 1) / std::size_t(p.blocks);
+  // Programs that deal blocks to peers cut one source into blocks / world pieces only.
+  const std::size_t per_rank = a.per_rank_bytes(bytes, world);
+  const std::size_t pieces = std::size_t(std::max(1, a.pieces_per_source(p.blocks, world)));
+  const std::size_t vecs = (per_rank / kVecBytes + pieces - 1) / pieces;
   const std::size_t warps = std::max<std::size_t>(1, (vecs + 31) / 32);
   p.threads = int(std::min<std::size_t>(warps * 32, kDefaultThreads));
   return p;

@@ -77,7 +77,7 @@ class Ctx {
   void wait(uint32_t slot, uint32_t value, MemOrder order);
   uint32_t advance(uint32_t slot);
   void sync() {}
-  void put_ll(void* dst, const void* src, std::size_t bytes, uint32_t epoch);
+  void put_ll(void* const* dsts, const void* const* srcs, int n, std::size_t bytes, uint32_t epoch);
   template <class T>
   void reduce_ll(T* dst, const void* const* srcs, int nsrc, std::size_t count, uint32_t epoch, ReduceOp op) {
     reduce_ll_impl(DTypeOf<T>::value, dst, srcs, nsrc, count, epoch, op);

@@ -1302,8 +1302,12 @@ void Ctx::signal(int peer, uint32_t slot, uint32_t value, MemOrder order) {
 }
 void Ctx::wait(uint32_t slot, uint32_t value, MemOrder order) { sim_->wait(*blk_, slot, value, order); }
 uint32_t Ctx::advance(uint32_t slot) { return sim_->advance(*blk_, slot); }
-void Ctx::put_ll(void* dst, const void* src, std::size_t bytes, uint32_t epoch) {
-  sim_->put_ll(*blk_, reinterpret_cast<uintptr_t>(dst), reinterpret_cast<uintptr_t>(src), bytes, epoch);
+// The transfers are issued one after another, as the block's posted stores would be; each
+// reads its source when issued (a block has all its loads in flight at once on the GPU, which
+// the issue time at the block's rate already stands for).
+void Ctx::put_ll(void* const* dsts, const void* const* srcs, int n, std::size_t bytes, uint32_t epoch) {
+  for (int i = 0; i < n; ++i)
+    sim_->put_ll(*blk_, reinterpret_cast<uintptr_t>(dsts[i]), reinterpret_cast<uintptr_t>(srcs[i]), bytes, epoch);
 }
 void Ctx::reduce_ll_impl(DType t, void* dst, const void* const* srcs, int nsrc, std::size_t count,
                          uint32_t epoch, ReduceOp op) {

@@ -35,8 +35,9 @@ struct AllGatherStLl {
     const int to = (me + k) % n, from = (me - k + n) % n;
     const uint32_t e = ll_epoch(ctx);
 
-    ctx.put_ll(ctx.peer(LlLayout::slot(a.scratch, n, b, e, me), to), static_cast<const T*>(a.in) + piece.begin,
-               piece.count * sizeof(T), e);
+    void* dst = ctx.peer(LlLayout::slot(a.scratch, n, b, e, me), to);
+    const void* in = static_cast<const T*>(a.in) + piece.begin;
+    ctx.put_ll(&dst, &in, 1, piece.count * sizeof(T), e);
     const void* src = LlLayout::slot(a.scratch, n, b, e, from);
     ctx.template reduce_ll<T>(static_cast<T*>(a.out) + std::size_t(from) * a.count + piece.begin, &src, 1,
                               piece.count, e, a.op);

@@ -56,10 +56,14 @@ template <class Ctx, class SrcFor>
 SYMM_HD void ll_send(Ctx& ctx, void* scratch, uint32_t e, std::size_t bytes, SrcFor src_for) {
   const int me = ctx.rank(), n = ctx.world();
   char* mine = LlLayout::slot(scratch, n, ctx.block(), e, me);
+  void* dsts[kMaxWorld];
+  const void* srcs[kMaxWorld];
   for (int i = 0; i < n; ++i) {
     const int q = (me + i) % n;
-    ctx.put_ll(ctx.peer(mine, q), src_for(q), bytes, e);
+    dsts[i] = ctx.peer(mine, q);
+    srcs[i] = src_for(q);
   }
+  ctx.put_ll(dsts, srcs, n, bytes, e);
 }
 
 // The packet buffers of epoch e this block receives, srcs[r] from rank r.

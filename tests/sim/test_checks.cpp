@@ -147,8 +147,10 @@ struct LlStaleSlot {
     const std::size_t bytes = a.count * sizeof(T), pb = ll_bytes(bytes);
     char* scratch = static_cast<char*>(a.scratch);
     for (int q = 0; q < n; ++q)
-      if (!(e == 2 && me == 1 && q == 0))
-        ctx.put_ll(ctx.peer(scratch + std::size_t(me) * pb, q), a.in, bytes, e);
+      if (!(e == 2 && me == 1 && q == 0)) {
+        void* dst = ctx.peer(scratch + std::size_t(me) * pb, q);
+        ctx.put_ll(&dst, &a.in, 1, bytes, e);
+      }
     const void* srcs[kMaxWorld];
     for (int r = 0; r < n; ++r) srcs[r] = scratch + std::size_t(r) * pb;
     ctx.template reduce_ll<T>(static_cast<T*>(a.out), srcs, n, a.count, e, a.op);

@@ -149,7 +149,8 @@ struct PutLlThenReduceLl {
     char* scratch = static_cast<char*>(a.scratch);
     const int r = ctx.rank();
     if (r == 0 || (kTwo && r == 2)) {
-      ctx.put_ll(ctx.peer(scratch + (r == 0 ? 0 : pb), 1), a.in, bytes, 1);
+      void* dst = ctx.peer(scratch + (r == 0 ? 0 : pb), 1);
+      ctx.put_ll(&dst, &a.in, 1, bytes, 1);
     } else if (r == 1) {
       const void* srcs[2] = {scratch, scratch + pb};
       ctx.template reduce_ll<T>(static_cast<T*>(a.out), srcs, kTwo ? 2 : 1, a.count, 1, a.op);
