@@ -5,9 +5,7 @@
 
 #include "core/registry.h"
 
-#ifndef SYMM_GIT_SHA
-#define SYMM_GIT_SHA "unknown"
-#endif
+#include "symm_git_sha.h"  // generated at build time by cmake/git_sha.cmake
 
 namespace symm {
 

@@ -383,7 +383,12 @@ class CudaBlockCtx {
   __device__ void put_ll(void* const* dsts, const void* const* srcs, int n, std::size_t bytes, uint32_t epoch) {
     flush_wait();
     const std::size_t nv = bytes / kVecBytes;
-    if (n <= 8) {
+    // Measured on 4x H200 (experiments/results/h200x4/runs: 6aa5a19d vs 5d823ca2): issuing all n transfers
+    // together cut one_shot_ll at 4 KiB from 3.60 to 3.33 us (pieces of 1 KiB per transfer), but
+    // slowed larger pieces (256 KiB all-reduce, 4 KiB per transfer: 8.7 -> 12.3 us; 1 MiB
+    // reduce-scatter 9.5 -> 13.3 us). So only latency-bound pieces are issued together.
+    constexpr std::size_t kTogetherMaxBytes = 1024;
+    if (n <= 8 && bytes <= kTogetherMaxBytes) {
       ulonglong2* d[8];
       const uint4* s[8];
       bool same = true;
@@ -400,7 +405,7 @@ class CudaBlockCtx {
       else
         detail::put_ll_n<8, 2>(d, s, n, same, nv, epoch);
     } else {
-      // Beyond one NVSwitch node (simulator-scale worlds): one transfer at a time.
+      // Bandwidth-bound pieces, and worlds beyond one NVSwitch node: one transfer at a time.
       for (int t = 0; t < n; ++t) {
         ulonglong2* d = static_cast<ulonglong2*>(dsts[t]);
         const uint4* s = static_cast<const uint4*>(srcs[t]);
