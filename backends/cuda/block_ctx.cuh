@@ -383,7 +383,7 @@ class CudaBlockCtx {
   __device__ void put_ll(void* const* dsts, const void* const* srcs, int n, std::size_t bytes, uint32_t epoch) {
     flush_wait();
     const std::size_t nv = bytes / kVecBytes;
-    // Measured on 4x H200 (experiments/results/h200x4/runs: 6aa5a19d vs 5d823ca2): issuing all n transfers
+    // Measured on 4x H200 (experiments/results/h200x4/runs: 6aa5a19a vs 5d823ca2): issuing all n transfers
     // together cut one_shot_ll at 4 KiB from 3.60 to 3.33 us (pieces of 1 KiB per transfer), but
     // slowed larger pieces (256 KiB all-reduce, 4 KiB per transfer: 8.7 -> 12.3 us; 1 MiB
     // reduce-scatter 9.5 -> 13.3 us). So only latency-bound pieces are issued together.
