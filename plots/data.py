@@ -24,6 +24,9 @@ ALIASES = {
     "reduce_scatter.ld_reduce": "pull",
     "all_gather.st": "push",
     "all_gather.ld": "pull",
+    "all_reduce.st_ll_reduce": "one_shot_ll",
+    "reduce_scatter.st_ll_reduce": "push_ll",
+    "all_gather.st_ll": "push_ll",
     "barrier.signal_wait": "acq_rel",
     "barrier.signal_wait_relaxed": "relaxed",
     "nccl": "NCCL",
@@ -100,6 +103,25 @@ def baseline_rows():
         stated = _num(r, "busbw_GBps")
         r["busbw_GBps"] = stated if stated is not None else (
             r["bytes"] / (r["time_us"] * 1e3) * bus_factor(r["op"], r["world"]))
+    return rows
+
+
+def machine_param(machine, key):
+    """One value of experiments/machines/<machine>.ini (the simulator's machine file), as float."""
+    with open(os.path.join(ROOT, "experiments", "machines", machine + ".ini")) as f:
+        for line in f:
+            k, _, v = line.split("#", 1)[0].partition("=")
+            if k.strip() == key:
+                return float(v)
+    raise KeyError("%s not in experiments/machines/%s.ini" % (key, machine))
+
+
+def tune_rows(machine):
+    """The block-count sweeps (tune_*.csv) under experiments/results/<machine>/: calibration
+    input, never table or figure rows."""
+    rows = []
+    for path in sorted(glob.glob(os.path.join(RESULTS_DIR, machine, "tune*.csv"))):
+        rows += [r for r in read_rows(path) if r["backend"] == "cuda"]
     return rows
 
 

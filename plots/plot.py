@@ -20,13 +20,18 @@ from matplotlib.ticker import FixedLocator, FuncFormatter  # noqa: E402
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import data  # noqa: E402
 
+sys.path.insert(0, os.path.join(data.ROOT, "experiments"))
+import targets  # noqa: E402  (experiments/targets.py: ours vs NCCL's best, as in the tables)
+
 # Fixed colours per algorithm so the same algorithm looks the same in every figure.
 COLORS = {
     "all_reduce.ld_reduce": "C0", "all_reduce.st_reduce": "C1", "all_reduce.rs_ld_ag_st": "C2",
     "all_reduce.rs_ld_ag_ld": "C3", "all_reduce.mc_ld_reduce_mc_st": "C4",
     "reduce_scatter.ld_reduce": "C0", "all_gather.st": "C0", "all_gather.ld": "C2",
+    "all_reduce.st_ll_reduce": "C5", "reduce_scatter.st_ll_reduce": "C5", "all_gather.st_ll": "C5",
     "nccl": "k", "nccl_symm": "0.45",
 }
+OP_COLORS = {"all_reduce": "C0", "reduce_scatter": "C1", "all_gather": "C2"}
 # PNG metadata carries the matplotlib version only; no dates, so re-running is idempotent.
 SAVE = dict(dpi=130, metadata={"Software": None})
 
@@ -115,6 +120,36 @@ def fig_measured(machine, out):
         ax.set_title("%s, %s: measured vs predicted" % (op, machine))
         ax.set_ylabel("latency (us)")
         ax.legend(fontsize=6)
+    fig.tight_layout()
+    fig.savefig(out, **SAVE)
+
+
+def fig_speedup(machine, out):
+    """Measured: NCCL's best / our best time per op (left), and both bus bandwidths (right)."""
+    table = targets.compare(data.measured_rows(machine))
+    if not table:
+        sys.exit("plot.py: no measured GPU results under experiments/results/%s/" % machine)
+    fig, (ax, bx) = plt.subplots(1, 2, figsize=(10, 3.6))
+    for op in targets.OPS:
+        rows = [t for t in table if t["op"] == op]
+        if not rows:
+            continue
+        sizes = [t["bytes"] for t in rows]
+        ax.plot(sizes, [t["speedup"] for t in rows], marker="o", ms=3, lw=1.4, color=OP_COLORS[op], label=op)
+        bx.plot(sizes, [t["ours"]["busbw_GBps"] for t in rows], marker="o", ms=3, lw=1.4, color=OP_COLORS[op],
+                label="%s, ours" % op)
+        bx.plot(sizes, [t["nccl"]["busbw_GBps"] for t in rows], ls="--", lw=1, color=OP_COLORS[op],
+                label="%s, NCCL best" % op)
+    ax.axhline(1.0, color="k", lw=0.8)
+    _size_axis(ax, sorted({t["bytes"] for t in table}))
+    ax.set_yscale("linear")
+    ax.set_ylabel("NCCL best / ours (time)")
+    ax.set_title("%s (world %d): speed-up over NCCL, same run" % (machine, table[0]["ours"]["world"]))
+    ax.legend(fontsize=7)
+    _size_axis(bx, sorted({t["bytes"] for t in table}))
+    bx.set_ylabel("busbw (GB/s)")
+    bx.set_title("%s: bus bandwidth, ours vs NCCL best" % machine)
+    bx.legend(fontsize=6)
     fig.tight_layout()
     fig.savefig(out, **SAVE)
 
