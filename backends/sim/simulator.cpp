@@ -642,7 +642,14 @@ double Simulator::check_outputs() {
     for (int r = 0; r < world_; ++r) in[r].assign(inputs_[r].begin() + c0, inputs_[r].begin() + c0 + len);
     const auto want = reference(op, spec_.op, in);
     const std::size_t o0 = op == Op::kAllReduce ? c0 : 0, olen = op == Op::kAllReduce ? len : n_out;
+    // all_reduce and all_gather give every rank the same answer: a rank whose bytes equal rank
+    // 0's has rank 0's error, so only differing ranks are converted and compared again.
+    const bool same_answer = op == Op::kAllReduce || op == Op::kAllGather;
+    const std::size_t obytes = olen * dtype_size(spec_.dtype), oskip = o0 * dtype_size(spec_.dtype);
     for (int r = 0; r < world_; ++r) {
+      if (same_answer && r > 0 &&
+          std::memcmp(ptr(r, out_off_) + oskip, ptr(0, out_off_) + oskip, obytes) == 0)
+        continue;
       got.resize(olen);
       with_type(spec_.dtype, [&]<class T>() {
         const T* p = reinterpret_cast<const T*>(ptr(r, out_off_)) + o0;
