@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # GPU test suite (make test-gpu BUILD=<dir>): run on a GPU machine, never in CI.
-#   every algorithm x dtype x world {2,4} x sizes vs NCCL and the float64 reference, with a
+#   every algorithm x dtype x world {2,4,8} (as many as the machine has) x sizes vs NCCL and the float64 reference, with a
 #   1000-replay CUDA graph of each (epochs only grow: no hang, no wrong answer), and the
 #   bounded-wait error path (a wait nobody signals must be reported, not hang).
 # Exits non-zero on any failure. Multicast stays off (never run multimem here).
@@ -21,7 +21,7 @@ run() {  # name, timeout seconds, command...
   echo "=== $name"
   if timeout "$t" "$@"; then echo "--- ok: $name"; else echo "--- FAIL ($?): $name"; fail=1; fi
 }
-for w in 2 4; do
+for w in 2 4 8; do
   [ "$NGPU" -ge "$w" ] || { echo "=== skip world $w: $NGPU GPU(s)"; continue; }
   devs=$(seq -s, 0 $((w - 1)))
   run "correctness world $w" 240 env CUDA_VISIBLE_DEVICES=$devs "$BIN" launch -n $w -- "$BIN" bench --backend cuda \
