@@ -540,20 +540,21 @@ void Simulator::write_inputs(Host& h, int call) {
   keep.resize(n);
   float* const k = keep.data();
   const uint64_t stream = splitmix64(spec_.seed ^ splitmix64(uint64_t(call) << 32 | uint32_t(r)));
-  // Two 24-bit draws per 64-bit hash, as values in [-1, 1); -1 itself becomes 0.
-  auto draw = [](uint64_t bits) {
-    const float f = float(bits & 0xFFFFFF) * 0x1p-23f - 1.0f;
-    return f == -1.0f ? 0.0f : f;
-  };
-  for (std::size_t i = 0; i < n; i += 2) {
-    const uint64_t z = splitmix64(stream + i);
-    k[i] = draw(z >> 40);
-    if (i + 1 < n) k[i + 1] = draw(z >> 8);
-  }
-  for (std::size_t i = 0; i < n; ++i) {  // round to T; the reference sees the rounded values
-    p[i] = Conv<T>::store(k[i]);
+  // Two 24-bit draws per 64-bit hash, as odd multiples of 2^-23 in (-1, 1): forcing the low
+  // bit keeps -1 out without a branch.
+  auto draw = [](uint64_t bits) { return float((bits & 0xFFFFFF) | 1) * 0x1p-23f - 1.0f; };
+  // One pass: draw, round to T, and keep what was stored (the reference sees rounded values).
+  auto put = [&](std::size_t i, float f) {
+    p[i] = Conv<T>::store(f);
     k[i] = Conv<T>::load(p[i]);
+  };
+  std::size_t i = 0;
+  for (; i + 1 < n; i += 2) {
+    const uint64_t z = splitmix64(stream + i);
+    put(i, draw(z >> 40));
+    put(i + 1, draw(z >> 8));
   }
+  if (i < n) put(i, draw(splitmix64(stream + i) >> 40));
   // The previous call's output is garbage for this one: poison it so an unwritten element fails.
   std::memset(ptr(r, out_off_), 0xFF, out_bytes_);
   if (race_) {
