@@ -362,7 +362,22 @@ const char* kListUsage =
 std::string worlds(const AlgoInfo& a) {
   return std::to_string(a.min_world) + ".." + std::to_string(a.max_world);
 }
-std::string max_bytes(const AlgoInfo& a) { return a.max_bytes ? format_size(a.max_bytes) : "-"; }
+// The largest call check_args accepts. It may depend on the world (programs on fixed per-block
+// regions): then the per-rank limit, or the limit at each power-of-two world.
+std::string max_bytes(const AlgoInfo& a) {
+  const int worlds[] = {2, 4, 8};
+  std::size_t total[3], rank[3];
+  for (int i = 0; i < 3; ++i) {
+    total[i] = a.max_bytes_for(worlds[i]);
+    rank[i] = a.per_rank_bytes(total[i], worlds[i]);
+  }
+  if (total[0] == 0) return "-";
+  if (total[0] == total[1] && total[1] == total[2]) return format_size(total[0]);
+  if (rank[0] == rank[1] && rank[1] == rank[2]) return format_size(rank[0]) + " per rank";
+  std::string s;
+  for (int i = 0; i < 3; ++i) s += (i ? ", " : "") + format_size(total[i]) + " at " + std::to_string(worlds[i]);
+  return s;
+}
 
 }  // namespace
 

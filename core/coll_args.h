@@ -7,6 +7,7 @@ namespace symm {
 
 // All pointers are this rank's addresses. `in`, `out` and `scratch` lie in symmetric
 // memory (every rank has the same buffer at the same offset), so ctx.peer() works on them.
+// `in` and `out` must not overlap: the programs read peers' `in` while peers write `out`.
 struct CollArgs {
   const void* in = nullptr;  // all_reduce: count; reduce_scatter: count*world; all_gather: count
   void* out = nullptr;       // all_reduce: count; reduce_scatter: count;       all_gather: count*world

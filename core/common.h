@@ -67,15 +67,10 @@ struct DTypeOf<float> {
 SYMM_HD constexpr std::size_t dtype_size(DType t) { return t == DType::kFP32 ? 4 : 2; }
 
 // fp32 accumulation is the contract of every reduction: combine() is the scalar rule.
+// max and min propagate NaN (a + b does), so a poisoned, unwritten source is never hidden.
 SYMM_HD float combine(float a, float b, ReduceOp op) {
-  switch (op) {
-    case ReduceOp::kMax:
-      return a > b ? a : b;
-    case ReduceOp::kMin:
-      return a < b ? a : b;
-    default:
-      return a + b;
-  }
+  if (op == ReduceOp::kSum || a != a || b != b) return a + b;
+  return op == ReduceOp::kMax ? (a > b ? a : b) : (a < b ? a : b);
 }
 
 #if !defined(__CUDA_ARCH__)

@@ -13,7 +13,9 @@ std::vector<std::vector<double>> reference(Op op, ReduceOp rop, const std::vecto
     double acc = in[0][i];
     for (int r = 1; r < n; ++r) {
       const double v = in[r][i];
-      acc = rop == ReduceOp::kSum ? acc + v : rop == ReduceOp::kMax ? std::max(acc, v) : std::min(acc, v);
+      acc = (rop == ReduceOp::kSum || std::isnan(acc) || std::isnan(v)) ? acc + v
+            : rop == ReduceOp::kMax                                   ? std::max(acc, v)
+                                                                      : std::min(acc, v);
     }
     return acc;
   };

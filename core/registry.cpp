@@ -12,6 +12,7 @@ void set_config(AlgoInfo& a) {
   a.max_blocks = P::Config::kMaxBlocks;
   a.default_max_blocks = P::Config::kDefaultMaxBlocks;
   a.bytes_per_block = P::Config::kBytesPerBlock;
+  if constexpr (requires { P::Config::kPieceBytes; }) a.piece_bytes = P::Config::kPieceBytes;
   if constexpr (requires { P::Config::kBlocksPerPeer; }) a.blocks_per_peer = P::Config::kBlocksPerPeer;
 }
 
@@ -40,9 +41,8 @@ std::vector<AlgoInfo> build() {
       "blockwise barrier on signal pads, relaxed (orders execution only)");
   add(AlgoKind::kAllReduceLdReduce, Op::kAllReduce, "ld_reduce", "one_shot",
       "barrier; load every peer's input and reduce locally; barrier");
-  AlgoInfo* push = add(AlgoKind::kAllReduceStReduce, Op::kAllReduce, "st_reduce", "one_shot_push",
+  add(AlgoKind::kAllReduceStReduce, Op::kAllReduce, "st_reduce", "one_shot_push",
       "push input into every peer's scratch (release), reduce the received copies locally");
-  push->max_bytes = 8u << 20;  // scratch is 2 * world * bytes: a small-message algorithm
   add(AlgoKind::kAllReduceRsLdAgSt, Op::kAllReduce, "rs_ld_ag_st", "two_shot",
       "reduce-scatter by loads, all-gather by stores");
   add(AlgoKind::kAllReduceRsLdAgLd, Op::kAllReduce, "rs_ld_ag_ld", "two_shot_ld",
@@ -56,13 +56,12 @@ std::vector<AlgoInfo> build() {
   add(AlgoKind::kAllGatherLd, Op::kAllGather, "ld", "pull",
       "each rank loads every peer's input into its output");
   // Flagged-packet (LL) programs: no barrier, one one-way trip; small messages.
-  for (AlgoInfo* a : {add(AlgoKind::kAllReduceStLlReduce, Op::kAllReduce, "st_ll_reduce", "one_shot_ll",
-                          "push input as flagged packets to every rank, reduce the packets received"),
-                      add(AlgoKind::kReduceScatterStLlReduce, Op::kReduceScatter, "st_ll_reduce", "push_ll",
-                          "push slice q to rank q as flagged packets, reduce the packets received"),
-                      add(AlgoKind::kAllGatherStLl, Op::kAllGather, "st_ll", "push_ll",
-                          "push input as flagged packets to every rank, unpack the packets received")})
-    a->ll_piece_bytes = LlLayout::kPieceBytes;
+  add(AlgoKind::kAllReduceStLlReduce, Op::kAllReduce, "st_ll_reduce", "one_shot_ll",
+      "push input as flagged packets to every rank, reduce the packets received");
+  add(AlgoKind::kReduceScatterStLlReduce, Op::kReduceScatter, "st_ll_reduce", "push_ll",
+      "push slice q to rank q as flagged packets, reduce the packets received");
+  add(AlgoKind::kAllGatherStLl, Op::kAllGather, "st_ll", "push_ll",
+      "push input as flagged packets to every rank, unpack the packets received");
   return v;
 }
 
@@ -82,13 +81,21 @@ std::size_t AlgoInfo::out_bytes(std::size_t bytes, int world) const {
 std::size_t AlgoInfo::per_rank_bytes(std::size_t bytes, int world) const {
   return (op == Op::kAllReduce || op == Op::kBarrier) ? bytes : bytes / std::size_t(world);
 }
+std::size_t AlgoInfo::max_bytes_for(int world) const {
+  std::size_t most = max_bytes;
+  if (piece_bytes && op != Op::kBarrier) {
+    const std::size_t per_rank = piece_bytes * std::size_t(pieces_per_source(max_blocks, world));
+    const std::size_t total = op == Op::kAllReduce ? per_rank : per_rank * std::size_t(world);
+    most = most ? std::min(most, total) : total;
+  }
+  return most;
+}
 std::size_t AlgoInfo::count(std::size_t bytes, DType t, int world) const {
   return per_rank_bytes(bytes, world) / dtype_size(t);
 }
 std::size_t AlgoInfo::scratch_bytes(std::size_t bytes, int world) const {
-  if (kind == AlgoKind::kAllReduceStReduce) return 2 * std::size_t(world) * bytes;
-  if (ll_piece_bytes) return LlLayout::scratch_bytes(world);
-  return 0;
+  (void)bytes;  // fixed regions: the same for every size
+  return piece_bytes ? BlockRegions::scratch_bytes(world) : 0;
 }
 int AlgoInfo::default_blocks(std::size_t bytes, int world) const {
   if (op == Op::kBarrier) return 1;
@@ -97,7 +104,7 @@ int AlgoInfo::default_blocks(std::size_t bytes, int world) const {
   const std::size_t mult = blocks_per_peer ? std::size_t(world) : 1;  // blocks per piece
   std::size_t pieces = (per_rank + bytes_per_block - 1) / bytes_per_block;
   pieces = std::min<std::size_t>(pieces, std::size_t(default_max_blocks) / mult);
-  if (ll_piece_bytes) pieces = std::max(pieces, (per_rank + ll_piece_bytes - 1) / ll_piece_bytes);
+  if (piece_bytes) pieces = std::max(pieces, (per_rank + piece_bytes - 1) / piece_bytes);
   const std::size_t vecs = per_rank / kVecBytes;  // no point in blocks with nothing to do
   pieces = std::min<std::size_t>({pieces, std::size_t(max_blocks) / mult, std::max<std::size_t>(vecs, 1)});
   return int(std::max<std::size_t>(pieces, 1) * mult);
@@ -123,7 +130,7 @@ const AlgoInfo& find_algo(std::string_view full_name) {
   return find_algo(parse_op(std::string(full_name.substr(0, dot))), full_name.substr(dot + 1));
 }
 
-void check_args(const AlgoInfo& a, DType t, std::size_t bytes, int world, int blocks) {
+void check_args(const AlgoInfo& a, DType t, std::size_t bytes, int world, int blocks, ReduceOp rop) {
   const std::string who = std::string(dtype_name(t)) + " " + a.id;
   auto bad = [&](ErrorCode c, const std::string& m) { fail(c, m); };
   if (world < 2 || world > kMaxWorld)
@@ -140,29 +147,33 @@ void check_args(const AlgoInfo& a, DType t, std::size_t bytes, int world, int bl
       bad(ErrorCode::kInvalidArgument,
           "bytes=" + std::to_string(bytes) + " is not a multiple of " + std::to_string(unit) + " for " + who +
               (per_rank ? " (16-byte vectors per rank times world=" + std::to_string(world) + ")" : ""));
-    if (a.max_bytes && bytes > a.max_bytes)
-      bad(ErrorCode::kUnsupported, "bytes=" + std::to_string(bytes) + " exceeds " + a.id + "'s maximum of " +
-                                       std::to_string(a.max_bytes));
+    const std::size_t most = a.max_bytes_for(world);
+    if (most && bytes > most)
+      bad(ErrorCode::kUnsupported,
+          "bytes=" + std::to_string(bytes) + " exceeds " + a.id + "'s maximum of " + std::to_string(most) +
+              " at world=" + std::to_string(world) +
+              (a.piece_bytes ? " (" + std::to_string(a.pieces_per_source(a.max_blocks, world)) + " pieces of " +
+                                   std::to_string(a.piece_bytes) + " bytes per rank)"
+                             : std::string()));
   }
+  // multimem.ld_reduce has max/min for 16-bit floats only (PTX ISA): fp32 max/min cannot run.
+  if (a.needs_multicast && t == DType::kFP32 && rop != ReduceOp::kSum)
+    bad(ErrorCode::kUnsupported, std::string("reduce op ") + reduce_op_name(rop) + " on fp32 has no multimem.ld_reduce: " +
+                                     a.id + " supports fp32 sum only");
   if (blocks < 1 || blocks > a.max_blocks)
     bad(ErrorCode::kInvalidArgument, "blocks=" + std::to_string(blocks) + " is outside 1.." +
                                          std::to_string(a.max_blocks) + " for " + a.id);
-  if (a.ll_piece_bytes && a.op != Op::kBarrier) {
+  if (a.piece_bytes && a.op != Op::kBarrier) {
     const std::size_t per_rank = a.per_rank_bytes(bytes, world);
     const std::string what = " for " + who + " of " + std::to_string(bytes) + " bytes";
     if (a.blocks_per_peer && blocks < world)
       bad(ErrorCode::kInvalidArgument, "blocks=" + std::to_string(blocks) + " is too few" + what +
                                            ": blocks are dealt to peers, so it needs >= world=" + std::to_string(world));
-    const std::size_t most = a.ll_piece_bytes * std::size_t(a.pieces_per_source(a.max_blocks, world));
-    if (per_rank > most)
-      bad(ErrorCode::kUnsupported, "bytes=" + std::to_string(bytes) + " exceeds " + a.id + "'s maximum of " +
-                                       std::to_string(most) + " per rank (" + std::to_string(a.max_blocks) +
-                                       " blocks, " + std::to_string(a.ll_piece_bytes) + " bytes per piece)");
-    const std::size_t need = (per_rank + a.ll_piece_bytes - 1) / a.ll_piece_bytes;
+    const std::size_t need = (per_rank + a.piece_bytes - 1) / a.piece_bytes;
     if (std::size_t(a.pieces_per_source(blocks, world)) < need)
       bad(ErrorCode::kInvalidArgument,
           "blocks=" + std::to_string(blocks) + " is too few" + what + ": each piece carries at most " +
-              std::to_string(a.ll_piece_bytes) + " bytes, so it needs >= " +
+              std::to_string(a.piece_bytes) + " bytes, so it needs >= " +
               std::to_string(need * (a.blocks_per_peer ? std::size_t(world) : 1)));
     // The most pieces any source is cut into must each hold a vector.
     const std::size_t most_pieces = a.blocks_per_peer ? (std::size_t(blocks) + world - 1) / world : blocks;

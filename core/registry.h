@@ -37,14 +37,15 @@ struct AlgoInfo {
   std::string summary;  // one line for `symmcoll list`
   int min_world = 2;
   int max_world = kMaxWorld;
-  std::size_t max_bytes = 0;  // 0: no limit beyond the symmetric heap
+  std::size_t max_bytes = 0;  // 0: no limit beyond the symmetric heap (see max_bytes_for)
   bool needs_multicast = false;
   int max_blocks = kMaxBlocks;          // hard limit (check_args)
   int default_max_blocks = kMaxBlocks;  // the default block count never exceeds this
   std::size_t bytes_per_block = 64 << 10;  // default block count aims at this much per block
-  // Flagged-packet (LL) programs: each block carries at most this many bytes of a rank's
-  // data, and every block must carry at least one vector (core/algos/ll_layout.h). 0: none.
-  std::size_t ll_piece_bytes = 0;
+  // Programs on fixed per-block scratch regions (core/algos/block_regions.h): each block
+  // carries at most this many bytes of one rank's data, and every block at least one vector.
+  // 0: the program has no such regions.
+  std::size_t piece_bytes = 0;
   // Blocks are dealt round-robin to peer offsets (block b serves offset b % world): needs
   // blocks >= world, and only blocks / world of them split one source's data.
   bool blocks_per_peer = false;
@@ -64,6 +65,9 @@ struct AlgoInfo {
   // Bytes each block count divides: the whole buffer for all_reduce, one rank's chunk for
   // reduce_scatter (its output) and all_gather (its input).
   std::size_t per_rank_bytes(std::size_t bytes, int world) const;
+  // The largest call (nccl-tests size) check_args accepts at `world`: max_bytes and, for
+  // programs on fixed regions, piece_bytes x the most pieces. 0: no limit.
+  std::size_t max_bytes_for(int world) const;
 };
 
 const std::vector<AlgoInfo>& algorithms();
@@ -76,7 +80,8 @@ const AlgoInfo& find_algo(std::string_view full_name);
 
 // Throws kInvalidArgument / kUnsupported with one line that names the offending value, e.g.
 // "bytes=1000 is not a multiple of 16 for bf16 all_reduce.ld_reduce".
-void check_args(const AlgoInfo& a, DType t, std::size_t bytes, int world, int blocks);
+void check_args(const AlgoInfo& a, DType t, std::size_t bytes, int world, int blocks,
+                ReduceOp rop = ReduceOp::kSum);
 
 // nccl-tests conventions: algbw = bytes / time; busbw = algbw * factor.
 double bus_factor(Op op, int world);

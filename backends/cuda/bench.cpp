@@ -125,14 +125,15 @@ class Bench {
       std::vector<Case> cases;
       if (o_.nccl && op != Op::kBarrier) cases.push_back(Case{nullptr, false, 0}), cases.push_back(Case{nullptr, true, 0});
       for (const AlgoInfo* a : algos) {
-        if (a->max_bytes && bytes > a->max_bytes) {
-          note("skip " + a->id + " at " + format_size(bytes) + ": above its maximum of " + format_size(a->max_bytes));
+        if (a->max_bytes_for(world) && bytes > a->max_bytes_for(world)) {
+          note("skip " + a->id + " at " + format_size(bytes) + ": above its maximum of " +
+               format_size(a->max_bytes_for(world)));
           continue;
         }
         for (int b : o_.blocks) {
-          // Flagged-packet programs carry at most ll_piece_bytes per block and need every block
+          // Flagged-packet programs carry at most piece_bytes per block and need every block
           // busy: sizes and block counts outside that are skipped with a note, not fatal.
-          if (a->ll_piece_bytes) {
+          if (a->piece_bytes) {
             try {
               plan_launch(*a, DType::kBF16, bytes, world, b, o_.threads);
             } catch (const Error& e) {

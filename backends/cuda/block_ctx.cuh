@@ -93,7 +93,11 @@ __device__ __forceinline__ uint4 pack(const float* f) {
 }
 
 __device__ __forceinline__ float apply(float a, float b, ReduceOp op) {
-  return op == ReduceOp::kSum ? a + b : op == ReduceOp::kMax ? fmaxf(a, b) : fminf(a, b);
+  // max/min propagate NaN like symm::combine (fmaxf/fminf would drop it and hide a poisoned,
+  // unwritten source).
+  if (op == ReduceOp::kSum) return a + b;
+  if (a != a || b != b) return a + b;
+  return op == ReduceOp::kMax ? (a > b ? a : b) : (a < b ? a : b);
 }
 
 // kN sources (at most; nsrc <= kN is predicated), kU vectors per thread per step: kN * kU
@@ -489,6 +493,9 @@ class CudaBlockCtx {
       }
     }
     wait_sync_ = true;
+    // What this acquire made visible must be covered by the next release too (cumulativity,
+    // core/verbs.h): a fence issued before this wait does not, so the next release fences again.
+    if (order == MemOrder::kAcquire || order == MemOrder::kAcqRel) pending_ = true;
   }
 
   __device__ uint32_t advance(uint32_t slot) {

@@ -116,29 +116,30 @@ LaunchPlan plan_launch(const AlgoInfo& a, DType t, std::size_t bytes, int world,
   return p;
 }
 
-std::size_t ll_reserved_bytes(int world) {
+std::size_t fixed_scratch_bytes(int world) {
   auto up = [](std::size_t x) { return (x + kHeapAlign - 1) / kHeapAlign * kHeapAlign; };
   std::size_t total = 0;
   for (const AlgoInfo& a : algorithms())
-    if (a.ll_piece_bytes) total += up(a.scratch_bytes(0, world));
+    if (a.piece_bytes) total += up(a.scratch_bytes(0, world));
   return total;
 }
 
 HeapLayout heap_layout(const AlgoInfo& a, std::size_t bytes, int world) {
   auto up = [](std::size_t x) { return (x + kHeapAlign - 1) / kHeapAlign * kHeapAlign; };
   HeapLayout h;
-  // Flagged-packet scratch: one fixed region per LL program at the start of the heap, the same
-  // for every size and block count, and written by nothing else (core/algos/ll_layout.h: a
-  // block's region must only ever see that block's growing epochs).
+  // Programs on fixed per-block regions (the LL programs, st_reduce): one region per program at
+  // the start of the heap, the same for every size and block count, and written by nothing
+  // else (core/algos/block_regions.h: a block's region must only ever see that block's growing
+  // epochs).
   std::size_t ll_at = 0;
   for (const AlgoInfo& x : algorithms()) {
-    if (!x.ll_piece_bytes) continue;
+    if (!x.piece_bytes) continue;
     if (&x == &a || x.kind == a.kind) break;
     ll_at += up(x.scratch_bytes(0, world));
   }
-  h.in = ll_reserved_bytes(world);
+  h.in = fixed_scratch_bytes(world);
   h.out = h.in + up(a.in_bytes(bytes, world));
-  if (a.ll_piece_bytes) {
+  if (a.piece_bytes) {
     h.scratch = ll_at;
     h.total = h.out + up(a.out_bytes(bytes, world));
   } else {

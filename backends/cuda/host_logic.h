@@ -57,14 +57,15 @@ struct LaunchPlan {
 LaunchPlan plan_launch(const AlgoInfo& a, DType t, std::size_t bytes, int world, int blocks, int threads);
 
 // Where in, out and scratch live in the symmetric heap (same offsets on every rank). The heap
-// starts with ll_reserved_bytes(world): one fixed scratch region per flagged-packet (LL)
-// program, never written by anything else; in, out and other programs' scratch follow it.
+// starts with fixed_scratch_bytes(world): one fixed region per program on per-block regions
+// (the LL programs, st_reduce), never written by anything else; in, out and other programs'
+// scratch follow it.
 struct HeapLayout {
   std::size_t in = 0, out = 0, scratch = 0;  // byte offsets
   std::size_t total = 0;                     // bytes of heap this call needs
 };
 inline constexpr std::size_t kHeapAlign = 4096;
-std::size_t ll_reserved_bytes(int world);
+std::size_t fixed_scratch_bytes(int world);
 HeapLayout heap_layout(const AlgoInfo& a, std::size_t bytes, int world);
 // Throws kInvalidArgument: "bytes=... needs N bytes of symmetric heap per rank; the heap has M".
 void check_heap(const AlgoInfo& a, std::size_t bytes, int world, std::size_t heap_bytes);

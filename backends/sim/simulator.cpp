@@ -1339,7 +1339,7 @@ RunResult run_with(const RunSpec& spec, ProgramFn fn, const std::vector<int>& bl
     call_blocks.assign(std::size_t(spec.calls), blocks);
   }
   for (int blocks : call_blocks) {
-    check_args(*spec.algo, spec.dtype, spec.bytes, spec.world, blocks);
+    check_args(*spec.algo, spec.dtype, spec.bytes, spec.world, blocks, spec.op);
     if (blocks > m.sms)
       fail(ErrorCode::kUnsupported, "blocks=" + std::to_string(blocks) + " exceeds machine " + m.name +
                                         "'s " + std::to_string(m.sms) +

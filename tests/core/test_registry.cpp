@@ -1,5 +1,7 @@
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include "core/registry.h"
 
 namespace symm {
@@ -53,7 +55,7 @@ namespace symm {
 
 TEST(Registry, LlProgramsBoundBlocksBothWays) {
   const AlgoInfo& ll = find_algo("all_reduce.one_shot_ll");
-  ASSERT_EQ(ll.ll_piece_bytes, std::size_t(16) << 10);
+  ASSERT_EQ(ll.piece_bytes, std::size_t(16) << 10);
   // 64 KiB needs at least 4 blocks of at most 16 KiB each; 1 MiB needs all 64.
   EXPECT_GE(ll.default_blocks(64 << 10, 4), 4);
   EXPECT_EQ(ll.default_blocks(1 << 20, 4), 64);
@@ -85,6 +87,47 @@ TEST(Registry, DefaultBlocksFollowTheH200Sweep) {
   EXPECT_EQ(two.default_blocks(1 << 20, 4), 16);
   EXPECT_EQ(two.default_blocks(std::size_t(256) << 20, 4), 64);
   EXPECT_EQ(find_algo("all_reduce.one_shot").default_blocks(4096, 4), 1);
+}
+
+}  // namespace symm
+
+namespace symm {
+
+// Every default block count is one check_args accepts, at every world of a node and at sizes
+// around the limits of the programs on fixed regions.
+TEST(Registry, DefaultBlocksAreAccepted) {
+  for (const AlgoInfo& a : algorithms()) {
+    if (a.op == Op::kBarrier) continue;
+    for (int w = 2; w <= 8; ++w)
+      for (std::size_t vecs : {std::size_t(1), std::size_t(3), std::size_t(64), std::size_t(1000),
+                               std::size_t(1) << 16, (std::size_t(1) << 16) + 7, std::size_t(1) << 24}) {
+        const std::size_t bytes = vecs * 16 * (a.op == Op::kAllReduce ? 1 : std::size_t(w));
+        const std::size_t most = a.max_bytes_for(w);
+        if (most && bytes > most) continue;
+        EXPECT_NO_THROW(check_args(a, DType::kBF16, bytes, w, a.default_blocks(bytes, w)))
+            << a.id << " world=" << w << " bytes=" << bytes;
+      }
+  }
+}
+
+TEST(Registry, MultimemRefusesFp32MaxMin) {
+  const AlgoInfo& mm = find_algo("all_reduce.multimem");
+  EXPECT_NO_THROW(check_args(mm, DType::kFP32, 4096, 4, 1, ReduceOp::kSum));
+  EXPECT_NO_THROW(check_args(mm, DType::kBF16, 4096, 4, 1, ReduceOp::kMax));
+  try {
+    check_args(mm, DType::kFP32, 4096, 4, 1, ReduceOp::kMax);
+    FAIL() << "fp32 max accepted";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kUnsupported);
+  }
+}
+
+TEST(Common, MaxMinPropagateNaN) {
+  EXPECT_TRUE(std::isnan(combine(NAN, 1.0f, ReduceOp::kMax)));
+  EXPECT_TRUE(std::isnan(combine(1.0f, NAN, ReduceOp::kMax)));
+  EXPECT_TRUE(std::isnan(combine(1.0f, NAN, ReduceOp::kMin)));
+  EXPECT_EQ(combine(1.0f, 2.0f, ReduceOp::kMax), 2.0f);
+  EXPECT_EQ(combine(1.0f, 2.0f, ReduceOp::kMin), 1.0f);
 }
 
 }  // namespace symm

@@ -122,39 +122,38 @@ TEST(Plan, BadInputNamesTheValue) {
 }
 
 TEST(Heap, LayoutIsAlignedAndChecked) {
-  const AlgoInfo& push = find_algo(Op::kAllReduce, "one_shot_push");
-  const HeapLayout l = heap_layout(push, 4096, 4);
-  const std::size_t r = ll_reserved_bytes(4);
-  EXPECT_EQ(r, 3 * LlLayout::scratch_bytes(4));  // three LL programs, one region each
+  const AlgoInfo& one = find_algo(Op::kAllReduce, "one_shot");
+  const HeapLayout l = heap_layout(one, 4096, 4);
+  const std::size_t r = fixed_scratch_bytes(4);
+  EXPECT_EQ(r, 4 * BlockRegions::scratch_bytes(4));  // three LL programs and st_reduce, a region each
   EXPECT_EQ(l.in, r);
   EXPECT_EQ(l.out, r + 4096u);
-  EXPECT_EQ(l.scratch, r + 8192u);
-  EXPECT_EQ(l.total, r + 8192u + 2 * 4 * 4096u);
+  EXPECT_EQ(l.total, r + 8192u);
   EXPECT_EQ(l.out % kHeapAlign, 0u);
-  EXPECT_EQ(code_of([&] { check_heap(push, 4096, 4, l.total - 1); }), ErrorCode::kInvalidArgument);
-  check_heap(push, 4096, 4, l.total);
+  EXPECT_EQ(code_of([&] { check_heap(one, 4096, 4, l.total - 1); }), ErrorCode::kInvalidArgument);
+  check_heap(one, 4096, 4, l.total);
 }
 
-// LL scratch: a fixed region per program whatever the size, disjoint from every in/out/scratch.
+// Fixed per-block regions: one per program whatever the size, disjoint from every in/out/scratch.
 TEST(Heap, LlScratchIsFixedAndPrivate) {
   const int w = 4;
   std::vector<std::pair<std::size_t, std::size_t>> regions;
   for (const AlgoInfo& a : algorithms()) {
-    if (!a.ll_piece_bytes) continue;
+    if (!a.piece_bytes) continue;
     const HeapLayout s = heap_layout(a, 4096, w), b = heap_layout(a, 1u << 20, w);
     EXPECT_EQ(s.scratch, b.scratch) << a.id;
     EXPECT_EQ(s.scratch % kHeapAlign, 0u);
-    EXPECT_LE(s.scratch + a.scratch_bytes(4096, w), ll_reserved_bytes(w)) << a.id;
+    EXPECT_LE(s.scratch + a.scratch_bytes(4096, w), fixed_scratch_bytes(w)) << a.id;
     regions.push_back({s.scratch, s.scratch + a.scratch_bytes(4096, w)});
   }
-  ASSERT_EQ(regions.size(), 3u);
+  ASSERT_EQ(regions.size(), 4u);
   std::sort(regions.begin(), regions.end());
   for (std::size_t i = 1; i < regions.size(); ++i) EXPECT_LE(regions[i - 1].second, regions[i].first);
   for (const AlgoInfo& a : algorithms())
     for (std::size_t bytes : {std::size_t(4096), std::size_t(1) << 20, std::size_t(256) << 20}) {
       const HeapLayout l = heap_layout(a, bytes, w);
-      EXPECT_GE(l.in, ll_reserved_bytes(w)) << a.id;
-      if (!a.ll_piece_bytes && a.scratch_bytes(bytes, w)) EXPECT_GE(l.scratch, ll_reserved_bytes(w)) << a.id;
+      EXPECT_GE(l.in, fixed_scratch_bytes(w)) << a.id;
+      if (!a.piece_bytes && a.scratch_bytes(bytes, w)) EXPECT_GE(l.scratch, fixed_scratch_bytes(w)) << a.id;
     }
 }
 

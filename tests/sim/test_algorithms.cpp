@@ -60,7 +60,7 @@ TEST_P(EveryAlgorithm, MatchesReference) {
       const bool large = sz.bytes > (std::size_t(1) << 20);
       if (a.max_bytes && sz.bytes > a.max_bytes) continue;
       int blocks = sz.blocks;
-      if (a.ll_piece_bytes && blocks) {
+      if (a.piece_bytes && blocks) {
         // LL programs bound their block counts both ways (check_args): where the count asked
         // for is outside them, run the registry's default count instead.
         try {
@@ -71,7 +71,7 @@ TEST_P(EveryAlgorithm, MatchesReference) {
       }
       for (DType t : {DType::kBF16, DType::kFP16, DType::kFP32}) {
         if (large && t != DType::kBF16) continue;  // one dtype is enough at this size
-        try {  // sizes a program refuses (LL: over ll_piece_bytes x max_blocks per rank)
+        try {  // sizes a program refuses (LL: over piece_bytes x max_blocks per rank)
           check_args(a, t, sz.bytes, world, blocks ? blocks : a.default_blocks(sz.bytes, world));
         } catch (const Error& e) {
           ASSERT_EQ(e.code(), ErrorCode::kUnsupported) << e.what();
@@ -87,7 +87,7 @@ TEST_P(EveryAlgorithm, MatchesReference) {
   }
   // Only LL programs refuse any of these sizes (all_reduce over 1 MiB), and only the large one.
   EXPECT_GT(ran, 0);
-  if (!a.ll_piece_bytes) {
+  if (!a.piece_bytes) {
     EXPECT_EQ(skipped, 0);
   }
   EXPECT_GT(ran, 3 * skipped);
@@ -97,7 +97,7 @@ TEST_P(EveryAlgorithm, MatchesReference) {
 TEST(Sim, LlProgramsAtTheirLimit) {
   for (const char* id : {"all_reduce.one_shot_ll", "reduce_scatter.push_ll", "all_gather.push_ll"}) {
     const AlgoInfo& a = find_algo(id);
-    const std::size_t most = a.ll_piece_bytes * std::size_t(a.pieces_per_source(a.max_blocks, 4));  // per rank
+    const std::size_t most = a.piece_bytes * std::size_t(a.pieces_per_source(a.max_blocks, 4));  // per rank
     const std::size_t bytes = a.op == Op::kAllReduce ? most : 4 * most;
     RunSpec s = spec_for(a, DType::kBF16, 4, bytes, 9);
     expect_correct(s);

@@ -126,7 +126,7 @@ TEST(Deadlock, LlWaitOnAnEpochThatNeverComesIsNamed) {
     EXPECT_EQ(code_of([&] { run_program<LlWaitsForNextEpoch>(s); }, &msg), ErrorCode::kDeadlock);
     // Rank 0 block 0's first source is its own slot of epoch 1: LlLayout::slot(block 0, half 1,
     // from rank 0) = slot 4 of the scratch, 2048 B of data = 4096 B of packets, all of epoch 1.
-    const std::size_t at = 4 * LlLayout::slot_bytes();
+    const std::size_t at = 4 * LlLayout::kSlotBytes;
     const std::string want =
         "deadlock: rank 0 block 0 waits in reduce_ll for epoch 2 on the packet buffer rank 0's "
         "scratch bytes [" +
@@ -180,7 +180,9 @@ TEST(StalePackets, AnOlderEpochIsNotAccepted) {
 // The real LL programs over calls with different block counts: a block's region sees only its
 // own epochs, so packets left by earlier calls (other pieces, other halves) are never taken.
 TEST(StalePackets, CallsWithDifferentBlockCountsStayCorrect) {
-  for (const char* id : {"all_reduce.one_shot_ll", "reduce_scatter.push_ll", "all_gather.push_ll"}) {
+  // st_reduce shares the fixed per-block regions (core/algos/block_regions.h) with the LL programs.
+  for (const char* id :
+       {"all_reduce.one_shot_ll", "reduce_scatter.push_ll", "all_gather.push_ll", "all_reduce.one_shot_push"}) {
     for (DType t : {DType::kBF16, DType::kFP32}) {
       RunSpec s = h200x4_spec(id, 4 * 8192);  // all_reduce: 32 KiB; RS/AG: 8 KiB per rank
       s.dtype = t;
