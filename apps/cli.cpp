@@ -22,43 +22,6 @@ std::vector<std::string> split(const std::string& s, char sep) {
 
 }  // namespace
 
-std::vector<std::size_t> parse_size_list(const std::string& spec) {
-  auto bad = [&](const std::string& why) {
-    fail(ErrorCode::kInvalidArgument,
-         "bad size list '" + spec + "': " + why + " (forms: 4K:256M, 4K:256M:x4, 4K,1M,3000)");
-  };
-  if (spec.empty()) bad("empty");
-  if (spec.find(':') == std::string::npos) {
-    std::vector<std::size_t> sizes;
-    for (const std::string& part : split(spec, ',')) {
-      if (part.empty()) bad("empty element");
-      sizes.push_back(parse_size(part));
-    }
-    return sizes;
-  }
-  const std::vector<std::string> parts = split(spec, ':');
-  if (parts.size() > 3) bad("too many ':'");
-  const std::size_t lo = parse_size(parts[0]), hi = parse_size(parts[1]);
-  std::size_t factor = 2;
-  if (parts.size() == 3) {
-    const std::string& f = parts[2];
-    if (f.size() < 2 || (f[0] != 'x' && f[0] != '*')) bad("step must look like x2 or x4");
-    for (std::size_t i = 1; i < f.size(); ++i)
-      if (f[i] < '0' || f[i] > '9') bad("step must look like x2 or x4");
-    factor = std::stoul(f.substr(1));
-    if (factor < 2 || factor > 1024) bad("step factor must be 2..1024");
-  }
-  if (lo == 0) bad("the range must start above 0");
-  if (lo > hi) bad("start is larger than end");
-  std::vector<std::size_t> sizes;
-  // Multiply while it stays in range; the overflow guard matters only for absurd ends.
-  for (std::size_t s = lo; s <= hi; s *= factor) {
-    sizes.push_back(s);
-    if (s > hi / factor) break;
-  }
-  return sizes;
-}
-
 std::vector<const AlgoInfo*> parse_algo_list(Op op, const std::string& spec) {
   std::vector<const AlgoInfo*> out;
   if (spec == "all") {
@@ -86,6 +49,16 @@ std::string algo_label(const AlgoInfo& a) {
 void check_writable(const std::string& path) {
   std::ofstream f(path, std::ios::out | std::ios::app);
   if (!f) fail(ErrorCode::kIo, "cannot write '" + path + "': " + std::strerror(errno));
+}
+
+void refuse_with_csv(const std::string& csv, const std::string& option, const std::string& value,
+                     const std::string& column, const std::string& default_value) {
+  if (csv.empty()) return;
+  fail(ErrorCode::kInvalidArgument,
+       option + " " + value +
+           " cannot go with --csv: the CSV schema (DESIGN.md \"Results\") has no column for the " + column +
+           ", so its rows could not be told from " + option + " " + default_value +
+           " rows; drop --csv (the table on stdout shows it) or use " + option + " " + default_value);
 }
 
 }  // namespace symm::apps

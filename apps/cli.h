@@ -1,4 +1,4 @@
-// Small pieces the sub-commands share: exit codes, size lists, option helpers.
+// Small pieces the sub-commands share: exit codes, algorithm lists, option helpers.
 #pragma once
 
 #include <cstddef>
@@ -15,10 +15,8 @@ inline constexpr int kExitOk = 0;
 inline constexpr int kExitFail = 1;   // a result failed its check, a deadlock, a race
 inline constexpr int kExitUsage = 2;  // bad input: names, sizes, options, paths
 
-// "4K:256M" (x2 steps), "4K:256M:x4" (x4 steps) or "4K,64K,1000" -> byte counts, ascending
-// for ranges, in the given order for lists. Throws symm::Error (kInvalidArgument) naming
-// the bad part.
-std::vector<std::size_t> parse_size_list(const std::string& spec);
+// Size lists (--sizes) are parsed by symm::parse_size_list (core/sizes.h), shared with the CUDA
+// bench.
 
 // Comma-separated algorithm names for `op` ("one_shot,two_shot", ids, suffixes) or "all".
 // Unknown names throw listing the valid ones (find_algo).
@@ -30,5 +28,13 @@ std::string algo_label(const AlgoInfo& a);
 // Fails with kIo naming the path and the reason when `path` cannot be created for writing.
 // Run before long work so a typo in a path costs nothing.
 void check_writable(const std::string& path);
+
+// The result schema (DESIGN.md "Results", core/result.h) has no column for some options (the
+// reduction, threads per block): a CSV row of `option value` could not be told from a row at
+// `option default_value`. Call it when such an option is off its default: with `csv` set it
+// throws kInvalidArgument, one line naming the option and the missing column; without --csv it
+// does nothing (the table on stdout shows the option).
+void refuse_with_csv(const std::string& csv, const std::string& option, const std::string& value,
+                     const std::string& column, const std::string& default_value);
 
 }  // namespace symm::apps

@@ -8,8 +8,10 @@
 #include <string>
 #include <vector>
 
+#include "apps/cli.h"
 #include "backends/cuda/bench.h"
 #include "backends/cuda/host_logic.h"
+#include "core/sizes.h"
 
 namespace po = boost::program_options;
 
@@ -46,28 +48,34 @@ int cmd_bench_cuda(int argc, char** argv) {
       "against a float64 reference and NCCL's answer, timed in CUDA-graph replay and eager.\n"
       "Times are per call: the max over ranks of each rank's median / p10 / p90.\n\noptions");
   d.add_options()("help,h", "this text")("backend", po::value<std::string>(), "cuda")(
-      "op", po::value(&ops)->default_value(ops), "all_reduce, reduce_scatter, all_gather, barrier (comma list)")(
+      "op", po::value(&ops)->default_value(ops),
+      "all_reduce, reduce_scatter, all_gather, barrier (comma list)")(
       "algo", po::value(&algos)->default_value(algos),
       "names or aliases (one_shot,two_shot,...), or all = every non-multicast algorithm of the op")(
       "dtype", po::value(&dtypes)->default_value(dtypes), "bf16, fp16, fp32 (comma list)")(
-      "sizes", po::value(&sizes)->default_value(sizes), "LO:HI (x2 steps), LO:HI:x4, or a list 4K,1M")(
-      "reduce-op", po::value(&op)->default_value(op), "sum, max, min")(
+      "sizes", po::value(&sizes)->default_value(sizes), "LO:HI (x2 steps), LO:HI:x4, or a list 16K,64K,1M")(
+      "reduce-op", po::value(&op)->default_value(op),
+      "sum, max, min (not with --csv: the schema has no reduction column)")(
       "mode", po::value(&mode)->default_value(mode), "graph, eager or both")(
       "iters", po::value(&o.iters)->default_value(o.iters), "timed samples")(
       "warmup", po::value(&o.warmup)->default_value(o.warmup), "untimed samples first")(
       "calls", po::value(&o.calls)->default_value(o.calls),
       "collectives per sample (per graph); 0: 100 up to 1M, 20 up to 16M, 5 above")(
-      "blocks", po::value(&blocks)->default_value(blocks), "block counts, comma list; 0 = the registry default")(
-      "threads", po::value(&o.threads)->default_value(o.threads), "threads per block; 0 = by size (<= 512)")(
+      "blocks", po::value(&blocks)->default_value(blocks),
+      "block counts, comma list; 0 = the registry default")(
+      "threads", po::value(&o.threads)->default_value(o.threads),
+      "threads per block; 0 = by size (<= 512); not with --csv: the schema has no threads column")(
       "no-nccl", "skip the nccl and nccl_symm baselines")("no-check", "time only")(
       "no-timing", "check only (with --replays: the GPU test suite)")(
       "check-max", po::value(&check_max)->default_value(check_max), "check sizes up to this; larger: err -1")(
-      "replays", po::value(&o.replays)->default_value(0), "also replay a one-call graph this often, then check")(
+      "replays", po::value(&o.replays)->default_value(0),
+      "also replay a one-call graph this often, then check")(
       "heap", po::value(&heap)->default_value(heap), "symmetric heap per rank; 0 = what the sizes need")(
       "wait-timeout-cycles", po::value(&o.timeout_cycles)->default_value(0),
       "bound of every spin-wait in clock cycles; 0 = SYMM_WAIT_TIMEOUT_CYCLES or ~4 s")(
       "csv", po::value(&o.csv), "write rows here (rank 0)")(
-      "machine", po::value(&o.machine), "machine column; default from the device name and world, e.g. h200x4")(
+      "machine", po::value(&o.machine),
+      "machine column; default from the device name and world, e.g. h200x4")(
       "seed", po::value(&o.seed)->default_value(1), "input seed");
   po::options_description hidden;
   hidden.add_options()("probe-timeout", "test the bounded-wait error path only");
@@ -85,7 +93,7 @@ int cmd_bench_cuda(int argc, char** argv) {
   o.algos = split_list(algos);
   o.dtypes.clear();
   for (const auto& s : split_list(dtypes)) o.dtypes.push_back(parse_dtype(s));
-  o.sizes = cuda::parse_sizes(sizes);
+  o.sizes = parse_size_list(sizes);
   o.rop = parse_reduce_op(op);
   if (mode != "graph" && mode != "eager" && mode != "both")
     fail(ErrorCode::kInvalidArgument, "mode '" + mode + "' is not graph, eager or both");
@@ -99,6 +107,11 @@ int cmd_bench_cuda(int argc, char** argv) {
   o.check_max = parse_size(check_max);
   o.heap = heap == "0" ? 0 : parse_size(heap);
   o.probe_timeout = vm.count("probe-timeout") > 0;
+  // Rows of these would read as the defaults' rows: refused before any rank touches a GPU.
+  if (o.rop != ReduceOp::kSum)
+    refuse_with_csv(o.csv, "--reduce-op", reduce_op_name(o.rop), "reduction", "sum");
+  if (o.threads != 0)
+    refuse_with_csv(o.csv, "--threads", std::to_string(o.threads), "threads per block", "0");
   try {
     return cuda::run_bench(o);
   } catch (const Error& e) {

@@ -3,9 +3,11 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <boost/program_options.hpp>
 #include <chrono>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <iostream>
 #include <string>
@@ -15,6 +17,7 @@
 #include "backends/sim/sim.h"
 #include "core/reference.h"
 #include "core/result.h"
+#include "core/sizes.h"
 
 namespace po = boost::program_options;
 
@@ -260,7 +263,7 @@ int cmd_sweep(int argc, char** argv) {
        "A:B (x2 steps), A:B:xF (xF steps) or a comma list; ignored for --op barrier")
       ("check-up-to", po::value(&check_up_to_s)->default_value(check_up_to_s),
        "largest size run with data and checked; larger sizes run timing-only")
-      ("csv", po::value(&csv), "write the rows here (core/result.h schema)")
+      ("csv", po::value(&csv), "write the rows here (core/result.h schema; --reduce sum only: it has no reduction column)")
       ("quiet,q", po::bool_switch(&quiet), "no progress on stderr");
   // clang-format on
   if (!parse(argc, argv, d, kSweepUsage)) return kExitOk;
@@ -271,6 +274,8 @@ int cmd_sweep(int argc, char** argv) {
   const std::vector<std::size_t> sizes =
       r.op == Op::kBarrier ? std::vector<std::size_t>{0} : parse_size_list(sizes_spec);
   const std::size_t check_up_to = parse_size(check_up_to_s);
+  if (r.reduce != ReduceOp::kSum)
+    refuse_with_csv(csv, "--reduce", reduce_op_name(r.reduce), "reduction", "sum");
   if (!csv.empty()) check_writable(csv);
 
   std::vector<ResultRow> rows;
@@ -396,11 +401,15 @@ int cmd_list(int argc, char** argv) {
                   a.summary.c_str());
     return kExitOk;
   }
-  std::printf("%-34s %-14s %-15s %-7s %-9s %-5s %s\n", "id", "alias", "op", "worlds", "max_bytes", "mcast",
-              "summary");
+  // "1M per rank" and "64K at 2, 128K at 4, ..." are wider than the header: size the column.
+  int width = int(std::strlen("max_bytes"));
+  for (const AlgoInfo& a : algorithms()) width = std::max(width, int(max_bytes(a).size()));
+  std::printf("%-34s %-14s %-15s %-7s %-*s %-5s %s\n", "id", "alias", "op", "worlds", width, "max_bytes",
+              "mcast", "summary");
   for (const AlgoInfo& a : algorithms())
-    std::printf("%-34s %-14s %-15s %-7s %-9s %-5s %s\n", a.id.c_str(), a.alias.c_str(), op_name(a.op),
-                worlds(a).c_str(), max_bytes(a).c_str(), a.needs_multicast ? "yes" : "no", a.summary.c_str());
+    std::printf("%-34s %-14s %-15s %-7s %-*s %-5s %s\n", a.id.c_str(), a.alias.c_str(), op_name(a.op),
+                worlds(a).c_str(), width, max_bytes(a).c_str(), a.needs_multicast ? "yes" : "no",
+                a.summary.c_str());
   return kExitOk;
 }
 

@@ -36,34 +36,40 @@ inline float gen(uint64_t seed, int rank, std::size_t i) {
   return float(double(h >> 11) * (2.0 / 9007199254740992.0) - 1.0);  // [-1, 1)
 }
 template <class T>
-double input_value(uint64_t seed, int rank, std::size_t i) {
-  return double(to_float(from_float<T>(gen(seed, rank, i))));
-}
-template <class T>
 std::vector<T> make_input(uint64_t seed, int rank, std::size_t n) {
   std::vector<T> v(n);
   for (std::size_t i = 0; i < n; ++i) v[i] = from_float<T>(gen(seed, rank, i));
   return v;
 }
-double reduce2(double a, double b, ReduceOp op) {
-  return op == ReduceOp::kSum ? a + b : op == ReduceOp::kMax ? std::max(a, b) : std::min(a, b);
-}
-// This rank's expected output (float64), the same rule as core/reference.cpp.
+
+// This rank's expected output (float64) by symm::reference (core/reference.h), the rule every
+// backend is checked against. Computed a slice of elements at a time from every rank's input
+// regenerated from the seed, so memory stays at world x kSlice values whatever the size: a
+// slice of every rank's input is itself a valid input of the reference. reduce_scatter's
+// output for rank `me` is the all_reduce of every rank's slice `me`; all_gather's is every
+// rank's input in rank order, so a slice of it lands at r * count for each rank r.
 template <class T>
 std::vector<double> expected(Op op, ReduceOp rop, uint64_t seed, int world, int me, std::size_t count) {
-  std::vector<double> want;
-  if (op == Op::kAllGather) {
-    want.resize(count * std::size_t(world));
-    for (int r = 0; r < world; ++r)
-      for (std::size_t i = 0; i < count; ++i) want[std::size_t(r) * count + i] = input_value<T>(seed, r, i);
-    return want;
-  }
+  constexpr std::size_t kSlice = std::size_t(1) << 14;
+  const bool gather = op == Op::kAllGather;
   const std::size_t base = op == Op::kReduceScatter ? std::size_t(me) * count : 0;
-  want.resize(count);
-  for (std::size_t i = 0; i < count; ++i) {
-    double acc = input_value<T>(seed, 0, base + i);
-    for (int r = 1; r < world; ++r) acc = reduce2(acc, input_value<T>(seed, r, base + i), rop);
-    want[i] = acc;
+  std::vector<double> want(gather ? count * std::size_t(world) : count);
+  std::vector<std::vector<double>> in(static_cast<std::size_t>(world));
+  for (std::size_t i0 = 0; i0 < count; i0 += kSlice) {
+    const std::size_t n = std::min(kSlice, count - i0);
+    for (int r = 0; r < world; ++r) {
+      std::vector<double>& v = in[std::size_t(r)];
+      v.resize(n);
+      for (std::size_t i = 0; i < n; ++i) v[i] = double(to_float(from_float<T>(gen(seed, r, base + i0 + i))));
+    }
+    const std::vector<std::vector<double>> out = reference(gather ? Op::kAllGather : Op::kAllReduce, rop, in);
+    const std::vector<double>& mine = out[std::size_t(me)];
+    if (gather)
+      for (int r = 0; r < world; ++r)
+        std::copy_n(mine.begin() + std::ptrdiff_t(std::size_t(r) * n), n,
+                    want.begin() + std::ptrdiff_t(std::size_t(r) * count + i0));
+    else
+      std::copy(mine.begin(), mine.end(), want.begin() + std::ptrdiff_t(i0));
   }
   return want;
 }
@@ -135,7 +141,7 @@ class Bench {
           // busy: sizes and block counts outside that are skipped with a note, not fatal.
           if (a->piece_bytes) {
             try {
-              plan_launch(*a, DType::kBF16, bytes, world, b, o_.threads);
+              plan_launch(*a, t, bytes, world, b, o_.threads);
             } catch (const Error& e) {
               note("skip " + a->id + " at " + format_size(bytes) + (b > 0 ? " blocks=" + std::to_string(b) : "") +
                    ": " + e.what());
@@ -151,41 +157,45 @@ class Bench {
     }
   }
 
+  // The bounded-wait error paths: a wait nobody will ever satisfy must end in the message
+  // describe_wait_timeout promises, and leave the world usable.
   void probe_timeout() {
-    const unsigned long long saved = rt_.handle().timeout_cycles;
-    rt_.set_timeout_cycles(2'000'000);  // ~1 ms: nobody will ever signal this slot
     const int from = (rt_.rank() + 1) % rt_.world();
     const uint32_t slot = pad::flag(pad::kChannels - 1, 0, from);
-    launch_wait_probe(rt_.handle(), slot, 0xFFFFFFF0u, rt_.stream());
-    std::string msg;
-    try {
-      rt_.sync();
-    } catch (const Error& e) {
-      if (e.code() == ErrorCode::kTimeout) msg = e.what();
-      else throw;
-    }
-    rt_.set_timeout_cycles(saved);
-    const std::string want = "rank " + std::to_string(rt_.rank()) + " block 0 timed out waiting on slot " +
-                             std::to_string(slot) + " (channel " + std::to_string(pad::kChannels - 1) +
-                             ", from rank " + std::to_string(from) + "): expected >= 4294967280, saw 0";
-    expect_probe("probe-timeout", msg, want);
+    expect_probe("probe-timeout",
+                 timeout_message([&] { launch_wait_probe(rt_.handle(), slot, 0xFFFFFFF0u, rt_.stream()); }),
+                 "rank " + std::to_string(rt_.rank()) + " block 0 timed out waiting on slot " +
+                     std::to_string(slot) + " (channel " + std::to_string(pad::kChannels - 1) +
+                     ", from rank " + std::to_string(from) + "): expected >= 4294967280, saw 0");
     // The flagged-packet wait: reduce_ll on a zeroed packet buffer nobody writes.
-    rt_.set_timeout_cycles(2'000'000);
     const std::size_t off = 64 << 10;
-    SYMM_CUDA_CHECK(cudaMemsetAsync(rt_.heap() + off, 0, 4096, rt_.stream()));
-    launch_ll_probe(rt_.handle(), rt_.heap() + off, rt_.heap() + off + 2048, 0xFFFFFFF0u, rt_.stream());
-    msg.clear();
+    expect_probe(
+        "probe-timeout-ll", timeout_message([&] {
+          SYMM_CUDA_CHECK(cudaMemsetAsync(rt_.heap() + off, 0, 4096, rt_.stream()));
+          launch_ll_probe(rt_.handle(), rt_.heap() + off, rt_.heap() + off + 2048, 0xFFFFFFF0u, rt_.stream());
+        }),
+        "rank " + std::to_string(rt_.rank()) + " block 0 timed out waiting for packets at heap offset " +
+            std::to_string(off) + " (packet 0 of that buffer): expected epoch 4294967280, saw 0");
+    rt_.barrier();  // the world is still usable after a reported timeout
+  }
+
+  // Enqueues `launch` under a ~1 ms spin bound and returns the kTimeout message the sync
+  // reports ("" when it finished); other errors propagate. The previous bound is restored.
+  std::string timeout_message(const std::function<void()>& launch) {
+    struct Restore {
+      Runtime& rt;
+      unsigned long long cycles;
+      ~Restore() { rt.set_timeout_cycles(cycles); }
+    } restore{rt_, rt_.handle().timeout_cycles};
+    rt_.set_timeout_cycles(2'000'000);  // ~1 ms
+    launch();
     try {
       rt_.sync();
     } catch (const Error& e) {
-      if (e.code() == ErrorCode::kTimeout) msg = e.what();
-      else throw;
+      if (e.code() != ErrorCode::kTimeout) throw;
+      return e.what();
     }
-    rt_.set_timeout_cycles(saved);
-    expect_probe("probe-timeout-ll", msg,
-                 "rank " + std::to_string(rt_.rank()) + " block 0 timed out waiting for packets at heap offset " +
-                     std::to_string(off) + " (packet 0 of that buffer): expected epoch 4294967280, saw 0");
-    rt_.barrier();  // the world is still usable after a reported timeout
+    return "";
   }
 
   void expect_probe(const char* what, const std::string& msg, const std::string& want) {
@@ -483,7 +493,8 @@ int run_bench(const BenchOptions& o) {
     }
     for (std::size_t bytes : o.sizes) {
       for (const AlgoInfo* a : list) {
-        if (a->max_bytes && bytes > a->max_bytes) continue;
+        if (a->max_bytes_for(env.world) && bytes > a->max_bytes_for(env.world))
+          continue;  // skipped in run_op
         const HeapLayout l = heap_layout(*a, bytes, env.world);
         if (o.heap) check_heap(*a, bytes, env.world, o.heap);
         need = std::max(need, l.total);

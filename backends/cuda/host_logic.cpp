@@ -187,30 +187,6 @@ unsigned long long wait_timeout_cycles(const GetEnv& env) {
   return 8'000'000'000ull;  // ~4 s at 1.98 GHz: far beyond any healthy wait, short enough to report
 }
 
-std::vector<std::size_t> parse_sizes(const std::string& spec) {
-  std::vector<std::size_t> out;
-  if (spec.find(':') != std::string::npos) {
-    std::vector<std::string> parts;
-    std::stringstream ss(spec);
-    for (std::string p; std::getline(ss, p, ':');) parts.push_back(p);
-    if (parts.size() < 2 || parts.size() > 3)
-      fail(ErrorCode::kInvalidArgument, "sizes '" + spec + "' must be LO:HI or LO:HI:FACTOR");
-    const std::size_t lo = parse_size(parts[0]), hi = parse_size(parts[1]);
-    std::string fs = parts.size() == 3 ? parts[2] : "2";
-    if (!fs.empty() && (fs[0] == 'x' || fs[0] == 'X')) fs.erase(0, 1);  // apps' "4K:256M:x4"
-    const std::size_t f = parse_size(fs);
-    if (lo == 0 || lo > hi || f < 2)
-      fail(ErrorCode::kInvalidArgument, "sizes '" + spec + "' needs 0 < LO <= HI and FACTOR >= 2");
-    for (std::size_t s = lo; s <= hi; s *= f) out.push_back(s);
-  } else {
-    std::stringstream ss(spec);
-    for (std::string p; std::getline(ss, p, ',');)
-      if (!p.empty()) out.push_back(parse_size(p));
-  }
-  if (out.empty()) fail(ErrorCode::kInvalidArgument, "sizes '" + spec + "' is empty");
-  return out;
-}
-
 std::string machine_name(const std::string& device_name, int world) {
   std::string lower;
   for (char c : device_name) lower += char(std::tolower(static_cast<unsigned char>(c)));

@@ -79,9 +79,8 @@ std::string describe_wait_timeout(const WaitError& e);
 // Default spin bound: SYMM_WAIT_TIMEOUT_CYCLES if set, else ~4 s at H200 clocks.
 unsigned long long wait_timeout_cycles(const GetEnv& env);
 
-// ---- sizes ---------------------------------------------------------------------------
-// "4K:256M" (powers of 2), "4K:256M:x4" or "4K:256M:4" (x4 steps), "4K,64K,1M" (a list).
-std::vector<std::size_t> parse_sizes(const std::string& spec);
+// ---- machine -------------------------------------------------------------------------
+// (Size lists: symm::parse_size_list in core/sizes.h, the grammar every command shares.)
 // "h200x4" from a device name and world ("NVIDIA H200" -> h200), "gpu" + world otherwise.
 std::string machine_name(const std::string& device_name, int world);
 

@@ -9,6 +9,7 @@
 #include <fstream>
 #include <iterator>
 #include <string>
+#include <utility>
 
 #include "core/registry.h"
 #include "core/result.h"
@@ -82,6 +83,14 @@ const BadInput kBad[] = {
     {"sweep --algo one_shot,bogus", "unknown algorithm 'bogus'"},
     {"sweep --algo one_shot_push --sizes 16M:32M --quiet", "nothing to run"},
     {"sweep --sizes 4K --csv /nonexistent-dir/out.csv", "/nonexistent-dir/out.csv"},
+    // The CSV schema has no reduction column: a min row would read as a sum row.
+    {"sweep --reduce min --algo one_shot --sizes 4K --csv /nonexistent-dir/out.csv",
+     "--reduce min cannot go with --csv: the CSV schema (DESIGN.md \"Results\") has no column for the "
+     "reduction"},
+    {"bench --backend sim --reduce max --algo one_shot --sizes 4K --csv /nonexistent-dir/out.csv",
+     "--reduce max cannot go with --csv"},
+    {"sweep --sizes 4K:1M:4", "the step must look like x2 or x4"},
+    {"sweep --sizes 4K,,1M", "empty element"},
     {"list --bogus", "unrecognised option"},
     {"bench --backend tpu", "unknown backend 'tpu'"},
 };
@@ -199,6 +208,54 @@ TEST(Cli, BenchSimIsSweep) {
   const Out r = symmcoll("bench --backend sim --algo one_shot --sizes 4K --quiet");
   EXPECT_EQ(r.code, 0) << r.out;
   EXPECT_NE(r.out.find("# symmcoll sweep"), std::string::npos) << r.out;
+}
+
+TEST(Cli, SweepShowsANonSumReductionWithoutCsv) {
+  const Out r = symmcoll("sweep --reduce max --algo one_shot --sizes 4K --quiet");
+  EXPECT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("bf16 max"), std::string::npos) << r.out;
+}
+
+// The CUDA bench refuses the same before any rank starts (so no GPU is needed to test it).
+TEST(Cli, BenchCudaRefusesUnrecordedOptionsWithCsv) {
+  const Out probe = symmcoll("launch --help");
+  if (probe.out.find("no CUDA backend") != std::string::npos) GTEST_SKIP() << "this build has no CUDA";
+  const std::string csv = " --sizes 4K --csv " + ::testing::TempDir() + "symmcoll_cli_bench.csv";
+  const std::pair<const char*, const char*> cases[] = {
+      {"bench --backend cuda --reduce-op max", "--reduce-op max cannot go with --csv"},
+      {"bench --backend cuda --reduce-op min --op all_gather", "--reduce-op min cannot go with --csv"},
+      {"bench --backend cuda --threads 256", "--threads 256 cannot go with --csv"},
+  };
+  for (const auto& [args, message] : cases) {
+    const Out r = symmcoll(args + csv);
+    EXPECT_EQ(r.code, 2) << args << "\n" << r.out;
+    EXPECT_EQ(r.out.rfind(std::string("symmcoll: error: ") + message, 0), 0u) << args << "\n" << r.out;
+    EXPECT_NE(r.out.find("no column for the"), std::string::npos) << r.out;
+    EXPECT_EQ(lines(r.out), 1) << r.out;
+  }
+  // Without --csv they pass option parsing (and fail later only for want of ranks).
+  const Out r = symmcoll("bench --backend cuda --reduce-op max --threads 256 --sizes 4K");
+  EXPECT_EQ(r.out.find("cannot go with --csv"), std::string::npos) << r.out;
+}
+
+// `list` keeps its columns aligned whatever max_bytes prints ("1M per rank").
+TEST(Cli, ListColumnsStayAligned) {
+  const Out r = symmcoll("list");
+  ASSERT_EQ(r.code, 0) << r.out;
+  std::size_t start = 0, mcast_col = std::string::npos;
+  while (start < r.out.size()) {
+    const std::size_t end = r.out.find('\n', start);
+    const std::string line = r.out.substr(start, end - start);
+    start = end == std::string::npos ? r.out.size() : end + 1;
+    if (mcast_col == std::string::npos) {
+      mcast_col = line.find("mcast");
+      ASSERT_NE(mcast_col, std::string::npos) << line;
+      continue;
+    }
+    // The multicast column ("yes" / "no") starts where its header does, after a space.
+    EXPECT_TRUE(line.compare(mcast_col, 3, "yes") == 0 || line.compare(mcast_col, 2, "no") == 0) << line;
+    EXPECT_EQ(line[mcast_col - 1], ' ') << line;
+  }
 }
 
 TEST(Cli, CudaCommandsExplainWhenMissing) {

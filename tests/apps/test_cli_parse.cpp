@@ -1,4 +1,4 @@
-// The size-list and algorithm-list parsers, without the binary.
+// The algorithm-list parser and option helpers, without the binary.
 #include <gtest/gtest.h>
 
 #include "apps/cli.h"
@@ -6,28 +6,7 @@
 namespace symm::apps {
 namespace {
 
-TEST(SizeList, RangeDoublesByDefault) {
-  const std::vector<std::size_t> want = {4096, 8192, 16384};
-  EXPECT_EQ(parse_size_list("4K:16K"), want);
-}
-
-TEST(SizeList, RangeWithFactorIncludesEndOnlyWhenHit) {
-  EXPECT_EQ(parse_size_list("4K:256M:x4").back(), std::size_t(256) << 20);
-  EXPECT_EQ(parse_size_list("4K:256M:x4").size(), 9u);
-  EXPECT_EQ(parse_size_list("4K:32K:x4").back(), std::size_t(16) << 10);
-}
-
-TEST(SizeList, CommaListKeepsOrder) {
-  const std::vector<std::size_t> want = {1 << 20, 4096, 1000};
-  EXPECT_EQ(parse_size_list("1M,4K,1000"), want);
-}
-
-TEST(SizeList, RejectsMalformed) {
-  for (const char* bad : {"", "4K:", ":4K", "4K:1K", "0:4K", "4K:1M:x1", "4K:1M:y2", "4K:1M:x", "4K,,1M",
-                          "4Q", "1M:4K:x2:x2"}) {
-    EXPECT_THROW(parse_size_list(bad), Error) << bad;
-  }
-}
+// Size lists: symm::parse_size_list, tested in tests/core/test_sizes.cpp.
 
 TEST(AlgoList, AllAndNames) {
   EXPECT_EQ(parse_algo_list(Op::kReduceScatter, "all").size(), 2u);  // pull, push_ll
@@ -37,6 +16,20 @@ TEST(AlgoList, AllAndNames) {
   EXPECT_EQ(two[1]->id, "all_reduce.rs_ld_ag_st");
   EXPECT_THROW(parse_algo_list(Op::kAllReduce, "one_shot,nope"), Error);
   EXPECT_THROW(parse_algo_list(Op::kAllReduce, "all_gather.st"), Error);
+}
+
+TEST(RefuseWithCsv, OnlyWithCsv) {
+  EXPECT_NO_THROW(refuse_with_csv("", "--reduce", "max", "reduction", "sum"));
+  try {
+    refuse_with_csv("out.csv", "--reduce", "max", "reduction", "sum");
+    FAIL() << "no throw";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kInvalidArgument);
+    const std::string msg = e.what();
+    EXPECT_EQ(msg.rfind("--reduce max cannot go with --csv", 0), 0u) << msg;
+    EXPECT_NE(msg.find("no column for the reduction"), std::string::npos) << msg;
+    EXPECT_EQ(msg.find('\n'), std::string::npos) << msg;
+  }
 }
 
 }  // namespace

@@ -1,5 +1,5 @@
 // Host-side decisions of backends/cuda that need no GPU: rank environment, NCCL-id exchange,
-// the multicast interlock, launch plans, heap layout, wait-timeout messages, sizes, launcher.
+// the multicast interlock, launch plans, heap layout, wait-timeout messages, machine names, launcher.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -153,7 +153,9 @@ TEST(Heap, LlScratchIsFixedAndPrivate) {
     for (std::size_t bytes : {std::size_t(4096), std::size_t(1) << 20, std::size_t(256) << 20}) {
       const HeapLayout l = heap_layout(a, bytes, w);
       EXPECT_GE(l.in, fixed_scratch_bytes(w)) << a.id;
-      if (!a.piece_bytes && a.scratch_bytes(bytes, w)) EXPECT_GE(l.scratch, fixed_scratch_bytes(w)) << a.id;
+      if (!a.piece_bytes && a.scratch_bytes(bytes, w)) {
+        EXPECT_GE(l.scratch, fixed_scratch_bytes(w)) << a.id;
+      }
     }
 }
 
@@ -184,13 +186,6 @@ TEST(Timeout, MessageNamesRankBlockSlotChannelAndPeer) {
   EXPECT_GT(wait_timeout_cycles(env_of({})), 1'000'000'000u);
   EXPECT_EQ(code_of([] { wait_timeout_cycles(env_of({{"SYMM_WAIT_TIMEOUT_CYCLES", "0"}})); }),
             ErrorCode::kInvalidArgument);
-}
-
-TEST(Sizes, RangesStepsAndLists) {
-  EXPECT_EQ(parse_sizes("4K:32K"), (std::vector<std::size_t>{4096, 8192, 16384, 32768}));
-  EXPECT_EQ(parse_sizes("4K:64K:x4"), (std::vector<std::size_t>{4096, 16384, 65536}));
-  EXPECT_EQ(parse_sizes("4K,1M"), (std::vector<std::size_t>{4096, 1u << 20}));
-  EXPECT_EQ(code_of([] { parse_sizes("64K:4K"); }), ErrorCode::kInvalidArgument);
 }
 
 TEST(Machine, NameFromDevice) {
