@@ -31,9 +31,23 @@
 //                                  at HBM rate (no per-block cap: block_GBps models remote loads),
 //                                  fp32 accumulation, a store to dst with the rules of copy. The
 //                                  data words are read once every packet is valid. Packet reads
-//                                  are synchronising by construction: exempt from the race check,
-//                                  and they create no happens-before.
-// A block ends when its program returns and its stores have landed (kernel end flushes).
+//                                  are synchronising by construction: exempt from the read-after-
+//                                  write check, and within the kernel they create no happens-before
+//                                  for other memory. They are recorded as reads (write after read),
+//                                  and accepted packets order the *kernels*: the sender's launch
+//                                  clock joins the receiving rank's host clock at kernel end (the
+//                                  two-halves argument of core/algos/block_regions.h; simulator.cpp)
+// A block ends when its program returns and its stores have landed (kernel end flushes). A call
+// ends when its last block has: the host then reads `out` (the output checked for that call is
+// what `out` holds at that moment) and takes `in` and `out` back for its caller, so every store
+// into `out` and every read of `in` / `out` by any rank must be ordered before it (race check).
+//
+// Visibility vs timing. With the shipped machine files (experiments/machines/*.ini, and
+// tests/sim/tiny.ini) store_latency_us == flag_latency_us: a relaxed flag signalled right after a
+// posted store lands at the same tick as the store, and symmetric ranks finish their stores when
+// their peers do. A missing release (or a missing end barrier) therefore rarely shows up as wrong
+// data; it shows up through the race check (happens-before, independent of timing), and not at
+// all in timing-only runs, which check nothing.
 //
 // Transfer rates: every transfer is one flow in the flow network (flow_net.h), on the
 // source GPUs' NVLink egress, the destination's ingress, local HBM, and (multimem) the

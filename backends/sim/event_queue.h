@@ -1,12 +1,14 @@
 // The simulator's clock and event queue (STYLE.md 9: a tiny, typed event core).
 #pragma once
 
-#include <cassert>
 #include <cmath>
 #include <cstdint>
 #include <queue>
 #include <unordered_map>
+#include <string>
 #include <vector>
+
+#include "core/common.h"
 
 namespace symm::sim {
 
@@ -30,17 +32,23 @@ struct Event {
   uint64_t b;
 };
 
-// Ordered by (time, phase, sequence): deterministic, and phase 1 (network re-solve) runs after
-// every phase-0 event of the same tick, so all flows that start or end at one tick are
-// solved together.
+// Ordered by (time, phase, sequence): deterministic. The next event is always the one with the
+// smallest (time, phase) key among those pending, first pushed first within a key. So phase 1
+// (network re-solve) of a tick runs only when no phase-0 event of that tick is pending; a
+// phase-0 event pushed *at the current tick* by a phase-1 handler (a re-solve completing a
+// local transfer, a block resuming with no round trip) opens a new round: it runs right after
+// that handler, before any phase-1 event still queued for the tick, and a re-solve it asks for
+// runs after it. A tick can thus be solved more than once; all flows that start or end in one
+// round of phase-0 events are solved together.
 //
 // Symmetric ranks make many events share a tick, so the queue is a heap of distinct
 // (time, phase) keys, each with a FIFO bucket: push order within a key *is* sequence order.
 // The heap stays small (distinct ticks, not events), which is most of the engine's speed.
+// Pushing an event before now() is an engine bug: symm::Error kInternal (in every build).
 class EventQueue {
  public:
   void push(TimePs t, uint32_t kind, uint32_t a, uint64_t b, bool late = false) {
-    assert(t >= now_ && "time never goes backwards");
+    if (t < now_) backwards(t);
     const uint64_t key = uint64_t(t) << 1 | uint64_t(late);
     auto [it, fresh] = index_.try_emplace(key, 0);
     if (fresh) {
@@ -61,7 +69,7 @@ class EventQueue {
       Bucket& b = buckets_[k.bucket];
       if (b.next < b.events.size()) {
         e = b.events[b.next++];
-        assert(e.t >= now_ && "time never goes backwards");
+        if (e.t < now_) backwards(e.t);
         now_ = e.t;
         ++processed_;
         return true;
@@ -78,6 +86,10 @@ class EventQueue {
   uint64_t processed() const { return processed_; }
 
  private:
+  [[noreturn]] void backwards(TimePs t) const {
+    fail(ErrorCode::kInternal, "simulator: time never goes backwards (event at " + std::to_string(t) +
+                                   " ps, now " + std::to_string(now_) + " ps)");
+  }
   struct Key {
     uint64_t key;  // time << 1 | phase
     uint32_t bucket;

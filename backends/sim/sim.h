@@ -52,15 +52,18 @@ struct RunSpec {
   int blocks = 0;         // 0: algo->default_blocks(bytes, world)
   bool graph = true;      // launch latency of a CUDA-graph replay (else eager)
   bool timing_only = false;  // no data arrays: no correctness check, no race check
-  bool race_check = true;    // with data: report reads of bytes not yet visible to the reader
-  int calls = 1;          // back-to-back calls on the same buffers (epochs must keep working)
+  bool race_check = true;    // with data: report accesses not ordered by release/acquire
+                             // (read after write, write after read/write, the end of a call)
+  int calls = 1;          // back-to-back calls on the same buffers (epochs must keep working);
+                          // every call gets fresh inputs and every call's output is checked
   uint64_t seed = 1;      // inputs are fresh random values in (-1, 1), drawn from this seed
   std::string trace_path; // non-empty: write a Chrome trace-event JSON (Perfetto) here
 };
 
 struct RunResult {
   double time_us = 0;       // simulated time of the last call: launch to the last block's end
-  double max_rel_err = -1;  // vs the float64 CPU reference; -1 in timing-only mode
+  double max_rel_err = -1;  // vs the float64 CPU reference, the worst of every call (each rank's
+                            // `out` as it was when its call ended); -1 in timing-only mode
   double err_bound = 0;     // rel_err_bound(dtype, world): what max_rel_err must stay under
   int blocks = 0;           // blocks actually used
   uint64_t events = 0;      // events processed
@@ -69,8 +72,10 @@ struct RunResult {
 
 // Checks the arguments (check_args, machine limits), runs, and returns. Throws symm::Error:
 // kInvalidArgument / kUnsupported for bad input, kDeadlock naming rank, block, slot, expected
-// and seen value, kRace naming the reader, the writer and the address range, kIo for an
-// unwritable trace path (checked before the run starts).
+// and seen value, kRace naming the reader, the writer and the address range (a read of bytes
+// whose store is not ordered before it; a store over bytes someone may still be reading; a call
+// ending while peers may still read its `in`/`out` or store into its `out`), kIo for an
+// unwritable trace path (checked before the run starts), kInternal for an engine bug.
 RunResult run(const RunSpec& spec);
 
 }  // namespace symm::sim

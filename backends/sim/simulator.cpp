@@ -8,18 +8,38 @@
 // onto a host byte array per rank; timing-only runs have no arrays at all.
 //
 // Race check (data mode): happens-before with vector clocks, FastTrack style. Every rank's
-// host (stream) and every (rank, block) has an entry. A store records (writer, writer's own
-// clock entry); a release signal carries a snapshot of the signaller's clock in the flag; an
+// host (stream) and every (rank, block) has an entry. An access (load or store) after a release
+// starts a new epoch of the accessor's own entry, so a release publishes exactly what came
+// before it. A release signal carries a snapshot of the signaller's clock in the flag; an
 // acquire wait that observes the flag joins it; a launch inherits the host's clock and the
-// kernel's end joins its blocks back. A read of bytes whose last writer is neither the reader
-// nor happens-before it is a race.
+// kernel's end joins its blocks back (stream order).
+//   - read after write: a read of bytes whose last writer is neither the reader nor
+//     happens-before it is a race;
+//   - write after read / write: every byte range keeps its reads since the last store (per
+//     reader entity the latest epoch; reads that happen-before a newer read are dropped); a
+//     store requires every recorded read and the last store of its bytes to happen-before it
+//     (or to be its own);
+//   - end of a call = the host takes `in` and `out` back: when a rank's kernel has ended, its
+//     host reads its whole `out` (every peer store into it must be ordered before the end),
+//     every read of its `in` and `out` by anyone must be ordered before the end (the caller may
+//     overwrite them once the call returns), and both are recorded as written by the host at
+//     that moment (a peer that reads them later without being ordered after it is a race).
+// The output is checked against the reference per call, as the host saw it at its call's end
+// (a store that lands later does not count).
 //
 // Flagged packets (put_ll / reduce_ll): a put_ll's packets are ordinary stores for the race
 // check (a plain read of packet memory is checked like any other), but reduce_ll's reads of its
-// packet buffers are exempt: each 8-byte packet is single-copy atomic and carries its own epoch,
-// so a packet seen with the awaited epoch is complete. They join no clock (no happens-before for
-// other memory). reduce_ll waits on *memory* with data (the epoch words in the heap), and on a
-// per-rank record of landed packet ranges and their epochs in timing-only runs.
+// packet buffers are exempt from the read-after-write check: each 8-byte packet is single-copy
+// atomic and carries its own epoch, so a packet seen with the awaited epoch is complete. Within
+// the kernel they create no happens-before for other memory (no fence). They are recorded as
+// reads (a later store over them must be ordered after them), and for ordering they count at
+// kernel granularity: a put_ll carries its block's *launch* clock (the kernel boundary is a full
+// fence before the packet), and a reduce_ll that accepts packets joins that clock into its
+// host's clock when its kernel ends (a full fence after). That is core/algos/block_regions.h's
+// two-halves argument in clocks: rank P rewrites half h of rank Q's region two epochs after Q
+// read it, after P's kernel accepted packets that Q sent from a kernel launched after Q's reads.
+// reduce_ll waits on *memory* with data (the epoch words in the heap), and on a per-rank record
+// of landed packet ranges and their epochs in timing-only runs.
 #include <boost/context/fiber.hpp>
 #include <chrono>
 #include <cstring>
@@ -128,11 +148,16 @@ std::vector<std::vector<T>>& recycled() {
   thread_local std::vector<std::vector<T>> cache;
   return cache;
 }
+// The largest one: runs of different sizes and worlds share the pool, and a small buffer
+// taken for a large heap would be reallocated (fresh pages) anyway.
 template <class T>
 std::vector<T> take_buffer() {
   auto& c = recycled<T>();
   if (c.empty()) return {};
-  std::vector<T> v = std::move(c.back());
+  auto big = std::max_element(c.begin(), c.end(),
+                              [](const std::vector<T>& a, const std::vector<T>& b) { return a.capacity() < b.capacity(); });
+  std::vector<T> v = std::move(*big);
+  *big = std::move(c.back());
   c.pop_back();
   return v;
 }
@@ -175,8 +200,10 @@ struct Block {
   TimePs ll_from_t = 0;
   // Race check.
   VClock clock;
-  Snapshot release_snap;          // shared by releases with no store or acquire in between
-  bool tick_before_store = true;  // a release happened: the next store starts a new epoch
+  Snapshot release_snap;          // shared by releases with no access or acquire in between
+  bool tick_before_store = true;  // a release happened: the next access starts a new epoch
+  Snapshot launch_snap;           // the host's clock at launch: what this block's packets carry
+  std::vector<Snapshot> ll_acq;   // launch clocks of accepted packets: joined at kernel end
 };
 
 struct Host {
@@ -186,6 +213,7 @@ struct Host {
   bool tick_before_store = true;
   int live_blocks = 0;
   int blocks = 0;                  // of the current call
+  int call = 0;                    // the current call
   TimePs launched = 0, ended = 0;  // of the latest call
 };
 
@@ -224,6 +252,22 @@ struct WriteSeg {
   uint64_t end;
   int tid;
   uint32_t epoch;
+  bool call_end = false;  // not a store: the host took the buffer back at the end of a call
+};
+
+struct Access {
+  int tid;
+  uint32_t epoch;
+};
+
+struct ReadSeg {  // the reads of [key, end) since its last store, none happening-before another
+  uint64_t end;
+  std::vector<Access> reads;
+};
+
+struct LlSrcSeg {  // packets [key, end) were last put by a block launched with this clock
+  uint64_t end;
+  Snapshot launch;
 };
 
 struct LlSeg {  // timing-only: packets [key, end) landed with `epoch`
@@ -257,9 +301,33 @@ void assign_range(std::map<uint64_t, Seg>& m, uint64_t b, uint64_t e, Seg v) {
   m.emplace(b, v);
 }
 
+// Splits the segment of an interval map that straddles x (if any) at x.
+template <class Seg>
+void split_at(std::map<uint64_t, Seg>& m, uint64_t x) {
+  auto it = m.upper_bound(x);
+  if (it == m.begin()) return;
+  --it;
+  if (it->first < x && it->second.end > x) {
+    Seg rest = it->second;
+    it->second.end = x;
+    m.emplace_hint(std::next(it), x, std::move(rest));
+  }
+}
+
 struct Heap {
   std::vector<uint8_t> bytes;
-  std::map<uint64_t, WriteSeg> writes;  // last writer of every byte range, for the race check
+  // Race check: last writer of every byte range, reads since, and who put the packets.
+  std::map<uint64_t, WriteSeg> writes;
+  std::map<uint64_t, ReadSeg> reads;
+  std::map<uint64_t, LlSrcSeg> ll_src;
+};
+
+// What one call leaves for its output check: every rank's inputs (as stored, in float) and, for
+// a rank whose `out` was written after its call ended, `out` as it was at that end.
+struct CallCheck {
+  std::vector<std::vector<float>> in;
+  std::vector<std::vector<uint8_t>> out;  // empty: the heap still holds it
+  int ended = 0;
 };
 
 uint64_t align_up(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
@@ -304,13 +372,28 @@ class Simulator {
   void host_plan(Host& h);
   void launch(Host& h);
   void end_block(Block& b);
+  void end_call(Host& h);
   template <class T>
   void write_inputs(Host& h, int call);
 
-  // Memory and the race check.
-  void record_store(int tid, uint32_t epoch, int rank, uint64_t off, std::size_t bytes);
-  uint32_t store_epoch(Block& b);
-  void check_read(const Block& b, int rank, uint64_t off, std::size_t bytes);
+  // Memory and the race check. A reader / writer is an entity (tid) with its clock; blk is the
+  // block for reports (nullptr: the host).
+  uint32_t access_epoch(Block& b);
+  void check_read(int tid, const VClock& clock, const Block* blk, int rank, uint64_t off, std::size_t bytes);
+  void check_read(Block& b, int rank, uint64_t off, std::size_t bytes) {
+    check_read(b.tid, b.clock, &b, rank, off, bytes);
+  }
+  void record_read(int tid, const VClock& clock, int rank, uint64_t off, std::size_t bytes);
+  // Write after read / write, then records the store (call_end: the host takes the bytes back).
+  void store(int tid, const VClock& clock, int rank, uint64_t off, std::size_t bytes, bool call_end = false);
+  void store(Block& b, int rank, uint64_t off, std::size_t bytes) { store(b.tid, b.clock, rank, off, bytes); }
+  std::string range(int rank, uint64_t lo, uint64_t hi) const;  // "[a,b) of rank R's buf"
+  // Output check: copies rank r's `out` aside if it still holds a call's unchecked output.
+  void keep_output(int r) {
+    if (frozen_[r] >= 0) keep_output_slow(r);
+  }
+  void keep_output_slow(int r);
+  void keep_outputs_under(int space, uint64_t off, std::size_t bytes);
   // Flagged packets: the first packet in [pos, end) of `rank` not holding `epoch` (end if none).
   uint64_t scan_ll(int rank, uint64_t pos, uint64_t end, uint32_t epoch) const;
   void ll_landed(const Transfer& x);
@@ -326,7 +409,7 @@ class Simulator {
   void on_network(uint64_t gen);
   void on_flag(uint32_t index);
   [[noreturn]] void deadlock();
-  double check_outputs();
+  double check_outputs(int call);
 
   uint32_t res_egress(int g) const { return uint32_t(g); }
   uint32_t res_ingress(int g) const { return uint32_t(world_ + g); }
@@ -365,7 +448,9 @@ class Simulator {
   std::vector<uint64_t> done_;
   std::vector<double> last_load_;
   uint64_t signal_ids_ = 0;
-  std::vector<std::vector<float>> inputs_;  // of the last call (exact in float), for the reference
+  std::vector<CallCheck> checks_;  // per call, released once checked
+  std::vector<int> frozen_;        // per rank: the call whose output `out` still holds, or -1
+  double worst_err_ = 0;
   std::vector<float> acc_;
   std::vector<uint8_t> ll_unpacked_;  // reduce_ll: the data words of its sources, back to back
   std::unique_ptr<Trace> trace_;
@@ -432,10 +517,13 @@ Simulator::Simulator(const RunSpec& spec, ProgramFn fn, std::vector<int> call_bl
     heaps_.resize(std::size_t(world_));
     for (Heap& h : heaps_) {
       h.bytes = take_buffer<uint8_t>();
+      // Room for a slightly larger run later: reserving costs no pages until they are touched,
+      // and a reallocation touches them all again.
+      if (h.bytes.capacity() < heap_bytes_) h.bytes.reserve(align_up(heap_bytes_ + heap_bytes_ / 4, 1 << 20));
       h.bytes.assign(heap_bytes_, 0xFF);  // NaN in every dtype: unwritten = wrong
     }
-    inputs_.resize(std::size_t(world_));
-    for (auto& v : inputs_) v = take_buffer<float>();
+    checks_.resize(call_blocks_.size());
+    frozen_.assign(std::size_t(world_), -1);
   }
   const std::size_t tids = std::size_t(world_) * (1 + std::size_t(blocks_));
   hosts_.resize(std::size_t(world_));
@@ -469,7 +557,8 @@ Simulator::~Simulator() {
   give_buffer(std::move(flags_));
   give_buffer(std::move(xfers_));
   for (Heap& h : heaps_) give_buffer(std::move(h.bytes));
-  for (auto& v : inputs_) give_buffer(std::move(v));
+  for (CallCheck& c : checks_)
+    for (auto& v : c.in) give_buffer(std::move(v));
 }
 
 // ---- engine --------------------------------------------------------------------------------
@@ -522,11 +611,51 @@ void Simulator::resume(Host& h) {
 // plans (copy engines, stream flags, GEMMs) add host verbs here.
 void Simulator::host_plan(Host& h) {
   for (int call = 0; call < int(call_blocks_.size()); ++call) {
+    h.call = call;
     h.blocks = call_blocks_[std::size_t(call)];
     if (data_) with_type(spec_.dtype, [&]<class T>() { write_inputs<T>(h, call); });
     launch(h);
     h.caller = std::move(h.caller).resume();  // until the kernel's last block ends
+    end_call(h);
   }
+}
+
+// The kernel of rank h's current call has ended and the host resumes: the caller gets `out`
+// (and may overwrite `in` and `out` from now on). See the race check at the top of this file.
+void Simulator::end_call(Host& h) {
+  const int r = h.rank;
+  if (race_) {
+    check_read(r, h.clock, nullptr, r, out_off_, out_bytes_);
+    ++h.clock[r];
+    h.tick_before_store = false;
+    store(r, h.clock, r, in_off_, in_bytes_, /*call_end=*/true);
+    store(r, h.clock, r, out_off_, out_bytes_, /*call_end=*/true);
+  }
+  if (!data_ || spec_.algo->op == Op::kBarrier) return;
+  // Rank r's output of this call is what `out` holds now: kept there until something writes it.
+  const int call = h.call;
+  frozen_[r] = call;
+  CallCheck& c = checks_[std::size_t(call)];
+  if (++c.ended < world_) return;
+  worst_err_ = std::max(worst_err_, check_outputs(call));
+  for (auto& v : c.in) give_buffer(std::move(v));
+  c = CallCheck{};
+  for (int& f : frozen_)
+    if (f == call) f = -1;
+}
+
+void Simulator::keep_output_slow(int r) {
+  CallCheck& c = checks_[std::size_t(frozen_[r])];
+  if (c.out.empty()) c.out.resize(std::size_t(world_));
+  // Not from the heap pool: these are small and rare (outputs of calls before the last).
+  c.out[std::size_t(r)].assign(ptr(r, out_off_), ptr(r, out_off_) + out_bytes_);
+  frozen_[r] = -1;
+}
+
+void Simulator::keep_outputs_under(int space, uint64_t off, std::size_t bytes) {
+  if (off >= out_off_ + out_bytes_ || off + bytes <= out_off_) return;
+  if (space != kMcSpace) return keep_output(space);
+  for (int r = 0; r < world_; ++r) keep_output(r);
 }
 
 template <class T>
@@ -534,9 +663,11 @@ void Simulator::write_inputs(Host& h, int call) {
   const int r = h.rank;
   const std::size_t n = in_bytes_ / sizeof(T);
   T* p = reinterpret_cast<T*>(ptr(r, in_off_));
-  // Only the last call is checked, so only its inputs are kept for the reference.
-  std::vector<float> scratch_keep;
-  std::vector<float>& keep = call == int(call_blocks_.size()) - 1 ? inputs_[r] : scratch_keep;
+  // Kept (rounded to T, exact in float) for this call's reference check.
+  CallCheck& c = checks_[std::size_t(call)];
+  if (c.in.empty()) c.in.resize(std::size_t(world_));
+  std::vector<float>& keep = c.in[std::size_t(r)];
+  keep = take_buffer<float>();
   keep.resize(n);
   float* const k = keep.data();
   const uint64_t stream = splitmix64(spec_.seed ^ splitmix64(uint64_t(call) << 32 | uint32_t(r)));
@@ -556,11 +687,12 @@ void Simulator::write_inputs(Host& h, int call) {
   }
   if (i < n) put(i, draw(splitmix64(stream + i) >> 40));
   // The previous call's output is garbage for this one: poison it so an unwritten element fails.
+  keep_output(r);
   std::memset(ptr(r, out_off_), 0xFF, out_bytes_);
   if (race_) {
     if (h.tick_before_store) ++h.clock[r], h.tick_before_store = false;
-    record_store(r, h.clock[r], r, in_off_, in_bytes_);
-    record_store(r, h.clock[r], r, out_off_, out_bytes_);
+    store(r, h.clock, r, in_off_, in_bytes_);
+    store(r, h.clock, r, out_off_, out_bytes_);
   }
 }
 
@@ -568,6 +700,8 @@ void Simulator::launch(Host& h) {
   h.launched = q_.now();
   h.live_blocks = h.blocks;
   const TimePs start = q_.now() + launch_ps_;
+  Snapshot launch_snap;
+  if (race_) launch_snap = std::make_shared<const VClock>(h.clock);
   for (int b = 0; b < h.blocks; ++b) {
     Block& blk = block_at(h.rank, b);
     blk.state = BlockState::kIdle;
@@ -577,6 +711,8 @@ void Simulator::launch(Host& h) {
       blk.clock = h.clock;
       blk.release_snap.reset();
       blk.tick_before_store = true;
+      blk.launch_snap = launch_snap;
+      blk.ll_acq.clear();
     }
     q_.push(start, kResumeBlock, uint32_t(h.rank * blocks_ + b), 0);
   }
@@ -585,7 +721,11 @@ void Simulator::launch(Host& h) {
 
 void Simulator::end_block(Block& b) {
   Host& h = hosts_[b.rank];
-  if (race_) join(h.clock, b.clock);
+  if (race_) {
+    join(h.clock, b.clock);
+    for (const Snapshot& s : b.ll_acq) join(h.clock, *s);
+    b.ll_acq.clear();
+  }
   if (trace_) trace_->slice(b.rank, b.index, "block", b.started, q_.now());
   if (--h.live_blocks == 0) {
     h.ended = q_.now();
@@ -619,28 +759,30 @@ RunResult Simulator::run() {
   for (const Host& h : hosts_) first = std::min(first, h.launched), last = std::max(last, h.ended);
   res.time_us = ps_to_us(last - first);
   res.err_bound = rel_err_bound(spec_.dtype, world_);
-  if (data_ && spec_.algo->op != Op::kBarrier) {
-    res.max_rel_err = check_outputs();
-  } else if (data_) {
-    res.max_rel_err = 0;
-  }
+  if (data_) res.max_rel_err = worst_err_;  // every call's, checked as each one ended
   if (trace_) trace_->finish();
   return res;
 }
 
-// All ranks' outputs against symm::reference. all_reduce is elementwise, so it is checked a
-// chunk at a time: the float64 copies of 8 ranks x 1 MiB would otherwise dominate the run
-// (and chunks under malloc's mmap threshold cost no fresh pages).
-double Simulator::check_outputs() {
+// All ranks' outputs of one call (as each host saw them at its call's end) against
+// symm::reference. all_reduce is elementwise, so it is checked a chunk at a time: the float64
+// copies of 8 ranks x 1 MiB would otherwise dominate the run (and chunks under malloc's mmap
+// threshold cost no fresh pages).
+double Simulator::check_outputs(int call) {
   const Op op = spec_.algo->op;
-  const std::size_t n_in = inputs_[0].size(), n_out = out_bytes_ / dtype_size(spec_.dtype);
+  const CallCheck& cc = checks_[std::size_t(call)];
+  const std::vector<std::vector<float>>& inputs = cc.in;
+  std::vector<const uint8_t*> outs(static_cast<std::size_t>(world_));
+  for (int r = 0; r < world_; ++r)
+    outs[r] = cc.out.empty() || cc.out[r].empty() ? ptr(r, out_off_) : cc.out[r].data();
+  const std::size_t n_in = inputs[0].size(), n_out = out_bytes_ / dtype_size(spec_.dtype);
   const std::size_t chunk = op == Op::kAllReduce ? std::size_t(1) << 12 : std::max<std::size_t>(n_in, 1);
   std::vector<std::vector<double>> in(static_cast<std::size_t>(world_));
   std::vector<double> got;
   double worst = 0;
   for (std::size_t c0 = 0; c0 < std::max(n_in, std::size_t(1)); c0 += chunk) {
     const std::size_t len = std::min(chunk, n_in - c0);
-    for (int r = 0; r < world_; ++r) in[r].assign(inputs_[r].begin() + c0, inputs_[r].begin() + c0 + len);
+    for (int r = 0; r < world_; ++r) in[r].assign(inputs[r].begin() + c0, inputs[r].begin() + c0 + len);
     const auto want = reference(op, spec_.op, in);
     const std::size_t o0 = op == Op::kAllReduce ? c0 : 0, olen = op == Op::kAllReduce ? len : n_out;
     // all_reduce and all_gather give every rank the same answer: a rank whose bytes equal rank
@@ -649,11 +791,11 @@ double Simulator::check_outputs() {
     const std::size_t obytes = olen * dtype_size(spec_.dtype), oskip = o0 * dtype_size(spec_.dtype);
     for (int r = 0; r < world_; ++r) {
       if (same_answer && r > 0 &&
-          std::memcmp(ptr(r, out_off_) + oskip, ptr(0, out_off_) + oskip, obytes) == 0)
+          std::memcmp(outs[r] + oskip, outs[0] + oskip, obytes) == 0)
         continue;
       got.resize(olen);
       with_type(spec_.dtype, [&]<class T>() {
-        const T* p = reinterpret_cast<const T*>(ptr(r, out_off_)) + o0;
+        const T* p = reinterpret_cast<const T*>(outs[r]) + o0;
         for (std::size_t i = 0; i < olen; ++i) got[i] = Conv<T>::load(p[i]);
       });
       worst = std::max(worst, max_rel_err(got, want[r]));
@@ -729,11 +871,7 @@ std::string Simulator::who(int tid) const {
   return "rank " + std::to_string(t / blocks_) + " block " + std::to_string(t % blocks_);
 }
 
-void Simulator::record_store(int tid, uint32_t epoch, int rank, uint64_t off, std::size_t bytes) {
-  assign_range(heaps_[rank].writes, off, off + bytes, WriteSeg{0, tid, epoch});
-}
-
-uint32_t Simulator::store_epoch(Block& b) {
+uint32_t Simulator::access_epoch(Block& b) {
   if (b.tick_before_store) {
     ++b.clock[b.tid];
     b.tick_before_store = false;
@@ -742,28 +880,125 @@ uint32_t Simulator::store_epoch(Block& b) {
   return b.clock[b.tid];
 }
 
-void Simulator::check_read(const Block& b, int rank, uint64_t off, std::size_t bytes) {
+std::string Simulator::range(int rank, uint64_t lo, uint64_t hi) const {
+  const char* buf = lo >= scratch_off_ ? "scratch" : lo >= out_off_ ? "out" : "in";
+  const uint64_t base = lo >= scratch_off_ ? scratch_off_ : lo >= out_off_ ? out_off_ : in_off_;
+  std::string s = "[";  // appended piecewise: GCC 12 warns (-Wrestrict) on one long "+" chain here
+  s += std::to_string(lo - base);
+  s += ',';
+  s += std::to_string(hi - base);
+  s += ") of rank ";
+  s += std::to_string(rank);
+  s += "'s ";
+  s += buf;
+  return s;
+}
+
+void Simulator::check_read(int tid, const VClock& clock, const Block* blk, int rank, uint64_t off,
+                           std::size_t bytes) {
   const auto& m = heaps_[rank].writes;
   const uint64_t e = off + bytes;
   auto it = m.upper_bound(off);
   if (it != m.begin()) --it;
   for (; it != m.end() && it->first < e; ++it) {
     const WriteSeg& s = it->second;
-    if (s.end <= off || s.tid == b.tid || b.clock[s.tid] >= s.epoch) continue;
+    if (s.end <= off || s.tid == tid || clock[s.tid] >= s.epoch) continue;
     const uint64_t lo = std::max(off, it->first), hi = std::min(e, s.end);
+    if (!blk)  // the host at the end of its call: a store into its `out` not ordered before it
+      fail(ErrorCode::kRace, "race: the host of rank " + std::to_string(rank) + " reads " + range(rank, lo, hi) +
+                                 " at the end of its call, written by " + who(s.tid) +
+                                 " without a release/acquire chain (the store is not ordered before "
+                                 "the end of the call: missing end barrier?)");
+    if (s.call_end)
+      fail(ErrorCode::kRace, "race: " + who(tid) + " reads " + range(rank, lo, hi) + " after " + who(s.tid) +
+                                 " ended its call, without a release/acquire chain from that end to the "
+                                 "read (the caller may have overwritten it)");
     std::string last = "no wait before the read";
-    if (b.last_wait != UINT32_MAX) {
-      const uint32_t w = b.last_wait;
+    if (blk->last_wait != UINT32_MAX) {
+      const uint32_t w = blk->last_wait;
       last = "last wait: slot " + std::to_string(w);
       if (w < pad::kFlagSlots)
         last += " = channel " + std::to_string(w / (kMaxWorld * kMaxBlocks)) + ", block " +
                 std::to_string((w / kMaxWorld) % kMaxBlocks) + ", from rank " + std::to_string(w % kMaxWorld);
     }
-    fail(ErrorCode::kRace, "race: rank " + std::to_string(b.rank) + " block " + std::to_string(b.index) +
-                               " reads [" + std::to_string(lo) + "," + std::to_string(hi) + ") of " +
-                               where(rank, lo) + " written by " + who(s.tid) +
+    fail(ErrorCode::kRace, "race: " + who(tid) + " reads [" + std::to_string(lo) + "," + std::to_string(hi) +
+                               ") of " + where(rank, lo) + " written by " + who(s.tid) +
                                " without a release/acquire chain (" + last + ")");
   }
+}
+
+void Simulator::record_read(int tid, const VClock& clock, int rank, uint64_t off, std::size_t bytes) {
+  if (bytes == 0) return;
+  auto& m = heaps_[rank].reads;
+  const uint64_t e = off + bytes;
+  const uint32_t epoch = clock[tid];
+  split_at(m, off);
+  split_at(m, e);
+  uint64_t pos = off;
+  auto it = m.lower_bound(off);
+  while (pos < e) {
+    if (it == m.end() || it->first > pos) {  // a gap: nothing read there since the last store
+      const uint64_t gap_end = it == m.end() ? e : std::min(e, it->first);
+      it = m.emplace_hint(it, pos, ReadSeg{gap_end, {Access{tid, epoch}}});
+      pos = gap_end;
+      ++it;
+      continue;
+    }
+    // Reads that happen-before this one are implied by it (this one included, by program order).
+    std::vector<Access>& rs = it->second.reads;
+    std::size_t keep = 0;
+    for (const Access& a : rs)
+      if (clock[a.tid] < a.epoch) rs[keep++] = a;
+    rs.resize(keep);
+    rs.push_back(Access{tid, epoch});
+    pos = it->second.end;
+    ++it;
+  }
+}
+
+void Simulator::store(int tid, const VClock& clock, int rank, uint64_t off, std::size_t bytes, bool call_end) {
+  if (bytes == 0) return;
+  Heap& heap = heaps_[rank];
+  const uint64_t e = off + bytes;
+  auto writer = [&] { return who(tid) + (call_end ? " ends its call" : " overwrites " + range(rank, off, e)); };
+  // Write after write: the last store of these bytes must be ordered before this one.
+  {
+    auto it = heap.writes.upper_bound(off);
+    if (it != heap.writes.begin()) --it;
+    for (; it != heap.writes.end() && it->first < e; ++it) {
+      const WriteSeg& s = it->second;
+      if (s.end <= off || s.tid == tid || clock[s.tid] >= s.epoch) continue;
+      const uint64_t lo = std::max(off, it->first), hi = std::min(e, s.end);
+      fail(ErrorCode::kRace, "race: " + writer() + " while " + range(rank, lo, hi) + " was last " +
+                                 (s.call_end ? "taken back by " + who(s.tid) + " at the end of its call"
+                                             : "written by " + who(s.tid)) +
+                                 " (no release/acquire chain from that to this write)");
+    }
+  }
+  // Write after read: every read since must be ordered before this store.
+  auto& m = heap.reads;
+  auto it = m.upper_bound(off);
+  if (it != m.begin()) --it;
+  for (; it != m.end() && it->first < e; ++it) {
+    if (it->second.end <= off) continue;
+    for (const Access& a : it->second.reads) {
+      if (a.tid == tid || clock[a.tid] >= a.epoch) continue;
+      const uint64_t lo = std::max(off, it->first), hi = std::min(e, it->second.end);
+      fail(ErrorCode::kRace,
+           "race: " + (call_end ? who(tid) + " ends its call while " + who(a.tid) + " may still be reading " +
+                                      range(rank, lo, hi) +
+                                      " (no release/acquire chain from the read to the end of the call, "
+                                      "after which the caller may overwrite it: missing end barrier?)"
+                                : who(tid) + " overwrites " + range(rank, lo, hi) + " while " + who(a.tid) +
+                                      " may still be reading it (no release/acquire chain from the read to "
+                                      "this write)"));
+    }
+  }
+  // The store supersedes them: later stores are checked against it (and it against them).
+  split_at(m, off);
+  split_at(m, e);
+  m.erase(m.lower_bound(off), m.lower_bound(e));
+  assign_range(heap.writes, off, e, WriteSeg{0, tid, clock[tid], call_end});
 }
 
 // ---- transfers -----------------------------------------------------------------------------
@@ -841,6 +1076,7 @@ void Simulator::complete(uint32_t index) {
 void Simulator::land(uint32_t index) {
   Transfer& x = xfers_[index];
   if (data_) {
+    keep_outputs_under(x.dst_space, x.dst_off, x.bytes);
     if (x.dst_space == kMcSpace) {
       for (int r = 0; r < world_; ++r) std::memcpy(ptr(r, x.dst_off), x.data.data(), x.bytes);
     } else {
@@ -882,9 +1118,13 @@ void Simulator::copy(Block& b, uintptr_t dst, uintptr_t src, std::size_t bytes) 
   x.dst_off = d.off;
   x.bytes = bytes;
   if (data_) {
-    if (race_) check_read(b, s.space, s.off, bytes);
+    if (race_) {
+      access_epoch(b);
+      check_read(b, s.space, s.off, bytes);
+      record_read(b.tid, b.clock, s.space, s.off, bytes);
+      store(b, d.space, d.off, bytes);
+    }
     x.data.assign(ptr(s.space, s.off), ptr(s.space, s.off) + bytes);
-    if (race_) record_store(b.tid, store_epoch(b), d.space, d.off, bytes);
   }
   if (x.remote_load) {
     add_use(res_egress(s.space), 1);
@@ -937,6 +1177,7 @@ void Simulator::reduce(Block& b, DType t, uintptr_t dst, const void* const* srcs
   x.dst_off = d.off;
   x.bytes = bytes;
   const void* host_src[kMaxWorld];
+  if (race_) access_epoch(b);
   for (int k = 0; k < n; ++k) {
     const Loc s = decode(b, reinterpret_cast<uintptr_t>(srcs[k]), bytes, "reduce");
     if (s.space == kMcSpace) fail(ErrorCode::kInvalidArgument, "reduce() cannot load a multicast address");
@@ -948,7 +1189,10 @@ void Simulator::reduce(Block& b, DType t, uintptr_t dst, const void* const* srcs
       add_use(res_hbm(me), 0.5);
     }
     if (data_) {
-      if (race_) check_read(b, s.space, s.off, bytes);
+      if (race_) {
+        check_read(b, s.space, s.off, bytes);
+        record_read(b.tid, b.clock, s.space, s.off, bytes);
+      }
       host_src[k] = ptr(s.space, s.off);
     }
   }
@@ -962,7 +1206,7 @@ void Simulator::reduce(Block& b, DType t, uintptr_t dst, const void* const* srcs
     with_type(t, [&]<class T>() {
       reduce_data<T>(acc_, x.data, reinterpret_cast<const T* const*>(host_src), n, count, op);
     });
-    if (race_) record_store(b.tid, store_epoch(b), d.space, d.off, bytes);
+    if (race_) store(b, d.space, d.off, bytes);
   }
   // The per-block cap is on everything the block loads: n sources per unit of progress.
   start_flow(b, index, block_bpp_ / n, double(bytes));
@@ -989,17 +1233,19 @@ void Simulator::multimem(Block& b, DType t, uintptr_t mc, std::size_t count, Red
   }
   if (data_) {
     const void* host_src[kMaxWorld];
+    if (race_) access_epoch(b);
     for (int r = 0; r < world_; ++r) {
-      if (race_) check_read(b, r, l.off, bytes);
+      if (race_) {
+        check_read(b, r, l.off, bytes);
+        record_read(b.tid, b.clock, r, l.off, bytes);
+      }
       host_src[r] = ptr(r, l.off);
     }
     with_type(t, [&]<class T>() {
       reduce_data<T>(acc_, x.data, reinterpret_cast<const T* const*>(host_src), world_, count, op);
     });
-    if (race_) {
-      const uint32_t e = store_epoch(b);
-      for (int r = 0; r < world_; ++r) record_store(b.tid, e, r, l.off, bytes);
-    }
+    if (race_)
+      for (int r = 0; r < world_; ++r) store(b, r, l.off, bytes);
   }
   start_flow(b, index, block_bpp_, double(bytes));
 }
@@ -1118,7 +1364,11 @@ void Simulator::put_ll(Block& b, uintptr_t dst, uintptr_t src, std::size_t bytes
   x.dst_off = d.off;
   x.bytes = pb;
   if (data_) {
-    if (race_) check_read(b, s.space, s.off, bytes);
+    if (race_) {
+      access_epoch(b);
+      check_read(b, s.space, s.off, bytes);
+      record_read(b.tid, b.clock, s.space, s.off, bytes);
+    }
     x.data.resize(pb);
     const uint8_t* from = ptr(s.space, s.off);
     uint8_t* to = x.data.data();
@@ -1126,8 +1376,12 @@ void Simulator::put_ll(Block& b, uintptr_t dst, uintptr_t src, std::size_t bytes
       std::memcpy(to + 8 * i, from + 4 * i, 4);
       std::memcpy(to + 8 * i + 4, &epoch, 4);
     }
-    // Ordinary stores for the race check: only reduce_ll's reads of packets are exempt.
-    if (race_) record_store(b.tid, store_epoch(b), d.space, d.off, pb);
+    // Ordinary stores for the race check (only reduce_ll's reads of packets are exempt), which
+    // carry the block's launch clock to the reduce_ll that accepts them (see the top of the file).
+    if (race_) {
+      store(b, d.space, d.off, pb);
+      assign_range(heaps_[d.space].ll_src, d.off, d.off + pb, LlSrcSeg{0, b.launch_snap});
+    }
   }
   // One unit of progress = one packet byte: half a byte of source data.
   if (x.remote_load) {
@@ -1255,6 +1509,22 @@ void Simulator::reduce_ll(Block& b, DType t, uintptr_t dst, const void* const* s
     b.state = BlockState::kPackets;
     yield(b);
   }
+  if (race_) {
+    // The packets were read (a later store over them must be ordered after this); the launch
+    // clocks of the blocks that put them reach this rank's host when this kernel ends.
+    access_epoch(b);
+    for (int k = 0; k < n; ++k) {
+      record_read(b.tid, b.clock, me, off[k], pb);
+      const auto& m = heaps_[me].ll_src;
+      auto it = m.upper_bound(off[k]);
+      if (it != m.begin()) --it;
+      for (; it != m.end() && it->first < off[k] + pb; ++it) {
+        if (it->second.end <= off[k] || !it->second.launch) continue;
+        if (std::find(b.ll_acq.begin(), b.ll_acq.end(), it->second.launch) == b.ll_acq.end())
+          b.ll_acq.push_back(it->second.launch);
+      }
+    }
+  }
   if (trace_ && b.ll_from_rank >= 0) {
     const uint64_t id = ++signal_ids_;
     trace_->flow_begin(b.ll_from_rank, b.ll_from_block, id, b.ll_from_t);
@@ -1277,7 +1547,7 @@ void Simulator::reduce_ll(Block& b, DType t, uintptr_t dst, const void* const* s
         reduce_data<T>(acc_, x.data, reinterpret_cast<const T* const*>(host_src), n, count, op);
       });
     }
-    if (race_) record_store(b.tid, store_epoch(b), d.space, d.off, bytes);
+    if (race_) store(b, d.space, d.off, bytes);
   }
   // A local read of the n packet buffers (2 bytes each per byte of result, half weight on HBM),
   // then the result's store; no per-block cap on local packet reads.

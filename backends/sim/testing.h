@@ -29,8 +29,8 @@ RunResult run_program(const RunSpec& spec) {
 }
 
 // Back-to-back calls of spec.algo's own program on the same heap and signal pads, call c on
-// blocks_per_call[c] blocks (RunSpec has one block count for every call). Only the last call
-// is checked and timed, as in run().
+// blocks_per_call[c] blocks (RunSpec has one block count for every call). Every call is
+// checked and the last one timed, as in run().
 inline RunResult run_calls(const RunSpec& spec, const std::vector<int>& blocks_per_call) {
   SYMM_REQUIRE(spec.algo, ErrorCode::kInvalidArgument, "no algorithm given");
   SYMM_REQUIRE(!blocks_per_call.empty(), ErrorCode::kInvalidArgument, "no calls given");

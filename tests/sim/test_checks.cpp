@@ -5,6 +5,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "backends/sim/event_queue.h"
 #include "backends/sim/testing.h"
 #include "core/algos/ll_layout.h"
 #include "core/partition.h"
@@ -45,6 +46,184 @@ TEST(MemoryOrdering, RelaxedStartBarrierIsCaught) {
   EXPECT_NE(msg.find("without a release/acquire chain"), std::string::npos) << msg;
   EXPECT_NE(msg.find("'s in at byte"), std::string::npos) << msg;
   EXPECT_NE(msg.find("written by the host of rank"), std::string::npos) << msg;
+}
+
+// ---- missing end barrier ---------------------------------------------------------------------
+
+// all_reduce.ld_reduce (one_shot) without its end barrier: a rank may return (and its caller
+// overwrite `in`) while peers still load it.
+struct OneShotNoEndBarrier {
+  template <class T, class Ctx>
+  static void run(Ctx& ctx, const CollArgs& a) {
+    const Range piece = split_vec<T>(a.count, ctx.blocks(), ctx.block());
+    const T* in = static_cast<const T*>(a.in) + piece.begin;
+    T* out = static_cast<T*>(a.out) + piece.begin;
+    const T* srcs[kMaxWorld];
+    for (int r = 0; r < ctx.world(); ++r) srcs[r] = ctx.peer(in, r);
+    barrier(ctx, kBarrierAcqRel);
+    if (piece.count) ctx.template reduce<T>(out, srcs, ctx.world(), piece.count, a.op);
+  }
+};
+
+// all_reduce.rs_ld_ag_st (two_shot) without its end barrier: a rank may return before the
+// peers' stores of their slices into its `out` are ordered before (or have even reached) it.
+struct TwoShotNoEndBarrier {
+  template <class T, class Ctx>
+  static void run(Ctx& ctx, const CollArgs& a) {
+    const int me = ctx.rank(), n = ctx.world(), nb = ctx.blocks(), b = ctx.block();
+    const T* in = static_cast<const T*>(a.in);
+    T* out = static_cast<T*>(a.out);
+    auto piece_of = [&](int slice) { return split_vec<T>(split_vec<T>(a.count, n, slice), nb, b); };
+    barrier(ctx, kBarrierAcqRel);
+    const Range mine = piece_of(me);
+    const std::size_t bytes = mine.count * sizeof(T);
+    if (bytes) {
+      const T* srcs[kMaxWorld];
+      for (int r = 0; r < n; ++r) srcs[r] = ctx.peer(in + mine.begin, r);
+      ctx.template reduce<T>(out + mine.begin, srcs, n, mine.count, a.op);
+    }
+    for (int i = 1; i < n && bytes; ++i) ctx.copy(ctx.peer(out + mine.begin, (me + i) % n), out + mine.begin, bytes);
+  }
+};
+
+// Fails = a race reported, or a wrong answer in some call.
+bool fails(const std::function<RunResult()>& f, std::string* msg) {
+  try {
+    const RunResult r = f();
+    *msg = "max_rel_err " + std::to_string(r.max_rel_err);
+    return !(r.max_rel_err <= r.err_bound);
+  } catch (const Error& e) {
+    *msg = e.what();
+    return e.code() == ErrorCode::kRace;
+  }
+}
+
+TEST(MemoryOrdering, MissingEndBarrierIsCaught) {
+  for (int world : {2, 4, 8}) {
+    for (int calls : {1, 2, 3}) {
+      for (std::size_t bytes : {std::size_t(4096), std::size_t(256) << 10}) {
+        SCOPED_TRACE("world=" + std::to_string(world) + " calls=" + std::to_string(calls) +
+                     " bytes=" + std::to_string(bytes));
+        RunSpec s = h200x4_spec("all_reduce.one_shot", bytes, world);
+        s.machine = Machine::by_name("h200x8");
+        s.calls = calls;
+        s.seed = 5 + calls;
+        std::string msg;
+        // The real programs pass the same runs (every call checked).
+        const RunResult good = run_program<AllReduceLdReduce>(s);
+        EXPECT_LE(good.max_rel_err, good.err_bound);
+        // one_shot: a peer's loads of my `in` are not ordered before the end of my call; the
+        // next call's inputs (or any caller) would overwrite them: write after read.
+        EXPECT_TRUE(fails([&] { return run_program<OneShotNoEndBarrier>(s); }, &msg)) << msg;
+        EXPECT_NE(msg.find("may still be reading"), std::string::npos) << msg;
+        EXPECT_NE(msg.find("'s in"), std::string::npos) << msg;
+        s.algo = &find_algo("all_reduce.two_shot");
+        const RunResult good2 = run_program<AllReduceRsLdAgSt>(s);
+        EXPECT_LE(good2.max_rel_err, good2.err_bound);
+        // two_shot: peers' stores into my `out` are not ordered before the end of my call.
+        EXPECT_TRUE(fails([&] { return run_program<TwoShotNoEndBarrier>(s); }, &msg)) << msg;
+        EXPECT_NE(msg.find("at the end of its call, written by rank "), std::string::npos) << msg;
+        EXPECT_NE(msg.find("'s out"), std::string::npos) << msg;
+      }
+    }
+  }
+}
+
+// The report names who, what and where.
+TEST(MemoryOrdering, MissingEndBarrierReports) {
+  RunSpec s = h200x4_spec("all_reduce.one_shot", 4096, 2);
+  s.blocks = 1;
+  std::string msg;
+  EXPECT_EQ(code_of([&] { run_program<OneShotNoEndBarrier>(s); }, &msg), ErrorCode::kRace);
+  EXPECT_EQ(msg.rfind("race: the host of rank ", 0), 0u) << msg;
+  EXPECT_NE(msg.find(" ends its call while rank "), std::string::npos) << msg;
+  EXPECT_NE(msg.find(" block 0 may still be reading [0,4096) of rank "), std::string::npos) << msg;
+  s.algo = &find_algo("all_reduce.two_shot");
+  EXPECT_EQ(code_of([&] { run_program<TwoShotNoEndBarrier>(s); }, &msg), ErrorCode::kRace);
+  // Rank 0 reduces slice 0 ([0,2048)) and stores it into rank 1's out; rank 1 stores slice 1.
+  EXPECT_TRUE(msg.find("race: the host of rank 0 reads [2048,4096) of rank 0's out at the end of its call, "
+                       "written by rank 1 block 0 without a release/acquire chain") != std::string::npos ||
+              msg.find("race: the host of rank 1 reads [0,2048) of rank 1's out at the end of its call, "
+                       "written by rank 0 block 0 without a release/acquire chain") != std::string::npos)
+      << msg;
+}
+
+// Every call's output is checked, not just the last one's.
+struct SkipsTheFirstCall {
+  template <class T, class Ctx>
+  static void run(Ctx& ctx, const CollArgs& a) {
+    if (ctx.advance(pad::counter(ctx.block(), 3)) == 1) return;  // every rank skips call 1
+    AllReduceLdReduce::run<T>(ctx, a);
+  }
+};
+
+TEST(Correctness, EveryCallIsChecked) {
+  RunSpec s = h200x4_spec("all_reduce.one_shot", 4096);
+  s.blocks = 2;
+  s.calls = 2;
+  const RunResult r = run_program<SkipsTheFirstCall>(s);
+  EXPECT_GT(r.max_rel_err, r.err_bound);
+}
+
+// one_shot, then rank 0 stores its `in` over rank 1's `out` (posted, after the end barrier):
+// rank 1's kernel ends before those stores land.
+struct OneShotThenLateGarbage {
+  template <class T, class Ctx>
+  static void run(Ctx& ctx, const CollArgs& a) {
+    AllReduceLdReduce::run<T>(ctx, a);
+    const Range piece = split_vec<T>(a.count, ctx.blocks(), ctx.block());
+    if (ctx.rank() == 0 && piece.count)
+      ctx.copy(ctx.peer(static_cast<T*>(a.out) + piece.begin, 1),
+               static_cast<const T*>(a.in) + piece.begin, piece.count * sizeof(T));
+  }
+};
+
+TEST(Correctness, OutputIsWhatTheHostSeesAtTheEndOfItsCall) {
+  RunSpec s = h200x4_spec("all_reduce.one_shot", 4096);
+  s.blocks = 2;
+  std::string msg;
+  // The stores are not ordered before the end of the receiving rank's call: a race...
+  EXPECT_EQ(code_of([&] { run_program<OneShotThenLateGarbage>(s); }, &msg), ErrorCode::kRace);
+  EXPECT_NE(msg.find("at the end of its call, written by rank "), std::string::npos) << msg;
+  // ...and without the race check they land after that end, so the output checked is the
+  // right one (at the end of the run the heap holds the garbage).
+  s.race_check = false;
+  const RunResult r = run_program<OneShotThenLateGarbage>(s);
+  EXPECT_LE(r.max_rel_err, r.err_bound);
+}
+
+// st_reduce on one half only (the epoch's parity ignored): in call 2 a rank rewrites a peer's
+// slot, ordered only after the peer's signal of call 1, which came before the peer's reads.
+struct StReduceOneHalf {
+  template <class T, class Ctx>
+  static void run(Ctx& ctx, const CollArgs& a) {
+    const int me = ctx.rank(), n = ctx.world(), b = ctx.block();
+    const Range piece = split_vec<T>(a.count, ctx.blocks(), b);
+    const uint32_t e = ctx.advance(pad::counter(b, 1));
+    const T* in = static_cast<const T*>(a.in) + piece.begin;
+    for (int i = 0; i < n; ++i)
+      if (piece.count)
+        ctx.copy(ctx.peer(BlockRegions::slot(a.scratch, n, b, 0, me), (me + i) % n), in, piece.count * sizeof(T));
+    for (int i = 1; i < n; ++i) ctx.signal((me + i) % n, pad::flag(1, b, me), e, MemOrder::kRelease);
+    for (int i = 1; i < n; ++i) ctx.wait(pad::flag(1, b, (me + i) % n), e, MemOrder::kAcquire);
+    const T* srcs[kMaxWorld];
+    for (int r = 0; r < n; ++r) srcs[r] = reinterpret_cast<const T*>(BlockRegions::slot(a.scratch, n, b, 0, r));
+    if (piece.count) ctx.template reduce<T>(static_cast<T*>(a.out) + piece.begin, srcs, n, piece.count, a.op);
+  }
+};
+
+TEST(MemoryOrdering, StReduceNeedsBothHalves) {
+  RunSpec s = h200x4_spec("all_reduce.one_shot_push", 4096);
+  s.blocks = 2;
+  const RunResult one = run_program<StReduceOneHalf>(s);  // one call: nothing to overwrite
+  EXPECT_LE(one.max_rel_err, one.err_bound);
+  s.calls = 2;
+  const RunResult good = run(s);
+  EXPECT_LE(good.max_rel_err, good.err_bound);
+  std::string msg;
+  EXPECT_EQ(code_of([&] { run_program<StReduceOneHalf>(s); }, &msg), ErrorCode::kRace);
+  EXPECT_NE(msg.find("'s scratch while rank "), std::string::npos) << msg;
+  EXPECT_NE(msg.find("may still be reading it"), std::string::npos) << msg;
 }
 
 // st_reduce with a relaxed signal after its pushes: the stores are not published.
@@ -166,6 +345,14 @@ TEST(StalePackets, AnOlderEpochIsNotAccepted) {
     EXPECT_LE(run_program<LlStaleSlot>(s).max_rel_err, 0.05);  // one call: correct
     s.calls = 2;
     std::string msg;
+    if (!timing_only) {
+      // One buffer per source is also a write-after-read race: in call 2 rank 2 rewrites rank 0's
+      // slot with nothing ordering rank 0's reads of call 1 before it (the two halves of
+      // block_regions.h are what makes the real programs safe). The epoch check is shown below.
+      EXPECT_EQ(code_of([&] { run_program<LlStaleSlot>(s); }, &msg), ErrorCode::kRace);
+      EXPECT_NE(msg.find("may still be reading it"), std::string::npos) << msg;
+      s.race_check = false;
+    }
     EXPECT_EQ(code_of([&] { run_program<LlStaleSlot>(s); }, &msg), ErrorCode::kDeadlock);
     // Rank 0's slot from rank 1: 1024 B of data = 2048 B of packets at 2048.
     EXPECT_NE(
@@ -296,6 +483,29 @@ TEST(Trace, UnwritablePathFailsBeforeTheRun) {
   std::string msg;
   EXPECT_EQ(code_of([&] { run(s); }, &msg), ErrorCode::kIo);
   EXPECT_NE(msg.find("/nonexistent-dir/t.json"), std::string::npos) << msg;
+}
+
+// The event queue's order (event_queue.h): (time, phase), FIFO within; a phase-0 event pushed
+// at the current tick by a phase-1 handler runs next, before the rest of that tick's phase 1.
+TEST(EventQueue, PhaseRoundsAndTimeOnlyGoesForward) {
+  EventQueue q;
+  q.push(10, 0, 1, 0, /*late=*/true);
+  q.push(10, 0, 2, 0, /*late=*/true);
+  q.push(10, 0, 3, 0);
+  q.push(5, 0, 4, 0, /*late=*/true);
+  std::vector<uint32_t> order;
+  Event e;
+  while (q.pop(e)) {
+    order.push_back(e.a);
+    if (e.a == 1) q.push(10, 0, 5, 0);  // phase 0 at the current tick, from a phase-1 handler
+  }
+  EXPECT_EQ(order, (std::vector<uint32_t>{4, 3, 1, 5, 2}));
+  try {
+    q.push(9, 0, 6, 0);
+    ADD_FAILURE() << "an event before now() was accepted";
+  } catch (const Error& err) {
+    EXPECT_EQ(err.code(), ErrorCode::kInternal) << err.what();
+  }
 }
 
 TEST(Limits, WorldPastTheMachineNeedsTimingOnly) {
