@@ -38,9 +38,9 @@ std::string await_blob(const std::string& dir, const std::string& name, std::siz
 // ---- multicast (NVLS) interlock ------------------------------------------------------
 // Why an algorithm that needs multicast may not run here, or nullopt if it may. Refused when
 // any of NCCL_NVLS_ENABLE=0, TORCH_SYMM_MEM_DISABLE_MULTICAST=1, NVSHMEM_DISABLE_NVLS=1 is set
-// or the platform has no multicast. This backend never creates multicast objects (no
-// cuMulticastCreate anywhere), so `platform_multicast` is false in practice and multimem
-// programs are verified on the simulator only.
+// or the platform has no multicast. This backend never creates a multicast object (no call
+// into the driver's multicast API anywhere), so `platform_multicast` is false in practice and
+// multimem programs are verified on the simulator only.
 std::optional<std::string> multicast_refusal(const AlgoInfo& a, const GetEnv& env, bool platform_multicast);
 
 // ---- plans ---------------------------------------------------------------------------
