@@ -26,6 +26,10 @@ namespace symm {
 // ---- block verbs -----------------------------------------------------------------------
 //
 //   int rank(), world(), block(), blocks()        who am I
+//   Ctx::kMaxWorld                                the most ranks this context serves: programs
+//                                                 size their per-rank arrays by it, so a GPU
+//                                                 context (one NVSwitch node, 8) keeps them small
+//                                                 while the simulator scales to symm::kMaxWorld
 //   T* peer(T* p, int r)                          same offset of p's symmetric buffer on rank r
 //                                                 (r == rank() returns p)
 //   void copy(void* dst, const void* src, size_t bytes)
@@ -79,6 +83,8 @@ template <class C>
 concept BlockCtx = requires(C& c, const C& cc, void* p, const void* cp, float* fp,
                             const float* const* srcs, std::size_t n, int r, uint32_t u,
                             MemOrder o, ReduceOp op) {
+  { C::kMaxWorld } -> std::convertible_to<int>;
+  requires C::kMaxWorld >= 2 && C::kMaxWorld <= kMaxWorld;
   { cc.rank() } -> std::convertible_to<int>;
   { cc.world() } -> std::convertible_to<int>;
   { cc.block() } -> std::convertible_to<int>;

@@ -303,6 +303,8 @@ __device__ __forceinline__ bool reduce_ll_n(uint4* dst, const ulonglong2* const*
 
 class CudaBlockCtx {
  public:
+  static constexpr int kMaxWorld = kMaxNodeWorld;
+
   __device__ CudaBlockCtx(const DeviceHandle& h, uint32_t* smem_word) : h_(h), smem_(smem_word) {}
 
   __device__ int rank() const { return h_.rank; }

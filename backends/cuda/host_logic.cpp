@@ -47,9 +47,10 @@ RankEnv rank_env(const GetEnv& env) {
   if (r.world < 1 || r.rank >= r.world)
     fail(ErrorCode::kInvalidArgument,
          "RANK=" + std::to_string(r.rank) + " is outside WORLD_SIZE=" + std::to_string(r.world));
-  if (r.world > kMaxWorld)
+  if (r.world > kMaxNodeWorld)
     fail(ErrorCode::kInvalidArgument,
-         "WORLD_SIZE=" + std::to_string(r.world) + " exceeds the maximum of " + std::to_string(kMaxWorld));
+         "WORLD_SIZE=" + std::to_string(r.world) + " exceeds the " + std::to_string(kMaxNodeWorld) +
+             " GPUs of one NVSwitch node this backend runs on (the simulator scales further)");
   return r;
 }
 

@@ -67,6 +67,8 @@ struct Block;
 
 class Ctx {
  public:
+  static constexpr int kMaxWorld = symm::kMaxWorld;  // timing-only runs scale to 64 ranks
+
   Ctx(Simulator* sim, Block* blk) : sim_(sim), blk_(blk) {}
 
   int rank() const;

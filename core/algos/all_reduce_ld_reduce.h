@@ -28,7 +28,7 @@ struct AllReduceLdReduceT {
     const Range piece = split_vec<T>(a.count, ctx.blocks(), ctx.block());
     const T* in = static_cast<const T*>(a.in) + piece.begin;
     T* out = static_cast<T*>(a.out) + piece.begin;
-    const T* srcs[kMaxWorld];
+    const T* srcs[Ctx::kMaxWorld];
     for (int r = 0; r < ctx.world(); ++r) srcs[r] = ctx.peer(in, r);
 
     barrier(ctx, kStart);

@@ -40,7 +40,7 @@ struct AllReduceRsLdAgT {
     const Range mine = piece_of(me);
     const std::size_t bytes = mine.count * sizeof(T);
     if (bytes) {
-      const T* srcs[kMaxWorld];
+      const T* srcs[Ctx::kMaxWorld];
       for (int r = 0; r < n; ++r) srcs[r] = ctx.peer(in + mine.begin, r);
       ctx.template reduce<T>(out + mine.begin, srcs, n, mine.count, a.op);
     }

@@ -46,7 +46,7 @@ struct AllReduceStReduce {
     for (int i = 1; i < n; ++i)
       ctx.wait(pad::flag(Config::kChannel, b, (me + i) % n), e, MemOrder::kAcquire);
 
-    const T* srcs[kMaxWorld];
+    const T* srcs[Ctx::kMaxWorld];
     for (int r = 0; r < n; ++r) srcs[r] = reinterpret_cast<const T*>(BlockRegions::slot(a.scratch, n, b, e, r));
     if (piece.count)
       ctx.template reduce<T>(static_cast<T*>(a.out) + piece.begin, srcs, n, piece.count, a.op);

@@ -37,8 +37,8 @@ template <class Ctx, class SrcFor>
 SYMM_HD void ll_send(Ctx& ctx, void* scratch, uint32_t e, std::size_t bytes, SrcFor src_for) {
   const int me = ctx.rank(), n = ctx.world();
   char* mine = LlLayout::slot(scratch, n, ctx.block(), e, me);
-  void* dsts[kMaxWorld];
-  const void* srcs[kMaxWorld];
+  void* dsts[Ctx::kMaxWorld];
+  const void* srcs[Ctx::kMaxWorld];
   for (int i = 0; i < n; ++i) {
     const int q = (me + i) % n;
     dsts[i] = ctx.peer(mine, q);

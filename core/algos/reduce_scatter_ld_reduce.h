@@ -24,7 +24,7 @@ struct ReduceScatterLdReduce {
     const int me = ctx.rank(), n = ctx.world();
     const Range piece = split_vec<T>(a.count, ctx.blocks(), ctx.block());
     const T* in = static_cast<const T*>(a.in) + std::size_t(me) * a.count + piece.begin;
-    const T* srcs[kMaxWorld];
+    const T* srcs[Ctx::kMaxWorld];
     for (int r = 0; r < n; ++r) srcs[r] = ctx.peer(in, r);
 
     barrier(ctx, kBarrierAcqRel);

@@ -23,7 +23,7 @@ struct ReduceScatterStLlReduce {
     const uint32_t e = ll_epoch(ctx);
     const T* in = static_cast<const T*>(a.in) + piece.begin;
     ll_send(ctx, a.scratch, e, piece.count * sizeof(T), [&](int q) { return in + std::size_t(q) * a.count; });
-    const void* srcs[kMaxWorld];
+    const void* srcs[Ctx::kMaxWorld];
     ll_received(ctx, a.scratch, e, srcs);
     ctx.template reduce_ll<T>(static_cast<T*>(a.out) + piece.begin, srcs, ctx.world(), piece.count, e, a.op);
   }
