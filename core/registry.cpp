@@ -82,13 +82,9 @@ std::size_t AlgoInfo::per_rank_bytes(std::size_t bytes, int world) const {
   return (op == Op::kAllReduce || op == Op::kBarrier) ? bytes : bytes / std::size_t(world);
 }
 std::size_t AlgoInfo::max_bytes_for(int world) const {
-  std::size_t most = max_bytes;
-  if (piece_bytes && op != Op::kBarrier) {
-    const std::size_t per_rank = piece_bytes * std::size_t(pieces_per_source(max_blocks, world));
-    const std::size_t total = op == Op::kAllReduce ? per_rank : per_rank * std::size_t(world);
-    most = most ? std::min(most, total) : total;
-  }
-  return most;
+  if (!piece_bytes || op == Op::kBarrier) return 0;
+  const std::size_t per_rank = piece_bytes * std::size_t(pieces_per_source(max_blocks, world));
+  return op == Op::kAllReduce ? per_rank : per_rank * std::size_t(world);
 }
 std::size_t AlgoInfo::count(std::size_t bytes, DType t, int world) const {
   return per_rank_bytes(bytes, world) / dtype_size(t);

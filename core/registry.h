@@ -37,7 +37,6 @@ struct AlgoInfo {
   std::string summary;  // one line for `symmcoll list`
   int min_world = 2;
   int max_world = kMaxWorld;
-  std::size_t max_bytes = 0;  // 0: no limit beyond the symmetric heap (see max_bytes_for)
   bool needs_multicast = false;
   int max_blocks = kMaxBlocks;          // hard limit (check_args)
   int default_max_blocks = kMaxBlocks;  // the default block count never exceeds this
@@ -65,8 +64,8 @@ struct AlgoInfo {
   // Bytes each block count divides: the whole buffer for all_reduce, one rank's chunk for
   // reduce_scatter (its output) and all_gather (its input).
   std::size_t per_rank_bytes(std::size_t bytes, int world) const;
-  // The largest call (nccl-tests size) check_args accepts at `world`: max_bytes and, for
-  // programs on fixed regions, piece_bytes x the most pieces. 0: no limit.
+  // The largest call (nccl-tests size) check_args accepts at `world`: for programs on fixed
+  // regions, piece_bytes x the most pieces. 0: no limit beyond the symmetric heap.
   std::size_t max_bytes_for(int world) const;
 };
 

@@ -47,8 +47,8 @@ def _size_axis(ax, sizes):
     ax.grid(True, which="both", alpha=0.3)
 
 
-def fig_latency(machine, out):
-    """Predicted latency vs size per op (log-log), NCCL's nccl-tests numbers as points."""
+def _sim_with_nccl_tests(machine, out, sim_key, nccl_key, ylabel, title):
+    """One panel per op: the simulator's curves, nccl-tests numbers (HARDWARE.md) as points."""
     sim = data.by(data.sim_rows(machine), graph=1)
     baseline = data.by(data.baseline_rows(), machine=machine, graph=1)
     ops = [op for op in data.OPS if data.by(sim, op=op)]
@@ -57,46 +57,33 @@ def fig_latency(machine, out):
     fig, axes = plt.subplots(1, len(ops), figsize=(4.2 * len(ops), 3.6), squeeze=False)
     for ax, op in zip(axes[0], ops):
         rows = data.by(sim, op=op)
-        for algo, pts in sorted(data.series(rows).items(), key=lambda kv: data.ordered(list(data.series(rows))).index(kv[0])):
-            ax.plot([b for b, _ in pts], [t for _, t in pts], marker=".", lw=1.4,
-                    color=COLORS.get(algo), label="%s (sim)" % data.alias(algo))
-        for variant, marker in (("nccl", "s"), ("nccl_symm", "^")):
-            pts = sorted((r["bytes"], r["time_us"]) for r in data.by(baseline, op=op, variant=variant))
-            if pts:
-                ax.plot([b for b, _ in pts], [t for _, t in pts], ls="none", marker=marker, ms=6,
-                        mfc="none", color=COLORS[variant], label="%s (nccl-tests)" % data.alias(variant))
-        _size_axis(ax, sorted({r["bytes"] for r in rows}))
-        ax.set_title("%s, %s (world %d)" % (op, machine, rows[0]["world"]))
-        ax.set_ylabel("latency (us)")
-        ax.legend(fontsize=7)
-    fig.tight_layout()
-    fig.savefig(out, **SAVE)
-
-
-def fig_busbw(machine, out):
-    """Predicted bus bandwidth vs size per op: where each algorithm saturates NVLink."""
-    sim = data.by(data.sim_rows(machine), graph=1)
-    baseline = data.by(data.baseline_rows(), machine=machine, graph=1)
-    ops = [op for op in data.OPS if data.by(sim, op=op)]
-    if not ops:
-        sys.exit("plot.py: no simulator results for %s (run make experiments)" % machine)
-    fig, axes = plt.subplots(1, len(ops), figsize=(4.2 * len(ops), 3.6), squeeze=False)
-    for ax, op in zip(axes[0], ops):
-        rows = data.by(sim, op=op)
-        for algo, pts in sorted(data.series(rows, "busbw_GBps").items(), key=lambda kv: data.ordered(list(data.series(rows))).index(kv[0])):
+        order = data.ordered(list(data.series(rows)))
+        for algo, pts in sorted(data.series(rows, sim_key).items(), key=lambda kv: order.index(kv[0])):
             ax.plot([b for b, _ in pts], [v for _, v in pts], marker=".", lw=1.4, color=COLORS.get(algo),
                     label="%s (sim)" % data.alias(algo))
         for variant, marker in (("nccl", "s"), ("nccl_symm", "^")):
-            pts = sorted((r["bytes"], r["busbw_GBps"]) for r in data.by(baseline, op=op, variant=variant))
+            pts = sorted((r["bytes"], r[nccl_key]) for r in data.by(baseline, op=op, variant=variant))
             if pts:
                 ax.plot([b for b, _ in pts], [v for _, v in pts], ls="none", marker=marker, ms=6, mfc="none",
                         color=COLORS[variant], label="%s (nccl-tests)" % data.alias(variant))
         _size_axis(ax, sorted({r["bytes"] for r in rows}))
-        ax.set_title("%s, %s" % (op, machine))
-        ax.set_ylabel("busbw (GB/s)")
+        ax.set_title(title(op, rows))
+        ax.set_ylabel(ylabel)
         ax.legend(fontsize=7)
     fig.tight_layout()
     fig.savefig(out, **SAVE)
+
+
+def fig_latency(machine, out):
+    """Predicted latency vs size per op (log-log), NCCL's nccl-tests numbers as points."""
+    _sim_with_nccl_tests(machine, out, "time_us_median", "time_us", "latency (us)",
+                         lambda op, rows: "%s, %s (world %d)" % (op, machine, rows[0]["world"]))
+
+
+def fig_busbw(machine, out):
+    """Predicted bus bandwidth vs size per op: where each algorithm saturates NVLink."""
+    _sim_with_nccl_tests(machine, out, "busbw_GBps", "busbw_GBps", "busbw (GB/s)",
+                         lambda op, rows: "%s, %s" % (op, machine))
 
 
 def fig_measured(machine, out):

@@ -567,35 +567,27 @@ class CudaBlockCtx {
     }
   }
 
+  // One multimem.ld_reduce of 16 bytes; `op_type` is the PTX "<op>.<vector type>" suffix.
+#define SYMM_MM_LD_REDUCE(op_type)                                                          \
+  asm volatile("multimem.ld_reduce.relaxed.sys.global." op_type " {%0,%1,%2,%3}, [%4];"     \
+               : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "l"(p) : "memory")
   template <class T>
   __device__ static void mm_ld_reduce(const uint4* p, uint4& v, ReduceOp op) {
     if constexpr (std::is_same_v<T, bf16>) {
-      if (op == ReduceOp::kSum)
-        asm volatile("multimem.ld_reduce.relaxed.sys.global.add.acc::f32.v4.bf16x2 {%0,%1,%2,%3}, [%4];"
-                     : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "l"(p) : "memory");
-      else if (op == ReduceOp::kMax)
-        asm volatile("multimem.ld_reduce.relaxed.sys.global.max.v4.bf16x2 {%0,%1,%2,%3}, [%4];"
-                     : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "l"(p) : "memory");
-      else
-        asm volatile("multimem.ld_reduce.relaxed.sys.global.min.v4.bf16x2 {%0,%1,%2,%3}, [%4];"
-                     : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "l"(p) : "memory");
+      if (op == ReduceOp::kSum) SYMM_MM_LD_REDUCE("add.acc::f32.v4.bf16x2");
+      else if (op == ReduceOp::kMax) SYMM_MM_LD_REDUCE("max.v4.bf16x2");
+      else SYMM_MM_LD_REDUCE("min.v4.bf16x2");
     } else if constexpr (std::is_same_v<T, fp16>) {
-      if (op == ReduceOp::kSum)
-        asm volatile("multimem.ld_reduce.relaxed.sys.global.add.acc::f32.v4.f16x2 {%0,%1,%2,%3}, [%4];"
-                     : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "l"(p) : "memory");
-      else if (op == ReduceOp::kMax)
-        asm volatile("multimem.ld_reduce.relaxed.sys.global.max.v4.f16x2 {%0,%1,%2,%3}, [%4];"
-                     : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "l"(p) : "memory");
-      else
-        asm volatile("multimem.ld_reduce.relaxed.sys.global.min.v4.f16x2 {%0,%1,%2,%3}, [%4];"
-                     : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "l"(p) : "memory");
+      if (op == ReduceOp::kSum) SYMM_MM_LD_REDUCE("add.acc::f32.v4.f16x2");
+      else if (op == ReduceOp::kMax) SYMM_MM_LD_REDUCE("max.v4.f16x2");
+      else SYMM_MM_LD_REDUCE("min.v4.f16x2");
     } else {
-      // multimem.ld_reduce has no fp32 min/max: the host refuses those (never launched anyway).
+      // multimem.ld_reduce has no fp32 min/max: check_args refuses those (never launched anyway).
       if (op != ReduceOp::kSum) __trap();
-      asm volatile("multimem.ld_reduce.relaxed.sys.global.add.v4.f32 {%0,%1,%2,%3}, [%4];"
-                   : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "l"(p) : "memory");
+      SYMM_MM_LD_REDUCE("add.v4.f32");
     }
   }
+#undef SYMM_MM_LD_REDUCE
 
   const DeviceHandle& h_;
   uint32_t* smem_;

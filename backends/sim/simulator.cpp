@@ -402,6 +402,10 @@ class Simulator {
   // Transfers.
   Transfer& new_transfer(Block& b, const char* name, uint32_t& index);
   void add_use(uint32_t res, float w);  // w == 0 adds nothing
+  // The resources a copy-like transfer of rank `me` weighs on, per unit of progress: a remote
+  // load (weight load_w) on the source's egress and my ingress, a posted store (store_w) on my
+  // egress and the destination's ingress, and the local sides on my HBM.
+  void add_transfer_uses(const Transfer& x, int me, int src, int dst, float load_w, float store_w);
   void start_flow(Block& b, uint32_t index, BytesPerPs cap, double size);
   void complete(uint32_t index);
   void land(uint32_t index);
@@ -1104,6 +1108,19 @@ uintptr_t Simulator::peer_addr(Block& b, uintptr_t p, int r) {
   return addr(r, l.off);
 }
 
+void Simulator::add_transfer_uses(const Transfer& x, int me, int src, int dst, float load_w, float store_w) {
+  if (x.remote_load) {
+    add_use(res_egress(src), load_w);
+    add_use(res_ingress(me), load_w);
+  }
+  if (x.posted) {
+    add_use(res_egress(me), store_w);
+    add_use(res_ingress(dst), store_w);
+  }
+  // HBM is rated for copies (read + write): a local read or a local write alone is half.
+  add_use(res_hbm(me), (x.remote_load ? 0 : load_w / 2) + (x.posted ? 0 : store_w / 2));
+}
+
 void Simulator::copy(Block& b, uintptr_t dst, uintptr_t src, std::size_t bytes) {
   if (bytes == 0) return;
   const Loc s = decode(b, src, bytes, "copy"), d = decode(b, dst, bytes, "copy");
@@ -1126,16 +1143,7 @@ void Simulator::copy(Block& b, uintptr_t dst, uintptr_t src, std::size_t bytes) 
     }
     x.data.assign(ptr(s.space, s.off), ptr(s.space, s.off) + bytes);
   }
-  if (x.remote_load) {
-    add_use(res_egress(s.space), 1);
-    add_use(res_ingress(me), 1);
-  }
-  if (x.posted) {
-    add_use(res_egress(me), 1);
-    add_use(res_ingress(d.space), 1);
-  }
-  // HBM is rated for copies (read + write): a local read or a local write alone is half.
-  add_use(res_hbm(me), float(x.remote_load ? 0 : 0.5) + float(x.posted ? 0 : 0.5));
+  add_transfer_uses(x, me, s.space, d.space, 1, 1);
   if (use_w_[res_hbm(me)] == 0)
     uses_.erase(
         std::remove_if(uses_.begin(), uses_.end(), [&](const Use& u) { return u.res == res_hbm(me); }),
@@ -1384,16 +1392,7 @@ void Simulator::put_ll(Block& b, uintptr_t dst, uintptr_t src, std::size_t bytes
     }
   }
   // One unit of progress = one packet byte: half a byte of source data.
-  if (x.remote_load) {
-    add_use(res_egress(s.space), 0.5);
-    add_use(res_ingress(me), 0.5);
-  }
-  if (x.posted) {
-    add_use(res_egress(me), 1);
-    add_use(res_ingress(d.space), 1);
-  }
-  // HBM is rated for copies (read + write): a local read or write alone is half weight.
-  add_use(res_hbm(me), float(x.remote_load ? 0 : 0.25) + float(x.posted ? 0 : 0.5));
+  add_transfer_uses(x, me, s.space, d.space, 0.5, 1);
   start_flow(b, index, block_bpp_, double(pb));
 }
 

@@ -59,21 +59,19 @@ void Trace::slice(int pid, int tid, const char* name, TimePs begin, TimePs end, 
   buf_ += "}";
 }
 
-void Trace::flow_begin(int pid, int tid, uint64_t id, TimePs t) {
+// One end of a flow arrow: "s" at the signal (or put_ll), "f" bound to the enclosing slice
+// ("bp":"e") at the wait it releases.
+void Trace::flow(const char* phase, int pid, int tid, uint64_t id, TimePs t) {
   begin_event();
-  buf_ += "{\"name\":\"flag\",\"cat\":\"flag\",\"ph\":\"s\",\"id\":" + std::to_string(id) +
+  buf_ += std::string("{\"name\":\"flag\",\"cat\":\"flag\",\"ph\":\"") + phase + "\"" +
+          (phase[0] == 'f' ? ",\"bp\":\"e\"" : "") + ",\"id\":" + std::to_string(id) +
           ",\"pid\":" + std::to_string(pid) + ",\"tid\":" + std::to_string(tid) + ",\"ts\":";
   append_us(buf_, t);
   buf_ += "}";
 }
 
-void Trace::flow_end(int pid, int tid, uint64_t id, TimePs t) {
-  begin_event();
-  buf_ += "{\"name\":\"flag\",\"cat\":\"flag\",\"ph\":\"f\",\"bp\":\"e\",\"id\":" + std::to_string(id) +
-          ",\"pid\":" + std::to_string(pid) + ",\"tid\":" + std::to_string(tid) + ",\"ts\":";
-  append_us(buf_, t);
-  buf_ += "}";
-}
+void Trace::flow_begin(int pid, int tid, uint64_t id, TimePs t) { flow("s", pid, tid, id, t); }
+void Trace::flow_end(int pid, int tid, uint64_t id, TimePs t) { flow("f", pid, tid, id, t); }
 
 void Trace::counter(int pid, const char* name, TimePs t, double egress_GBps, double ingress_GBps) {
   begin_event();

@@ -35,6 +35,7 @@ class Trace {
   void finish();
 
  private:
+  void flow(const char* phase, int pid, int tid, uint64_t id, TimePs t);
   void begin_event();
   std::string path_;
   std::FILE* f_ = nullptr;

@@ -58,7 +58,6 @@ TEST_P(EveryAlgorithm, MatchesReference) {
                           {((std::size_t(1) << 20) / unit + 3) * unit, 0}};
     for (const Size& sz : sizes) {
       const bool large = sz.bytes > (std::size_t(1) << 20);
-      if (a.max_bytes && sz.bytes > a.max_bytes) continue;
       int blocks = sz.blocks;
       if (a.piece_bytes && blocks) {
         // LL programs bound their block counts both ways (check_args): where the count asked
