@@ -7,9 +7,15 @@
 //                              (signal) and read by rank R's block b (wait). Values are
 //                              epochs that only grow: no one ever resets a flag, so a
 //                              captured CUDA graph replays with no host-side work.
-//   [kFlagSlots, kPadSlots)    counters[kMaxBlocks][kCounters]
+//   [kFlagSlots, kPlanBase)    counters[kMaxBlocks][kCounters]
 //                              counters[b][k] on rank R is written and read only by rank R's
 //                              block b (advance()); it is the call counter epochs come from.
+//   [kPlanBase, kPadSlots)     plan_flags[kPlanChannels][kPlanChunks][kMaxWorld]
+//                              host plans' stream flags (core/plan.h): plan_flags[c][k][r] on
+//                              rank R is written by rank r's stream (write_flag) and consumed
+//                              (waited for, then reset to 0) by rank R's stream (wait_flag).
+//                              Unlike the epochs above they go back to 0 after every use, which
+//                              is what keeps a captured graph of stream writes replayable.
 //
 // Both backends zero the pad once at start-up and never again.
 #pragma once
@@ -21,7 +27,11 @@ namespace symm::pad {
 inline constexpr int kChannels = 4;   // independent flag sets (0: barriers, 1..: data-ready)
 inline constexpr int kCounters = 4;   // per-block counters (0: barrier epochs)
 inline constexpr uint32_t kFlagSlots = uint32_t(kChannels) * kMaxBlocks * kMaxWorld;
-inline constexpr uint32_t kPadSlots = kFlagSlots + uint32_t(kMaxBlocks) * kCounters;
+inline constexpr uint32_t kPlanBase = kFlagSlots + uint32_t(kMaxBlocks) * kCounters;
+inline constexpr int kPlanChannels = 4;  // 0: entry handshake, 1..: data-ready per chunk
+inline constexpr int kPlanReady = 0, kPlanData = 1, kPlanData2 = 2;
+inline constexpr int kPlanChunks = 64;   // progress flags per (channel, source rank)
+inline constexpr uint32_t kPadSlots = kPlanBase + uint32_t(kPlanChannels) * kPlanChunks * kMaxWorld;
 inline constexpr std::size_t kPadBytes = std::size_t(kPadSlots) * sizeof(uint32_t);
 // Each rank's pad starts on its own 128-byte line group (vLLM's Signal is alignas(128)).
 inline constexpr std::size_t kPadAlign = 128;
@@ -35,5 +45,11 @@ SYMM_HD constexpr uint32_t flag(int channel, int block, int from_rank) {
 SYMM_HD constexpr uint32_t counter(int block, int k = 0) {
   return kFlagSlots + uint32_t(block) * kCounters + uint32_t(k);
 }
+
+// Plan flag of `channel`, chunk `chunk`, written by `from_rank` into the owner's pad.
+SYMM_HD constexpr uint32_t plan_flag(int channel, int chunk, int from_rank) {
+  return kPlanBase + (uint32_t(channel) * kPlanChunks + uint32_t(chunk)) * kMaxWorld + uint32_t(from_rank);
+}
+SYMM_HD constexpr bool is_plan_flag(uint32_t slot) { return slot >= kPlanBase && slot < kPadSlots; }
 
 }  // namespace symm::pad

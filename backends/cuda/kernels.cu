@@ -4,19 +4,12 @@
 
 #include "backends/cuda/block_ctx.cuh"
 #include "backends/cuda/check.h"
+#include "backends/cuda/program_kernel.cuh"
 #include "core/dispatch.h"
 #include "core/signal_pad.h"
 
 namespace symm::cuda {
 namespace {
-
-template <class P, class T>
-__global__ void __launch_bounds__(512) program_kernel(const __grid_constant__ DeviceHandle h, const CollArgs a) {
-  __shared__ uint32_t word;
-  CudaBlockCtx ctx(h, &word);
-  P::template run<T>(ctx, a);
-  ctx.finish();
-}
 
 __global__ void wait_probe_kernel(const __grid_constant__ DeviceHandle h, uint32_t slot, uint32_t value) {
   __shared__ uint32_t word;

@@ -1,0 +1,157 @@
+// Host plans on CUDA, the host-only half of the executor (plan_exec.h): side streams, events,
+// the driver's stream memory operations and the watchdog that names a stuck stream wait.
+#include <cuda.h>
+
+#include <chrono>
+#include <thread>
+
+#include "backends/cuda/check.h"
+#include "backends/cuda/plan_exec.h"
+
+namespace symm::cuda {
+namespace {
+
+using WriteFn = CUresult(CUDAAPI*)(CUstream, CUdeviceptr, cuuint32_t, unsigned int);
+
+void* driver_fn(const char* name) {
+  void* fn = nullptr;
+  cudaDriverEntryPointQueryResult q{};
+  SYMM_CUDA_CHECK(cudaGetDriverEntryPointByVersion(name, &fn, 12000, cudaEnableDefault, &q));
+  if (!fn || q != cudaDriverEntryPointSuccess)
+    fail(ErrorCode::kCuda, std::string("the CUDA driver has no ") + name + " (stream memory operations)");
+  return fn;
+}
+
+void check_cu(CUresult r, const char* what) {
+  if (r != CUDA_SUCCESS) fail(ErrorCode::kCuda, std::string(what) + " failed: CUresult " + std::to_string(int(r)));
+}
+
+}  // namespace
+
+const PlanKind* find_plan_kind(const std::string& id) {
+  static const PlanKind ag = PlanKind::kAllGatherCeSt, rs = PlanKind::kReduceScatterCeStRingReduce,
+                        rso = PlanKind::kReduceScatterCeStChunkReduce;
+  if (id == "all_gather.ce_st") return &ag;
+  if (id == "reduce_scatter.ce_st_ring_reduce") return &rs;
+  if (id == "reduce_scatter.ce_st_chunk_reduce") return &rso;
+  return nullptr;
+}
+
+PlanExec::PlanExec(const DeviceHandle& h, cudaStream_t main, int streams, int threads) : h_(h), threads_(threads) {
+  if (streams < 1 || streams > kMaxStreams)
+    fail(ErrorCode::kInvalidArgument,
+         "--streams " + std::to_string(streams) + " is out of range 1.." + std::to_string(kMaxStreams));
+  streams_.push_back(main);
+  for (int i = 1; i < streams; ++i) {
+    cudaStream_t s;
+    SYMM_CUDA_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+    streams_.push_back(s);
+  }
+  SYMM_CUDA_CHECK(cudaEventCreateWithFlags(&fork_, cudaEventDisableTiming));
+  joins_.resize(std::size_t(streams));
+  for (auto& e : joins_) SYMM_CUDA_CHECK(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
+  events_.assign(std::size_t(kMaxEvents), nullptr);
+  write_fn_ = driver_fn("cuStreamWriteValue32");
+  wait_fn_ = driver_fn("cuStreamWaitValue32");
+}
+
+PlanExec::~PlanExec() {
+  for (std::size_t i = 1; i < streams_.size(); ++i) cudaStreamDestroy(streams_[i]);
+  for (cudaEvent_t e : events_)
+    if (e) cudaEventDestroy(e);
+  for (cudaEvent_t e : joins_) cudaEventDestroy(e);
+  for (cudaEvent_t e : wait_events_) cudaEventDestroy(e);
+  cudaEventDestroy(fork_);
+}
+
+cudaEvent_t PlanExec::event(int e) {
+  if (e < 0 || e >= kMaxEvents) fail(ErrorCode::kInternal, "plan event " + std::to_string(e) + " out of range");
+  cudaEvent_t& ev = events_[std::size_t(e)];
+  if (!ev) SYMM_CUDA_CHECK(cudaEventCreateWithFlags(&ev, cudaEventDisableTiming));
+  return ev;
+}
+
+void PlanExec::write_flag(int s, int peer, uint32_t slot, uint32_t value) {
+  if (!pad::is_plan_flag(slot) || peer < 0 || peer >= h_.world)
+    fail(ErrorCode::kInternal, "write_flag: slot " + std::to_string(slot) + " / peer " + std::to_string(peer));
+  // Default flags: a memory fence before the write, scoped to the stream (release).
+  check_cu(reinterpret_cast<WriteFn>(write_fn_)(stream(s), CUdeviceptr(h_.pad_peer[peer] + slot), value,
+                                                CU_STREAM_WRITE_VALUE_DEFAULT),
+           "cuStreamWriteValue32");
+}
+
+void PlanExec::wait_flag(int s, uint32_t slot, uint32_t value) {
+  if (!pad::is_plan_flag(slot)) fail(ErrorCode::kInternal, "wait_flag: slot " + std::to_string(slot));
+  const CUdeviceptr a = CUdeviceptr(h_.pad_local + slot);
+  check_cu(reinterpret_cast<WriteFn>(wait_fn_)(stream(s), a, value, CU_STREAM_WAIT_VALUE_EQ), "cuStreamWaitValue32");
+  // Consume: back to 0 for the next call (stream-ordered after the wait; no fence needed).
+  check_cu(reinterpret_cast<WriteFn>(write_fn_)(stream(s), a, 0, CU_STREAM_WRITE_VALUE_NO_MEMORY_BARRIER),
+           "cuStreamWriteValue32");
+  if (next_wait_event_ == wait_events_.size()) {
+    cudaEvent_t e;
+    SYMM_CUDA_CHECK(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
+    wait_events_.push_back(e);
+  }
+  cudaEvent_t e = wait_events_[next_wait_event_++];
+  SYMM_CUDA_CHECK(cudaEventRecordWithFlags(e, stream(s), cudaEventRecordExternal));
+  waits_.push_back(PlanWait{s, slot, value, e});
+}
+
+void PlanExec::begin_call() {
+  SYMM_CUDA_CHECK(cudaEventRecord(fork_, streams_[0]));
+  for (std::size_t i = 1; i < streams_.size(); ++i) SYMM_CUDA_CHECK(cudaStreamWaitEvent(streams_[i], fork_, 0));
+}
+
+void PlanExec::end_call() {
+  for (std::size_t i = 1; i < streams_.size(); ++i) {
+    SYMM_CUDA_CHECK(cudaEventRecord(joins_[i], streams_[i]));
+    SYMM_CUDA_CHECK(cudaStreamWaitEvent(streams_[0], joins_[i], 0));
+  }
+}
+
+std::string PlanExec::describe_stuck_wait() {
+  for (const PlanWait& w : waits_) {
+    if (cudaEventQuery(w.after) != cudaErrorNotReady) continue;
+    // The first wait (in enqueue order) that has not passed. Read the flag's value through a
+    // copy on a fresh stream: the stuck stream does not hold it up.
+    uint32_t seen = 0;
+    cudaStream_t s;
+    if (cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking) == cudaSuccess) {
+      uint32_t* host = nullptr;
+      if (cudaMallocHost(&host, sizeof(uint32_t)) == cudaSuccess) {
+        if (cudaMemcpyAsync(host, h_.pad_local + w.slot, sizeof(uint32_t), cudaMemcpyDeviceToHost, s) == cudaSuccess &&
+            cudaStreamSynchronize(s) == cudaSuccess)
+          seen = *host;
+        cudaFreeHost(host);
+      }
+      cudaStreamDestroy(s);
+    }
+    const uint32_t rel = w.slot - pad::kPlanBase;
+    const uint32_t from = rel % kMaxWorld, chunk = (rel / kMaxWorld) % pad::kPlanChunks,
+                   channel = rel / kMaxWorld / pad::kPlanChunks;
+    return "rank " + std::to_string(h_.rank) + " stream " + std::to_string(w.stream) +
+           " timed out waiting on plan slot " + std::to_string(w.slot) + " (channel " + std::to_string(channel) +
+           ", chunk " + std::to_string(chunk) + ", from rank " + std::to_string(from) + "): expected " +
+           std::to_string(w.value) + ", saw " + std::to_string(seen);
+  }
+  return "";
+}
+
+void PlanExec::wait_main(double timeout_s, const std::string& what) {
+  const auto t0 = std::chrono::steady_clock::now();
+  for (;;) {
+    const cudaError_t e = cudaStreamQuery(streams_[0]);
+    if (e == cudaSuccess) break;
+    if (e != cudaErrorNotReady) SYMM_CUDA_CHECK(e);
+    if (std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() > timeout_s) {
+      std::string why = describe_stuck_wait();
+      if (why.empty()) why = "rank " + std::to_string(h_.rank) + ": the plan's streams did not finish";
+      fail(ErrorCode::kTimeout, why + " [" + what + ", bound " + std::to_string(timeout_s) + " s]");
+    }
+    std::this_thread::sleep_for(std::chrono::microseconds(50));
+  }
+  waits_.clear();
+  next_wait_event_ = 0;
+}
+
+}  // namespace symm::cuda

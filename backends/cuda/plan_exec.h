@@ -1,0 +1,85 @@
+// Host plans on CUDA (core/plan.h): the executor a rank keeps for its plans' calls.
+//
+// It owns the side streams and the events a plan uses, resolves the driver's stream memory
+// operations (cuStreamWriteValue32 / cuStreamWaitValue32) at run time through the runtime's
+// entry-point query (so the binary needs no libcuda at link time and still starts on a machine
+// without a GPU), and knows every stream wait a call enqueued, so that a wait that never ends is
+// reported by name (rank, stream, slot, expected and seen value) instead of hanging.
+//
+// Everything `enqueue` puts on streams is capturable in a CUDA graph: kernels, peer
+// cudaMemcpyAsync (copy engines), stream memory operations, event record / wait (the events
+// recorded after each flag wait are external event nodes, cudaEventRecordExternal, so the
+// watchdog can read them in graph replays too).
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <string>
+#include <vector>
+
+#include "backends/cuda/device_handle.h"
+#include "core/plan.h"
+
+namespace symm::cuda {
+
+// The plans this backend runs (host plans of core/algos/, by id).
+enum class PlanKind : int { kAllGatherCeSt, kReduceScatterCeStRingReduce, kReduceScatterCeStChunkReduce };
+
+// One stream wait a call enqueued: which flag, and the event recorded right after it.
+struct PlanWait {
+  int stream = 0;
+  uint32_t slot = 0, value = 0;
+  cudaEvent_t after = nullptr;
+};
+
+class PlanExec {
+ public:
+  // `main` is the caller's stream; `streams` (2..kMaxStreams) counts it.
+  PlanExec(const DeviceHandle& h, cudaStream_t main, int streams, int threads);
+  ~PlanExec();
+  PlanExec(const PlanExec&) = delete;
+  PlanExec& operator=(const PlanExec&) = delete;
+
+  // Enqueues one call of plan `kind` for element type `t` on the main stream (and the side
+  // streams, forked from and joined back into it). In CUDA-graph capture too.
+  void enqueue(PlanKind kind, DType t, const PlanArgs& a);
+
+  // The watchdog's view after `main` did not finish in time: the first stream wait (in each
+  // stream's order) whose after-event has not completed, with the flag's current value, as
+  // "rank R stream S timed out waiting on plan slot N (channel c, chunk k, from rank r):
+  // expected V, saw W"; "" if every wait has passed.
+  std::string describe_stuck_wait();
+  // Waits for the main stream for at most `timeout_s`; throws kTimeout with
+  // describe_stuck_wait() (and `what`) if it does not finish.
+  void wait_main(double timeout_s, const std::string& what);
+
+  // Host-verb implementation (used by the CudaHost context in plans.cu).
+  cudaStream_t stream(int s) const { return streams_[std::size_t(s)]; }
+  cudaEvent_t event(int e);
+  void write_flag(int s, int peer, uint32_t slot, uint32_t value);
+  void wait_flag(int s, uint32_t slot, uint32_t value);
+  void begin_call();  // forks side streams from main
+  void end_call();    // joins side streams into main
+
+  const DeviceHandle& handle() const { return h_; }
+  int streams() const { return int(streams_.size()); }
+  int threads() const { return threads_; }
+
+ private:
+  DeviceHandle h_;
+  std::vector<cudaStream_t> streams_;  // [0] = the caller's main stream (not owned)
+  std::vector<cudaEvent_t> events_;    // per-call event ids (core/plan.h), created lazily
+  cudaEvent_t fork_ = nullptr;
+  std::vector<cudaEvent_t> joins_;
+  std::vector<PlanWait> waits_;        // of the calls enqueued since the last wait_main
+  std::vector<cudaEvent_t> wait_events_;
+  std::size_t next_wait_event_ = 0;
+  int threads_;
+  void* write_fn_ = nullptr;  // cuStreamWriteValue32
+  void* wait_fn_ = nullptr;   // cuStreamWaitValue32
+};
+
+// Plan ids and their kinds; nullptr if `id` names no plan this backend runs.
+const PlanKind* find_plan_kind(const std::string& id);
+
+}  // namespace symm::cuda

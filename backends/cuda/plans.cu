@@ -1,0 +1,67 @@
+// Host plans on CUDA: the CudaHost context (core/plan.h's verbs on CUDA streams) and the
+// instantiation of every plan x element type (nvcc: plans launch device programs). The
+// executor's host-only parts (stream memory operations, events, watchdog) are in plan_exec.cpp.
+#include "backends/cuda/check.h"
+#include "backends/cuda/plan_exec.h"
+#include "backends/cuda/program_kernel.cuh"
+#include "core/algos/all_gather_ce_st.h"
+#include "core/algos/reduce_scatter_ce_st_chunk_reduce.h"
+#include "core/algos/reduce_scatter_ce_st_ring_reduce.h"
+#include "core/dispatch.h"
+
+namespace symm::cuda {
+namespace {
+
+// core/plan.h's host verbs on this rank's streams.
+class CudaHost {
+ public:
+  explicit CudaHost(PlanExec& x) : x_(x), h_(x.handle()) {}
+  int rank() const { return h_.rank; }
+  int world() const { return h_.world; }
+  int streams() const { return x_.streams(); }
+  template <class T>
+  T* peer(T* p, int r) const {
+    if (r == h_.rank) return p;
+    const std::size_t off = reinterpret_cast<const char*>(p) - h_.heap_base;
+    return reinterpret_cast<T*>(h_.heap_peer[r] + off);
+  }
+  template <class Program, class T>
+  void launch(int s, const CollArgs& a, int blocks) {
+    program_kernel<Program, T><<<blocks, x_.threads(), 0, x_.stream(s)>>>(h_, a);
+    SYMM_CUDA_CHECK(cudaGetLastError());
+  }
+  void copy_engine(int s, void* dst, const void* src, std::size_t bytes) {
+    SYMM_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, x_.stream(s)));
+  }
+  void write_flag(int s, int peer, uint32_t slot, uint32_t value) { x_.write_flag(s, peer, slot, value); }
+  void wait_flag(int s, uint32_t slot, uint32_t value) { x_.wait_flag(s, slot, value); }
+  void record(int s, int e) { SYMM_CUDA_CHECK(cudaEventRecord(x_.event(e), x_.stream(s))); }
+  void wait_event(int s, int e) { SYMM_CUDA_CHECK(cudaStreamWaitEvent(x_.stream(s), x_.event(e), 0)); }
+
+ private:
+  PlanExec& x_;
+  const DeviceHandle& h_;
+};
+static_assert(HostCtx<CudaHost>);
+
+template <class F>
+void with_plan(PlanKind k, F&& f) {
+  switch (k) {
+    case PlanKind::kAllGatherCeSt: return f.template operator()<AllGatherCeSt>();
+    case PlanKind::kReduceScatterCeStRingReduce: return f.template operator()<ReduceScatterCeStRingReduce>();
+    case PlanKind::kReduceScatterCeStChunkReduce: return f.template operator()<ReduceScatterCeStChunkReduce>();
+  }
+}
+
+}  // namespace
+
+void PlanExec::enqueue(PlanKind kind, DType t, const PlanArgs& a) {
+  PlanArgs args = a;
+  args.streams = streams();
+  begin_call();
+  CudaHost host(*this);
+  with_plan(kind, [&]<class P>() { with_type(t, [&]<class T>() { P::template run<T>(host, args); }); });
+  end_call();
+}
+
+}  // namespace symm::cuda

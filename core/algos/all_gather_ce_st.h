@@ -1,0 +1,75 @@
+// all_gather.ce_st ("ce"): a host plan. Copy engines push each rank's input into every peer's
+// output, with one progress flag per chunk, so no SM moves a byte.
+//
+//   1. entry handshake (main stream): every peer's `out` is free (plan_entry)
+//   2. the side streams start after it (event 0)
+//   3. for every chunk k and every peer q in rank-swizzled order (me+1, me+2, ...), round robin
+//      over the side streams:
+//        copy_engine(peer(out, q)[me * count + chunk k], in[chunk k])
+//        write_flag(q, data flag (k, me))       same stream, after the copy: it publishes it
+//      and my own slot: copy_engine(out[me * count ...], in) on the main stream (local HBM)
+//   4. main stream: wait for data flag (k, q) of every peer q and chunk k: `out` is complete.
+//      A consumer that wants chunk k early (all-gather + matmul) waits for those flags itself
+//      instead: all_gather_ce_push() is steps 1-3
+//   5. the side streams join the main stream (our `in` is read by our own copies until then)
+//
+// Swizzling makes every rank send to a different peer at each step, so all links are busy;
+// chunking lets several copy engines (one per side stream) share one peer's bytes and lets a
+// consumer start on the first chunk. Bytes over NVLink per rank: (world-1)/world * bytes.
+#pragma once
+
+#include "core/plan.h"
+
+namespace symm {
+
+struct AllGatherCeSt {
+  struct Config {
+    static constexpr std::size_t kChunkBytes = 8 << 20;  // per copy and per progress flag
+    static constexpr int kStreams = 3;                   // main + 2 side streams
+  };
+
+  // Steps 1-3 and the side streams' end events (events 1 .. streams()-1); returns the chunking.
+  template <class T, class Host>
+  static Chunks push(Host& h, const PlanArgs& a) {
+    const int me = h.rank(), n = h.world();
+    const CollArgs& c = a.coll;
+    const std::size_t bytes = c.count * sizeof(T);
+    const Chunks ch(bytes, a.chunk_bytes ? a.chunk_bytes : Config::kChunkBytes);
+    const char* in = static_cast<const char*>(c.in);
+    char* out = static_cast<char*>(c.out);
+    const std::size_t my_slot = std::size_t(me) * bytes;
+
+    plan_entry(h);
+    h.record(kMainStream, 0);
+    for (int s = 1; s < h.streams(); ++s) h.wait_event(s, 0);
+    int j = 0;
+    for (int k = 0; k < ch.count; ++k)
+      for (int i = 1; i < n; ++i, ++j) {
+        const int q = (me + i) % n, s = side_stream(h, j);
+        if (ch.size(k)) h.copy_engine(s, h.peer(out, q) + my_slot + ch.begin(k), in + ch.begin(k), ch.size(k));
+        h.write_flag(s, q, pad::plan_flag(pad::kPlanData, k, me), 1);
+      }
+    if (bytes) h.copy_engine(kMainStream, out + my_slot, in, bytes);
+    for (int s = 1; s < h.streams(); ++s) h.record(s, s);
+    return ch;
+  }
+  // The consumer's side of chunk k: the main... or any stream waits for every peer's chunk k.
+  template <class Host>
+  static void wait_chunk(Host& h, int stream, int k) {
+    const int me = h.rank(), n = h.world();
+    for (int i = 1; i < n; ++i) h.wait_flag(stream, pad::plan_flag(pad::kPlanData, k, (me + n - i) % n), 1);
+  }
+  template <class Host>
+  static void join(Host& h) {
+    for (int s = 1; s < h.streams(); ++s) h.wait_event(kMainStream, s);
+  }
+
+  template <class T, class Host>
+  static void run(Host& h, const PlanArgs& a) {
+    const Chunks ch = push<T>(h, a);
+    for (int k = 0; k < ch.count; ++k) wait_chunk(h, kMainStream, k);
+    join(h);
+  }
+};
+
+}  // namespace symm

@@ -1,0 +1,49 @@
+// local_reduce_ring: a plan's kernel, not a collective of its own. It reduces what the copy
+// engines brought into this rank's scratch, in ring order from this rank:
+//
+//   out[i] = op(in[i], slot[me+1][i], slot[me+2][i], ..., slot[me-1][i])    (indices mod world)
+//
+// where `in` is this rank's own contribution (already offset to its slice), slot[r] =
+// scratch + r * stride elements is what rank r sent (stride = CollArgs::stride, or count when
+// 0). Every rank starts its accumulation with its own data and walks the ring the same way, so
+// the copy-engine reduce-scatter adds in the order a ring reduce-scatter would. Local loads
+// only: no signal, no wait; the plan orders it after the data flags it waited for.
+#pragma once
+
+#include "core/coll_args.h"
+#include "core/partition.h"
+#include "core/verbs.h"
+
+namespace symm {
+
+struct LocalReduceRing {
+  struct Config {
+    static constexpr int kMaxBlocks = kSymmMaxBlocks;
+    static constexpr int kDefaultMaxBlocks = 32;
+    static constexpr std::size_t kBytesPerBlock = 256 << 10;
+  };
+  // The block count a plan uses for `count` elements of T when it is not told.
+  template <class T>
+  static int default_blocks(std::size_t count) {
+    const std::size_t want = (count * sizeof(T) + Config::kBytesPerBlock - 1) / Config::kBytesPerBlock;
+    const std::size_t vecs = count * sizeof(T) / kVecBytes;
+    std::size_t b = want < std::size_t(Config::kDefaultMaxBlocks) ? want : std::size_t(Config::kDefaultMaxBlocks);
+    if (b > vecs) b = vecs;
+    return b ? int(b) : 1;
+  }
+
+  template <class T, class Ctx>
+  SYMM_HD static void run(Ctx& ctx, const CollArgs& a) {
+    const int me = ctx.rank(), n = ctx.world();
+    const std::size_t stride = a.stride ? a.stride : a.count;
+    const Range piece = split_vec<T>(a.count, ctx.blocks(), ctx.block());
+    if (!piece.count) return;
+    const T* srcs[Ctx::kMaxWorld];
+    srcs[0] = static_cast<const T*>(a.in) + piece.begin;
+    for (int j = 1; j < n; ++j)
+      srcs[j] = static_cast<const T*>(a.scratch) + std::size_t((me + j) % n) * stride + piece.begin;
+    ctx.template reduce<T>(static_cast<T*>(a.out) + piece.begin, srcs, n, piece.count, a.op);
+  }
+};
+
+}  // namespace symm

@@ -1,0 +1,151 @@
+// Host plans: per-rank, stream-ordered programs over the host verbs.
+//
+// A device program (core/verbs.h) is what one block does; a host plan is what one *rank's host*
+// enqueues for one call: kernels (device programs), copy-engine copies, flag writes and waits
+// on streams, events between its streams, and matrix products. Every rank runs the same plan
+// (SPMD). A plan is a struct with a `run`:
+//
+//   template <class T, class Host> static void run(Host& h, const PlanArgs& a);
+//
+// `run` only *enqueues*: it returns before any of the work has happened, as a CUDA host thread
+// does, and it may not look at data. The backend runs the enqueued work: CUDA streams,
+// cudaMemcpyAsync, cuStreamWriteValue32 / cuStreamWaitValue32, CUDA events, cuBLASLt
+// (backends/cuda/host_ctx.h); or simulated streams, copy engines and SMs (backends/sim).
+//
+// ---- streams -------------------------------------------------------------------------------
+// A rank has h.streams() streams, numbered 0 .. streams()-1. Stream kMainStream is the caller's:
+// the call starts there, and the backend makes the call end there only after every other stream
+// of the plan has finished its work (it forks the side streams from the main stream at the
+// call's start and joins them back at its end). Work on one stream runs in the order enqueued,
+// one item after the other (a CUDA stream): the next item starts when the previous one is done.
+//
+// ---- the host verbs (the order of every item is its stream's order) --------------------------
+//   int rank(), world(), streams()                 who am I, how many streams I may use
+//   T* peer(T* p, int r)                           same offset of p's symmetric buffer on rank r
+//   launch<Program, T>(stream, const CollArgs& a, int blocks)
+//                                                  run a device program on `blocks` blocks; done
+//                                                  when its last block has ended and its stores
+//                                                  have landed (kernel end)
+//   copy_engine(stream, void* dst, const void* src, size_t bytes)
+//                                                  DMA copy by a copy engine (no SM), bytes % 16 ==
+//                                                  0; either side may be a peer address. Reads src
+//                                                  when it starts; done when every byte has landed
+//                                                  in dst (visible to later work on this stream)
+//   write_flag(stream, int peer, uint32_t slot, uint32_t value)
+//                                                  store `value` into plan flag `slot` of peer's
+//                                                  signal pad (pad::plan_flag). RELEASE: it runs
+//                                                  after all earlier work of the stream is done
+//                                                  and publishes every store that work made (and
+//                                                  what that work had acquired) with the flag.
+//                                                  The flag must be 0 when it lands (consumed
+//                                                  flags, below); value != 0
+//   wait_flag(stream, uint32_t slot, uint32_t value)
+//                                                  later work on the stream starts only once the
+//                                                  local plan flag `slot` == value. ACQUIRE: the
+//                                                  stores published by the matching write_flag are
+//                                                  visible to that later work. Then it CONSUMES
+//                                                  the flag (stores 0, stream-ordered). Bounded:
+//                                                  a flag that never comes is an error naming
+//                                                  rank, stream, slot, expected and seen value
+//   record(stream, int event) / wait_event(stream, int event)
+//                                                  work enqueued on `stream` after wait_event
+//                                                  starts after everything enqueued on the
+//                                                  recording stream before record (happens-before,
+//                                                  one rank). A wait_event before the record is a
+//                                                  plan bug (both backends refuse it)
+//   gemm(stream, const GemmArgs& g)                C = A x B on SMs (later: fused operations)
+//
+// Why consumed flags instead of the device programs' growing epochs: a stream write or wait
+// captured in a CUDA graph writes / waits for a *constant*; an epoch that grows with every
+// replay cannot be expressed. A flag that the waiter resets is replay-safe as long as no writer
+// can write it again before the waiter consumed it: every plan starts with an entry handshake
+// (each rank tells each peer "my buffers are free", then waits for every peer's word), and a
+// rank writes its next call's flags only after that handshake, which follows the waiter's
+// consumption of the previous call's flags in the waiter's stream order.
+#pragma once
+
+#include <concepts>
+
+#include "core/coll_args.h"
+#include "core/common.h"
+#include "core/signal_pad.h"
+
+namespace symm {
+
+inline constexpr int kMainStream = 0;
+inline constexpr int kMaxStreams = 8;  // streams one rank's plan may use
+inline constexpr int kMaxEvents = 64;  // events one call of a plan may record
+
+// What a plan gets for one call. `coll` is exactly what a device program of the same op gets
+// (in, out, scratch in symmetric memory; count; op), the rest are the plan's knobs.
+struct PlanArgs {
+  CollArgs coll;
+  int streams = 3;             // streams the plan may use, main included (2..kMaxStreams)
+  std::size_t chunk_bytes = 0; // bytes per copy / per progress flag (0: the plan's default)
+  int blocks = 0;              // blocks of the plan's kernels (0: the kernel's default)
+};
+
+// Host context concept: the verbs above. Checked by each backend's static_assert.
+template <class H>
+concept HostCtx = requires(H& h, const H& ch, float* fp, void* p, const void* cp, std::size_t n, int s,
+                           uint32_t u, const CollArgs& ca) {
+  { ch.rank() } -> std::convertible_to<int>;
+  { ch.world() } -> std::convertible_to<int>;
+  { ch.streams() } -> std::convertible_to<int>;
+  { ch.peer(fp, s) } -> std::same_as<float*>;
+  h.copy_engine(s, p, cp, n);
+  h.write_flag(s, s, u, u);
+  h.wait_flag(s, u, u);
+  h.record(s, s);
+  h.wait_event(s, s);
+};
+
+// Chunking shared by the copy-engine plans: `bytes` of one rank's data cut into chunks of at
+// most `chunk` bytes, whole 16-byte vectors, at most pad::kPlanChunks chunks (the last may be
+// shorter; an empty rank's data is one empty chunk that still carries its flag).
+struct Chunks {
+  std::size_t bytes = 0, chunk = 0;
+  int count = 1;
+  SYMM_HD Chunks(std::size_t total, std::size_t want) : bytes(total) {
+    std::size_t c = want ? want : total;
+    c = (c + kVecBytes - 1) / kVecBytes * kVecBytes;
+    if (c == 0) c = kVecBytes;
+    std::size_t k = (total + c - 1) / c;
+    if (k > std::size_t(pad::kPlanChunks)) {
+      k = std::size_t(pad::kPlanChunks);
+      c = ((total + k - 1) / k + kVecBytes - 1) / kVecBytes * kVecBytes;
+      k = (total + c - 1) / c;
+    }
+    chunk = c;
+    count = k ? int(k) : 1;
+  }
+  SYMM_HD std::size_t begin(int i) const {
+    const std::size_t b = std::size_t(i) * chunk;
+    return b < bytes ? b : bytes;
+  }
+  SYMM_HD std::size_t size(int i) const {
+    const std::size_t e = begin(i) + chunk;
+    return (e < bytes ? e : bytes) - begin(i);
+  }
+};
+
+// The entry handshake every plan starts with, on the main stream: tell every peer that this
+// rank's buffers of this call are free (all earlier work on the caller's stream is done: the
+// previous call's readers and writers of them have finished), then wait for every peer's word.
+// After it, writing into a peer's buffers and writing the peer's data flags are safe.
+template <class Host>
+void plan_entry(Host& h) {
+  const int me = h.rank(), n = h.world();
+  for (int i = 1; i < n; ++i) h.write_flag(kMainStream, (me + i) % n, pad::plan_flag(pad::kPlanReady, 0, me), 1);
+  for (int i = 1; i < n; ++i) h.wait_flag(kMainStream, pad::plan_flag(pad::kPlanReady, 0, (me + i) % n), 1);
+}
+
+// The side stream that carries piece j (0-based) of a plan's copies: round robin over the side
+// streams 1 .. streams()-1, or the main stream if the plan has no side stream.
+template <class Host>
+int side_stream(const Host& h, int j) {
+  const int side = h.streams() - 1;
+  return side > 0 ? 1 + j % side : kMainStream;
+}
+
+}  // namespace symm
