@@ -53,7 +53,9 @@
 //                                                  recording stream before record (happens-before,
 //                                                  one rank). A wait_event before the record is a
 //                                                  plan bug (both backends refuse it)
-//   gemm(stream, const GemmArgs& g)                C = A x B on SMs (later: fused operations)
+//   gemm(stream, const GemmArgs& g)                C = A x B on SMs (cuBLASLt on CUDA), fp32
+//                                                  accumulation, stored as g.dtype; reads A and B
+//                                                  when it runs, done when C has landed
 //
 // Why consumed flags instead of the device programs' growing epochs: a stream write or wait
 // captured in a CUDA graph writes / waits for a *constant*; an epoch that grows with every
@@ -83,6 +85,17 @@ struct PlanArgs {
   int streams = 3;             // streams the plan may use, main included (2..kMaxStreams)
   std::size_t chunk_bytes = 0; // bytes per copy / per progress flag (0: the plan's default)
   int blocks = 0;              // blocks of the plan's kernels (0: the kernel's default)
+};
+
+// One matrix product C = A x B, row-major: A is m x k (row stride lda elements), B is k x n
+// (ldb), C is m x n (ldc). Any of them may lie in symmetric memory (this rank's addresses).
+struct GemmArgs {
+  const void* a = nullptr;
+  const void* b = nullptr;
+  void* c = nullptr;
+  int m = 0, n = 0, k = 0;
+  std::size_t lda = 0, ldb = 0, ldc = 0;
+  DType dtype = DType::kBF16;
 };
 
 // Host context concept: the verbs above. Checked by each backend's static_assert.
