@@ -2,6 +2,7 @@
 // backend instantiates its kernels through. Header-only so nvcc instantiates device code.
 #pragma once
 
+#include "core/algos/all_gather_ce_st.h"
 #include "core/algos/all_gather_st.h"
 #include "core/algos/all_gather_st_ll.h"
 #include "core/algos/all_reduce_ld_reduce.h"
@@ -10,6 +11,8 @@
 #include "core/algos/all_reduce_st_ll_reduce.h"
 #include "core/algos/all_reduce_st_reduce.h"
 #include "core/algos/barrier_signal_wait.h"
+#include "core/algos/reduce_scatter_ce_st_chunk_reduce.h"
+#include "core/algos/reduce_scatter_ce_st_ring_reduce.h"
 #include "core/algos/reduce_scatter_ld_reduce.h"
 #include "core/algos/reduce_scatter_st_ll_reduce.h"
 #include "core/registry.h"
@@ -33,8 +36,22 @@ decltype(auto) with_program(AlgoKind kind, F&& f) {
     case AlgoKind::kAllReduceStLlReduce: return f.template operator()<AllReduceStLlReduce>();
     case AlgoKind::kReduceScatterStLlReduce: return f.template operator()<ReduceScatterStLlReduce>();
     case AlgoKind::kAllGatherStLl: return f.template operator()<AllGatherStLl>();
+    case AlgoKind::kPlanAllGatherCeSt:
+    case AlgoKind::kPlanReduceScatterCeStRingReduce:
+    case AlgoKind::kPlanReduceScatterCeStChunkReduce: break;  // host plans: with_plan
   }
-  return f.template operator()<BarrierAcqRel>();  // unreachable: every kind is listed
+  return f.template operator()<BarrierAcqRel>();  // unreachable: callers check AlgoInfo::plan
+}
+
+// f.template operator()<Plan>() for the host plan of `kind` (AlgoInfo::plan).
+template <class F>
+decltype(auto) with_plan(AlgoKind kind, F&& f) {
+  switch (kind) {
+    case AlgoKind::kPlanReduceScatterCeStRingReduce: return f.template operator()<ReduceScatterCeStRingReduce>();
+    case AlgoKind::kPlanReduceScatterCeStChunkReduce: return f.template operator()<ReduceScatterCeStChunkReduce>();
+    default: break;
+  }
+  return f.template operator()<AllGatherCeSt>();  // kPlanAllGatherCeSt (callers check AlgoInfo::plan)
 }
 
 // f.template operator()<T>() for the element type of `t`.

@@ -62,6 +62,26 @@ std::vector<AlgoInfo> build() {
       "push slice q to rank q as flagged packets, reduce the packets received");
   add(AlgoKind::kAllGatherStLl, Op::kAllGather, "st_ll", "push_ll",
       "push input as flagged packets to every rank, unpack the packets received");
+  // Host plans: copy engines move the bytes; SMs only reduce (blocks = the reduce kernel's).
+  auto add_plan = [&](AlgoKind k, Op op, const char* phases, const char* alias, const char* summary) {
+    AlgoInfo a;
+    a.kind = k;
+    a.op = op;
+    a.id = std::string(op_name(op)) + "." + phases;
+    a.alias = alias;
+    a.summary = summary;
+    a.plan = true;
+    a.max_blocks = LocalReduceRing::Config::kMaxBlocks;
+    a.default_max_blocks = LocalReduceRing::Config::kDefaultMaxBlocks;
+    a.bytes_per_block = LocalReduceRing::Config::kBytesPerBlock;
+    v.push_back(a);
+  };
+  add_plan(AlgoKind::kPlanAllGatherCeSt, Op::kAllGather, "ce_st", "ce",
+           "host plan: copy engines push the input into every peer's output, a flag per chunk");
+  add_plan(AlgoKind::kPlanReduceScatterCeStRingReduce, Op::kReduceScatter, "ce_st_ring_reduce", "ce",
+           "host plan: copy engines scatter slices into owners' scratch; one kernel reduces in ring order");
+  add_plan(AlgoKind::kPlanReduceScatterCeStChunkReduce, Op::kReduceScatter, "ce_st_chunk_reduce", "ce_overlap",
+           "host plan: as ce, the reduce of chunk k starts when chunk k of every peer has landed");
   return v;
 }
 
@@ -90,11 +110,13 @@ std::size_t AlgoInfo::count(std::size_t bytes, DType t, int world) const {
   return per_rank_bytes(bytes, world) / dtype_size(t);
 }
 std::size_t AlgoInfo::scratch_bytes(std::size_t bytes, int world) const {
-  (void)bytes;  // fixed regions: the same for every size
+  // Copy-engine reduce-scatter: a slot per source rank of one rank's output = the input size.
+  if (plan) return op == Op::kReduceScatter ? bytes : 0;
   return piece_bytes ? BlockRegions::scratch_bytes(world) : 0;
 }
 int AlgoInfo::default_blocks(std::size_t bytes, int world) const {
   if (op == Op::kBarrier) return 1;
+  if (plan && op == Op::kAllGather) return 0;  // copies only: no SM
   // Work per block: what this rank moves, spread so each block has ~bytes_per_block.
   const std::size_t per_rank = per_rank_bytes(bytes, world);
   const std::size_t mult = blocks_per_peer ? std::size_t(world) : 1;  // blocks per piece
@@ -156,7 +178,11 @@ void check_args(const AlgoInfo& a, DType t, std::size_t bytes, int world, int bl
   if (a.needs_multicast && t == DType::kFP32 && rop != ReduceOp::kSum)
     bad(ErrorCode::kUnsupported, std::string("reduce op ") + reduce_op_name(rop) + " on fp32 has no multimem.ld_reduce: " +
                                      a.id + " supports fp32 sum only");
-  if (blocks < 1 || blocks > a.max_blocks)
+  if (a.plan && a.op == Op::kAllGather) {
+    if (blocks != 0)
+      bad(ErrorCode::kInvalidArgument, "blocks=" + std::to_string(blocks) + ": " + a.id +
+                                           " runs no kernel (copy engines only), so it takes no block count");
+  } else if (blocks < 1 || blocks > a.max_blocks)
     bad(ErrorCode::kInvalidArgument, "blocks=" + std::to_string(blocks) + " is outside 1.." +
                                          std::to_string(a.max_blocks) + " for " + a.id);
   if (a.piece_bytes && a.op != Op::kBarrier) {

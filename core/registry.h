@@ -27,6 +27,10 @@ enum class AlgoKind : int {
   kAllReduceStLlReduce,
   kReduceScatterStLlReduce,
   kAllGatherStLl,
+  // Host plans (core/plan.h): stream programs of copy engines, flags and kernels.
+  kPlanAllGatherCeSt,
+  kPlanReduceScatterCeStRingReduce,
+  kPlanReduceScatterCeStChunkReduce,
 };
 
 struct AlgoInfo {
@@ -38,6 +42,7 @@ struct AlgoInfo {
   int min_world = 2;
   int max_world = kMaxWorld;
   bool needs_multicast = false;
+  bool plan = false;  // a host plan (with_plan), not a device program (with_program)
   int max_blocks = kMaxBlocks;          // hard limit (check_args)
   int default_max_blocks = kMaxBlocks;  // the default block count never exceeds this
   std::size_t bytes_per_block = 64 << 10;  // default block count aims at this much per block

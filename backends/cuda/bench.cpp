@@ -12,6 +12,7 @@
 #include "backends/cuda/check.h"
 #include "backends/cuda/host_logic.h"
 #include "backends/cuda/kernels.h"
+#include "backends/cuda/plan_exec.h"
 #include "backends/cuda/runtime.h"
 #include "core/coll_args.h"
 #include "core/dispatch.h"
@@ -83,12 +84,23 @@ struct Stats {
   double median = 0, p10 = 0, p90 = 0;
 };
 
-// One thing to measure: a core algorithm or an NCCL baseline.
+// One thing to measure: a core algorithm (device program or host plan) or an NCCL baseline.
 struct Case {
   const AlgoInfo* info = nullptr;  // nullptr: NCCL
   bool symm = false;               // NCCL on the symmetric window
   int blocks = 0;                  // requested (0: default)
-  std::string name() const { return info ? info->id : symm ? "nccl_symm" : "nccl"; }
+  bool ce = false;                 // NCCL's copy-engine all-gather (its own communicator)
+  std::string name() const { return info ? info->id : ce ? "nccl_ce" : symm ? "nccl_symm" : "nccl"; }
+  bool plan() const { return info && info->plan; }
+};
+
+// NCCL's copy-engine collectives: a communicator split off with CTA policy ZERO, the heap
+// registered as a symmetric window on it. Created on first use; if NCCL refuses, the
+// baseline is skipped with a note (an older NCCL has no such policy).
+struct NcclCe {
+  ncclComm_t comm = nullptr;
+  ncclWindow_t win = nullptr;
+  bool tried = false;
 };
 
 class Bench {
@@ -105,6 +117,8 @@ class Bench {
     }
   }
   ~Bench() {
+    if (ce_.win) ncclCommWindowDeregister(ce_.comm, ce_.win);
+    if (ce_.comm) ncclCommDestroy(ce_.comm);
     for (cudaEvent_t e : events_) cudaEventDestroy(e);
     cudaFree(stat_buf_);
     if (plain_in_) cudaFree(plain_in_);
@@ -130,6 +144,7 @@ class Bench {
       }
       std::vector<Case> cases;
       if (o_.nccl && op != Op::kBarrier) cases.push_back(Case{nullptr, false, 0}), cases.push_back(Case{nullptr, true, 0});
+      if (o_.nccl && op == Op::kAllGather && nccl_ce()) cases.push_back(Case{nullptr, true, 0, true});
       for (const AlgoInfo* a : algos) {
         if (a->max_bytes_for(world) && bytes > a->max_bytes_for(world)) {
           note("skip " + a->id + " at " + format_size(bytes) + ": above its maximum of " +
@@ -245,7 +260,11 @@ class Bench {
     }
     for (const Case& c : cases) {
       LaunchPlan plan{0, 0};
-      if (c.info) plan = plan_launch(*c.info, t, bytes, world, c.blocks, o_.threads);
+      if (c.plan()) {  // blocks: the plan's reduce kernel (0: copies only)
+        plan = LaunchPlan{c.blocks > 0 ? c.blocks : c.info->default_blocks(bytes, world), kDefaultThreads};
+        check_args(*c.info, t, bytes, world, plan.blocks, o_.rop);
+      } else if (c.info)
+        plan = plan_launch(*c.info, t, bytes, world, c.blocks, o_.threads);
       ResultRow row;
       row.backend = "cuda";
       row.machine = machine_;
@@ -260,7 +279,7 @@ class Bench {
       if (check) {
         auto got = run_once<T>(c, op, t, bytes, count, input, out_count, &plan);
         double e[2] = {max_rel_err(got, want), max_rel_err(got, nccl_answer)};
-        if (o_.replays > 0 && c.info) {
+        if (o_.replays > 0 && (c.info || c.ce)) {
           got = run_replays<T>(c, op, t, bytes, count, input, out_count, plan);
           e[0] = std::max(e[0], max_rel_err(got, want));
           e[1] = std::max(e[1], max_rel_err(got, nccl_answer));
@@ -317,6 +336,10 @@ class Bench {
   };
   Buffers buffers(const Case& c, Op op, std::size_t bytes) {
     if (!c.info && !c.symm) return Buffers{plain_in_, plain_out_, nullptr};
+    if (c.plan()) {
+      const HeapLayout l = heap_layout(*c.info, bytes, rt_.world());
+      return Buffers{rt_.heap() + l.in, rt_.heap() + l.out, rt_.heap() + l.scratch};
+    }
     const AlgoInfo& a = c.info ? *c.info
                                : *std::find_if(algorithms().begin(), algorithms().end(),
                                                [&](const AlgoInfo& x) { return x.op == op; });
@@ -328,6 +351,19 @@ class Bench {
                                 const LaunchPlan* plan) {
     const Buffers b = buffers(c, op, bytes);
     cudaStream_t s = rt_.stream();
+    if (c.plan()) {
+      PlanArgs pa;
+      pa.coll.in = b.in;
+      pa.coll.out = b.out;
+      pa.coll.scratch = b.scratch;
+      pa.coll.count = count;
+      pa.coll.op = o_.rop;
+      pa.chunk_bytes = o_.chunk_bytes;
+      pa.blocks = plan->blocks;
+      PlanExec* x = &plan_exec();
+      const PlanKind k = *find_plan_kind(c.info->id);
+      return [=]() { x->enqueue(k, t, pa); };
+    }
     if (c.info) {
       CollArgs a;
       a.in = b.in;
@@ -340,7 +376,7 @@ class Bench {
       const LaunchPlan p = *plan;
       return [=]() { launch_program(k, t, *h, a, p.blocks, p.threads, s); };
     }
-    ncclComm_t comm = rt_.comm();
+    ncclComm_t comm = c.ce ? ce_.comm : rt_.comm();
     const ncclDataType_t nt = nccl_type(t);
     const ncclRedOp_t nop = nccl_op(o_.rop);
     switch (op) {
@@ -378,6 +414,7 @@ class Bench {
     const Buffers b = buffers(c, op, bytes);
     upload_and_poison(b, input, out_count);
     enqueue(c, op, t, bytes, count, plan)();
+    settle(c, bytes);
     rt_.sync();
     return download<T>(b, out_count);
   }
@@ -390,6 +427,7 @@ class Bench {
     upload_and_poison(b, input, out_count);
     cudaGraphExec_t exec = capture(enqueue(c, op, t, bytes, count, &plan), 1);
     for (int i = 0; i < o_.replays; ++i) SYMM_CUDA_CHECK(cudaGraphLaunch(exec, rt_.stream()));
+    settle(c, bytes);
     rt_.sync();
     SYMM_CUDA_CHECK(cudaGraphExecDestroy(exec));
     return download<T>(b, out_count);
@@ -442,6 +480,37 @@ class Bench {
     return Stats{v[0], v[1], v[2]};
   }
 
+  // A host plan's stream waits are not bounded by the kernels' spin bound: wait for the call
+  // under the plan watchdog, which names the stream wait that never ended.
+  void settle(const Case& c, std::size_t bytes) {
+    if (c.plan())
+      plan_exec().wait_main(o_.plan_timeout_s, c.info->id + " bytes=" + std::to_string(bytes));
+  }
+
+  PlanExec& plan_exec() {
+    if (!plan_exec_) plan_exec_ = std::make_unique<PlanExec>(rt_.handle(), rt_.stream(), o_.streams, kDefaultThreads);
+    return *plan_exec_;
+  }
+
+  bool nccl_ce() {
+    if (ce_.tried) return ce_.comm != nullptr;
+    ce_.tried = true;
+    ncclConfig_t cfg = NCCL_CONFIG_INITIALIZER;
+    cfg.CTAPolicy = NCCL_CTA_POLICY_ZERO;
+    ncclComm_t comm = nullptr;
+    if (ncclCommSplit(rt_.comm(), 0, rt_.rank(), &comm, &cfg) != ncclSuccess || !comm) {
+      note("nccl_ce skipped: ncclCommSplit with CTA policy ZERO failed");
+      return false;
+    }
+    if (ncclCommWindowRegister(comm, rt_.heap(), rt_.heap_bytes(), &ce_.win, NCCL_WIN_COLL_SYMMETRIC) != ncclSuccess) {
+      note("nccl_ce skipped: registering the heap as a symmetric window failed");
+      ncclCommDestroy(comm);
+      return false;
+    }
+    ce_.comm = comm;
+    return true;
+  }
+
   // Element-wise maximum over ranks, in place.
   void reduce_max(double* v, int n) {
     SYMM_CUDA_CHECK(cudaMemcpyAsync(stat_buf_, v, sizeof(double) * std::size_t(n), cudaMemcpyHostToDevice, rt_.stream()));
@@ -458,6 +527,8 @@ class Bench {
   void* plain_in_ = nullptr;
   void* plain_out_ = nullptr;
   std::vector<cudaEvent_t> events_;
+  std::unique_ptr<PlanExec> plan_exec_;
+  NcclCe ce_;
   uint64_t next_seed_ = 0;
   int failures_ = 0;
 

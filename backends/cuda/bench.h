@@ -23,7 +23,11 @@ struct BenchOptions {
   std::vector<std::size_t> sizes;
   ReduceOp rop = ReduceOp::kSum;
   bool graph = true, eager = true;
-  bool nccl = true;                 // the nccl and nccl_symm baselines
+  bool nccl = true;                 // the nccl and nccl_symm baselines (+ nccl_ce for all_gather:
+                                    // NCCL's copy-engine all-gather, CTA policy ZERO, symmetric windows)
+  int streams = 3;                  // host plans: streams per rank (main + side streams)
+  std::size_t chunk_bytes = 0;      // host plans: bytes per copy / progress flag (0: the plan's default)
+  double plan_timeout_s = 10;       // host plans: bound on a checked call before the watchdog reports
   int iters = 50, warmup = 5;       // samples
   int calls = 0;                    // collectives per sample; 0: by size (100 / 20 / 5)
   std::vector<int> blocks{0};       // 0: the registry default; several: one row per count

@@ -1631,6 +1631,8 @@ RunResult run_with(const RunSpec& spec, ProgramFn fn, const std::vector<int>& bl
 
 RunResult run(const RunSpec& spec) {
   SYMM_REQUIRE(spec.algo, ErrorCode::kInvalidArgument, "no algorithm given");
+  SYMM_REQUIRE(!spec.algo->plan, ErrorCode::kUnsupported,
+               spec.algo->id + " is a host plan: the simulator does not run host plans yet");
   return with_program(spec.algo->kind, [&]<class P>() { return run_program<P>(spec); });
 }
 
