@@ -1,0 +1,38 @@
+// Ctx (ctx.h): the verbs as programs call them, forwarded to the Simulator on the block's fiber.
+#include "backends/sim/simulator.h"
+
+namespace symm::sim {
+
+int Ctx::rank() const { return blk_->rank; }
+int Ctx::world() const { return sim_->world(); }
+int Ctx::block() const { return blk_->index; }
+int Ctx::blocks() const { return sim_->blocks(*blk_); }
+uintptr_t Ctx::peer_addr(uintptr_t p, int r) const { return sim_->peer_addr(*blk_, p, r); }
+void Ctx::copy(void* dst, const void* src, std::size_t bytes) {
+  sim_->copy(*blk_, reinterpret_cast<uintptr_t>(dst), reinterpret_cast<uintptr_t>(src), bytes);
+}
+void Ctx::reduce_impl(DType t, void* dst, const void* const* srcs, int nsrc, std::size_t count, ReduceOp op) {
+  sim_->reduce(*blk_, t, reinterpret_cast<uintptr_t>(dst), srcs, nsrc, count, op);
+}
+void Ctx::multimem_impl(DType t, void* mc, std::size_t count, ReduceOp op) {
+  sim_->multimem(*blk_, t, reinterpret_cast<uintptr_t>(mc), count, op);
+}
+void Ctx::signal(int peer, uint32_t slot, uint32_t value, MemOrder order) {
+  sim_->signal(*blk_, peer, slot, value, order);
+}
+void Ctx::wait(uint32_t slot, uint32_t value, MemOrder order) { sim_->wait(*blk_, slot, value, order); }
+uint32_t Ctx::advance(uint32_t slot) { return sim_->advance(*blk_, slot); }
+// The transfers are issued one after another, as the block's posted stores would be; each
+// reads its source when issued (a block has all its loads in flight at once on the GPU, which
+// the issue time at the block's rate already stands for).
+void Ctx::put_ll(void* const* dsts, const void* const* srcs, int n, std::size_t bytes, uint32_t epoch) {
+  for (int i = 0; i < n; ++i)
+    sim_->put_ll(*blk_, reinterpret_cast<uintptr_t>(dsts[i]), reinterpret_cast<uintptr_t>(srcs[i]), bytes,
+                 epoch);
+}
+void Ctx::reduce_ll_impl(DType t, void* dst, const void* const* srcs, int nsrc, std::size_t count,
+                         uint32_t epoch, ReduceOp op) {
+  sim_->reduce_ll(*blk_, t, reinterpret_cast<uintptr_t>(dst), srcs, nsrc, count, epoch, op);
+}
+
+}  // namespace symm::sim

@@ -1,0 +1,236 @@
+// The engine: set-up and tear-down of a run, the event loop, the block fibers (a block runs
+// its program on its own fiber and yields to the engine in every verb that takes time), the
+// end of a block, and deadlock reports. What the hosts do is in host.cpp; what the verbs do,
+// in verbs.cpp / packets.cpp; how transfers move, in transfers.cpp.
+#include <algorithm>
+
+#include "backends/sim/recycle.h"
+#include "backends/sim/simulator.h"
+#include "core/reference.h"
+#include "core/signal_pad.h"
+
+namespace symm::sim {
+
+// ---- set-up --------------------------------------------------------------------------------
+
+Simulator::Simulator(const RunSpec& spec, ProgramFn fn, std::vector<int> call_blocks)
+    : spec_(spec),
+      m_(spec.machine),
+      fn_(fn),
+      call_blocks_(std::move(call_blocks)),
+      world_(spec.world),
+      blocks_(*std::max_element(call_blocks_.begin(), call_blocks_.end())),
+      data_(!spec.timing_only),
+      race_(!spec.timing_only && spec.race_check),
+      launch_ps_(us_to_ps(spec.graph ? spec.machine.launch_graph_us : spec.machine.launch_eager_us)),
+      rtt_ps_(us_to_ps(spec.machine.load_rtt_us)),
+      store_ps_(us_to_ps(spec.machine.store_latency_us)),
+      flag_ps_(us_to_ps(spec.machine.flag_latency_us)),
+      block_bpp_(gbps_to_bpp(spec.machine.block_GBps)),
+      net_([&] {
+        std::vector<BytesPerPs> cap;
+        const Machine& m = spec.machine;
+        for (double g : {m.nvlink_egress_GBps, m.nvlink_ingress_GBps, m.hbm_GBps, m.nvls_GBps})
+          cap.insert(cap.end(), std::size_t(spec.world), gbps_to_bpp(g));
+        return cap;
+      }()) {
+  const AlgoInfo& a = *spec.algo;
+  in_bytes_ = a.in_bytes(spec.bytes, world_);
+  out_bytes_ = a.out_bytes(spec.bytes, world_);
+  scratch_bytes_ = a.scratch_bytes(spec.bytes, world_);
+  in_off_ = 0;
+  out_off_ = align_up(in_bytes_, 4096);
+  scratch_off_ = align_up(out_off_ + out_bytes_, 4096);
+  heap_bytes_ = align_up(scratch_off_ + scratch_bytes_, 4096);
+  if (heap_bytes_ >= (uint64_t(1) << kSpaceShift))
+    fail(ErrorCode::kUnsupported,
+         "bytes=" + std::to_string(spec.bytes) + " needs a symmetric heap over 128 GiB");
+  args_.resize(std::size_t(world_));
+  for (int r = 0; r < world_; ++r) {
+    CollArgs& c = args_[r];
+    c.in = reinterpret_cast<const void*>(addr(r, in_off_));
+    c.out = reinterpret_cast<void*>(addr(r, out_off_));
+    c.scratch = reinterpret_cast<void*>(addr(r, scratch_off_));
+    c.out_mc = reinterpret_cast<void*>(addr(kMcSpace, out_off_));
+    c.count = a.count(spec.bytes, spec.dtype, world_);
+    c.op = spec.op;
+  }
+  // Transfers keep their staging buffers' capacity from earlier runs (no fresh pages).
+  xfers_ = take_buffer<Transfer>();
+  for (std::size_t i = xfers_.size(); i-- > 0;) free_xfers_.push_back(uint32_t(i));
+  flags_ = take_buffer<uint32_t>();
+  flags_.assign(std::size_t(world_) * pad::kPadSlots, 0);
+  use_w_.assign(std::size_t(4 * world_), 0);
+  last_load_.assign(std::size_t(2 * world_), -1);
+  ll_waiters_.resize(std::size_t(world_));
+  if (!data_) ll_landed_.resize(std::size_t(world_));
+  if (data_) {
+    heaps_.resize(std::size_t(world_));
+    for (Heap& h : heaps_) {
+      h.bytes = take_buffer<uint8_t>();
+      // Room for a slightly larger run later: reserving costs no pages until they are touched,
+      // and a reallocation touches them all again.
+      if (h.bytes.capacity() < heap_bytes_) h.bytes.reserve(align_up(heap_bytes_ + heap_bytes_ / 4, 1 << 20));
+      h.bytes.assign(heap_bytes_, 0xFF);  // NaN in every dtype: unwritten = wrong
+    }
+    checks_.resize(call_blocks_.size());
+    frozen_.assign(std::size_t(world_), -1);
+  }
+  const std::size_t tids = std::size_t(world_) * (1 + std::size_t(blocks_));
+  hosts_.resize(std::size_t(world_));
+  blocks_v_.resize(std::size_t(world_) * blocks_);
+  for (int r = 0; r < world_; ++r) {
+    hosts_[r].rank = r;
+    if (race_) hosts_[r].clock.assign(tids, 0);
+    for (int b = 0; b < blocks_; ++b) {
+      Block& blk = block_at(r, b);
+      blk.rank = r;
+      blk.index = b;
+      blk.tid = world_ + r * blocks_ + b;
+    }
+  }
+  if (!spec.trace_path.empty()) {
+    trace_ = std::make_unique<Trace>(spec.trace_path);
+    for (int r = 0; r < world_; ++r) {
+      trace_->process_name(r, "rank " + std::to_string(r));
+      trace_->thread_name(r, Trace::kHostTid, "host");
+      trace_->thread_name(r, Trace::kStreamTid, "stream 0");
+      trace_->thread_name(r, Trace::kLinkTid, "nvlink");
+      for (int b = 0; b < blocks_; ++b) trace_->thread_name(r, b, "block " + std::to_string(b));
+    }
+  }
+}
+
+Simulator::~Simulator() {
+  // Fibers still suspended (after an error) unwind their stacks here, before anything they use.
+  blocks_v_.clear();
+  hosts_.clear();
+  give_buffer(std::move(flags_));
+  give_buffer(std::move(xfers_));
+  for (Heap& h : heaps_) give_buffer(std::move(h.bytes));
+  for (CallCheck& c : checks_)
+    for (auto& v : c.in) give_buffer(std::move(v));
+}
+
+// ---- blocks --------------------------------------------------------------------------------
+
+void Simulator::resume(Block& b) {
+  if (b.state == BlockState::kIdle) {
+    b.state = BlockState::kRunning;
+    b.started = q_.now();
+    b.self = bc::fiber(std::allocator_arg, PooledStack{}, [this, &b](bc::fiber&& caller) {
+      b.caller = std::move(caller);
+      try {
+        Ctx ctx(this, &b);
+        fn_(ctx, args_[b.rank]);
+        if (b.inflight) {  // kernel end flushes: the block's posted stores land first
+          b.state = BlockState::kStores;
+          yield(b);
+        }
+        end_block(b);
+      } catch (const bc::detail::forced_unwind&) {
+        throw;
+      } catch (...) {
+        if (!error_) error_ = std::current_exception();
+      }
+      b.state = BlockState::kDone;
+      return std::move(b.caller);
+    });
+  }
+  b.state = BlockState::kRunning;
+  b.self = std::move(b.self).resume();
+}
+
+void Simulator::end_block(Block& b) {
+  Host& h = hosts_[b.rank];
+  if (race_) {
+    join(h.clock, b.clock);
+    for (const Snapshot& s : b.ll_acq) join(h.clock, *s);
+    b.ll_acq.clear();
+  }
+  if (trace_) trace_->slice(b.rank, b.index, "block", b.started, q_.now());
+  if (--h.live_blocks == 0) {
+    h.ended = q_.now();
+    if (trace_)
+      trace_->slice(h.rank, Trace::kStreamTid, spec_.algo->id.c_str(), h.launched + launch_ps_, h.ended);
+    q_.push(q_.now(), kResumeHost, uint32_t(h.rank), 0);
+  }
+}
+
+// ---- the event loop --------------------------------------------------------------------------
+
+RunResult Simulator::run() {
+  for (int r = 0; r < world_; ++r) q_.push(0, kResumeHost, uint32_t(r), 0);
+  Event e;
+  while (!error_ && q_.pop(e)) {
+    switch (e.kind) {
+      case kResumeBlock: resume(blocks_v_[e.a]); break;
+      case kResumeHost: resume(hosts_[e.a]); break;
+      case kFlagLand: on_flag(uint32_t(e.b)); break;
+      case kTransferLand: land(uint32_t(e.b)); break;
+      case kNetwork: on_network(e.b); break;
+    }
+  }
+  if (error_) std::rethrow_exception(error_);
+  // Blocks a call did not launch stay idle (or done from an earlier call); any other is stuck.
+  for (const Block& b : blocks_v_)
+    if (b.state != BlockState::kDone && b.state != BlockState::kIdle) deadlock();
+
+  RunResult res;
+  res.blocks = call_blocks_.back();
+  res.events = q_.processed();
+  TimePs first = hosts_[0].launched, last = hosts_[0].ended;
+  for (const Host& h : hosts_) first = std::min(first, h.launched), last = std::max(last, h.ended);
+  res.time_us = ps_to_us(last - first);
+  res.err_bound = rel_err_bound(spec_.dtype, world_);
+  if (data_) res.max_rel_err = worst_err_;  // every call's, checked as each one ended
+  if (trace_) trace_->finish();
+  return res;
+}
+
+// All ranks' outputs of one call (as each host saw them at its call's end) against
+// symm::reference. all_reduce is elementwise, so it is checked a chunk at a time: the float64
+// copies of 8 ranks x 1 MiB would otherwise dominate the run (and chunks under malloc's mmap
+
+void Simulator::deadlock() {
+  const Block* first = nullptr;
+  int others = 0;
+  for (const Block& b : blocks_v_) {
+    if (b.state != BlockState::kFlag && b.state != BlockState::kPackets) continue;
+    if (!first)
+      first = &b;
+    else
+      ++others;
+  }
+  if (!first)
+    fail(ErrorCode::kInternal, "simulation stopped with blocks unfinished but none waiting on a flag");
+  const std::string and_others =
+      " (and " + std::to_string(others) + " other blocked wait" + (others == 1 ? "" : "s") + ")";
+  if (first->state == BlockState::kPackets) {
+    const std::string who = "rank " + std::to_string(first->rank) + " block " + std::to_string(first->index);
+    const uint64_t base = first->ll_buf >= scratch_off_ ? scratch_off_
+                          : first->ll_buf >= out_off_   ? out_off_
+                                                        : in_off_;
+    const std::string buf = where(first->rank, first->ll_buf);  // "rank R's scratch at byte N"
+    fail(ErrorCode::kDeadlock,
+         "deadlock: " + who + " waits in reduce_ll for epoch " + std::to_string(first->ll_epoch) +
+             " on the packet buffer " + buf.substr(0, buf.find(" at byte")) + " bytes [" +
+             std::to_string(first->ll_buf - base) + "," + std::to_string(first->ll_hi - base) +
+             ") but the packet at byte " + std::to_string(first->ll_lo - base) + " " +
+             ll_seen(first->rank, first->ll_lo) + and_others);
+  }
+  const uint32_t s = first->wait_slot;
+  std::string slot = "slot " + std::to_string(s);
+  if (s < pad::kFlagSlots) {
+    const uint32_t from = s % kMaxWorld, blk = (s / kMaxWorld) % kMaxBlocks,
+                   ch = s / (kMaxWorld * kMaxBlocks);
+    slot += " (channel " + std::to_string(ch) + ", block " + std::to_string(blk) + ", from rank " +
+            std::to_string(from) + ")";
+  }
+  fail(ErrorCode::kDeadlock,
+       "deadlock: rank " + std::to_string(first->rank) + " block " + std::to_string(first->index) +
+           " waits on " + slot + " for value >= " + std::to_string(first->wait_value) + " but sees " +
+           std::to_string(flags_[std::size_t(first->rank) * pad::kPadSlots + s]) + and_others);
+}
+
+}  // namespace symm::sim

@@ -1,0 +1,140 @@
+// The host of each rank: a fiber per rank that runs the rank's host-side plan. Today the plan
+// is one kernel per call: write fresh inputs, launch (blocks start launch latency later, with
+// the host's clock), wait for the stream (the kernel's last block), then end the call (the
+// caller takes `in` and `out` back; see the race check in memory.cpp). Host-side verbs (streams,
+// copy engines, GEMMs) belong here.
+#include <cstring>
+
+#include "backends/sim/conv.h"
+#include "backends/sim/recycle.h"
+#include "backends/sim/simulator.h"
+#include "core/dispatch.h"
+
+namespace symm::sim {
+namespace {
+
+uint64_t splitmix64(uint64_t x) {
+  x += 0x9E3779B97F4A7C15ull;
+  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
+  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+  return x ^ (x >> 31);
+}
+
+}  // namespace
+
+void Simulator::resume(Host& h) {
+  if (!h.self) {
+    h.self = bc::fiber(std::allocator_arg, PooledStack{}, [this, &h](bc::fiber&& caller) {
+      h.caller = std::move(caller);
+      try {
+        host_plan(h);
+      } catch (const bc::detail::forced_unwind&) {
+        throw;
+      } catch (...) {
+        if (!error_) error_ = std::current_exception();
+      }
+      return std::move(h.caller);
+    });
+  }
+  h.self = std::move(h.self).resume();
+}
+
+// One host plan per rank: for each call, fresh inputs, launch, wait for the stream. Later
+// plans (copy engines, stream flags, GEMMs) add host verbs here.
+void Simulator::host_plan(Host& h) {
+  for (int call = 0; call < int(call_blocks_.size()); ++call) {
+    h.call = call;
+    h.blocks = call_blocks_[std::size_t(call)];
+    if (data_) with_type(spec_.dtype, [&]<class T>() { write_inputs<T>(h, call); });
+    launch(h);
+    h.caller = std::move(h.caller).resume();  // until the kernel's last block ends
+    end_call(h);
+  }
+}
+
+// The kernel of rank h's current call has ended and the host resumes: the caller gets `out`
+// (and may overwrite `in` and `out` from now on). See the race check in memory.cpp.
+void Simulator::end_call(Host& h) {
+  const int r = h.rank;
+  if (race_) {
+    check_read(r, h.clock, nullptr, r, out_off_, out_bytes_);
+    ++h.clock[r];
+    h.tick_before_store = false;
+    store(r, h.clock, r, in_off_, in_bytes_, /*call_end=*/true);
+    store(r, h.clock, r, out_off_, out_bytes_, /*call_end=*/true);
+  }
+  if (!data_ || spec_.algo->op == Op::kBarrier) return;
+  // Rank r's output of this call is what `out` holds now: kept there until something writes it.
+  const int call = h.call;
+  frozen_[r] = call;
+  CallCheck& c = checks_[std::size_t(call)];
+  if (++c.ended < world_) return;
+  worst_err_ = std::max(worst_err_, check_outputs(call));
+  for (auto& v : c.in) give_buffer(std::move(v));
+  c = CallCheck{};
+  for (int& f : frozen_)
+    if (f == call) f = -1;
+}
+
+template <class T>
+void Simulator::write_inputs(Host& h, int call) {
+  const int r = h.rank;
+  const std::size_t n = in_bytes_ / sizeof(T);
+  T* p = reinterpret_cast<T*>(ptr(r, in_off_));
+  // Kept (rounded to T, exact in float) for this call's reference check.
+  CallCheck& c = checks_[std::size_t(call)];
+  if (c.in.empty()) c.in.resize(std::size_t(world_));
+  std::vector<float>& keep = c.in[std::size_t(r)];
+  keep = take_buffer<float>();
+  keep.resize(n);
+  float* const k = keep.data();
+  const uint64_t stream = splitmix64(spec_.seed ^ splitmix64(uint64_t(call) << 32 | uint32_t(r)));
+  // Two 24-bit draws per 64-bit hash, as odd multiples of 2^-23 in (-1, 1): forcing the low
+  // bit keeps -1 out without a branch.
+  auto draw = [](uint64_t bits) { return float((bits & 0xFFFFFF) | 1) * 0x1p-23f - 1.0f; };
+  // One pass: draw, round to T, and keep what was stored (the reference sees rounded values).
+  auto put = [&](std::size_t i, float f) {
+    p[i] = Conv<T>::store(f);
+    k[i] = Conv<T>::load(p[i]);
+  };
+  std::size_t i = 0;
+  for (; i + 1 < n; i += 2) {
+    const uint64_t z = splitmix64(stream + i);
+    put(i, draw(z >> 40));
+    put(i + 1, draw(z >> 8));
+  }
+  if (i < n) put(i, draw(splitmix64(stream + i) >> 40));
+  // The previous call's output is garbage for this one: poison it so an unwritten element fails.
+  keep_output(r);
+  std::memset(ptr(r, out_off_), 0xFF, out_bytes_);
+  if (race_) {
+    if (h.tick_before_store) ++h.clock[r], h.tick_before_store = false;
+    store(r, h.clock, r, in_off_, in_bytes_);
+    store(r, h.clock, r, out_off_, out_bytes_);
+  }
+}
+
+void Simulator::launch(Host& h) {
+  h.launched = q_.now();
+  h.live_blocks = h.blocks;
+  const TimePs start = q_.now() + launch_ps_;
+  Snapshot launch_snap;
+  if (race_) launch_snap = std::make_shared<const VClock>(h.clock);
+  for (int b = 0; b < h.blocks; ++b) {
+    Block& blk = block_at(h.rank, b);
+    blk.state = BlockState::kIdle;
+    blk.inflight = 0;
+    blk.last_wait = UINT32_MAX;
+    if (race_) {
+      blk.clock = h.clock;
+      blk.release_snap.reset();
+      blk.tick_before_store = true;
+      blk.launch_snap = launch_snap;
+      blk.ll_acq.clear();
+    }
+    q_.push(start, kResumeBlock, uint32_t(h.rank * blocks_ + b), 0);
+  }
+  h.tick_before_store = true;  // host stores after the launch are not ordered before it
+}
+
+}  // namespace symm::sim

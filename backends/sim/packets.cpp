@@ -1,0 +1,239 @@
+// Flagged packets (LL): put_ll, reduce_ll, and what the engine records of landed packets.
+//
+// Race check: a put_ll's packets are ordinary stores for the race
+// check (a plain read of packet memory is checked like any other), but reduce_ll's reads of its
+// packet buffers are exempt from the read-after-write check: each 8-byte packet is single-copy
+// atomic and carries its own epoch, so a packet seen with the awaited epoch is complete. Within
+// the kernel they create no happens-before for other memory (no fence). They are recorded as
+// reads (a later store over them must be ordered after them), and for ordering they count at
+// kernel granularity: a put_ll carries its block's *launch* clock (the kernel boundary is a full
+// fence before the packet), and a reduce_ll that accepts packets joins that clock into its
+// host's clock when its kernel ends (a full fence after). That is core/algos/block_regions.h's
+// two-halves argument in clocks: rank P rewrites half h of rank Q's region two epochs after Q
+// read it, after P's kernel accepted packets that Q sent from a kernel launched after Q's reads.
+// reduce_ll waits on *memory* with data (the epoch words in the heap), and on a per-rank record
+// of landed packet ranges and their epochs in timing-only runs.
+#include <algorithm>
+#include <cstring>
+#include <limits>
+
+#include "backends/sim/conv.h"
+#include "backends/sim/interval_map.h"
+#include "backends/sim/simulator.h"
+#include "core/dispatch.h"
+
+namespace symm::sim {
+
+// put_ll: posted stores of ll_bytes(bytes) = 2 * bytes of packets (the wire carries the epochs
+// too): the block spends the issue time of the packet bytes at its per-block / link rate and
+// continues; the packets land store_latency_us after that (a local dst: an HBM transfer, landing
+// when it ends). Source bytes are read at issue.
+void Simulator::put_ll(Block& b, uintptr_t dst, uintptr_t src, std::size_t bytes, uint32_t epoch) {
+  if (bytes == 0) return;
+  const std::size_t pb = ll_bytes(bytes);
+  const Loc s = decode(b, src, bytes, "put_ll"), d = decode(b, dst, pb, "put_ll");
+  if (s.space == kMcSpace || d.space == kMcSpace)
+    fail(ErrorCode::kInvalidArgument, "put_ll() cannot use a multicast address");
+  const int me = b.rank;
+  uint32_t index;
+  Transfer& x = new_transfer(b, "put_ll", index);
+  x.remote_load = s.space != me;
+  x.posted = d.space != me;
+  x.ll = true;
+  x.ll_epoch = epoch;
+  x.dst_space = d.space;
+  x.dst_off = d.off;
+  x.bytes = pb;
+  if (data_) {
+    if (race_) {
+      access_epoch(b);
+      check_read(b, s.space, s.off, bytes);
+      record_read(b.tid, b.clock, s.space, s.off, bytes);
+    }
+    x.data.resize(pb);
+    const uint8_t* from = ptr(s.space, s.off);
+    uint8_t* to = x.data.data();
+    for (std::size_t i = 0; i < bytes / 4; ++i) {  // packet i = {data word i, epoch}
+      std::memcpy(to + 8 * i, from + 4 * i, 4);
+      std::memcpy(to + 8 * i + 4, &epoch, 4);
+    }
+    // Ordinary stores for the race check (only reduce_ll's reads of packets are exempt), which
+    // carry the block's launch clock to the reduce_ll that accepts them (see the top of this file).
+    if (race_) {
+      store(b, d.space, d.off, pb);
+      assign_range(heaps_[d.space].ll_src, d.off, d.off + pb, LlSrcSeg{0, b.launch_snap});
+    }
+  }
+  // One unit of progress = one packet byte: half a byte of source data.
+  add_transfer_uses(x, me, s.space, d.space, 0.5, 1);
+  start_flow(b, index, block_bpp_, double(pb));
+}
+
+void Simulator::ll_landed(const Transfer& x) {
+  const int r = x.dst_space;
+  const uint64_t lo = x.dst_off, hi = x.dst_off + x.bytes;
+  if (!data_) assign_range(ll_landed_[r], lo, hi, LlSeg{0, x.ll_epoch});
+  // Wake the blocks of rank r whose pending packets this landing touches; they re-check.
+  std::vector<Block*>& ws = ll_waiters_[r];
+  std::size_t keep = 0;
+  for (Block* w : ws) {
+    if (w->ll_lo < hi && lo < w->ll_hi) {
+      w->ll_from_rank = x.owner->rank;
+      w->ll_from_block = x.owner->index;
+      w->ll_from_t = x.done_at;
+      q_.push(q_.now(), kResumeBlock, uint32_t(w->rank * blocks_ + w->index), 0);
+    } else {
+      ws[keep++] = w;
+    }
+  }
+  ws.resize(keep);
+}
+
+uint64_t Simulator::scan_ll(int rank, uint64_t pos, uint64_t end, uint32_t epoch) const {
+  if (data_) {
+    const uint8_t* h = heaps_[rank].bytes.data();
+    for (; pos < end; pos += 8) {
+      uint32_t e;
+      std::memcpy(&e, h + pos + 4, 4);
+      if (e != epoch) break;  // only this epoch: an older (stale) or newer packet is not accepted
+    }
+    return pos;
+  }
+  const auto& m = ll_landed_[rank];
+  auto it = m.upper_bound(pos);
+  if (it != m.begin()) --it;
+  for (; pos < end && it != m.end() && it->first <= pos; ++it) {
+    if (it->second.end <= pos) continue;
+    if (it->second.epoch != epoch) break;
+    pos = std::min(end, it->second.end);
+  }
+  return pos;
+}
+
+std::string Simulator::ll_seen(int rank, uint64_t off) const {
+  if (data_) {
+    uint32_t e;
+    std::memcpy(&e, heaps_[rank].bytes.data() + off + 4, 4);
+    return e == 0xFFFFFFFFu ? "was never written" : "holds epoch " + std::to_string(e);
+  }
+  const auto& m = ll_landed_[rank];
+  auto it = m.upper_bound(off);
+  if (it != m.begin() && (--it)->second.end > off) return "holds epoch " + std::to_string(it->second.epoch);
+  return "was never written";
+}
+
+// reduce_ll<T>: blocks until every packet of every source buffer carries exactly `epoch` (an
+// older or newer epoch is not accepted), then one local flow reading the 2 * count * sizeof(T)
+// packet bytes of each source at HBM rate (no per-block cap: block_GBps models remote loads),
+// fp32 accumulation, a store to dst with the rules of copy. The data words are read once every
+// packet is valid. Packet reads are synchronising by construction (see the top of this file).
+void Simulator::reduce_ll(Block& b, DType t, uintptr_t dst, const void* const* srcs, int n, std::size_t count,
+                          uint32_t epoch, ReduceOp op) {
+  const std::size_t bytes = count * dtype_size(t);
+  if (bytes == 0) return;
+  if (n < 1 || n > kMaxWorld)
+    fail(ErrorCode::kInvalidArgument, "reduce_ll() needs 1.." + std::to_string(kMaxWorld) + " sources");
+  const int me = b.rank;
+  const std::size_t pb = ll_bytes(bytes);
+  const Loc d = decode(b, dst, bytes, "reduce_ll");
+  if (d.space == kMcSpace)
+    fail(ErrorCode::kInvalidArgument, "reduce_ll() cannot store to a multicast address");
+  uint64_t off[kMaxWorld];
+  for (int k = 0; k < n; ++k) {
+    const Loc s = decode(b, reinterpret_cast<uintptr_t>(srcs[k]), pb, "reduce_ll");
+    if (s.space != me)
+      fail(ErrorCode::kInvalidArgument, "rank " + std::to_string(me) + " block " + std::to_string(b.index) +
+                                            ": reduce_ll() reads local packet buffers only (source " +
+                                            std::to_string(k) + " is on rank " + std::to_string(s.space) +
+                                            ")");
+    off[k] = s.off;
+  }
+  const TimePs t0 = q_.now();
+  b.ll_from_rank = -1;
+  // Spin: walk the sources' packets in order, waiting at the first one not yet valid; a wake-up
+  // re-checks from where the walk stopped. With data, the data words are then read in one pass
+  // that checks every epoch again: a packet overwritten meanwhile sends the block back to waiting.
+  int k = 0;
+  uint64_t pos = off[0];
+  for (;;) {
+    while (k < n) {
+      pos = scan_ll(me, pos, off[k] + pb, epoch);
+      if (pos < off[k] + pb) break;
+      if (++k < n) pos = off[k];
+    }
+    if (k == n && data_) {
+      ll_unpacked_.resize(std::size_t(n) * bytes);
+      const uint8_t* h = ptr(me, 0);
+      for (int s = 0; s < n && k == n; ++s) {
+        uint8_t* o = ll_unpacked_.data() + std::size_t(s) * bytes;
+        for (uint64_t p = off[s]; p < off[s] + pb; p += 8) {
+          uint32_t e;
+          std::memcpy(&e, h + p + 4, 4);
+          if (e != epoch) {
+            k = s, pos = p;
+            break;
+          }
+          std::memcpy(o + (p - off[s]) / 2, h + p, 4);
+        }
+      }
+    }
+    if (k == n) break;
+    b.ll_buf = off[k];
+    b.ll_lo = pos;
+    b.ll_hi = off[k] + pb;
+    b.ll_epoch = epoch;
+    ll_waiters_[me].push_back(&b);
+    b.state = BlockState::kPackets;
+    yield(b);
+  }
+  if (race_) {
+    // The packets were read (a later store over them must be ordered after this); the launch
+    // clocks of the blocks that put them reach this rank's host when this kernel ends.
+    access_epoch(b);
+    for (int k = 0; k < n; ++k) {
+      record_read(b.tid, b.clock, me, off[k], pb);
+      const auto& m = heaps_[me].ll_src;
+      auto it = m.upper_bound(off[k]);
+      if (it != m.begin()) --it;
+      for (; it != m.end() && it->first < off[k] + pb; ++it) {
+        if (it->second.end <= off[k] || !it->second.launch) continue;
+        if (std::find(b.ll_acq.begin(), b.ll_acq.end(), it->second.launch) == b.ll_acq.end())
+          b.ll_acq.push_back(it->second.launch);
+      }
+    }
+  }
+  if (trace_ && b.ll_from_rank >= 0) {
+    const uint64_t id = ++signal_ids_;
+    trace_->flow_begin(b.ll_from_rank, b.ll_from_block, id, b.ll_from_t);
+    trace_->flow_end(me, b.index, id, q_.now());
+  }
+  uint32_t index;
+  Transfer& x = new_transfer(b, "reduce_ll", index);
+  x.issued = t0;  // the slice shows the spin too
+  x.posted = d.space != me;
+  x.dst_space = d.space;
+  x.dst_off = d.off;
+  x.bytes = bytes;
+  if (data_) {
+    if (n == 1) {
+      x.data.assign(ll_unpacked_.begin(), ll_unpacked_.begin() + std::ptrdiff_t(bytes));
+    } else {
+      const void* host_src[kMaxWorld];
+      for (int s = 0; s < n; ++s) host_src[s] = ll_unpacked_.data() + std::size_t(s) * bytes;
+      with_type(t, [&]<class T>() {
+        reduce_data<T>(acc_, x.data, reinterpret_cast<const T* const*>(host_src), n, count, op);
+      });
+    }
+    if (race_) store(b, d.space, d.off, bytes);
+  }
+  // A local read of the n packet buffers (2 bytes each per byte of result, half weight on HBM),
+  // then the result's store; no per-block cap on local packet reads.
+  add_use(res_hbm(me), float(n) + float(x.posted ? 0 : 0.5));
+  if (x.posted) {
+    add_use(res_egress(me), 1);
+    add_use(res_ingress(d.space), 1);
+  }
+  start_flow(b, index, std::numeric_limits<double>::infinity(), double(bytes));
+}
+
+}  // namespace symm::sim

@@ -1,0 +1,97 @@
+// Entry points: symm::sim::run (and detail::run_with behind it) checks the arguments against
+// the algorithm and the machine, runs one Simulator, and times it; and the output check each
+// call's end triggers (every rank's `out` against symm::reference).
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+
+#include "backends/sim/conv.h"
+#include "backends/sim/simulator.h"
+#include "backends/sim/testing.h"
+#include "core/dispatch.h"
+#include "core/reference.h"
+
+namespace symm::sim {
+
+// All ranks' outputs of one call (as each host saw them at its call's end) against
+// symm::reference. all_reduce is elementwise, so it is checked a chunk at a time: the float64
+// copies of 8 ranks x 1 MiB would otherwise dominate the run (and chunks under malloc's mmap
+// threshold cost no fresh pages).
+double Simulator::check_outputs(int call) {
+  const Op op = spec_.algo->op;
+  const CallCheck& cc = checks_[std::size_t(call)];
+  const std::vector<std::vector<float>>& inputs = cc.in;
+  std::vector<const uint8_t*> outs(static_cast<std::size_t>(world_));
+  for (int r = 0; r < world_; ++r)
+    outs[r] = cc.out.empty() || cc.out[r].empty() ? ptr(r, out_off_) : cc.out[r].data();
+  const std::size_t n_in = inputs[0].size(), n_out = out_bytes_ / dtype_size(spec_.dtype);
+  const std::size_t chunk = op == Op::kAllReduce ? std::size_t(1) << 12 : std::max<std::size_t>(n_in, 1);
+  std::vector<std::vector<double>> in(static_cast<std::size_t>(world_));
+  std::vector<double> got;
+  double worst = 0;
+  for (std::size_t c0 = 0; c0 < std::max(n_in, std::size_t(1)); c0 += chunk) {
+    const std::size_t len = std::min(chunk, n_in - c0);
+    for (int r = 0; r < world_; ++r) in[r].assign(inputs[r].begin() + c0, inputs[r].begin() + c0 + len);
+    const auto want = reference(op, spec_.op, in);
+    const std::size_t o0 = op == Op::kAllReduce ? c0 : 0, olen = op == Op::kAllReduce ? len : n_out;
+    // all_reduce and all_gather give every rank the same answer: a rank whose bytes equal rank
+    // 0's has rank 0's error, so only differing ranks are converted and compared again.
+    const bool same_answer = op == Op::kAllReduce || op == Op::kAllGather;
+    const std::size_t obytes = olen * dtype_size(spec_.dtype), oskip = o0 * dtype_size(spec_.dtype);
+    for (int r = 0; r < world_; ++r) {
+      if (same_answer && r > 0 && std::memcmp(outs[r] + oskip, outs[0] + oskip, obytes) == 0) continue;
+      got.resize(olen);
+      with_type(spec_.dtype, [&]<class T>() {
+        const T* p = reinterpret_cast<const T*>(outs[r]) + o0;
+        for (std::size_t i = 0; i < olen; ++i) got[i] = Conv<T>::load(p[i]);
+      });
+      worst = std::max(worst, max_rel_err(got, want[r]));
+    }
+  }
+  return worst;
+}
+
+namespace detail {
+RunResult run_with(const RunSpec& spec, ProgramFn fn, const std::vector<int>& blocks_per_call) {
+  const Machine& m = spec.machine;
+  SYMM_REQUIRE(spec.algo, ErrorCode::kInvalidArgument, "no algorithm given");
+  SYMM_REQUIRE(m.gpus > 0, ErrorCode::kInvalidArgument, "no machine loaded (Machine::by_name)");
+  SYMM_REQUIRE(spec.calls >= 1, ErrorCode::kInvalidArgument,
+               "calls=" + std::to_string(spec.calls) + " must be >= 1");
+  std::vector<int> call_blocks = blocks_per_call;
+  if (call_blocks.empty()) {
+    const int blocks = spec.blocks > 0   ? spec.blocks
+                       : spec.blocks < 0 ? spec.blocks
+                                         : spec.algo->default_blocks(spec.bytes, spec.world);
+    call_blocks.assign(std::size_t(spec.calls), blocks);
+  }
+  for (int blocks : call_blocks) {
+    check_args(*spec.algo, spec.dtype, spec.bytes, spec.world, blocks, spec.op);
+    if (blocks > m.sms)
+      fail(ErrorCode::kUnsupported, "blocks=" + std::to_string(blocks) + " exceeds machine " + m.name +
+                                        "'s " + std::to_string(m.sms) +
+                                        " SMs (a program's blocks must all be resident)");
+  }
+  if (spec.world > m.gpus && !spec.timing_only)
+    fail(ErrorCode::kUnsupported, "world=" + std::to_string(spec.world) + " exceeds machine " + m.name +
+                                      "'s " + std::to_string(m.gpus) +
+                                      " GPUs (use --timing-only to scale past it)");
+  const auto wall0 = std::chrono::steady_clock::now();
+  RunResult res;
+  {
+    Simulator sim(spec, fn, std::move(call_blocks));
+    res = sim.run();
+  }  // set-up and tear-down count too
+  res.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
+  return res;
+}
+}  // namespace detail
+
+RunResult run(const RunSpec& spec) {
+  SYMM_REQUIRE(spec.algo, ErrorCode::kInvalidArgument, "no algorithm given");
+  SYMM_REQUIRE(!spec.algo->plan, ErrorCode::kUnsupported,
+               spec.algo->id + " is a host plan: the simulator does not run host plans yet");
+  return with_program(spec.algo->kind, [&]<class P>() { return run_program<P>(spec); });
+}
+
+}  // namespace symm::sim

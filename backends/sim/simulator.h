@@ -1,0 +1,240 @@
+// The simulator's engine, declared: the Simulator class and the state it drives (blocks,
+// hosts, transfers, flag landings). Internal to backends/sim; users see sim.h.
+//
+// One class, its member functions defined by concern:
+//   engine.cpp     set-up and tear-down, the event loop, block fibers, deadlock reports
+//   host.cpp       the per-rank host fiber: fresh inputs, launch, end of a call (its plan)
+//   memory.cpp     addresses, visible memory and the race check (memory.h)
+//   transfers.cpp  transfers as flows in the network (flow_net.h): start, complete, land
+//   verbs.cpp      copy, reduce, multimem_reduce, signal, wait, advance (+ their timing)
+//   packets.cpp    flagged packets: put_ll, reduce_ll, and the landed-packet records
+//   run.cpp        symm::sim::run: argument checks, the run, the output check
+//   ctx.cpp        Ctx (ctx.h): the verbs as programs call them, forwarded to a block's verbs
+#pragma once
+
+#include <cstdint>
+#include <exception>
+#include <map>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "backends/sim/ctx.h"
+#include "backends/sim/event_queue.h"
+#include "backends/sim/fiber_stack.h"
+#include "backends/sim/flow_net.h"
+#include "backends/sim/memory.h"
+#include "backends/sim/sim.h"
+#include "backends/sim/trace.h"
+#include "backends/sim/vclock.h"
+
+namespace symm::sim {
+
+enum class BlockState : uint8_t { kIdle, kRunning, kTransfer, kFlag, kPackets, kStores, kDone };
+
+struct Block {
+  int rank = 0, index = 0, tid = 0;
+  bc::fiber self, caller;
+  BlockState state = BlockState::kIdle;
+  int inflight = 0;  // posted stores not landed yet
+  uint32_t wait_slot = 0, wait_value = 0;
+  Block* next_waiter = nullptr;
+  TimePs started = 0;
+  uint32_t last_wait = UINT32_MAX;  // for race reports
+  // reduce_ll waiting on packets: buffer [ll_buf, ll_hi) of this rank, first packet not yet valid
+  // at ll_lo, awaited epoch.
+  uint64_t ll_buf = 0, ll_lo = 0, ll_hi = 0;
+  uint32_t ll_epoch = 0;
+  int ll_from_rank = -1, ll_from_block = 0;  // trace: the put_ll whose landing woke it
+  TimePs ll_from_t = 0;
+  // Race check.
+  VClock clock;
+  Snapshot release_snap;          // shared by releases with no access or acquire in between
+  bool tick_before_store = true;  // a release happened: the next access starts a new epoch
+  Snapshot launch_snap;           // the host's clock at launch: what this block's packets carry
+  std::vector<Snapshot> ll_acq;   // launch clocks of accepted packets: joined at kernel end
+};
+
+struct Host {
+  int rank = 0;
+  bc::fiber self, caller;
+  VClock clock;
+  bool tick_before_store = true;
+  int live_blocks = 0;
+  int blocks = 0;                  // of the current call
+  int call = 0;                    // the current call
+  TimePs launched = 0, ended = 0;  // of the latest call
+};
+
+enum EventKind : uint32_t { kResumeBlock, kResumeHost, kFlagLand, kTransferLand, kNetwork };
+
+// One verb's data movement: a flow in the network, then a landing in the destination.
+struct Transfer {
+  Block* owner = nullptr;
+  const char* name = "";
+  TimePs issued = 0;
+  bool remote_load = false;  // pays the load round trip before the block resumes
+  bool posted = false;       // lands store_latency after the block resumes
+  bool ll = false;           // flagged packets of epoch ll_epoch (put_ll)
+  uint32_t ll_epoch = 0;
+  TimePs done_at = 0;  // when the issuing block resumed (trace)
+  int dst_space = 0;   // a rank, or kMcSpace: the same offset on every rank
+  uint64_t dst_off = 0;
+  std::size_t bytes = 0;
+  std::vector<uint8_t> data;  // data mode: what lands
+};
+
+struct FlagLand {
+  int rank;
+  uint32_t slot, value;
+  Snapshot snap;
+  uint64_t signal_id;
+};
+
+class Simulator {
+ public:
+  // call_blocks[c]: the block count of call c (spec.calls is its size).
+  Simulator(const RunSpec& spec, ProgramFn fn, std::vector<int> call_blocks);
+  ~Simulator();
+  RunResult run();
+
+  // Verbs, called from Ctx on a block's fiber (verbs.cpp, packets.cpp).
+  int world() const { return world_; }
+  int blocks(const Block& b) const { return hosts_[b.rank].blocks; }
+  uintptr_t peer_addr(Block& b, uintptr_t p, int r);
+  void copy(Block& b, uintptr_t dst, uintptr_t src, std::size_t bytes);
+  void reduce(Block& b, DType t, uintptr_t dst, const void* const* srcs, int n, std::size_t count,
+              ReduceOp op);
+  void multimem(Block& b, DType t, uintptr_t mc, std::size_t count, ReduceOp op);
+  void signal(Block& b, int peer, uint32_t slot, uint32_t value, MemOrder order);
+  void wait(Block& b, uint32_t slot, uint32_t value, MemOrder order);
+  uint32_t advance(Block& b, uint32_t slot);
+  void put_ll(Block& b, uintptr_t dst, uintptr_t src, std::size_t bytes, uint32_t epoch);
+  void reduce_ll(Block& b, DType t, uintptr_t dst, const void* const* srcs, int n, std::size_t count,
+                 uint32_t epoch, ReduceOp op);
+
+ private:
+  // ---- engine (engine.cpp) ----
+  Block& block_at(int rank, int b) { return blocks_v_[std::size_t(rank) * blocks_ + b]; }
+  void yield(Block& b) { b.caller = std::move(b.caller).resume(); }
+  void resume(Block& b);
+  void end_block(Block& b);
+  [[noreturn]] void deadlock();
+
+  // ---- the host of each rank (host.cpp) ----
+  void resume(Host& h);
+  void host_plan(Host& h);
+  void launch(Host& h);
+  void end_call(Host& h);
+  template <class T>
+  void write_inputs(Host& h, int call);
+  double check_outputs(int call);  // run.cpp
+
+  // ---- addresses, memory and the race check (memory.cpp) ----
+  static uintptr_t addr(int space, uint64_t off) {
+    return kAddrBase + (uintptr_t(space) << kSpaceShift) + off;
+  }
+  Loc decode(const Block& b, uintptr_t a, std::size_t bytes, const char* verb) const;
+  uint8_t* ptr(int rank, uint64_t off) { return heaps_[rank].bytes.data() + off; }
+  std::string where(int rank, uint64_t off) const;
+  std::string who(int tid) const;
+  // A reader / writer is an entity (tid) with its clock; blk is the block for reports (nullptr:
+  // the host).
+  uint32_t access_epoch(Block& b);
+  void check_read(int tid, const VClock& clock, const Block* blk, int rank, uint64_t off, std::size_t bytes);
+  void check_read(Block& b, int rank, uint64_t off, std::size_t bytes) {
+    check_read(b.tid, b.clock, &b, rank, off, bytes);
+  }
+  void record_read(int tid, const VClock& clock, int rank, uint64_t off, std::size_t bytes);
+  // Write after read / write, then records the store (call_end: the host takes the bytes back).
+  void store(int tid, const VClock& clock, int rank, uint64_t off, std::size_t bytes, bool call_end = false);
+  void store(Block& b, int rank, uint64_t off, std::size_t bytes) { store(b.tid, b.clock, rank, off, bytes); }
+  std::string range(int rank, uint64_t lo, uint64_t hi) const;  // "[a,b) of rank R's buf"
+  // Output check: copies rank r's `out` aside if it still holds a call's unchecked output.
+  void keep_output(int r) {
+    if (frozen_[r] >= 0) keep_output_slow(r);
+  }
+  void keep_output_slow(int r);
+  void keep_outputs_under(int space, uint64_t off, std::size_t bytes);
+
+  // ---- transfers (transfers.cpp) ----
+  Transfer& new_transfer(Block& b, const char* name, uint32_t& index);
+  void add_use(uint32_t res, float w);  // w == 0 adds nothing
+  // The resources a copy-like transfer of rank `me` weighs on, per unit of progress: a remote
+  // load (weight load_w) on the source's egress and my ingress, a posted store (store_w) on my
+  // egress and the destination's ingress, and the local sides on my HBM.
+  void add_transfer_uses(const Transfer& x, int me, int src, int dst, float load_w, float store_w);
+  void start_flow(Block& b, uint32_t index, BytesPerPs cap, double size);
+  void complete(uint32_t index);
+  void land(uint32_t index);
+  void mark_dirty();
+  void on_network(uint64_t gen);
+  uint32_t res_egress(int g) const { return uint32_t(g); }
+  uint32_t res_ingress(int g) const { return uint32_t(world_ + g); }
+  uint32_t res_hbm(int g) const { return uint32_t(2 * world_ + g); }
+  uint32_t res_nvls(int g) const { return uint32_t(3 * world_ + g); }
+
+  // ---- flags (verbs.cpp) ----
+  void on_flag(uint32_t index);
+
+  // ---- flagged packets (packets.cpp) ----
+  // The first packet in [pos, end) of `rank` not holding `epoch` (end if none).
+  uint64_t scan_ll(int rank, uint64_t pos, uint64_t end, uint32_t epoch) const;
+  void ll_landed(const Transfer& x);
+  std::string ll_seen(int rank, uint64_t off) const;
+
+  // ---- the run ----
+  const RunSpec& spec_;
+  const Machine& m_;
+  ProgramFn fn_;
+  const std::vector<int> call_blocks_;
+  const int world_, blocks_;  // blocks_: the most any call uses (the stride of blocks_v_)
+  const bool data_, race_;
+  const TimePs launch_ps_, rtt_ps_, store_ps_, flag_ps_;
+  const BytesPerPs block_bpp_;
+  std::size_t in_bytes_, out_bytes_, scratch_bytes_;
+  uint64_t in_off_, out_off_, scratch_off_, heap_bytes_;
+  std::vector<CollArgs> args_;
+  EventQueue q_;
+  std::unique_ptr<Trace> trace_;
+  std::exception_ptr error_;
+
+  // ---- memory and the output check ----
+  std::vector<Heap> heaps_;
+  std::vector<CallCheck> checks_;  // per call, released once checked
+  std::vector<int> frozen_;        // per rank: the call whose output `out` still holds, or -1
+  double worst_err_ = 0;
+  std::vector<float> acc_;  // the fp32 accumulator of reducing verbs
+
+  // ---- transfers and the network ----
+  FlowNet net_;
+  std::vector<Transfer> xfers_;
+  std::vector<uint32_t> free_xfers_;
+  std::vector<Use> uses_;
+  std::vector<float> use_w_;
+  bool net_dirty_ = false;
+  uint64_t net_gen_ = 0;
+  std::vector<uint64_t> done_;
+  std::vector<double> last_load_;
+
+  // ---- flags ----
+  std::vector<uint32_t> flags_;  // world x kPadSlots, zeroed once
+  std::unordered_map<uint64_t, Block*> waiters_;
+  std::unordered_map<uint64_t, Snapshot> flag_snap_;
+  std::unordered_map<uint64_t, uint64_t> flag_signal_;  // trace: which signal set the flag
+  std::vector<FlagLand> lands_;
+  std::vector<uint32_t> free_lands_;
+  uint64_t signal_ids_ = 0;
+
+  // ---- flagged packets ----
+  std::vector<std::vector<Block*>> ll_waiters_;       // per rank: blocks in reduce_ll
+  std::vector<std::map<uint64_t, LlSeg>> ll_landed_;  // per rank, timing-only
+  std::vector<uint8_t> ll_unpacked_;  // reduce_ll: the data words of its sources, back to back
+
+  // Last: destroyed first, unwinding fibers still suspended (deadlock, error).
+  std::vector<Host> hosts_;
+  std::vector<Block> blocks_v_;
+};
+
+}  // namespace symm::sim

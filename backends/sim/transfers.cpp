@@ -1,0 +1,117 @@
+// Transfers: every verb's data movement is one transfer, run as one flow in the flow network
+// (flow_net.h) on the source GPUs' NVLink egress, the destination's ingress, local HBM and
+// (multimem) the NVSwitch, capped per block. A flow's end completes the transfer (the issuing
+// block resumes, after a load round trip if it loaded remotely); its bytes land in the
+// destination then, or store_latency_us later for posted stores. The network is re-solved
+// once per tick in which flows started or ended; with a trace, link use is written as it changes.
+#include <algorithm>
+#include <cstring>
+
+#include "backends/sim/simulator.h"
+
+namespace symm::sim {
+
+Transfer& Simulator::new_transfer(Block& b, const char* name, uint32_t& index) {
+  if (free_xfers_.empty()) {
+    free_xfers_.push_back(uint32_t(xfers_.size()));
+    xfers_.emplace_back();
+  }
+  index = free_xfers_.back();
+  free_xfers_.pop_back();
+  Transfer& x = xfers_[index];
+  x.owner = &b;
+  x.name = name;
+  x.issued = q_.now();
+  x.remote_load = x.posted = x.ll = false;
+  return x;
+}
+
+void Simulator::add_use(uint32_t res, float w) {
+  if (w == 0) return;
+  if (use_w_[res] == 0) uses_.push_back(Use{res, 0});
+  use_w_[res] += w;
+}
+
+void Simulator::start_flow(Block& b, uint32_t index, BytesPerPs cap, double size) {
+  for (Use& u : uses_) u.weight = use_w_[u.res], use_w_[u.res] = 0;
+  net_.start(q_.now(), uses_, cap, size, index);
+  uses_.clear();
+  mark_dirty();
+  if (xfers_[index].posted) ++b.inflight;
+  b.state = BlockState::kTransfer;
+  yield(b);
+}
+
+void Simulator::mark_dirty() {
+  if (net_dirty_) return;
+  net_dirty_ = true;
+  q_.push(q_.now(), kNetwork, 0, ++net_gen_, /*late=*/true);
+}
+
+void Simulator::on_network(uint64_t gen) {
+  if (gen != net_gen_) return;  // superseded by a later re-solve
+  net_dirty_ = false;
+  done_.clear();
+  const TimePs next = net_.resolve(q_.now(), done_);
+  for (uint64_t token : done_) complete(uint32_t(token));
+  if (next >= 0) q_.push(next, kNetwork, 0, ++net_gen_, /*late=*/true);
+  if (trace_) {
+    const std::vector<double>& load = net_.load();
+    for (int g = 0; g < world_; ++g) {
+      const double eg = load[res_egress(g)] * 1e3, in = load[res_ingress(g)] * 1e3;  // bytes/ps -> GB/s
+      if (eg == last_load_[2 * g] && in == last_load_[2 * g + 1]) continue;
+      last_load_[2 * g] = eg, last_load_[2 * g + 1] = in;
+      trace_->counter(g, "nvlink GB/s", q_.now(), eg, in);
+    }
+  }
+}
+
+void Simulator::complete(uint32_t index) {
+  Transfer& x = xfers_[index];
+  const TimePs resume_at = q_.now() + (x.remote_load ? rtt_ps_ : 0);
+  if (trace_)
+    trace_->slice(x.owner->rank, x.owner->index, x.name, x.issued, resume_at,
+                  "\"bytes\":" + std::to_string(x.bytes));
+  x.done_at = resume_at;
+  if (x.posted) {
+    q_.push(resume_at, kResumeBlock, uint32_t(x.owner->rank * blocks_ + x.owner->index), 0);
+    q_.push(resume_at + store_ps_, kTransferLand, 0, index);
+  } else {
+    q_.push(resume_at, kTransferLand, 0, index);
+  }
+}
+
+void Simulator::land(uint32_t index) {
+  Transfer& x = xfers_[index];
+  if (data_) {
+    keep_outputs_under(x.dst_space, x.dst_off, x.bytes);
+    if (x.dst_space == kMcSpace) {
+      for (int r = 0; r < world_; ++r) std::memcpy(ptr(r, x.dst_off), x.data.data(), x.bytes);
+    } else {
+      std::memcpy(ptr(x.dst_space, x.dst_off), x.data.data(), x.bytes);
+    }
+  }
+  if (x.ll) ll_landed(x);
+  Block& b = *x.owner;
+  free_xfers_.push_back(index);
+  if (!x.posted) {
+    resume(b);
+  } else if (--b.inflight == 0 && b.state == BlockState::kStores) {
+    resume(b);
+  }
+}
+
+void Simulator::add_transfer_uses(const Transfer& x, int me, int src, int dst, float load_w, float store_w) {
+  if (x.remote_load) {
+    add_use(res_egress(src), load_w);
+    add_use(res_ingress(me), load_w);
+  }
+  if (x.posted) {
+    add_use(res_egress(me), store_w);
+    add_use(res_ingress(dst), store_w);
+  }
+  // HBM is rated for copies (read + write): a local read or a local write alone is half.
+  add_use(res_hbm(me), (x.remote_load ? 0 : load_w / 2) + (x.posted ? 0 : store_w / 2));
+}
+
+}  // namespace symm::sim

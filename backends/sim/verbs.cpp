@@ -1,0 +1,266 @@
+// The verbs of core/verbs.h on a block (data movement and flags), with their timing: every verb
+// that takes time yields to the engine until it is done. Flagged packets are in packets.cpp.
+//
+// A block ends when its program returns and its stores have landed (kernel end flushes). A call
+// ends when its last block has: the host then reads `out` (the output checked for that call is
+// what `out` holds at that moment) and takes `in` and `out` back for its caller, so every store
+// into `out` and every read of `in` / `out` by any rank must be ordered before it (race check).
+//
+// Visibility vs timing. With the shipped machine files (experiments/machines/*.ini, and
+// tests/sim/tiny.ini) store_latency_us == flag_latency_us: a relaxed flag signalled right after a
+// posted store lands at the same tick as the store, and symmetric ranks finish their stores when
+// their peers do. A missing release (or a missing end barrier) therefore rarely shows up as wrong
+// data; it shows up through the race check (happens-before, independent of timing), and not at
+// all in timing-only runs, which check nothing.
+#include <algorithm>
+#include <limits>
+
+#include "backends/sim/conv.h"
+#include "backends/sim/simulator.h"
+#include "core/dispatch.h"
+#include "core/signal_pad.h"
+
+namespace symm::sim {
+
+uintptr_t Simulator::peer_addr(Block& b, uintptr_t p, int r) {
+  const Loc l = decode(b, p, 0, "peer()");
+  if (l.space >= world_ || r < 0 || r >= world_)
+    fail(ErrorCode::kInvalidArgument, "rank " + std::to_string(b.rank) + " block " + std::to_string(b.index) +
+                                          ": peer(p, " + std::to_string(r) +
+                                          ") needs a rank's symmetric address and 0 <= r < world");
+  return addr(r, l.off);
+}
+
+// copy: by where its ends are,
+//   remote src (load)        the block waits for the transfer, then load_rtt_us; the bytes land in
+//                            dst at that moment. Source bytes are read when the verb is issued:
+//                            reads see only stores that have landed.
+//   local src, remote dst    posted stores: the block spends the transfer (issue) time and
+//                            continues; the bytes land store_latency_us after that and stay "in
+//                            flight" until then
+//   local -> local           an HBM transfer; the bytes land when it ends
+void Simulator::copy(Block& b, uintptr_t dst, uintptr_t src, std::size_t bytes) {
+  if (bytes == 0) return;
+  const Loc s = decode(b, src, bytes, "copy"), d = decode(b, dst, bytes, "copy");
+  if (s.space == kMcSpace || d.space == kMcSpace)
+    fail(ErrorCode::kInvalidArgument, "copy() cannot use a multicast address (use multimem_reduce)");
+  const int me = b.rank;
+  uint32_t index;
+  Transfer& x = new_transfer(b, "copy", index);
+  x.remote_load = s.space != me;
+  x.posted = d.space != me;
+  x.dst_space = d.space;
+  x.dst_off = d.off;
+  x.bytes = bytes;
+  if (data_) {
+    if (race_) {
+      access_epoch(b);
+      check_read(b, s.space, s.off, bytes);
+      record_read(b.tid, b.clock, s.space, s.off, bytes);
+      store(b, d.space, d.off, bytes);
+    }
+    x.data.assign(ptr(s.space, s.off), ptr(s.space, s.off) + bytes);
+  }
+  add_transfer_uses(x, me, s.space, d.space, 1, 1);
+  if (use_w_[res_hbm(me)] == 0)
+    uses_.erase(
+        std::remove_if(uses_.begin(), uses_.end(), [&](const Use& u) { return u.res == res_hbm(me); }),
+        uses_.end());
+  start_flow(b, index, block_bpp_, double(bytes));
+}
+
+// reduce<T>: one flow loading all sources at once (remote ones pay the round trip as copy's
+// loads), fp32 accumulation, one rounding to T, then a store to dst with the rules of copy.
+void Simulator::reduce(Block& b, DType t, uintptr_t dst, const void* const* srcs, int n, std::size_t count,
+                       ReduceOp op) {
+  const std::size_t bytes = count * dtype_size(t);
+  if (bytes == 0) return;
+  if (n < 1 || n > kMaxWorld)
+    fail(ErrorCode::kInvalidArgument, "reduce() needs 1.." + std::to_string(kMaxWorld) + " sources");
+  const int me = b.rank;
+  const Loc d = decode(b, dst, bytes, "reduce");
+  uint32_t index;
+  Transfer& x = new_transfer(b, "reduce", index);
+  x.posted = d.space != me;
+  x.dst_space = d.space;
+  x.dst_off = d.off;
+  x.bytes = bytes;
+  const void* host_src[kMaxWorld];
+  if (race_) access_epoch(b);
+  for (int k = 0; k < n; ++k) {
+    const Loc s = decode(b, reinterpret_cast<uintptr_t>(srcs[k]), bytes, "reduce");
+    if (s.space == kMcSpace) fail(ErrorCode::kInvalidArgument, "reduce() cannot load a multicast address");
+    if (s.space != me) {
+      x.remote_load = true;
+      add_use(res_egress(s.space), 1);
+      add_use(res_ingress(me), 1);
+    } else {
+      add_use(res_hbm(me), 0.5);
+    }
+    if (data_) {
+      if (race_) {
+        check_read(b, s.space, s.off, bytes);
+        record_read(b.tid, b.clock, s.space, s.off, bytes);
+      }
+      host_src[k] = ptr(s.space, s.off);
+    }
+  }
+  if (x.posted) {
+    add_use(res_egress(me), 1);
+    add_use(res_ingress(d.space), 1);
+  } else {
+    add_use(res_hbm(me), 0.5);
+  }
+  if (data_) {
+    with_type(t, [&]<class T>() {
+      reduce_data<T>(acc_, x.data, reinterpret_cast<const T* const*>(host_src), n, count, op);
+    });
+    if (race_) store(b, d.space, d.off, bytes);
+  }
+  // The per-block cap is on everything the block loads: n sources per unit of progress.
+  start_flow(b, index, block_bpp_ / n, double(bytes));
+}
+
+// multimem_reduce<T>: one flow through the NVSwitch: loads [mc, mc+count) from every rank,
+// reduces in fp32, multicasts the result back; pays the round trip like a load, and the
+// multicast stores are posted.
+void Simulator::multimem(Block& b, DType t, uintptr_t mc, std::size_t count, ReduceOp op) {
+  const std::size_t bytes = count * dtype_size(t);
+  if (bytes == 0) return;
+  const Loc l = decode(b, mc, bytes, "multimem_reduce");
+  if (l.space != kMcSpace)
+    fail(ErrorCode::kInvalidArgument, "multimem_reduce() needs a multicast address (CollArgs::out_mc)");
+  const int me = b.rank;
+  uint32_t index;
+  Transfer& x = new_transfer(b, "multimem_reduce", index);
+  x.remote_load = x.posted = true;
+  x.dst_space = kMcSpace;
+  x.dst_off = l.off;
+  x.bytes = bytes;
+  // The switch pulls the range from every rank and pushes the result to every rank.
+  add_use(res_nvls(me), 1);
+  for (int r = 0; r < world_; ++r) {
+    add_use(res_egress(r), 1);
+    add_use(res_ingress(r), 1);
+  }
+  if (data_) {
+    const void* host_src[kMaxWorld];
+    if (race_) access_epoch(b);
+    for (int r = 0; r < world_; ++r) {
+      if (race_) {
+        check_read(b, r, l.off, bytes);
+        record_read(b.tid, b.clock, r, l.off, bytes);
+      }
+      host_src[r] = ptr(r, l.off);
+    }
+    with_type(t, [&]<class T>() {
+      reduce_data<T>(acc_, x.data, reinterpret_cast<const T* const*>(host_src), world_, count, op);
+    });
+    if (race_)
+      for (int r = 0; r < world_; ++r) store(b, r, l.off, bytes);
+  }
+  start_flow(b, index, block_bpp_, double(bytes));
+}
+
+// signal: costs nothing to issue; the flag lands flag_latency_us later. kRelease first waits
+// until every earlier store of the block has landed (and publishes them with the flag).
+void Simulator::signal(Block& b, int peer, uint32_t slot, uint32_t value, MemOrder order) {
+  if (peer < 0 || peer >= world_ || slot >= pad::kFlagSlots)
+    fail(ErrorCode::kInvalidArgument, "rank " + std::to_string(b.rank) + " block " + std::to_string(b.index) +
+                                          ": signal(peer=" + std::to_string(peer) + ", slot=" +
+                                          std::to_string(slot) + ") is outside the world or the pad's flags");
+  const TimePs t0 = q_.now();
+  const bool release = order == MemOrder::kRelease || order == MemOrder::kAcqRel;
+  if (release && b.inflight) {
+    b.state = BlockState::kStores;
+    yield(b);
+  }
+  Snapshot snap;
+  if (race_ && release) {
+    if (!b.release_snap) b.release_snap = std::make_shared<const VClock>(b.clock);
+    snap = b.release_snap;
+    b.tick_before_store = true;
+  }
+  if (free_lands_.empty()) {
+    free_lands_.push_back(uint32_t(lands_.size()));
+    lands_.emplace_back();
+  }
+  const uint32_t li = free_lands_.back();
+  free_lands_.pop_back();
+  const uint64_t id = ++signal_ids_;
+  lands_[li] = FlagLand{peer, slot, value, std::move(snap), id};
+  q_.push(q_.now() + (peer == b.rank ? 0 : flag_ps_), kFlagLand, 0, li);
+  if (trace_) {
+    trace_->slice(b.rank, b.index, release ? "signal.release" : "signal", t0, q_.now(),
+                  "\"peer\":" + std::to_string(peer) + ",\"slot\":" + std::to_string(slot) +
+                      ",\"value\":" + std::to_string(value));
+    trace_->flow_begin(b.rank, b.index, id, q_.now());
+  }
+}
+
+// A signal's flag lands: set it and wake the waiters it satisfies.
+void Simulator::on_flag(uint32_t index) {
+  FlagLand& l = lands_[index];
+  const uint64_t key = uint64_t(l.rank) * pad::kPadSlots + l.slot;
+  flags_[key] = l.value;
+  if (race_) flag_snap_[key] = std::move(l.snap);
+  if (trace_) flag_signal_[key] = l.signal_id;
+  l.snap.reset();
+  free_lands_.push_back(index);
+  auto it = waiters_.find(key);
+  if (it == waiters_.end()) return;
+  // Wake every waiter the new value satisfies; keep the rest in order.
+  Block** link = &it->second;
+  while (*link) {
+    Block* w = *link;
+    if (flags_[key] >= w->wait_value) {
+      *link = w->next_waiter;
+      w->next_waiter = nullptr;
+      q_.push(q_.now(), kResumeBlock, uint32_t(w->rank * blocks_ + w->index), 0);
+    } else {
+      link = &w->next_waiter;
+    }
+  }
+  if (!it->second) waiters_.erase(it);
+}
+
+// wait: blocks until the local flag >= value; kAcquire makes the stores published by the
+// matching release visible.
+void Simulator::wait(Block& b, uint32_t slot, uint32_t value, MemOrder order) {
+  if (slot >= pad::kPadSlots)
+    fail(ErrorCode::kInvalidArgument, "rank " + std::to_string(b.rank) + " block " + std::to_string(b.index) +
+                                          ": wait(slot=" + std::to_string(slot) +
+                                          ") is outside the signal pad");
+  const uint64_t key = uint64_t(b.rank) * pad::kPadSlots + slot;
+  const TimePs t0 = q_.now();
+  if (flags_[key] < value) {
+    b.wait_slot = slot;
+    b.wait_value = value;
+    Block*& head = waiters_[key];
+    Block** tail = &head;
+    while (*tail) tail = &(*tail)->next_waiter;
+    *tail = &b;
+    b.state = BlockState::kFlag;
+    yield(b);
+  }
+  b.last_wait = slot;
+  if (race_ && (order == MemOrder::kAcquire || order == MemOrder::kAcqRel)) {
+    auto it = flag_snap_.find(key);
+    if (it != flag_snap_.end() && it->second && join(b.clock, *it->second)) b.release_snap.reset();
+  }
+  if (trace_) {
+    trace_->slice(b.rank, b.index, order == MemOrder::kRelaxed ? "wait" : "wait.acquire", t0, q_.now(),
+                  "\"slot\":" + std::to_string(slot) + ",\"value\":" + std::to_string(value));
+    auto it = flag_signal_.find(key);
+    if (it != flag_signal_.end()) trace_->flow_end(b.rank, b.index, it->second, q_.now());
+  }
+}
+
+// advance (and Ctx::sync): free, one fiber is the whole block.
+uint32_t Simulator::advance(Block& b, uint32_t slot) {
+  if (slot >= pad::kPadSlots)
+    fail(ErrorCode::kInvalidArgument, "advance(slot=" + std::to_string(slot) + ") is outside the signal pad");
+  return ++flags_[uint64_t(b.rank) * pad::kPadSlots + slot];
+}
+
+}  // namespace symm::sim
