@@ -142,6 +142,11 @@ struct Chunks {
   }
 };
 
+// Deliberate faults a test may plant in a plan (template parameter of the real plan, so the
+// mutant cannot drift from it): a data flag written on a stream that is not ordered after its
+// copy, or one data flag never written. Both must be caught (race / wrong data, deadlock).
+enum class PlanFault : int { kNone, kFlagOnOtherStream, kNoFlag };
+
 // The entry handshake every plan starts with, on the main stream: tell every peer that this
 // rank's buffers of this call are free (all earlier work on the caller's stream is done: the
 // previous call's readers and writers of them have finished), then wait for every peer's word.

@@ -71,8 +71,9 @@ std::vector<AlgoInfo> build() {
     a.alias = alias;
     a.summary = summary;
     a.plan = true;
-    a.max_blocks = LocalReduceRing::Config::kMaxBlocks;
-    a.default_max_blocks = LocalReduceRing::Config::kDefaultMaxBlocks;
+    const bool kernel = op != Op::kAllGather;  // the all-gather plan runs no kernel at all
+    a.max_blocks = kernel ? LocalReduceRing::Config::kMaxBlocks : 0;
+    a.default_max_blocks = kernel ? LocalReduceRing::Config::kDefaultMaxBlocks : 0;
     a.bytes_per_block = LocalReduceRing::Config::kBytesPerBlock;
     v.push_back(a);
   };

@@ -13,7 +13,7 @@ namespace symm::sim {
 
 // ---- set-up --------------------------------------------------------------------------------
 
-Simulator::Simulator(const RunSpec& spec, ProgramFn fn, std::vector<int> call_blocks)
+Simulator::Simulator(const RunSpec& spec, ProgramFn fn, std::vector<int> call_blocks, PlanFn plan)
     : spec_(spec),
       m_(spec.machine),
       fn_(fn),
@@ -34,6 +34,16 @@ Simulator::Simulator(const RunSpec& spec, ProgramFn fn, std::vector<int> call_bl
           cap.insert(cap.end(), std::size_t(spec.world), gbps_to_bpp(g));
         return cap;
       }()) {
+  plan_fn_ = plan;
+  if (plan_fn_) {
+    streams_n_ = spec.streams;
+    if (streams_n_ < 1 || streams_n_ > kMaxStreams)
+      fail(ErrorCode::kInvalidArgument, "streams=" + std::to_string(streams_n_) + " is outside 1.." +
+                                            std::to_string(kMaxStreams));
+    if (m_.copy_engines < 1) fail(ErrorCode::kInvalidArgument, "machine " + m_.name + " has no copy engine");
+    ce_startup_ps_ = us_to_ps(m_.ce_startup_us);
+    ce_bpp_ = gbps_to_bpp(m_.ce_GBps);
+  }
   const AlgoInfo& a = *spec.algo;
   in_bytes_ = a.in_bytes(spec.bytes, world_);
   out_bytes_ = a.out_bytes(spec.bytes, world_);
@@ -76,7 +86,25 @@ Simulator::Simulator(const RunSpec& spec, ProgramFn fn, std::vector<int> call_bl
     checks_.resize(call_blocks_.size());
     frozen_.assign(std::size_t(world_), -1);
   }
-  const std::size_t tids = std::size_t(world_) * (1 + std::size_t(blocks_));
+  // Race-check entities: hosts, then blocks, then (plans) streams.
+  const std::size_t tids = std::size_t(world_) * (1 + std::size_t(blocks_) + std::size_t(streams_n_));
+  kern_.resize(std::size_t(world_));
+  if (plan_fn_) {
+    streams_.resize(std::size_t(world_) * std::size_t(streams_n_));
+    events_.assign(std::size_t(world_), std::vector<EventRec>(std::size_t(kMaxEvents)));
+    live_streams_.assign(std::size_t(world_), 0);
+    ce_busy_.assign(std::size_t(world_), 0);
+    ce_next_.assign(std::size_t(world_), 0);
+    ce_waiting_.resize(std::size_t(world_));
+    for (int r = 0; r < world_; ++r)
+      for (int s = 0; s < streams_n_; ++s) {
+        Stream& st = stream_at(r, s);
+        st.rank = r;
+        st.index = s;
+        st.tid = world_ * (1 + blocks_) + r * streams_n_ + s;
+        if (race_) st.clock.assign(tids, 0);
+      }
+  }
   hosts_.resize(std::size_t(world_));
   blocks_v_.resize(std::size_t(world_) * blocks_);
   for (int r = 0; r < world_; ++r) {
@@ -94,7 +122,11 @@ Simulator::Simulator(const RunSpec& spec, ProgramFn fn, std::vector<int> call_bl
     for (int r = 0; r < world_; ++r) {
       trace_->process_name(r, "rank " + std::to_string(r));
       trace_->thread_name(r, Trace::kHostTid, "host");
-      trace_->thread_name(r, Trace::kStreamTid, "stream 0");
+      for (int s = 0; s < std::max(streams_n_, 1); ++s)
+        trace_->thread_name(r, Trace::kStreamTid + s, "stream " + std::to_string(s));
+      if (plan_fn_)
+        for (int e = 0; e < m_.copy_engines; ++e)
+          trace_->thread_name(r, Trace::kCopyEngineTid + e, "copy engine " + std::to_string(e));
       trace_->thread_name(r, Trace::kLinkTid, "nvlink");
       for (int b = 0; b < blocks_; ++b) trace_->thread_name(r, b, "block " + std::to_string(b));
     }
@@ -122,7 +154,8 @@ void Simulator::resume(Block& b) {
       b.caller = std::move(caller);
       try {
         Ctx ctx(this, &b);
-        fn_(ctx, args_[b.rank]);
+        const Kernel& k = kern_[std::size_t(b.rank)];
+        k.fn(ctx, k.args);
         if (b.inflight) {  // kernel end flushes: the block's posted stores land first
           b.state = BlockState::kStores;
           yield(b);
@@ -143,12 +176,18 @@ void Simulator::resume(Block& b) {
 
 void Simulator::end_block(Block& b) {
   Host& h = hosts_[b.rank];
-  if (race_) {
-    join(h.clock, b.clock);
-    for (const Snapshot& s : b.ll_acq) join(h.clock, *s);
+  const int from_stream = kern_[std::size_t(b.rank)].stream;
+  if (race_) {  // the kernel's end joins its blocks into whoever launched it (stream order)
+    VClock& into = from_stream >= 0 ? stream_at(b.rank, from_stream).clock : h.clock;
+    join(into, b.clock);
+    for (const Snapshot& s : b.ll_acq) join(into, *s);
     b.ll_acq.clear();
   }
   if (trace_) trace_->slice(b.rank, b.index, "block", b.started, q_.now());
+  if (from_stream >= 0) {  // the stream goes on from the engine, not from this block's fiber
+    if (--h.live_blocks == 0) q_.push(q_.now(), kKernelDone, uint32_t(b.rank), uint64_t(from_stream));
+    return;
+  }
   if (--h.live_blocks == 0) {
     h.ended = q_.now();
     if (trace_)
@@ -169,9 +208,21 @@ RunResult Simulator::run() {
       case kFlagLand: on_flag(uint32_t(e.b)); break;
       case kTransferLand: land(uint32_t(e.b)); break;
       case kNetwork: on_network(e.b); break;
+      case kStreamFlow: start_stream_flow(uint32_t(e.b)); break;
+      case kKickStreams: kick_streams(int(e.a)); break;
+      case kKernelDone: item_done(stream_at(int(e.a), int(e.b))); break;
     }
   }
   if (error_) std::rethrow_exception(error_);
+  // A plan's stream still waiting when nothing else can happen: its flag or event never comes.
+  for (int r = 0; r < int(live_streams_.size()); ++r)
+    if (live_streams_[std::size_t(r)] > 0) {
+      bool blocks_stuck = false;
+      for (const Block& b : blocks_v_)
+        blocks_stuck |= b.state == BlockState::kFlag || b.state == BlockState::kPackets;
+      if (!blocks_stuck && !stream_deadlock())
+        fail(ErrorCode::kInternal, "simulation stopped with rank " + std::to_string(r) + "'s streams unfinished");
+    }
   // Blocks a call did not launch stay idle (or done from an earlier call); any other is stuck.
   for (const Block& b : blocks_v_)
     if (b.state != BlockState::kDone && b.state != BlockState::kIdle) deadlock();

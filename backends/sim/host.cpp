@@ -46,6 +46,11 @@ void Simulator::host_plan(Host& h) {
     h.call = call;
     h.blocks = call_blocks_[std::size_t(call)];
     if (data_) with_type(spec_.dtype, [&]<class T>() { write_inputs<T>(h, call); });
+    if (plan_fn_) {
+      run_plan_call(h);
+      end_call(h);
+      continue;
+    }
     launch(h);
     h.caller = std::move(h.caller).resume();  // until the kernel's last block ends
     end_call(h);
@@ -116,17 +121,23 @@ void Simulator::write_inputs(Host& h, int call) {
 
 void Simulator::launch(Host& h) {
   h.launched = q_.now();
+  kern_[std::size_t(h.rank)] = Kernel{fn_, args_[std::size_t(h.rank)], -1};
+  start_blocks(h, h.clock);
+  h.tick_before_store = true;  // host stores after the launch are not ordered before it
+}
+
+void Simulator::start_blocks(Host& h, const VClock& parent) {
   h.live_blocks = h.blocks;
   const TimePs start = q_.now() + launch_ps_;
   Snapshot launch_snap;
-  if (race_) launch_snap = std::make_shared<const VClock>(h.clock);
+  if (race_) launch_snap = std::make_shared<const VClock>(parent);
   for (int b = 0; b < h.blocks; ++b) {
     Block& blk = block_at(h.rank, b);
     blk.state = BlockState::kIdle;
     blk.inflight = 0;
     blk.last_wait = UINT32_MAX;
     if (race_) {
-      blk.clock = h.clock;
+      blk.clock = parent;
       blk.release_snap.reset();
       blk.tick_before_store = true;
       blk.launch_snap = launch_snap;
@@ -134,7 +145,6 @@ void Simulator::launch(Host& h) {
     }
     q_.push(start, kResumeBlock, uint32_t(h.rank * blocks_ + b), 0);
   }
-  h.tick_before_store = true;  // host stores after the launch are not ordered before it
 }
 
 }  // namespace symm::sim

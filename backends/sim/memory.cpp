@@ -52,6 +52,10 @@ std::string Simulator::where(int rank, uint64_t off) const {
 
 std::string Simulator::who(int tid) const {
   if (tid < world_) return "the host of rank " + std::to_string(tid);
+  if (tid >= world_ * (1 + blocks_)) {
+    const int t = tid - world_ * (1 + blocks_);
+    return "rank " + std::to_string(t / streams_n_) + " stream " + std::to_string(t % streams_n_);
+  }
   const int t = tid - world_;
   return "rank " + std::to_string(t / blocks_) + " block " + std::to_string(t % blocks_);
 }
@@ -80,7 +84,7 @@ std::string Simulator::range(int rank, uint64_t lo, uint64_t hi) const {
 }
 
 void Simulator::check_read(int tid, const VClock& clock, const Block* blk, int rank, uint64_t off,
-                           std::size_t bytes) {
+                           std::size_t bytes, const Stream* st) {
   const auto& m = heaps_[rank].writes;
   const uint64_t e = off + bytes;
   auto it = m.upper_bound(off);
@@ -89,6 +93,10 @@ void Simulator::check_read(int tid, const VClock& clock, const Block* blk, int r
     const WriteSeg& s = it->second;
     if (s.end <= off || s.tid == tid || clock[s.tid] >= s.epoch) continue;
     const uint64_t lo = std::max(off, it->first), hi = std::min(e, s.end);
+    if (st)  // a plan's copy engine or gemm reads bytes not ordered before it
+      fail(ErrorCode::kRace, "race: " + who(tid) + " reads " + range(rank, lo, hi) + ", written by " + who(s.tid) +
+                                 " without a release/acquire chain (no wait_flag or wait_event orders that "
+                                 "store before this stream's read)");
     if (!blk)  // the host at the end of its call: a store into its `out` not ordered before it
       fail(ErrorCode::kRace, "race: the host of rank " + std::to_string(rank) + " reads " +
                                  range(rank, lo, hi) + " at the end of its call, written by " + who(s.tid) +

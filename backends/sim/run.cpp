@@ -52,7 +52,7 @@ double Simulator::check_outputs(int call) {
 }
 
 namespace detail {
-RunResult run_with(const RunSpec& spec, ProgramFn fn, const std::vector<int>& blocks_per_call) {
+RunResult run_with(const RunSpec& spec, ProgramFn fn, const std::vector<int>& blocks_per_call, PlanFn plan) {
   const Machine& m = spec.machine;
   SYMM_REQUIRE(spec.algo, ErrorCode::kInvalidArgument, "no algorithm given");
   SYMM_REQUIRE(m.gpus > 0, ErrorCode::kInvalidArgument, "no machine loaded (Machine::by_name)");
@@ -79,7 +79,7 @@ RunResult run_with(const RunSpec& spec, ProgramFn fn, const std::vector<int>& bl
   const auto wall0 = std::chrono::steady_clock::now();
   RunResult res;
   {
-    Simulator sim(spec, fn, std::move(call_blocks));
+    Simulator sim(spec, fn, std::move(call_blocks), plan);
     res = sim.run();
   }  // set-up and tear-down count too
   res.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
@@ -89,8 +89,7 @@ RunResult run_with(const RunSpec& spec, ProgramFn fn, const std::vector<int>& bl
 
 RunResult run(const RunSpec& spec) {
   SYMM_REQUIRE(spec.algo, ErrorCode::kInvalidArgument, "no algorithm given");
-  SYMM_REQUIRE(!spec.algo->plan, ErrorCode::kUnsupported,
-               spec.algo->id + " is a host plan: the simulator does not run host plans yet");
+  if (spec.algo->plan) return with_plan(spec.algo->kind, [&]<class P>() { return run_plan<P>(spec); });
   return with_program(spec.algo->kind, [&]<class P>() { return run_program<P>(spec); });
 }
 

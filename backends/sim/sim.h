@@ -58,6 +58,9 @@ struct RunSpec {
                           // every call gets fresh inputs and every call's output is checked
   uint64_t seed = 1;      // inputs are fresh random values in (-1, 1), drawn from this seed
   std::string trace_path; // non-empty: write a Chrome trace-event JSON (Perfetto) here
+  // Host plans (AlgoInfo::plan) only:
+  int streams = 3;             // streams per rank, the main one included (1..kMaxStreams)
+  std::size_t chunk_bytes = 0; // bytes per copy / progress flag (0: the plan's default)
 };
 
 struct RunResult {

@@ -8,6 +8,7 @@
 //   transfers.cpp  transfers as flows in the network (flow_net.h): start, complete, land
 //   verbs.cpp      copy, reduce, multimem_reduce, signal, wait, advance (+ their timing)
 //   packets.cpp    flagged packets: put_ll, reduce_ll, and the landed-packet records
+//   streams.cpp    host plans: each rank's streams, copy engines, stream flags, events, gemm
 //   run.cpp        symm::sim::run: argument checks, the run, the output check
 //   ctx.cpp        Ctx (ctx.h): the verbs as programs call them, forwarded to a block's verbs
 #pragma once
@@ -26,6 +27,7 @@
 #include "backends/sim/flow_net.h"
 #include "backends/sim/memory.h"
 #include "backends/sim/sim.h"
+#include "backends/sim/streams.h"
 #include "backends/sim/trace.h"
 #include "backends/sim/vclock.h"
 
@@ -67,7 +69,7 @@ struct Host {
   TimePs launched = 0, ended = 0;  // of the latest call
 };
 
-enum EventKind : uint32_t { kResumeBlock, kResumeHost, kFlagLand, kTransferLand, kNetwork };
+enum EventKind : uint32_t { kResumeBlock, kResumeHost, kFlagLand, kTransferLand, kNetwork, kStreamFlow, kKickStreams, kKernelDone };
 
 // One verb's data movement: a flow in the network, then a landing in the destination.
 struct Transfer {
@@ -83,6 +85,13 @@ struct Transfer {
   uint64_t dst_off = 0;
   std::size_t bytes = 0;
   std::vector<uint8_t> data;  // data mode: what lands
+  // A stream's transfer (host plans, streams.cpp): owner == nullptr.
+  Stream* stream_owner = nullptr;
+  int ce = -1;                 // the copy engine; -1: a gemm
+  int src_space = 0;           // copy engine: where it reads
+  uint64_t src_off = 0;
+  BytesPerPs gemm_cap = 0;     // gemm: the rate that makes its HBM flow take the compute time
+  std::size_t gemm_c_bytes = 0;
 };
 
 struct FlagLand {
@@ -90,12 +99,21 @@ struct FlagLand {
   uint32_t slot, value;
   Snapshot snap;
   uint64_t signal_id;
+  int from_rank = -1, from_stream = -1;  // a stream's write_flag (plan flags)
+};
+
+// What a rank's blocks run: the call's device program, or the kernel a plan's stream launched.
+struct Kernel {
+  ProgramFn fn = nullptr;
+  CollArgs args;
+  int stream = -1;  // the launching stream, or -1: the host (device-program runs)
 };
 
 class Simulator {
  public:
   // call_blocks[c]: the block count of call c (spec.calls is its size).
-  Simulator(const RunSpec& spec, ProgramFn fn, std::vector<int> call_blocks);
+  // plan != nullptr: every call runs that host plan (fn unused).
+  Simulator(const RunSpec& spec, ProgramFn fn, std::vector<int> call_blocks, PlanFn plan = nullptr);
   ~Simulator();
   RunResult run();
 
@@ -114,6 +132,10 @@ class Simulator {
   void reduce_ll(Block& b, DType t, uintptr_t dst, const void* const* srcs, int n, std::size_t count,
                  uint32_t epoch, ReduceOp op);
 
+  // Host verbs, called from SimHost while a plan enqueues (streams.cpp).
+  uintptr_t host_peer_addr(int rank, uintptr_t p, int r) const;
+  void enqueue(int rank, int s, StreamItem& it);
+
  private:
   // ---- engine (engine.cpp) ----
   Block& block_at(int rank, int b) { return blocks_v_[std::size_t(rank) * blocks_ + b]; }
@@ -126,6 +148,9 @@ class Simulator {
   void resume(Host& h);
   void host_plan(Host& h);
   void launch(Host& h);
+  // Starts rank h's kernel (kern_[rank]) on h.blocks blocks, launch latency from now, the blocks
+  // starting from `parent` (the host's or the launching stream's clock).
+  void start_blocks(Host& h, const VClock& parent);
   void end_call(Host& h);
   template <class T>
   void write_inputs(Host& h, int call);
@@ -142,7 +167,9 @@ class Simulator {
   // A reader / writer is an entity (tid) with its clock; blk is the block for reports (nullptr:
   // the host).
   uint32_t access_epoch(Block& b);
-  void check_read(int tid, const VClock& clock, const Block* blk, int rank, uint64_t off, std::size_t bytes);
+  // blk == nullptr and st == nullptr: the host at the end of its call.
+  void check_read(int tid, const VClock& clock, const Block* blk, int rank, uint64_t off, std::size_t bytes,
+                  const Stream* st = nullptr);
   void check_read(Block& b, int rank, uint64_t off, std::size_t bytes) {
     check_read(b.tid, b.clock, &b, rank, off, bytes);
   }
@@ -177,6 +204,29 @@ class Simulator {
 
   // ---- flags (verbs.cpp) ----
   void on_flag(uint32_t index);
+
+  // ---- host plans (streams.cpp) ----
+  Stream& stream_at(int rank, int s) { return streams_[std::size_t(rank) * std::size_t(streams_n_) + std::size_t(s)]; }
+  Loc decode_host(int rank, int s, uintptr_t a, std::size_t bytes, const char* verb) const;
+  uint32_t stream_epoch(Stream& s);
+  void run_plan_call(Host& h);
+  void kick_streams(int rank);
+  void kick(Stream& s);
+  void start_item(Stream& s);
+  void item_done(Stream& s);
+  void finish_wait_event(Stream& s);
+  void consume_flag(Stream& s, uint64_t key);
+  void plan_flag_landed(const FlagLand& l, uint32_t before);
+  void grant_copy_engines(int rank);
+  void start_copy(Stream& s, int engine);
+  void start_stream_flow(uint32_t index);
+  Transfer& new_stream_transfer(Stream& s, const char* name, uint32_t& index);
+  void complete_stream(uint32_t index);
+  void land_stream(Transfer& x, uint32_t index);
+  void start_gemm(Stream& s);
+  static std::string plan_slot_name(uint32_t slot);
+  bool stream_deadlock();  // throws kDeadlock naming the first stuck stream; false if none waits
+  void check_stream_read(Stream& s, int rank, uint64_t off, std::size_t bytes);
 
   // ---- flagged packets (packets.cpp) ----
   // The first packet in [pos, end) of `rank` not holding `epoch` (end if none).
@@ -231,6 +281,19 @@ class Simulator {
   std::vector<std::vector<Block*>> ll_waiters_;       // per rank: blocks in reduce_ll
   std::vector<std::map<uint64_t, LlSeg>> ll_landed_;  // per rank, timing-only
   std::vector<uint8_t> ll_unpacked_;  // reduce_ll: the data words of its sources, back to back
+
+  // ---- host plans ----
+  PlanFn plan_fn_ = nullptr;
+  std::vector<Kernel> kern_;  // per rank
+  int streams_n_ = 0;         // streams per rank (0: a device-program run)
+  std::vector<Stream> streams_;
+  std::vector<std::vector<EventRec>> events_;  // per rank, kMaxEvents
+  std::vector<int> live_streams_;              // per rank: streams with items left in this call
+  std::vector<int> ce_busy_, ce_next_;         // per rank: engines in use, round-robin pick
+  std::vector<std::deque<int>> ce_waiting_;    // per rank: streams waiting for a copy engine
+  std::unordered_map<uint64_t, Stream*> stream_waiters_;
+  TimePs ce_startup_ps_ = 0;
+  BytesPerPs ce_bpp_ = 0;
 
   // Last: destroyed first, unwinding fibers still suspended (deadlock, error).
   std::vector<Host> hosts_;

@@ -5,6 +5,7 @@
 
 #include "backends/sim/ctx.h"
 #include "backends/sim/sim.h"
+#include "backends/sim/streams.h"
 #include "core/dispatch.h"
 
 namespace symm::sim {
@@ -13,11 +14,17 @@ namespace detail {
 // The engine behind run(): spec.algo supplies op, sizes and limits; `fn` is what runs.
 // blocks_per_call non-empty: call c runs on blocks_per_call[c] blocks (spec.calls and
 // spec.blocks are ignored); otherwise spec.calls calls on spec.blocks (0: the default).
-RunResult run_with(const RunSpec& spec, ProgramFn fn, const std::vector<int>& blocks_per_call = {});
+// plan != nullptr: run that host plan instead (fn unused).
+RunResult run_with(const RunSpec& spec, ProgramFn fn, const std::vector<int>& blocks_per_call = {},
+                   PlanFn plan = nullptr);
 
 template <class Program, class T>
 void invoke(Ctx& ctx, const CollArgs& a) {
   Program::template run<T>(ctx, a);
+}
+template <class Plan, class T>
+void invoke_plan(SimHost& host, const PlanArgs& a) {
+  Plan::template run<T>(host, a);
 }
 }  // namespace detail
 
@@ -28,12 +35,26 @@ RunResult run_program(const RunSpec& spec) {
                    [&]<class T>() { return detail::run_with(spec, &detail::invoke<Program, T>); });
 }
 
+// Runs host plan `Plan` in place of spec.algo's own (which must be a plan of the same op).
+template <class Plan>
+RunResult run_plan(const RunSpec& spec) {
+  return with_type(spec.dtype, [&]<class T>() {
+    return detail::run_with(spec, nullptr, {}, &detail::invoke_plan<Plan, T>);
+  });
+}
+
 // Back-to-back calls of spec.algo's own program on the same heap and signal pads, call c on
 // blocks_per_call[c] blocks (RunSpec has one block count for every call). Every call is
 // checked and the last one timed, as in run().
 inline RunResult run_calls(const RunSpec& spec, const std::vector<int>& blocks_per_call) {
   SYMM_REQUIRE(spec.algo, ErrorCode::kInvalidArgument, "no algorithm given");
   SYMM_REQUIRE(!blocks_per_call.empty(), ErrorCode::kInvalidArgument, "no calls given");
+  if (spec.algo->plan)
+    return with_plan(spec.algo->kind, [&]<class P>() {
+      return with_type(spec.dtype, [&]<class T>() {
+        return detail::run_with(spec, nullptr, blocks_per_call, &detail::invoke_plan<P, T>);
+      });
+    });
   return with_program(spec.algo->kind, [&]<class P>() {
     return with_type(spec.dtype, [&]<class T>() {
       return detail::run_with(spec, &detail::invoke<P, T>, blocks_per_call);

@@ -20,6 +20,8 @@ Transfer& Simulator::new_transfer(Block& b, const char* name, uint32_t& index) {
   free_xfers_.pop_back();
   Transfer& x = xfers_[index];
   x.owner = &b;
+  x.stream_owner = nullptr;  // recycled transfers may come from a stream (or an earlier run)
+  x.ce = -1;
   x.name = name;
   x.issued = q_.now();
   x.remote_load = x.posted = x.ll = false;
@@ -68,6 +70,7 @@ void Simulator::on_network(uint64_t gen) {
 
 void Simulator::complete(uint32_t index) {
   Transfer& x = xfers_[index];
+  if (x.stream_owner) return complete_stream(index);
   const TimePs resume_at = q_.now() + (x.remote_load ? rtt_ps_ : 0);
   if (trace_)
     trace_->slice(x.owner->rank, x.owner->index, x.name, x.issued, resume_at,
@@ -83,14 +86,17 @@ void Simulator::complete(uint32_t index) {
 
 void Simulator::land(uint32_t index) {
   Transfer& x = xfers_[index];
+  // What lands: the bytes moved, but for a gemm only C (its flow counted A, B and C).
+  const std::size_t lands = x.stream_owner && x.ce < 0 ? x.gemm_c_bytes : x.bytes;
   if (data_) {
-    keep_outputs_under(x.dst_space, x.dst_off, x.bytes);
+    keep_outputs_under(x.dst_space, x.dst_off, lands);
     if (x.dst_space == kMcSpace) {
-      for (int r = 0; r < world_; ++r) std::memcpy(ptr(r, x.dst_off), x.data.data(), x.bytes);
+      for (int r = 0; r < world_; ++r) std::memcpy(ptr(r, x.dst_off), x.data.data(), lands);
     } else {
-      std::memcpy(ptr(x.dst_space, x.dst_off), x.data.data(), x.bytes);
+      std::memcpy(ptr(x.dst_space, x.dst_off), x.data.data(), lands);
     }
   }
+  if (x.stream_owner) return land_stream(x, index);
   if (x.ll) ll_landed(x);
   Block& b = *x.owner;
   free_xfers_.push_back(index);

@@ -202,11 +202,13 @@ void Simulator::signal(Block& b, int peer, uint32_t slot, uint32_t value, MemOrd
 void Simulator::on_flag(uint32_t index) {
   FlagLand& l = lands_[index];
   const uint64_t key = uint64_t(l.rank) * pad::kPadSlots + l.slot;
+  const uint32_t before = flags_[key];
   flags_[key] = l.value;
   if (race_) flag_snap_[key] = std::move(l.snap);
   if (trace_) flag_signal_[key] = l.signal_id;
   l.snap.reset();
   free_lands_.push_back(index);
+  if (pad::is_plan_flag(l.slot)) return plan_flag_landed(FlagLand(l), before);
   auto it = waiters_.find(key);
   if (it == waiters_.end()) return;
   // Wake every waiter the new value satisfies; keep the rest in order.
@@ -227,10 +229,10 @@ void Simulator::on_flag(uint32_t index) {
 // wait: blocks until the local flag >= value; kAcquire makes the stores published by the
 // matching release visible.
 void Simulator::wait(Block& b, uint32_t slot, uint32_t value, MemOrder order) {
-  if (slot >= pad::kPadSlots)
+  if (slot >= pad::kPlanBase)
     fail(ErrorCode::kInvalidArgument, "rank " + std::to_string(b.rank) + " block " + std::to_string(b.index) +
                                           ": wait(slot=" + std::to_string(slot) +
-                                          ") is outside the signal pad");
+                                          ") is outside the signal pad's block flags");
   const uint64_t key = uint64_t(b.rank) * pad::kPadSlots + slot;
   const TimePs t0 = q_.now();
   if (flags_[key] < value) {

@@ -22,7 +22,8 @@
 
 namespace symm {
 
-struct AllGatherCeSt {
+template <PlanFault kFault = PlanFault::kNone>
+struct AllGatherCeT {
   struct Config {
     static constexpr std::size_t kChunkBytes = 8 << 20;  // per copy and per progress flag
     static constexpr int kStreams = 3;                   // main + 2 side streams
@@ -47,7 +48,10 @@ struct AllGatherCeSt {
       for (int i = 1; i < n; ++i, ++j) {
         const int q = (me + i) % n, s = side_stream(h, j);
         if (ch.size(k)) h.copy_engine(s, h.peer(out, q) + my_slot + ch.begin(k), in + ch.begin(k), ch.size(k));
-        h.write_flag(s, q, pad::plan_flag(pad::kPlanData, k, me), 1);
+        if constexpr (kFault == PlanFault::kNoFlag)
+          if (k == 0 && i == 1) continue;
+        const int fs = kFault == PlanFault::kFlagOnOtherStream ? side_stream(h, j + 1) : s;
+        h.write_flag(fs, q, pad::plan_flag(pad::kPlanData, k, me), 1);
       }
     if (bytes) h.copy_engine(kMainStream, out + my_slot, in, bytes);
     for (int s = 1; s < h.streams(); ++s) h.record(s, s);
@@ -71,5 +75,6 @@ struct AllGatherCeSt {
     join(h);
   }
 };
+using AllGatherCeSt = AllGatherCeT<>;
 
 }  // namespace symm

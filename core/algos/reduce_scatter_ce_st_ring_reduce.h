@@ -24,7 +24,7 @@
 
 namespace symm {
 
-template <bool kOverlap>
+template <bool kOverlap, PlanFault kFault = PlanFault::kNone>
 struct ReduceScatterCeT {
   struct Config {
     static constexpr std::size_t kChunkBytes = kOverlap ? (4 << 20) : (8 << 20);
@@ -50,7 +50,10 @@ struct ReduceScatterCeT {
         if (ch.size(k))
           h.copy_engine(s, h.peer(scratch, q) + std::size_t(me) * bytes + ch.begin(k),
                         in + std::size_t(q) * bytes + ch.begin(k), ch.size(k));
-        h.write_flag(s, q, pad::plan_flag(pad::kPlanData, k, me), 1);
+        if constexpr (kFault == PlanFault::kNoFlag)
+          if (k == 0 && i == 1) continue;
+        const int fs = kFault == PlanFault::kFlagOnOtherStream ? side_stream(h, j + 1) : s;
+        h.write_flag(fs, q, pad::plan_flag(pad::kPlanData, k, me), 1);
       }
     for (int s = 1; s < h.streams(); ++s) h.record(s, s);
 

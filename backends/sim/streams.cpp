@@ -1,0 +1,555 @@
+// Host plans: the streams of each rank run what a plan enqueued (streams.h), one item at a time.
+//
+// What each item costs, and when its effects become visible:
+//   launch      the kernel's blocks start launch latency later (graph or eager, as for device
+//               programs) from the stream's clock; the item is done when its last block has
+//               ended (kernel end: its stores have landed) and the blocks' clocks join the stream.
+//               One kernel per rank at a time (the plans of core/ launch on one stream).
+//   copy_engine waits for a free copy engine of the rank (the machine's copy_engines), then
+//               ce_startup_us, then one flow at up to ce_GBps through the network: a remote
+//               source on its egress and my ingress, a remote destination on my egress and its
+//               ingress, local sides on my HBM, shared max-min fairly with every other transfer
+//               (SM traffic included). The source is read when the flow starts; the bytes land
+//               in the destination when it ends (store_latency_us later for a remote one), and
+//               the item is done then.
+//   write_flag  release: runs once the stream's earlier items are done (stream order), takes a
+//               snapshot of the stream's clock; the flag lands flag_latency_us later (at once on
+//               the own rank). A plan flag that lands while it still holds a value (not consumed)
+//               is a plan bug, reported (kRace).
+//   wait_flag   done when the local flag == value: joins the snapshot the flag carried (acquire),
+//               then resets it to 0 (consumed). Never satisfied: a deadlock naming rank, stream,
+//               slot, expected and seen value.
+//   record      free; the event holds the stream's clock. wait_event: done once that record ran,
+//               joining its clock.
+//   gemm        one flow on my HBM of the bytes of A, B and C, capped so that alone it takes
+//               2mnk / gemm_TFLOPs (the machine file's measured matmul rate), after launch latency;
+//               with data, C = A x B in fp32 (Eigen), stored as the element type when it ends.
+//               It does not take SMs from concurrent kernels (a limitation of the model).
+#include <algorithm>
+#include <cstring>
+
+#include <Eigen/Core>
+
+#include "backends/sim/conv.h"
+#include "backends/sim/simulator.h"
+#include "core/dispatch.h"
+#include "core/signal_pad.h"
+
+namespace symm::sim {
+
+// ---- SimHost: the verbs append items -------------------------------------------------------
+
+int SimHost::world() const { return sim_->world(); }
+
+uintptr_t SimHost::peer_addr(uintptr_t p, int r) const { return sim_->host_peer_addr(rank_, p, r); }
+
+void SimHost::push(int s, StreamItem& it) {
+  if (s < 0 || s >= streams_)
+    fail(ErrorCode::kInvalidArgument, "rank " + std::to_string(rank_) + ": stream " + std::to_string(s) +
+                                          " is outside the plan's " + std::to_string(streams_) + " streams");
+  sim_->enqueue(rank_, s, it);
+}
+
+void SimHost::copy_engine(int s, void* dst, const void* src, std::size_t bytes) {
+  StreamItem it;
+  it.kind = ItemKind::kCopy;
+  it.dst = reinterpret_cast<uintptr_t>(dst);
+  it.src = reinterpret_cast<uintptr_t>(src);
+  it.bytes = bytes;
+  push(s, it);
+}
+
+void SimHost::write_flag(int s, int peer, uint32_t slot, uint32_t value) {
+  if (peer < 0 || peer >= world() || !pad::is_plan_flag(slot) || value == 0)
+    fail(ErrorCode::kInvalidArgument, "rank " + std::to_string(rank_) + " stream " + std::to_string(s) +
+                                          ": write_flag(peer=" + std::to_string(peer) + ", slot=" +
+                                          std::to_string(slot) + ", value=" + std::to_string(value) +
+                                          ") needs a rank, a plan flag (pad::plan_flag) and a value != 0");
+  StreamItem it;
+  it.kind = ItemKind::kWriteFlag;
+  it.peer = peer;
+  it.slot = slot;
+  it.value = value;
+  push(s, it);
+}
+
+void SimHost::wait_flag(int s, uint32_t slot, uint32_t value) {
+  if (!pad::is_plan_flag(slot) || value == 0)
+    fail(ErrorCode::kInvalidArgument, "rank " + std::to_string(rank_) + " stream " + std::to_string(s) +
+                                          ": wait_flag(slot=" + std::to_string(slot) +
+                                          ") needs a plan flag (pad::plan_flag) and a value != 0");
+  StreamItem it;
+  it.kind = ItemKind::kWaitFlag;
+  it.slot = slot;
+  it.value = value;
+  push(s, it);
+}
+
+void SimHost::record(int s, int event) {
+  if (event < 0 || event >= kMaxEvents)
+    fail(ErrorCode::kInvalidArgument, "record: event " + std::to_string(event) + " is outside 0.." +
+                                          std::to_string(kMaxEvents - 1));
+  StreamItem it;
+  it.kind = ItemKind::kRecord;
+  it.event = event;
+  push(s, it);
+}
+
+void SimHost::wait_event(int s, int event) {
+  if (event < 0 || event >= kMaxEvents)
+    fail(ErrorCode::kInvalidArgument, "wait_event: event " + std::to_string(event) + " is outside 0.." +
+                                          std::to_string(kMaxEvents - 1));
+  StreamItem it;
+  it.kind = ItemKind::kWaitEvent;
+  it.event = event;
+  push(s, it);
+}
+
+void SimHost::gemm(int s, const GemmArgs& g) {
+  if (g.m <= 0 || g.n <= 0 || g.k <= 0 || g.lda < std::size_t(g.k) || g.ldb < std::size_t(g.n) ||
+      g.ldc != std::size_t(g.n))
+    fail(ErrorCode::kInvalidArgument,
+         "rank " + std::to_string(rank_) + ": gemm(m=" + std::to_string(g.m) + ", n=" + std::to_string(g.n) +
+             ", k=" + std::to_string(g.k) + ") needs positive sizes, lda >= k, ldb >= n and ldc == n");
+  StreamItem it;
+  it.kind = ItemKind::kGemm;
+  it.gemm = g;
+  push(s, it);
+}
+
+// ---- the engine's side ---------------------------------------------------------------------
+
+uintptr_t Simulator::host_peer_addr(int rank, uintptr_t p, int r) const {
+  const uintptr_t rel = p - kAddrBase;
+  const int space = int(rel >> kSpaceShift);
+  if (p < kAddrBase || space >= world_ || r < 0 || r >= world_)
+    fail(ErrorCode::kInvalidArgument, "rank " + std::to_string(rank) + ": peer(p, " + std::to_string(r) +
+                                          ") needs a rank's symmetric address and 0 <= r < world");
+  return addr(r, uint64_t(rel & ((uintptr_t(1) << kSpaceShift) - 1)));
+}
+
+Loc Simulator::decode_host(int rank, int s, uintptr_t a, std::size_t bytes, const char* verb) const {
+  const uintptr_t rel = a - kAddrBase;
+  const Loc l{int(rel >> kSpaceShift), uint64_t(rel & ((uintptr_t(1) << kSpaceShift) - 1))};
+  if (a < kAddrBase || l.space >= world_ || l.off + bytes > heap_bytes_ || l.off % kVecBytes || bytes % kVecBytes)
+    fail(ErrorCode::kInvalidArgument, "rank " + std::to_string(rank) + " stream " + std::to_string(s) + ": " +
+                                          verb + " of " + std::to_string(bytes) +
+                                          " bytes at an address outside the symmetric heap or not 16-byte aligned");
+  return l;
+}
+
+void Simulator::enqueue(int rank, int s, StreamItem& it) {
+  Stream& st = stream_at(rank, s);
+  if (it.kind == ItemKind::kRecord) it.seq = ++events_[std::size_t(rank)][std::size_t(it.event)].enqueued;
+  if (it.kind == ItemKind::kWaitEvent) {
+    // CUDA semantics: a wait binds to the latest record enqueued before it; none is a plan bug.
+    it.seq = events_[std::size_t(rank)][std::size_t(it.event)].enqueued;
+    if (it.seq == 0)
+      fail(ErrorCode::kInvalidArgument, "rank " + std::to_string(rank) + " stream " + std::to_string(s) +
+                                            ": wait_event(" + std::to_string(it.event) +
+                                            ") before any record of that event (plan bug)");
+  }
+  st.items.push_back(it);
+}
+
+uint32_t Simulator::stream_epoch(Stream& s) {
+  if (s.tick_before_store) {
+    ++s.clock[std::size_t(s.tid)];
+    s.tick_before_store = false;
+    s.release_snap.reset();
+  }
+  return s.clock[std::size_t(s.tid)];
+}
+
+// One call of the plan on rank h: the streams fork from the host (its input writes are ordered
+// before), the plan enqueues, the streams run; the host resumes when every stream ran dry.
+void Simulator::run_plan_call(Host& h) {
+  const int r = h.rank;
+  for (EventRec& e : events_[std::size_t(r)]) e = EventRec{};
+  for (int s = 0; s < streams_n_; ++s) {
+    Stream& st = stream_at(r, s);
+    if (race_) {
+      join(st.clock, h.clock);
+      st.tick_before_store = true;
+    }
+  }
+  PlanArgs pa;
+  pa.coll = args_[std::size_t(r)];
+  pa.streams = streams_n_;
+  pa.chunk_bytes = spec_.chunk_bytes;
+  pa.blocks = h.blocks;
+  SimHost host(this, r, streams_n_);
+  plan_fn_(host, pa);
+  h.launched = q_.now();
+  h.tick_before_store = true;
+  live_streams_[std::size_t(r)] = 0;
+  for (int s = 0; s < streams_n_; ++s)
+    if (!stream_at(r, s).items.empty()) ++live_streams_[std::size_t(r)];
+  if (live_streams_[std::size_t(r)] == 0) return;
+  // The streams start launch latency from now: a graph's launch, or the first eager submission.
+  q_.push(q_.now() + launch_ps_, kKickStreams, uint32_t(r), 0);
+  h.caller = std::move(h.caller).resume();  // until the last stream runs dry
+  h.ended = q_.now();
+  if (race_)
+    for (int s = 0; s < streams_n_; ++s) join(h.clock, stream_at(r, s).clock);
+  if (trace_) trace_->slice(r, Trace::kHostTid, spec_.algo->id.c_str(), h.launched, h.ended);
+}
+
+void Simulator::kick_streams(int rank) {
+  for (int s = 0; s < streams_n_; ++s) kick(stream_at(rank, s));
+}
+
+// Starts the stream's next item if it is idle (items that take no time run in a loop).
+void Simulator::kick(Stream& s) {
+  while (!s.busy && !s.items.empty()) {
+    s.busy = true;
+    s.started = q_.now();
+    start_item(s);
+  }
+}
+
+void Simulator::item_done(Stream& s) {
+  StreamItem& it = s.items.front();
+  if (trace_ && it.kind != ItemKind::kRecord) {
+    static const char* names[] = {"launch", "copy_engine", "write_flag", "wait_flag", "record", "wait_event", "gemm"};
+    std::string args;
+    if (it.kind == ItemKind::kCopy || it.kind == ItemKind::kGemm) args = "\"bytes\":" + std::to_string(it.bytes);
+    if (it.kind == ItemKind::kWriteFlag || it.kind == ItemKind::kWaitFlag)
+      args = "\"slot\":" + std::to_string(it.slot) + ",\"value\":" + std::to_string(it.value) +
+             (it.kind == ItemKind::kWriteFlag ? ",\"peer\":" + std::to_string(it.peer) : std::string());
+    trace_->slice(s.rank, Trace::kStreamTid + s.index, names[int(it.kind)], s.started, q_.now(), args);
+  }
+  s.items.pop_front();
+  s.busy = s.waiting = false;
+  if (s.items.empty()) {
+    if (--live_streams_[std::size_t(s.rank)] == 0) q_.push(q_.now(), kResumeHost, uint32_t(s.rank), 0);
+    return;
+  }
+  kick(s);
+}
+
+void Simulator::start_item(Stream& s) {
+  StreamItem& it = s.items.front();
+  const int me = s.rank;
+  switch (it.kind) {
+    case ItemKind::kLaunch: {
+      Host& h = hosts_[std::size_t(me)];
+      if (h.live_blocks)
+        fail(ErrorCode::kUnsupported, "rank " + std::to_string(me) + " stream " + std::to_string(s.index) +
+                                          ": a kernel launch while another kernel of the rank runs (the "
+                                          "simulator runs one kernel per rank at a time)");
+      if (it.blocks < 1 || it.blocks > blocks_)
+        fail(ErrorCode::kInvalidArgument, "rank " + std::to_string(me) + ": a plan kernel on " +
+                                              std::to_string(it.blocks) + " blocks (the call allows 1.." +
+                                              std::to_string(blocks_) + ")");
+      Kernel& k = kern_[std::size_t(me)];
+      k.fn = it.fn;
+      k.args = it.args;
+      k.stream = s.index;
+      h.blocks = it.blocks;
+      start_blocks(h, s.clock);
+      return;  // done when its last block ends (end_block)
+    }
+    case ItemKind::kCopy: {
+      if (it.bytes == 0) return item_done(s);
+      ce_waiting_[std::size_t(me)].push_back(s.index);
+      return grant_copy_engines(me);
+    }
+    case ItemKind::kWriteFlag: {
+      Snapshot snap;
+      if (race_) {
+        if (!s.release_snap) s.release_snap = std::make_shared<const VClock>(s.clock);
+        snap = s.release_snap;
+        s.tick_before_store = true;
+      }
+      if (free_lands_.empty()) {
+        free_lands_.push_back(uint32_t(lands_.size()));
+        lands_.emplace_back();
+      }
+      const uint32_t li = free_lands_.back();
+      free_lands_.pop_back();
+      const uint64_t id = ++signal_ids_;
+      lands_[li] = FlagLand{it.peer, it.slot, it.value, std::move(snap), id};
+      lands_[li].from_rank = me;
+      lands_[li].from_stream = s.index;
+      q_.push(q_.now() + (it.peer == me ? 0 : flag_ps_), kFlagLand, 0, li);
+      if (trace_) trace_->flow_begin(me, Trace::kStreamTid + s.index, id, q_.now());
+      return item_done(s);
+    }
+    case ItemKind::kWaitFlag: {
+      const uint64_t key = uint64_t(me) * pad::kPadSlots + it.slot;
+      if (flags_[key] != it.value) {
+        s.waiting = true;
+        stream_waiters_[key] = &s;
+        return;  // stream_flag_landed resumes it
+      }
+      return consume_flag(s, key);
+    }
+    case ItemKind::kRecord: {
+      const int event = it.event;  // `it` is gone once the item is done
+      EventRec& e = events_[std::size_t(me)][std::size_t(event)];
+      e.done = it.seq;
+      if (race_) e.clock = s.clock;
+      item_done(s);
+      // Streams waiting for this record go on.
+      for (int o = 0; o < streams_n_; ++o) {
+        Stream& w = stream_at(me, o);
+        if (w.waiting && !w.items.empty() && w.items.front().kind == ItemKind::kWaitEvent &&
+            w.items.front().event == event && e.done >= w.items.front().seq)
+          finish_wait_event(w);
+      }
+      return;
+    }
+    case ItemKind::kWaitEvent: {
+      const EventRec& e = events_[std::size_t(me)][std::size_t(it.event)];
+      if (e.done < it.seq) {
+        s.waiting = true;
+        return;  // the record resumes it
+      }
+      return finish_wait_event(s);
+    }
+    case ItemKind::kGemm: return start_gemm(s);
+  }
+}
+
+void Simulator::finish_wait_event(Stream& s) {
+  const EventRec& e = events_[std::size_t(s.rank)][std::size_t(s.items.front().event)];
+  if (race_ && join(s.clock, e.clock)) s.release_snap.reset();
+  item_done(s);
+}
+
+void Simulator::consume_flag(Stream& s, uint64_t key) {
+  if (race_) {
+    auto it = flag_snap_.find(key);
+    if (it != flag_snap_.end() && it->second && join(s.clock, *it->second)) s.release_snap.reset();
+  }
+  if (trace_) {
+    auto it = flag_signal_.find(key);
+    if (it != flag_signal_.end()) trace_->flow_end(s.rank, Trace::kStreamTid + s.index, it->second, q_.now());
+  }
+  flags_[key] = 0;
+  item_done(s);
+}
+
+// A plan flag landed (on_flag): it must have been consumed since its last write.
+void Simulator::plan_flag_landed(const FlagLand& l, uint32_t before) {
+  if (before != 0)
+    fail(ErrorCode::kRace, "race: rank " + std::to_string(l.from_rank) + " stream " + std::to_string(l.from_stream) +
+                               "'s write_flag lands on rank " + std::to_string(l.rank) + "'s plan slot " +
+                               std::to_string(l.slot) + " while it still holds " + std::to_string(before) +
+                               " (written again before its waiter consumed it)");
+  const uint64_t key = uint64_t(l.rank) * pad::kPadSlots + l.slot;
+  auto it = stream_waiters_.find(key);
+  if (it == stream_waiters_.end()) return;
+  Stream& s = *it->second;
+  if (flags_[key] != s.items.front().value) return;
+  stream_waiters_.erase(it);
+  consume_flag(s, key);
+}
+
+// ---- copy engines ----------------------------------------------------------------------------
+
+void Simulator::grant_copy_engines(int rank) {
+  std::deque<int>& waiting = ce_waiting_[std::size_t(rank)];
+  while (!waiting.empty() && ce_busy_[std::size_t(rank)] < m_.copy_engines) {
+    Stream& s = stream_at(rank, waiting.front());
+    waiting.pop_front();
+    const int engine = ce_next_[std::size_t(rank)]++ % m_.copy_engines;
+    ++ce_busy_[std::size_t(rank)];
+    start_copy(s, engine);
+  }
+}
+
+void Simulator::start_copy(Stream& s, int engine) {
+  StreamItem& it = s.items.front();
+  const int me = s.rank;
+  const Loc src = decode_host(me, s.index, it.src, it.bytes, "copy_engine");
+  const Loc dst = decode_host(me, s.index, it.dst, it.bytes, "copy_engine");
+  uint32_t index;
+  Transfer& x = new_stream_transfer(s, "copy_engine", index);
+  x.remote_load = src.space != me;
+  x.posted = dst.space != me;
+  x.dst_space = dst.space;
+  x.dst_off = dst.off;
+  x.bytes = it.bytes;
+  x.ce = engine;
+  x.src_space = src.space;
+  x.src_off = src.off;
+  // The engine's start-up, then the flow (started by on_stream_start).
+  q_.push(q_.now() + ce_startup_ps_, kStreamFlow, 0, index);
+}
+
+// A copy engine's flow starts: its source is read now.
+void Simulator::start_stream_flow(uint32_t index) {
+  Transfer& x = xfers_[index];
+  Stream& s = *x.stream_owner;
+  const int me = s.rank;
+  x.issued = q_.now();
+  if (x.ce >= 0) {
+    if (data_) {
+      if (race_) {
+        stream_epoch(s);
+        check_stream_read(s, x.src_space, x.src_off, x.bytes);
+        record_read(s.tid, s.clock, x.src_space, x.src_off, x.bytes);
+        store(s.tid, s.clock, x.dst_space, x.dst_off, x.bytes);
+      }
+      x.data.assign(ptr(x.src_space, x.src_off), ptr(x.src_space, x.src_off) + x.bytes);
+    }
+    add_transfer_uses(x, me, x.src_space, x.dst_space, 1, 1);
+    if (use_w_[res_hbm(me)] == 0)
+      uses_.erase(std::remove_if(uses_.begin(), uses_.end(), [&](const Use& u) { return u.res == res_hbm(me); }),
+                  uses_.end());
+    for (Use& u : uses_) u.weight = use_w_[u.res], use_w_[u.res] = 0;
+    net_.start(q_.now(), uses_, ce_bpp_, double(x.bytes), index);
+  } else {  // gemm: HBM traffic, capped at the compute rate
+    add_use(res_hbm(me), 1);
+    for (Use& u : uses_) u.weight = use_w_[u.res], use_w_[u.res] = 0;
+    net_.start(q_.now(), uses_, x.gemm_cap, double(x.bytes), index);
+  }
+  uses_.clear();
+  mark_dirty();
+}
+
+Transfer& Simulator::new_stream_transfer(Stream& s, const char* name, uint32_t& index) {
+  if (free_xfers_.empty()) {
+    free_xfers_.push_back(uint32_t(xfers_.size()));
+    xfers_.emplace_back();
+  }
+  index = free_xfers_.back();
+  free_xfers_.pop_back();
+  Transfer& x = xfers_[index];
+  x.owner = nullptr;
+  x.stream_owner = &s;
+  x.name = name;
+  x.issued = q_.now();
+  x.remote_load = x.posted = x.ll = false;
+  x.ce = -1;
+  return x;
+}
+
+// A stream transfer's flow ended (complete): its bytes land now, or a store latency later.
+void Simulator::complete_stream(uint32_t index) {
+  Transfer& x = xfers_[index];
+  const TimePs land_at = q_.now() + (x.posted ? store_ps_ : 0);
+  if (trace_ && x.ce >= 0)
+    trace_->slice(x.stream_owner->rank, Trace::kCopyEngineTid + x.ce, x.name, x.issued, land_at,
+                  "\"bytes\":" + std::to_string(x.bytes));
+  x.done_at = land_at;
+  q_.push(land_at, kTransferLand, 0, index);
+}
+
+// A stream transfer landed (land): the item is done; a copy engine is free again.
+void Simulator::land_stream(Transfer& x, uint32_t index) {
+  Stream& s = *x.stream_owner;
+  const int ce = x.ce;
+  x.stream_owner = nullptr;
+  free_xfers_.push_back(index);
+  if (ce >= 0) {
+    --ce_busy_[std::size_t(s.rank)];
+    grant_copy_engines(s.rank);
+  }
+  item_done(s);
+}
+
+// ---- gemm --------------------------------------------------------------------------------------
+
+namespace {
+template <class T>
+void gemm_data(const uint8_t* a, const uint8_t* b, uint8_t* c, const GemmArgs& g) {
+  using Mat = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+  Mat A(g.m, g.k), B(g.k, g.n);
+  const T* pa = reinterpret_cast<const T*>(a);
+  const T* pb = reinterpret_cast<const T*>(b);
+  for (int i = 0; i < g.m; ++i)
+    for (int j = 0; j < g.k; ++j) A(i, j) = Conv<T>::load(pa[std::size_t(i) * g.lda + std::size_t(j)]);
+  for (int i = 0; i < g.k; ++i)
+    for (int j = 0; j < g.n; ++j) B(i, j) = Conv<T>::load(pb[std::size_t(i) * g.ldb + std::size_t(j)]);
+  const Mat C = A * B;
+  T* pc = reinterpret_cast<T*>(c);
+  for (int i = 0; i < g.m; ++i)
+    for (int j = 0; j < g.n; ++j) pc[std::size_t(i) * g.n + std::size_t(j)] = Conv<T>::store(C(i, j));
+}
+}  // namespace
+
+void Simulator::start_gemm(Stream& s) {
+  const GemmArgs& g = s.items.front().gemm;
+  const int me = s.rank;
+  const std::size_t es = dtype_size(g.dtype);
+  const std::size_t a_bytes = ((std::size_t(g.m) - 1) * g.lda + std::size_t(g.k)) * es;
+  const std::size_t b_bytes = ((std::size_t(g.k) - 1) * g.ldb + std::size_t(g.n)) * es;
+  const std::size_t c_bytes = std::size_t(g.m) * std::size_t(g.n) * es;
+  const Loc la = decode_host(me, s.index, reinterpret_cast<uintptr_t>(g.a), 0, "gemm A");
+  const Loc lb = decode_host(me, s.index, reinterpret_cast<uintptr_t>(g.b), 0, "gemm B");
+  const Loc lc = decode_host(me, s.index, reinterpret_cast<uintptr_t>(g.c), 0, "gemm C");
+  for (const Loc* l : {&la, &lb, &lc})
+    if (l->space != me)
+      fail(ErrorCode::kInvalidArgument, "rank " + std::to_string(me) + ": gemm operands must be local memory");
+  if (la.off + a_bytes > heap_bytes_ || lb.off + b_bytes > heap_bytes_ || lc.off + c_bytes > heap_bytes_)
+    fail(ErrorCode::kInvalidArgument, "rank " + std::to_string(me) + ": gemm operands outside the symmetric heap");
+  uint32_t index;
+  Transfer& x = new_stream_transfer(s, "gemm", index);
+  x.dst_space = me;
+  x.dst_off = lc.off;
+  x.bytes = a_bytes + b_bytes + c_bytes;  // HBM traffic of one pass over the operands
+  const double flops = 2.0 * g.m * g.n * double(g.k);
+  const double compute_ps = flops / (m_.gemm_TFLOPs * 1e12) * 1e12;
+  x.gemm_cap = BytesPerPs(double(x.bytes) / std::max(compute_ps, 1.0));
+  x.gemm_c_bytes = c_bytes;
+  if (data_) {
+    if (race_) {
+      stream_epoch(s);
+      for (int i = 0; i < g.m; ++i) {
+        const uint64_t off = la.off + std::size_t(i) * g.lda * es;
+        check_stream_read(s, me, off, std::size_t(g.k) * es);
+        record_read(s.tid, s.clock, me, off, std::size_t(g.k) * es);
+      }
+      for (int i = 0; i < g.k; ++i) {
+        const uint64_t off = lb.off + std::size_t(i) * g.ldb * es;
+        check_stream_read(s, me, off, std::size_t(g.n) * es);
+        record_read(s.tid, s.clock, me, off, std::size_t(g.n) * es);
+      }
+      store(s.tid, s.clock, me, lc.off, c_bytes);
+    }
+    x.data.resize(c_bytes);
+    with_type(g.dtype, [&]<class T>() { gemm_data<T>(ptr(me, la.off), ptr(me, lb.off), x.data.data(), g); });
+  }
+  q_.push(q_.now() + launch_ps_, kStreamFlow, 0, index);
+}
+
+// ---- reports ------------------------------------------------------------------------------------
+
+std::string Simulator::plan_slot_name(uint32_t slot) {
+  const uint32_t rel = slot - pad::kPlanBase;
+  return "plan slot " + std::to_string(slot) + " (channel " + std::to_string(rel / kMaxWorld / pad::kPlanChunks) +
+         ", chunk " + std::to_string((rel / kMaxWorld) % pad::kPlanChunks) + ", from rank " +
+         std::to_string(rel % kMaxWorld) + ")";
+}
+
+bool Simulator::stream_deadlock() {
+  const Stream* first = nullptr;
+  int others = 0;
+  for (const Stream& s : streams_) {
+    if (!s.waiting) continue;
+    if (!first)
+      first = &s;
+    else
+      ++others;
+  }
+  if (!first) return false;
+  const StreamItem& it = first->items.front();
+  const std::string and_others =
+      others ? " (and " + std::to_string(others) + " other blocked stream" + (others == 1 ? "" : "s") + ")" : "";
+  const std::string who = "rank " + std::to_string(first->rank) + " stream " + std::to_string(first->index);
+  if (it.kind == ItemKind::kWaitEvent)
+    fail(ErrorCode::kDeadlock, "deadlock: " + who + " waits for event " + std::to_string(it.event) +
+                                   " whose record never runs" + and_others);
+  fail(ErrorCode::kDeadlock,
+       "deadlock: " + who + " waits on " + plan_slot_name(it.slot) + " for value " + std::to_string(it.value) +
+           " but sees " + std::to_string(flags_[std::size_t(first->rank) * pad::kPadSlots + it.slot]) + and_others);
+}
+
+void Simulator::check_stream_read(Stream& s, int rank, uint64_t off, std::size_t bytes) {
+  check_read(s.tid, s.clock, nullptr, rank, off, bytes, &s);
+}
+
+}  // namespace symm::sim

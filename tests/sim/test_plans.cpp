@@ -1,0 +1,207 @@
+// Host plans on the simulator (core/plan.h, backends/sim/streams.cpp): every plan against the
+// CPU reference over dtypes x worlds x sizes x stream counts, back-to-back calls, the planted
+// faults (a flag on a stream not ordered after its copy; a flag never written), a golden time
+// on the tiny machine, and the trace's stream and copy-engine tracks.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+
+#include "backends/sim/sim.h"
+#include "backends/sim/testing.h"
+#include "core/algos/all_gather_ce_st.h"
+#include "core/algos/reduce_scatter_ce_st_ring_reduce.h"
+
+namespace symm::sim {
+namespace {
+
+const Machine& h200x8() {
+  static const Machine m = Machine::by_name("h200x8");
+  return m;
+}
+
+std::vector<const AlgoInfo*> plans() {
+  std::vector<const AlgoInfo*> v;
+  for (const AlgoInfo& a : algorithms())
+    if (a.plan) v.push_back(&a);
+  return v;
+}
+
+RunSpec spec_for(const AlgoInfo& a, DType t, int world, std::size_t bytes, uint64_t seed) {
+  RunSpec s;
+  s.machine = h200x8();
+  s.world = world;
+  s.algo = &a;
+  s.dtype = t;
+  s.bytes = bytes;
+  s.seed = seed;
+  return s;
+}
+
+TEST(Plans, TheRegistryListsThem) {
+  const std::vector<const AlgoInfo*> p = plans();
+  ASSERT_EQ(p.size(), 3u);
+  EXPECT_EQ(find_algo(Op::kAllGather, "ce").id, "all_gather.ce_st");
+  EXPECT_EQ(find_algo(Op::kReduceScatter, "ce").id, "reduce_scatter.ce_st_ring_reduce");
+  EXPECT_EQ(find_algo(Op::kReduceScatter, "ce_overlap").id, "reduce_scatter.ce_st_chunk_reduce");
+  EXPECT_EQ(find_algo(Op::kAllGather, "ce").default_blocks(1 << 20, 4), 0);  // copies only
+}
+
+// Sizes: one vector per rank, odd vector counts, a call cut into many chunks (small
+// chunk_bytes), and one over 1 MiB; streams 1 (everything on the main stream), 2 and 4.
+TEST(Plans, MatchReferenceEveryWorldDtypeAndStreamCount) {
+  uint64_t seed = 77;
+  int ran = 0;
+  for (const AlgoInfo* a : plans())
+    for (int world : {2, 3, 4, 8}) {
+      const std::size_t unit = 16 * std::size_t(world);
+      struct Case {
+        std::size_t bytes, chunk;
+        int streams;
+      };
+      const Case cases[] = {{unit, 0, 3},
+                            {7 * unit + 16 * 5 * std::size_t(world), 64, 2},
+                            {1000 * unit, 1024, 4},
+                            {((std::size_t(1) << 20) / unit + 3) * unit, 0, 1}};
+      for (const Case& c : cases)
+        for (DType t : {DType::kBF16, DType::kFP16, DType::kFP32}) {
+          if (c.bytes > (1u << 20) && t != DType::kBF16) continue;
+          RunSpec s = spec_for(*a, t, world, c.bytes, ++seed);
+          s.chunk_bytes = c.chunk;
+          s.streams = c.streams;
+          s.calls = 3;  // consumed flags must leave the pad ready for the next call
+          SCOPED_TRACE(a->id + " " + dtype_name(t) + " world=" + std::to_string(world) +
+                       " bytes=" + std::to_string(c.bytes) + " chunk=" + std::to_string(c.chunk) +
+                       " streams=" + std::to_string(c.streams));
+          const RunResult r = run(s);
+          EXPECT_GE(r.max_rel_err, 0);
+          EXPECT_LE(r.max_rel_err, r.err_bound);
+          EXPECT_GT(r.time_us, 0);
+          ++ran;
+        }
+    }
+  EXPECT_EQ(ran, 3 * 4 * (3 * 3 + 1));
+}
+
+TEST(Plans, MaxAndMinReduce) {
+  const AlgoInfo& a = find_algo(Op::kReduceScatter, "ce_overlap");
+  for (ReduceOp op : {ReduceOp::kMax, ReduceOp::kMin}) {
+    RunSpec s = spec_for(a, DType::kBF16, 4, 64 * 1024, 5);
+    s.op = op;
+    s.chunk_bytes = 4096;
+    const RunResult r = run(s);
+    EXPECT_GE(r.max_rel_err, 0);
+    EXPECT_LE(r.max_rel_err, r.err_bound);
+  }
+}
+
+TEST(Plans, TimingOnlyScalesTo64Ranks) {
+  RunSpec s = spec_for(find_algo(Op::kAllGather, "ce"), DType::kBF16, 64, std::size_t(256) << 20, 1);
+  s.timing_only = true;
+  const RunResult r = run(s);
+  EXPECT_EQ(r.max_rel_err, -1);
+  EXPECT_GT(r.time_us, 0);
+}
+
+// A data flag written on another side stream than the one that copied: the flag is not
+// ordered after the copy. The race check (or the data) must catch it.
+template <class Plan>
+void expect_flag_on_other_stream_caught(const AlgoInfo& a) {
+  for (int world : {2, 4}) {
+    RunSpec s = spec_for(a, DType::kBF16, world, 64 * 1024 * std::size_t(world), 9);
+    s.streams = 3;
+    SCOPED_TRACE(a.id + " world=" + std::to_string(world));
+    try {
+      const RunResult r = run_plan<Plan>(s);
+      EXPECT_GT(r.max_rel_err, r.err_bound) << "an unordered flag went unnoticed";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), ErrorCode::kRace) << e.what();
+      EXPECT_NE(std::string(e.what()).find("stream"), std::string::npos) << e.what();
+    }
+  }
+}
+
+TEST(Plans, FlagNotOrderedAfterItsCopyIsCaught) {
+  expect_flag_on_other_stream_caught<AllGatherCeT<PlanFault::kFlagOnOtherStream>>(find_algo(Op::kAllGather, "ce"));
+  expect_flag_on_other_stream_caught<ReduceScatterCeT<false, PlanFault::kFlagOnOtherStream>>(
+      find_algo(Op::kReduceScatter, "ce"));
+  expect_flag_on_other_stream_caught<ReduceScatterCeT<true, PlanFault::kFlagOnOtherStream>>(
+      find_algo(Op::kReduceScatter, "ce_overlap"));
+}
+
+TEST(Plans, TheRealPlansPassTheSameRuns) {  // the mutant test's control: no fault, no report
+  for (const AlgoInfo* a : plans()) {
+    RunSpec s = spec_for(*a, DType::kBF16, 4, 64 * 1024 * 4, 9);
+    s.streams = 3;
+    const RunResult r = run(s);
+    EXPECT_LE(r.max_rel_err, r.err_bound) << a->id;
+  }
+}
+
+TEST(Plans, MissingFlagIsADeadlockNamingRankStreamAndSlot) {
+  RunSpec s = spec_for(find_algo(Op::kAllGather, "ce"), DType::kBF16, 4, 4096, 3);
+  try {
+    run_plan<AllGatherCeT<PlanFault::kNoFlag>>(s);
+    FAIL() << "a flag that is never written must be a deadlock";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kDeadlock) << e.what();
+    const std::string m = e.what();
+    // Rank r skips its chunk-0 flag to rank r+1: rank r+1's main stream waits for it.
+    EXPECT_NE(m.find("stream 0 waits on plan slot"), std::string::npos) << m;
+    EXPECT_NE(m.find("(channel 1, chunk 0, from rank"), std::string::npos) << m;
+    EXPECT_NE(m.find("for value 1 but sees 0"), std::string::npos) << m;
+  }
+  RunSpec r = spec_for(find_algo(Op::kReduceScatter, "ce"), DType::kBF16, 2, 4096, 3);
+  using Mutant = ReduceScatterCeT<false, PlanFault::kNoFlag>;
+  EXPECT_THROW(run_plan<Mutant>(r), Error);
+}
+
+// The tiny machine (tests/sim/tiny.ini): 1 GB/s = 1000 bytes/us copy engine, one engine, 1 us
+// engine start-up, flags and remote stores land 1 us after, graph launch 1 us.
+// all_gather.ce_st, world 2, 2048 bytes (1024 per rank), one chunk, 3 streams, every rank alike:
+//   t=1     graph launch; main writes "ready" to the peer (lands t=2)
+//   t=2     main consumes the peer's "ready", records event 0; side stream 1 waits for it
+//   t=2     main's local copy takes the only copy engine: start-up 1 -> flow 1024 B at 1000 B/us
+//           -> t=4.024, local: lands at once; the engine goes to side stream 1's peer copy
+//   t=4.024 start-up 1 -> flow 1.024 -> t=6.048, remote: lands 1 us later, t=7.048
+//   t=7.048 side stream 1 writes the data flag; it lands on the peer at t=8.048
+//   t=8.048 main consumes it, joins the side streams: the call ends.
+TEST(Plans, GoldenTimeOnTheTinyMachine) {
+  RunSpec s;
+  s.machine = Machine::load(std::string(SYMM_TEST_DIR) + "/tiny.ini");
+  s.world = 2;
+  s.algo = &find_algo(Op::kAllGather, "ce");
+  s.bytes = 2048;
+  s.streams = 3;
+  const RunResult r = run(s);
+  EXPECT_NEAR(r.time_us, 8.048, 1e-9);
+  EXPECT_LE(r.max_rel_err, r.err_bound);
+}
+
+TEST(Plans, TraceHasStreamAndCopyEngineTracks) {
+  const std::string path = ::testing::TempDir() + "plan_trace.json";
+  RunSpec s = spec_for(find_algo(Op::kReduceScatter, "ce_overlap"), DType::kBF16, 2, 64 * 1024, 4);
+  s.trace_path = path;
+  s.chunk_bytes = 8192;
+  run(s);
+  std::ifstream f(path);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  const std::string t = ss.str();
+  for (const char* want : {"\"stream 1\"", "\"copy engine 0\"", "\"copy_engine\"", "\"write_flag\"",
+                           "\"wait_flag\"", "\"launch\"", "\"block\""})
+    EXPECT_NE(t.find(want), std::string::npos) << want;
+  std::remove(path.c_str());
+}
+
+TEST(Plans, BadStreamCountIsRefused) {
+  RunSpec s = spec_for(find_algo(Op::kAllGather, "ce"), DType::kBF16, 2, 4096, 1);
+  s.streams = 0;
+  EXPECT_THROW(run(s), Error);
+  s.streams = kMaxStreams + 1;
+  EXPECT_THROW(run(s), Error);
+}
+
+}  // namespace
+}  // namespace symm::sim
