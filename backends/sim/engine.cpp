@@ -71,7 +71,7 @@ Simulator::Simulator(const RunSpec& spec, ProgramFn fn, std::vector<int> call_bl
   flags_ = take_buffer<uint32_t>();
   flags_.assign(std::size_t(world_) * pad::kPadSlots, 0);
   use_w_.assign(std::size_t(4 * world_), 0);
-  last_load_.assign(std::size_t(2 * world_), -1);
+  last_load_.assign(std::size_t(3 * world_), -1);
   ll_waiters_.resize(std::size_t(world_));
   if (!data_) ll_landed_.resize(std::size_t(world_));
   if (data_) {
@@ -120,15 +120,16 @@ Simulator::Simulator(const RunSpec& spec, ProgramFn fn, std::vector<int> call_bl
   if (!spec.trace_path.empty()) {
     trace_ = std::make_unique<Trace>(spec.trace_path);
     for (int r = 0; r < world_; ++r) {
-      trace_->process_name(r, "rank " + std::to_string(r));
-      trace_->thread_name(r, Trace::kHostTid, "host");
+      const int pid = Trace::pid(r);
+      trace_->process_name(pid, "rank " + std::to_string(r));
+      trace_->thread_name(pid, Trace::kHostTid, "host");
       for (int s = 0; s < std::max(streams_n_, 1); ++s)
-        trace_->thread_name(r, Trace::kStreamTid + s, "stream " + std::to_string(s));
+        trace_->thread_name(pid, Trace::kStreamTid + s, "stream " + std::to_string(s));
       if (plan_fn_)
         for (int e = 0; e < m_.copy_engines; ++e)
-          trace_->thread_name(r, Trace::kCopyEngineTid + e, "copy engine " + std::to_string(e));
-      trace_->thread_name(r, Trace::kLinkTid, "nvlink");
-      for (int b = 0; b < blocks_; ++b) trace_->thread_name(r, b, "block " + std::to_string(b));
+          trace_->thread_name(pid, Trace::kCopyEngineTid + e, "copy engine " + std::to_string(e));
+      for (int b = 0; b < blocks_; ++b)
+        trace_->thread_name(pid, Trace::block_tid(b), "block " + std::to_string(b));
     }
   }
 }
@@ -183,7 +184,9 @@ void Simulator::end_block(Block& b) {
     for (const Snapshot& s : b.ll_acq) join(into, *s);
     b.ll_acq.clear();
   }
-  if (trace_) trace_->slice(b.rank, b.index, "block", b.started, q_.now());
+  if (trace_)
+    trace_->slice(Trace::pid(b.rank), Trace::block_tid(b.index), "block", b.started, q_.now(), {},
+                  /*encloses=*/true);
   if (from_stream >= 0) {  // the stream goes on from the engine, not from this block's fiber
     if (--h.live_blocks == 0) q_.push(q_.now(), kKernelDone, uint32_t(b.rank), uint64_t(from_stream));
     return;
@@ -191,7 +194,8 @@ void Simulator::end_block(Block& b) {
   if (--h.live_blocks == 0) {
     h.ended = q_.now();
     if (trace_)
-      trace_->slice(h.rank, Trace::kStreamTid, spec_.algo->id.c_str(), h.launched + launch_ps_, h.ended);
+      trace_->slice(Trace::pid(h.rank), Trace::kStreamTid, spec_.algo->id.c_str(), h.launched + launch_ps_,
+                    h.ended);
     q_.push(q_.now(), kResumeHost, uint32_t(h.rank), 0);
   }
 }

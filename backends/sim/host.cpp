@@ -60,6 +60,9 @@ void Simulator::host_plan(Host& h) {
 // The kernel of rank h's current call has ended and the host resumes: the caller gets `out`
 // (and may overwrite `in` and `out` from now on). See the race check in memory.cpp.
 void Simulator::end_call(Host& h) {
+  if (trace_)
+    trace_->slice(Trace::pid(h.rank), Trace::kHostTid, "call", h.launched, q_.now(),
+                  "\"call\":" + std::to_string(h.call), /*encloses=*/true);
   const int r = h.rank;
   if (race_) {
     check_read(r, h.clock, nullptr, r, out_off_, out_bytes_);
@@ -145,6 +148,7 @@ void Simulator::start_blocks(Host& h, const VClock& parent) {
     }
     q_.push(start, kResumeBlock, uint32_t(h.rank * blocks_ + b), 0);
   }
+  if (trace_) trace_->slice(Trace::pid(h.rank), Trace::kHostTid, "launch", q_.now(), start);
 }
 
 }  // namespace symm::sim

@@ -78,9 +78,7 @@ void Simulator::ll_landed(const Transfer& x) {
   std::size_t keep = 0;
   for (Block* w : ws) {
     if (w->ll_lo < hi && lo < w->ll_hi) {
-      w->ll_from_rank = x.owner->rank;
-      w->ll_from_block = x.owner->index;
-      w->ll_from_t = x.done_at;
+      w->ll_from = x.slice;
       q_.push(q_.now(), kResumeBlock, uint32_t(w->rank * blocks_ + w->index), 0);
     } else {
       ws[keep++] = w;
@@ -149,7 +147,7 @@ void Simulator::reduce_ll(Block& b, DType t, uintptr_t dst, const void* const* s
     off[k] = s.off;
   }
   const TimePs t0 = q_.now();
-  b.ll_from_rank = -1;
+  b.ll_from = kNoSlice;
   // Spin: walk the sources' packets in order, waiting at the first one not yet valid; a wake-up
   // re-checks from where the walk stopped. With data, the data words are then read in one pass
   // that checks every epoch again: a packet overwritten meanwhile sends the block back to waiting.
@@ -202,11 +200,11 @@ void Simulator::reduce_ll(Block& b, DType t, uintptr_t dst, const void* const* s
       }
     }
   }
-  if (trace_ && b.ll_from_rank >= 0) {
-    const uint64_t id = ++signal_ids_;
-    trace_->flow_begin(b.ll_from_rank, b.ll_from_block, id, b.ll_from_t);
-    trace_->flow_end(me, b.index, id, q_.now());
-  }
+  // The arrow from the put_ll whose packets woke it last ends on a zero-length slice now (the
+  // reduce_ll slice itself starts with the spin, possibly before that put_ll).
+  if (trace_ && b.ll_from != kNoSlice)
+    trace_->arrow(b.ll_from, trace_->slice(Trace::pid(me), Trace::block_tid(b.index), "packets seen",
+                                           q_.now(), q_.now()));
   uint32_t index;
   Transfer& x = new_transfer(b, "reduce_ll", index);
   x.issued = t0;  // the slice shows the spin too

@@ -33,6 +33,8 @@
 
 namespace symm::sim {
 
+constexpr uint32_t kNoSlice = UINT32_MAX;  // a trace slice handle: none
+
 enum class BlockState : uint8_t { kIdle, kRunning, kTransfer, kFlag, kPackets, kStores, kDone };
 
 struct Block {
@@ -48,8 +50,7 @@ struct Block {
   // at ll_lo, awaited epoch.
   uint64_t ll_buf = 0, ll_lo = 0, ll_hi = 0;
   uint32_t ll_epoch = 0;
-  int ll_from_rank = -1, ll_from_block = 0;  // trace: the put_ll whose landing woke it
-  TimePs ll_from_t = 0;
+  uint32_t ll_from = kNoSlice;  // trace: the slice of the put_ll whose landing woke it
   // Race check.
   VClock clock;
   Snapshot release_snap;          // shared by releases with no access or acquire in between
@@ -80,8 +81,8 @@ struct Transfer {
   bool posted = false;       // lands store_latency after the block resumes
   bool ll = false;           // flagged packets of epoch ll_epoch (put_ll)
   uint32_t ll_epoch = 0;
-  TimePs done_at = 0;  // when the issuing block resumed (trace)
-  int dst_space = 0;   // a rank, or kMcSpace: the same offset on every rank
+  uint32_t slice = kNoSlice;  // trace: its slice, once complete
+  int dst_space = 0;          // a rank, or kMcSpace: the same offset on every rank
   uint64_t dst_off = 0;
   std::size_t bytes = 0;
   std::vector<uint8_t> data;  // data mode: what lands
@@ -98,7 +99,7 @@ struct FlagLand {
   int rank;
   uint32_t slot, value;
   Snapshot snap;
-  uint64_t signal_id;
+  uint32_t signal_slice;  // trace
   int from_rank = -1, from_stream = -1;  // a stream's write_flag (plan flags)
 };
 
@@ -272,10 +273,9 @@ class Simulator {
   std::vector<uint32_t> flags_;  // world x kPadSlots, zeroed once
   std::unordered_map<uint64_t, Block*> waiters_;
   std::unordered_map<uint64_t, Snapshot> flag_snap_;
-  std::unordered_map<uint64_t, uint64_t> flag_signal_;  // trace: which signal set the flag
+  std::unordered_map<uint64_t, uint32_t> flag_signal_;  // trace: the slice of the signal that set the flag
   std::vector<FlagLand> lands_;
   std::vector<uint32_t> free_lands_;
-  uint64_t signal_ids_ = 0;
 
   // ---- flagged packets ----
   std::vector<std::vector<Block*>> ll_waiters_;       // per rank: blocks in reduce_ll

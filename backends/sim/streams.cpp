@@ -192,7 +192,6 @@ void Simulator::run_plan_call(Host& h) {
   h.ended = q_.now();
   if (race_)
     for (int s = 0; s < streams_n_; ++s) join(h.clock, stream_at(r, s).clock);
-  if (trace_) trace_->slice(r, Trace::kHostTid, spec_.algo->id.c_str(), h.launched, h.ended);
 }
 
 void Simulator::kick_streams(int rank) {
@@ -210,14 +209,14 @@ void Simulator::kick(Stream& s) {
 
 void Simulator::item_done(Stream& s) {
   StreamItem& it = s.items.front();
-  if (trace_ && it.kind != ItemKind::kRecord) {
+  if (trace_ && it.kind != ItemKind::kRecord && it.kind != ItemKind::kWriteFlag) {
     static const char* names[] = {"launch", "copy_engine", "write_flag", "wait_flag", "record", "wait_event", "gemm"};
     std::string args;
     if (it.kind == ItemKind::kCopy || it.kind == ItemKind::kGemm) args = "\"bytes\":" + std::to_string(it.bytes);
     if (it.kind == ItemKind::kWriteFlag || it.kind == ItemKind::kWaitFlag)
       args = "\"slot\":" + std::to_string(it.slot) + ",\"value\":" + std::to_string(it.value) +
              (it.kind == ItemKind::kWriteFlag ? ",\"peer\":" + std::to_string(it.peer) : std::string());
-    trace_->slice(s.rank, Trace::kStreamTid + s.index, names[int(it.kind)], s.started, q_.now(), args);
+    trace_->slice(Trace::pid(s.rank), Trace::kStreamTid + s.index, names[int(it.kind)], s.started, q_.now(), args);
   }
   s.items.pop_front();
   s.busy = s.waiting = false;
@@ -268,12 +267,13 @@ void Simulator::start_item(Stream& s) {
       }
       const uint32_t li = free_lands_.back();
       free_lands_.pop_back();
-      const uint64_t id = ++signal_ids_;
-      lands_[li] = FlagLand{it.peer, it.slot, it.value, std::move(snap), id};
-      lands_[li].from_rank = me;
-      lands_[li].from_stream = s.index;
+      uint32_t slice = kNoSlice;
+      if (trace_)
+        slice = trace_->slice(Trace::pid(me), Trace::kStreamTid + s.index, "write_flag", q_.now(), q_.now(),
+                              "\"peer\":" + std::to_string(it.peer) + ",\"slot\":" + std::to_string(it.slot) +
+                                  ",\"value\":" + std::to_string(it.value));
+      lands_[li] = FlagLand{it.peer, it.slot, it.value, std::move(snap), slice, me, s.index};
       q_.push(q_.now() + (it.peer == me ? 0 : flag_ps_), kFlagLand, 0, li);
-      if (trace_) trace_->flow_begin(me, Trace::kStreamTid + s.index, id, q_.now());
       return item_done(s);
     }
     case ItemKind::kWaitFlag: {
@@ -323,9 +323,11 @@ void Simulator::consume_flag(Stream& s, uint64_t key) {
     auto it = flag_snap_.find(key);
     if (it != flag_snap_.end() && it->second && join(s.clock, *it->second)) s.release_snap.reset();
   }
-  if (trace_) {
+  if (trace_) {  // the arrow from the write_flag ends on a zero-length slice, as for blocks' waits
     auto it = flag_signal_.find(key);
-    if (it != flag_signal_.end()) trace_->flow_end(s.rank, Trace::kStreamTid + s.index, it->second, q_.now());
+    if (it != flag_signal_.end())
+      trace_->arrow(it->second, trace_->slice(Trace::pid(s.rank), Trace::kStreamTid + s.index, "flag seen",
+                                              q_.now(), q_.now()));
   }
   flags_[key] = 0;
   item_done(s);
@@ -432,9 +434,8 @@ void Simulator::complete_stream(uint32_t index) {
   Transfer& x = xfers_[index];
   const TimePs land_at = q_.now() + (x.posted ? store_ps_ : 0);
   if (trace_ && x.ce >= 0)
-    trace_->slice(x.stream_owner->rank, Trace::kCopyEngineTid + x.ce, x.name, x.issued, land_at,
+    trace_->slice(Trace::pid(x.stream_owner->rank), Trace::kCopyEngineTid + x.ce, x.name, x.issued, land_at,
                   "\"bytes\":" + std::to_string(x.bytes));
-  x.done_at = land_at;
   q_.push(land_at, kTransferLand, 0, index);
 }
 

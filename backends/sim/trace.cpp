@@ -1,6 +1,8 @@
 #include "backends/sim/trace.h"
 
+#include <algorithm>
 #include <cinttypes>
+#include <set>
 
 #include "core/common.h"
 
@@ -19,74 +21,98 @@ void append_us(std::string& s, TimePs t) {
 Trace::Trace(const std::string& path) : path_(path) {
   f_ = std::fopen(path.c_str(), "wb");
   if (!f_) fail(ErrorCode::kIo, "cannot write trace file '" + path + "'");
-  buf_ = "{\"traceEvents\":[\n";
 }
 
 Trace::~Trace() {
   if (f_) std::fclose(f_);
 }
 
-void Trace::begin_event() {
-  if (!first_) buf_ += ",\n";
-  first_ = false;
-  if (buf_.size() > (1u << 20)) {
-    std::fwrite(buf_.data(), 1, buf_.size(), f_);
-    buf_.clear();
-  }
+void Trace::process_name(int pid, const std::string& name) { process_names_[pid] = name; }
+
+void Trace::thread_name(int pid, int tid, const std::string& name) { thread_names_[{pid, tid}] = name; }
+
+uint32_t Trace::slice(int pid, int tid, const char* name, TimePs begin, TimePs end, const std::string& args,
+                      bool encloses) {
+  events_.push_back(Event{'X', encloses, 0, pid, tid, begin, end - begin, name, 0, 0, args});
+  return uint32_t(events_.size() - 1);
 }
 
-void Trace::process_name(int pid, const std::string& name) {
-  begin_event();
-  buf_ += "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":" + std::to_string(pid) +
-          ",\"tid\":0,\"args\":{\"name\":\"" + name + "\"}}";
+void Trace::arrow(uint32_t from, uint32_t to) {
+  Event &a = events_[from], &b = events_[to];
+  if (a.flow || b.flow) return;
+  a.flow = 1, b.flow = 2;
+  a.bind = b.bind = uint64_t(from) + 1;
 }
 
-void Trace::thread_name(int pid, int tid, const std::string& name) {
-  begin_event();
-  buf_ += "{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":" + std::to_string(pid) +
-          ",\"tid\":" + std::to_string(tid) + ",\"args\":{\"name\":\"" + name + "\"}}";
-}
-
-void Trace::slice(int pid, int tid, const char* name, TimePs begin, TimePs end, const std::string& args) {
-  begin_event();
-  buf_ += "{\"name\":\"";
-  buf_ += name;
-  buf_ += "\",\"ph\":\"X\",\"pid\":" + std::to_string(pid) + ",\"tid\":" + std::to_string(tid) + ",\"ts\":";
-  append_us(buf_, begin);
-  buf_ += ",\"dur\":";
-  append_us(buf_, end - begin);
-  if (!args.empty()) buf_ += ",\"args\":{" + args + "}";
-  buf_ += "}";
-}
-
-// One end of a flow arrow: "s" at the signal (or put_ll), "f" bound to the enclosing slice
-// ("bp":"e") at the wait it releases.
-void Trace::flow(const char* phase, int pid, int tid, uint64_t id, TimePs t) {
-  begin_event();
-  buf_ += std::string("{\"name\":\"flag\",\"cat\":\"flag\",\"ph\":\"") + phase + "\"" +
-          (phase[0] == 'f' ? ",\"bp\":\"e\"" : "") + ",\"id\":" + std::to_string(id) +
-          ",\"pid\":" + std::to_string(pid) + ",\"tid\":" + std::to_string(tid) + ",\"ts\":";
-  append_us(buf_, t);
-  buf_ += "}";
-}
-
-void Trace::flow_begin(int pid, int tid, uint64_t id, TimePs t) { flow("s", pid, tid, id, t); }
-void Trace::flow_end(int pid, int tid, uint64_t id, TimePs t) { flow("f", pid, tid, id, t); }
-
-void Trace::counter(int pid, const char* name, TimePs t, double egress_GBps, double ingress_GBps) {
-  begin_event();
-  char b[96];
-  buf_ += "{\"name\":\"";
-  buf_ += name;
-  buf_ += "\",\"ph\":\"C\",\"pid\":" + std::to_string(pid) + ",\"ts\":";
-  append_us(buf_, t);
-  std::snprintf(b, sizeof b, ",\"args\":{\"egress\":%.3f,\"ingress\":%.3f}}", egress_GBps, ingress_GBps);
-  buf_ += b;
+void Trace::counter(int pid, const char* name, TimePs t, double GBps) {
+  events_.push_back(Event{'C', false, 0, pid, 0, t, 0, name, 0, GBps, {}});
 }
 
 void Trace::finish() {
-  buf_ += "\n],\"displayTimeUnit\":\"ns\"}\n";
-  const bool ok = std::fwrite(buf_.data(), 1, buf_.size(), f_) == buf_.size();
+  // Time order; at equal ts an enclosing slice first; otherwise the order of recording (a
+  // block's verbs are recorded in program order, so zero-length ones keep theirs, and an
+  // arrow's end is recorded after its start).
+  std::vector<uint32_t> order(events_.size());
+  for (uint32_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&](uint32_t x, uint32_t y) {
+    const Event &a = events_[x], &b = events_[y];
+    if (a.ts != b.ts) return a.ts < b.ts;
+    return a.encloses && !b.encloses;
+  });
+  std::set<int> pids;
+  std::set<std::pair<int, int>> tracks;
+  for (const Event& e : events_) {
+    pids.insert(e.pid);
+    if (e.ph == 'X') tracks.insert({e.pid, e.tid});
+  }
+  std::string buf = "{\"traceEvents\":[\n";
+  bool first = true, ok = true;
+  auto next = [&] {
+    if (!first) buf += ",\n";
+    first = false;
+    if (buf.size() > (1u << 20)) {
+      ok = ok && std::fwrite(buf.data(), 1, buf.size(), f_) == buf.size();
+      buf.clear();
+    }
+  };
+  for (const auto& [pid, name] : process_names_) {
+    if (!pids.count(pid)) continue;
+    next();
+    buf += "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":" + std::to_string(pid) +
+           ",\"args\":{\"name\":\"" + name + "\"}}";
+  }
+  for (const auto& [track, name] : thread_names_) {
+    if (!tracks.count(track)) continue;
+    next();
+    buf += "{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":" + std::to_string(track.first) +
+           ",\"tid\":" + std::to_string(track.second) + ",\"args\":{\"name\":\"" + name + "\"}}";
+  }
+  for (uint32_t i : order) {
+    const Event& e = events_[i];
+    next();
+    buf += "{\"name\":\"";
+    buf += e.name;
+    if (e.ph == 'X') {
+      buf += "\",\"ph\":\"X\",\"pid\":" + std::to_string(e.pid) + ",\"tid\":" + std::to_string(e.tid) +
+             ",\"ts\":";
+      append_us(buf, e.ts);
+      buf += ",\"dur\":";
+      append_us(buf, e.dur);
+      if (!e.args.empty()) buf += ",\"args\":{" + e.args + "}";
+      if (e.flow)
+        buf += ",\"bind_id\":" + std::to_string(e.bind) +
+               (e.flow == 1 ? ",\"flow_out\":true" : ",\"flow_in\":true");
+      buf += "}";
+    } else {
+      char b[64];
+      buf += "\",\"ph\":\"C\",\"pid\":" + std::to_string(e.pid) + ",\"ts\":";
+      append_us(buf, e.ts);
+      std::snprintf(b, sizeof b, ",\"args\":{\"GB/s\":%.3f}}", e.value);
+      buf += b;
+    }
+  }
+  buf += "\n],\"displayTimeUnit\":\"ns\"}\n";
+  ok = ok && std::fwrite(buf.data(), 1, buf.size(), f_) == buf.size();
   const bool closed = std::fclose(f_) == 0;
   f_ = nullptr;
   if (!ok || !closed) fail(ErrorCode::kIo, "could not write trace file '" + path_ + "'");

@@ -25,6 +25,7 @@ Transfer& Simulator::new_transfer(Block& b, const char* name, uint32_t& index) {
   x.name = name;
   x.issued = q_.now();
   x.remote_load = x.posted = x.ll = false;
+  x.slice = kNoSlice;
   return x;
 }
 
@@ -60,10 +61,15 @@ void Simulator::on_network(uint64_t gen) {
   if (trace_) {
     const std::vector<double>& load = net_.load();
     for (int g = 0; g < world_; ++g) {
-      const double eg = load[res_egress(g)] * 1e3, in = load[res_ingress(g)] * 1e3;  // bytes/ps -> GB/s
-      if (eg == last_load_[2 * g] && in == last_load_[2 * g + 1]) continue;
-      last_load_[2 * g] = eg, last_load_[2 * g + 1] = in;
-      trace_->counter(g, "nvlink GB/s", q_.now(), eg, in);
+      // One counter track per GPU and direction, written when its value changes (bytes/ps -> GB/s).
+      const uint32_t res[3] = {res_egress(g), res_ingress(g), res_hbm(g)};
+      const char* name[3] = {"nvlink egress", "nvlink ingress", "hbm"};
+      for (int k = 0; k < 3; ++k) {
+        const double v = load[res[k]] * 1e3;
+        if (v == last_load_[3 * g + k]) continue;
+        last_load_[3 * g + k] = v;
+        trace_->counter(Trace::pid(g), name[k], q_.now(), v);
+      }
     }
   }
 }
@@ -72,10 +78,10 @@ void Simulator::complete(uint32_t index) {
   Transfer& x = xfers_[index];
   if (x.stream_owner) return complete_stream(index);
   const TimePs resume_at = q_.now() + (x.remote_load ? rtt_ps_ : 0);
-  if (trace_)
-    trace_->slice(x.owner->rank, x.owner->index, x.name, x.issued, resume_at,
-                  "\"bytes\":" + std::to_string(x.bytes));
-  x.done_at = resume_at;
+  if (trace_) {
+    x.slice = trace_->slice(Trace::pid(x.owner->rank), Trace::block_tid(x.owner->index), x.name, x.issued,
+                            resume_at, "\"bytes\":" + std::to_string(x.bytes));
+  }
   if (x.posted) {
     q_.push(resume_at, kResumeBlock, uint32_t(x.owner->rank * blocks_ + x.owner->index), 0);
     q_.push(resume_at + store_ps_, kTransferLand, 0, index);

@@ -187,15 +187,14 @@ void Simulator::signal(Block& b, int peer, uint32_t slot, uint32_t value, MemOrd
   }
   const uint32_t li = free_lands_.back();
   free_lands_.pop_back();
-  const uint64_t id = ++signal_ids_;
-  lands_[li] = FlagLand{peer, slot, value, std::move(snap), id};
+  uint32_t slice = kNoSlice;
+  if (trace_)
+    slice = trace_->slice(Trace::pid(b.rank), Trace::block_tid(b.index),
+                          release ? "signal.release" : "signal", t0, q_.now(),
+                          "\"peer\":" + std::to_string(peer) + ",\"slot\":" + std::to_string(slot) +
+                              ",\"value\":" + std::to_string(value));
+  lands_[li] = FlagLand{peer, slot, value, std::move(snap), slice};
   q_.push(q_.now() + (peer == b.rank ? 0 : flag_ps_), kFlagLand, 0, li);
-  if (trace_) {
-    trace_->slice(b.rank, b.index, release ? "signal.release" : "signal", t0, q_.now(),
-                  "\"peer\":" + std::to_string(peer) + ",\"slot\":" + std::to_string(slot) +
-                      ",\"value\":" + std::to_string(value));
-    trace_->flow_begin(b.rank, b.index, id, q_.now());
-  }
 }
 
 // A signal's flag lands: set it and wake the waiters it satisfies.
@@ -205,7 +204,7 @@ void Simulator::on_flag(uint32_t index) {
   const uint32_t before = flags_[key];
   flags_[key] = l.value;
   if (race_) flag_snap_[key] = std::move(l.snap);
-  if (trace_) flag_signal_[key] = l.signal_id;
+  if (trace_) flag_signal_[key] = l.signal_slice;
   l.snap.reset();
   free_lands_.push_back(index);
   if (pad::is_plan_flag(l.slot)) return plan_flag_landed(FlagLand(l), before);
@@ -251,10 +250,14 @@ void Simulator::wait(Block& b, uint32_t slot, uint32_t value, MemOrder order) {
     if (it != flag_snap_.end() && it->second && join(b.clock, *it->second)) b.release_snap.reset();
   }
   if (trace_) {
-    trace_->slice(b.rank, b.index, order == MemOrder::kRelaxed ? "wait" : "wait.acquire", t0, q_.now(),
-                  "\"slot\":" + std::to_string(slot) + ",\"value\":" + std::to_string(value));
+    const int pid = Trace::pid(b.rank), tid = Trace::block_tid(b.index);
+    const std::string args = "\"slot\":" + std::to_string(slot) + ",\"value\":" + std::to_string(value);
+    trace_->slice(pid, tid, order == MemOrder::kRelaxed ? "wait" : "wait.acquire", t0, q_.now(), args);
+    // The arrow from the signal that set the flag ends on a zero-length slice when the wait
+    // returns (Perfetto binds arrow ends in time order: the wait itself may start before it).
     auto it = flag_signal_.find(key);
-    if (it != flag_signal_.end()) trace_->flow_end(b.rank, b.index, it->second, q_.now());
+    if (it != flag_signal_.end())
+      trace_->arrow(it->second, trace_->slice(pid, tid, "flag seen", q_.now(), q_.now(), args));
   }
 }
 

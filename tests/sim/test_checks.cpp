@@ -435,8 +435,8 @@ TEST(Trace, SameRunSameBytes) {
   ASSERT_FALSE(a.empty());
   EXPECT_EQ(a, b);
   EXPECT_EQ(a.rfind("{\"traceEvents\":[", 0), 0u);
-  EXPECT_NE(a.find("\"ph\":\"s\""), std::string::npos);
-  EXPECT_NE(a.find("\"ph\":\"f\""), std::string::npos);
+  EXPECT_NE(a.find("\"flow_out\":true"), std::string::npos);
+  EXPECT_NE(a.find("\"flow_in\":true"), std::string::npos);
   EXPECT_NE(a.find("\"ph\":\"C\""), std::string::npos);
   EXPECT_NE(a.find("\"name\":\"process_name\""), std::string::npos);
   EXPECT_NE(a.find("\"name\":\"reduce\""), std::string::npos);
@@ -473,8 +473,8 @@ TEST(Trace, LlVerbsAndTheirArrows) {
   const std::string a = slurp(path);
   EXPECT_NE(a.find("\"name\":\"put_ll\""), std::string::npos);
   EXPECT_NE(a.find("\"name\":\"reduce_ll\""), std::string::npos);
-  EXPECT_NE(a.find("\"ph\":\"s\""), std::string::npos);  // no signals: these arrows are put_ll -> reduce_ll
-  EXPECT_NE(a.find("\"ph\":\"f\""), std::string::npos);
+  EXPECT_NE(a.find("\"flow_out\":true"), std::string::npos);  // no signals: these arrows are put_ll -> reduce_ll
+  EXPECT_NE(a.find("\"flow_in\":true"), std::string::npos);
 }
 
 TEST(Trace, UnwritablePathFailsBeforeTheRun) {
