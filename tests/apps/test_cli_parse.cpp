@@ -9,7 +9,7 @@ namespace {
 // Size lists: symm::parse_size_list, tested in tests/core/test_sizes.cpp.
 
 TEST(AlgoList, AllAndNames) {
-  EXPECT_EQ(parse_algo_list(Op::kReduceScatter, "all").size(), 2u);  // pull, push_ll
+  EXPECT_EQ(parse_algo_list(Op::kReduceScatter, "all").size(), 4u);  // pull, push_ll, ce, ce_overlap
   const auto two = parse_algo_list(Op::kAllReduce, "one_shot,rs_ld_ag_st,all_reduce.ld_reduce");
   ASSERT_EQ(two.size(), 2u);  // one_shot and all_reduce.ld_reduce are the same algorithm
   EXPECT_EQ(two[0]->id, "all_reduce.ld_reduce");
