@@ -67,7 +67,7 @@ def _style(algo, measured):
     """Line style and label suffix: dotted with open markers for a simulated-only algorithm."""
     if algo in measured:
         return dict(ls="-", marker=".", lw=1.2, color=COLORS.get(algo)), ""
-    return dict(ls=":", marker="x", lw=1.6, color=COLORS.get(algo)), " (simulated only)"
+    return dict(ls=":", marker="x", lw=1.6, color=COLORS.get(algo)), "\n(simulated only)"
 
 
 def fig_predicted(machine, out):
@@ -79,7 +79,8 @@ def fig_predicted(machine, out):
     ops = [op for op in data.OPS if data.by(sim, op=op)]
     if not ops:
         sys.exit("plot.py: no simulator results for %s (run make experiments)" % machine)
-    fig, axes = plt.subplots(2, len(ops), figsize=(FIG_W, 4.6), squeeze=False, sharex="col")
+    fig, axes = plt.subplots(2, len(ops), figsize=(FIG_W, 5.3), squeeze=False, sharex="col")
+    nccl_marks = {}
     for col, op in enumerate(ops):
         rows = data.by(sim, op=op)
         sizes = sorted({r["bytes"] for r in rows})
@@ -93,17 +94,24 @@ def fig_predicted(machine, out):
                 pts = sorted((r["bytes"], r[nccl_key]) for r in data.by(baseline, op=op, variant=variant))
                 if pts:
                     ax.plot([b for b, _ in pts], [v for _, v in pts], ls="none", marker=marker, ms=5, mfc="none",
-                            color=COLORS[variant], label="%s (nccl-tests)" % NCCL_LABEL[variant])
+                            color=COLORS[variant])
+                    nccl_marks[variant] = marker
             _size_axis(ax, sizes, label=(row == 1))
             if row == 0:
                 ax.set_yscale("log")
                 ax.set_title("%s, %s (world %d)" % (OP_SHORT[op], machine, rows[0]["world"]))
-                ax.legend(loc="upper left", **LEGEND)
             else:
                 ax.set_ylim(bottom=0)
+                # Below the column, outside the curves: the column's algorithms, none hidden.
+                ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.22), ncol=2,
+                          **dict(LEGEND, handlelength=1.5, columnspacing=0.6, handletextpad=0.4))
             if col == 0:
                 ax.set_ylabel(ylabel)
-    fig.tight_layout(pad=0.3, h_pad=0.6, w_pad=0.6)
+    if nccl_marks:  # NCCL's nccl-tests points once for the figure, at the bottom
+        fig.legend(handles=[Line2D([], [], ls="none", marker=m, ms=5, mfc="none", color=COLORS[v],
+                                   label="%s (nccl-tests, 4x H200)" % NCCL_LABEL[v]) for v, m in nccl_marks.items()],
+                   loc="lower center", ncol=len(nccl_marks), **LEGEND)
+    fig.tight_layout(pad=0.3, h_pad=0.6, w_pad=0.6, rect=(0, 0.03 if nccl_marks else 0, 1, 1))
     fig.savefig(out, **SAVE)
 
 
