@@ -1,6 +1,8 @@
 #!/usr/bin/python3
 """md2tex.py IN.md OUT.tex: a markdown pipe table (as `symmcoll list --markdown` prints it)
-as a LaTeX tabular, so the paper's algorithm table is the registry's own listing."""
+as a LaTeX tabularx as wide as the text, so the paper's algorithm table is the registry's own
+listing: every column but the last at its natural width, the last (the summary) wrapped in what
+is left (the paper sets the font size and column gaps around the \input)."""
 
 import re
 import sys
@@ -18,10 +20,10 @@ def main(src, dst):
     if not rows:
         sys.exit("md2tex.py: no table in %s" % src)
     n = len(rows[0])
-    out = [r"\begin{tabular}{%s}" % ("l" * (n - 1) + "p{0.4\\linewidth}"), r"\hline",
-           " & ".join(r"\textbf{%s}" % cell(c) for c in rows[0]) + r" \\", r"\hline"]
+    out = [r"\begin{tabularx}{\textwidth}{@{}%s@{}}" % ("l" * (n - 1) + r">{\raggedright\arraybackslash}X"),
+           r"\toprule", " & ".join(r"\textbf{%s}" % cell(c) for c in rows[0]) + r" \\", r"\midrule"]
     out += [" & ".join(cell(c) for c in r) + r" \\" for r in rows[1:]]
-    out += [r"\hline", r"\end{tabular}"]
+    out += [r"\bottomrule", r"\end{tabularx}"]
     with open(dst, "w") as f:
         f.write("% Generated from " + src + " by experiments/md2tex.py; do not edit.\n" + "\n".join(out) + "\n")
     print("wrote", dst)

@@ -12,6 +12,7 @@ CSV (experiments/baselines/), so re-running `make experiments` re-derives the pa
 """
 
 import os
+import re
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "plots"))
@@ -32,8 +33,13 @@ def write(path, text):
     print("wrote", os.path.relpath(path, data.ROOT))
 
 
+MATH = {"<=": r"$\le$", ">=": r"$\ge$", "<": "$<$", ">": "$>$", "~": r"$\approx$"}
+
+
 def tex(s):
-    return str(s).replace("_", r"\_").replace("%", r"\%")
+    """Text for LaTeX: escapes, and <= >= < > ~ as math (OT1 text fonts print '<' as an inverted '!')."""
+    s = str(s).replace("_", r"\_").replace("%", r"\%")
+    return re.sub(r"<=|>=|<|>|~", lambda m: MATH[m.group()], s)
 
 
 def fmt_us(t):
@@ -59,12 +65,15 @@ def md_table(header, rows):
     return "\n".join(out) + "\n"
 
 
-def tex_table(caption, label, header, rows):
-    cols = "r" * len(header)
-    lines = [r"\begin{table*}[t]", r"\centering\small", r"\caption{%s}\label{%s}" % (caption, label),
-             r"\begin{tabular}{%s}" % cols, r"\hline", " & ".join(tex(h) for h in header) + r" \\", r"\hline"]
+def tex_table(caption, label, header, rows, first="l"):
+    """A page-wide table: footnotesize and narrow column gaps, so ten or more columns fit."""
+    cols = first + "r" * (len(header) - 1)
+    lines = [r"\begin{table*}[t]", r"\centering\footnotesize\setlength{\tabcolsep}{3.5pt}",
+             r"\caption{%s}\label{%s}" % (tex(caption), label),
+             r"\begin{tabular}{@{}%s@{}}" % cols, r"\toprule", " & ".join(tex(h) for h in header) + r" \\",
+             r"\midrule"]
     lines += [" & ".join(tex(c) for c in r) + r" \\" for r in rows]
-    lines += [r"\hline", r"\end{tabular}", r"\end{table*}"]
+    lines += [r"\bottomrule", r"\end{tabular}", r"\end{table*}"]
     return "\n".join(lines) + "\n"
 
 
@@ -100,6 +109,8 @@ def predicted(machine):
                     cells.append(fmt_us(nccl_at(baseline, op, "nccl_symm", size)))
             body.append(cells)
         md += ["\n## %s\n" % op, md_table(header, body)]
+        if op != "all_reduce":
+            continue  # the paper prints the all-reduce; the markdown table has every op
         tex_parts.append(tex_table("Predicted %s latency (us) on %s, bf16, CUDA graph%s." %
                                    (op.replace("_", "-"), machine,
                                     "; NCCL columns measured by nccl-tests on 4x H200" if baseline else ""),
@@ -186,13 +197,14 @@ def targets(machine):
                 t = hit[0]
                 cells += [data.alias(t["ours"]["algo"]), fmt_us(t["ours"]["time_us_median"]),
                           fmt_us(t["nccl"]["time_us_median"]) + ("s" if t["nccl"]["algo"] == "nccl_symm" else ""),
-                          "%.2f" % t["speedup"]]
+                          ("~" if t["verdict"] == "tie" else "") + "%.2f" % t["speedup"]]
             else:
                 cells += ["", "", "", ""]
         body.append(cells)
     write(tex_path, tex_table(
         "Targets on %s (measured, bf16, CUDA graph, median us): our fastest algorithm at default blocks vs "
-        "NCCL's best of plain and symmetric (s) in the same run; x = NCCL / ours." % machine,
+        "NCCL's best of plain and symmetric (s) in the same run; x = NCCL / ours; ~: a tie (the p10--p90 "
+        "intervals of the two times overlap)." % machine,
         "tab:targets-%s" % machine, header, body))
 
 
@@ -246,6 +258,55 @@ def predmeas():
     write(os.path.join(GENERATED, "table_predmeas.tex"), tex_table(
         "Measured / predicted time, median over sizes, per algorithm (bf16, CUDA graph); > 1: the "
         "simulator is optimistic.", "tab:predmeas", header, body))
+
+
+def percentile(xs, q):
+    xs = sorted(xs)
+    return xs[min(len(xs) - 1, int(q * len(xs)))]
+
+
+def nccl_drift(machine):
+    """NCCL's graph-mode time in the earlier committed runs (runs/*.csv) against the current bench,
+    |earlier / current - 1| in percent over every (op, variant, size) both have: run-to-run noise
+    of a kernel our commits do not touch. None without earlier runs."""
+    cur = {(r["op"], r["algo"], r["bytes"]): r["time_us_median"]
+           for r in data.by(data.measured_rows(machine), graph=1) if tgt.is_nccl(r["algo"])}
+    runs = data.earlier_runs(machine)
+    d = [100 * abs(r["time_us_median"] / cur[k] - 1) for rows in runs for r in data.by(rows, graph=1)
+         for k in [(r["op"], r["algo"], r["bytes"])] if tgt.is_nccl(r["algo"]) and k in cur]
+    if not d:
+        return None
+    return dict(runs=len(runs) + 1, median=median(d), max=max(d))
+
+
+def verdict_phrase(sizes, kind):
+    """'ahead at 14 of 17 sizes (4\\,KB--32\\,MB), level within the noise at 2 (...) and behind at 1
+    (...)': the parts with no size are left out, so the sentence never lists an empty set."""
+    n = {v: sum(k == v for k in kind.values()) for v in ("win", "tie", "loss")}
+    where = lambda v: size_ranges(sizes, lambda b: kind[b] == v)  # noqa: E731
+    if n["win"] == len(sizes):
+        return "ahead at all %d sizes (%s)" % (len(sizes), where("win"))
+    parts = ["ahead at %d of %d sizes (%s)" % (n["win"], len(sizes), where("win"))] if n["win"] else \
+            ["ahead at none of %d sizes" % len(sizes)]
+    if n["tie"]:
+        parts.append("level within the noise at %d (%s)" % (n["tie"], where("tie")))
+    if n["loss"]:
+        parts.append("behind at %d (%s)" % (n["loss"], where("loss")))
+    return ", ".join(parts[:-1]) + " and " + parts[-1] if len(parts) > 1 else parts[0]
+
+
+def where_measured(macro, have):
+    """What the paper measured on GPUs and what only the simulator ran, from the CSVs themselves."""
+    worlds = sorted({r["world"] for m in have for r in data.measured_rows(m)})
+    sim = {m: data.sim_rows(m) for m in MACHINE_WORDS}
+    sim_worlds = sorted({r["world"] for rows in sim.values() for r in rows} - set(worlds))
+    measured_algos = {r["algo"] for m in have for r in data.measured_rows(m)}
+    sim_only = data.ordered({r["algo"] for rows in sim.values() for r in rows if r["op"] in data.OPS}
+                            - measured_algos)
+    words = lambda xs: " and ".join([", ".join(xs[:-1]), xs[-1]] if len(xs) > 1 else xs) or "none"  # noqa: E731
+    macro("symmMeasuredWorlds", words([str(w) for w in worlds]))
+    macro("symmSimOnlyWorlds", words([str(w) for w in sim_worlds]))
+    macro("symmSimOnlyAlgos", words([tex(data.alias(a)) for a in sim_only]))
 
 
 # ---- quoted numbers --------------------------------------------------------------------------
@@ -349,6 +410,16 @@ def numbers():
         meas = data.by(data.measured_rows(machine), graph=1)
         table = tgt.compare(meas)
         macro("symmMeasGitSha" + mword, tex(",".join(sorted({r["git_sha"] for r in meas}))))
+        # The noise the tie rule stands on: each row's p10..p90 spread over its samples, in percent.
+        spreads = [100 * tgt.spread(r) for r in meas]
+        macro("symmNoiseMedian" + mword, "%.1f" % median(spreads))
+        macro("symmNoiseNinety" + mword, "%.1f" % percentile(spreads, 0.9))
+        macro("symmNoiseMax" + mword, "%.1f" % max(spreads))
+        drift = nccl_drift(machine)
+        if drift:
+            macro("symmNcclDriftRuns" + mword, str(drift["runs"]))
+            macro("symmNcclDriftMedian" + mword, "%.1f" % drift["median"])
+            macro("symmNcclDriftMax" + mword, "%.1f" % drift["max"])
         for op, oword in OP_WORDS.items():
             rows = [t for t in table if t["op"] == op]
             for t in rows:
@@ -373,11 +444,13 @@ def numbers():
             if not rows:
                 continue
             sizes = [t["bytes"] for t in rows]
-            win = {t["bytes"] for t in rows if t["speedup"] >= 1}
-            macro("symmWinCount" + oword + mword, str(len(win)))
+            # Wins, ties and losses by the tie rule (experiments/targets.py: p10..p90 intervals overlap).
+            kind = {t["bytes"]: t["verdict"] for t in rows}
+            for v, vword in (("win", "Win"), ("tie", "Tie"), ("loss", "Lose")):
+                macro("symm%sCount%s%s" % (vword, oword, mword), str(sum(k == v for k in kind.values())))
+                macro("symm%sSizes%s%s" % (vword, oword, mword), size_ranges(sizes, lambda b: kind[b] == v))
             macro("symmSizeCount" + oword + mword, str(len(rows)))
-            macro("symmWinSizes" + oword + mword, size_ranges(sizes, lambda b: b in win))
-            macro("symmLoseSizes" + oword + mword, size_ranges(sizes, lambda b: b not in win))
+            macro("symmVerdict" + oword + mword, verdict_phrase(sizes, kind))
             top = max(rows, key=lambda t: t["speedup"])
             macro("symmMaxSpeedup" + oword + mword, "%.2f" % top["speedup"])
             macro("symmMaxSpeedup" + oword + mword + "Size", size_text(top["bytes"]))
@@ -401,6 +474,7 @@ def numbers():
             allpts = [(b, x) for v in ratios.values() for b, x in v]
             macro("symmRatioSmall" + mword, "%.2f" % median([x for b, x in allpts if b <= SMALL]))
             macro("symmRatioLarge" + mword, "%.2f" % median([x for b, x in allpts if b >= LARGE]))
+    where_measured(macro, have)
     macro("symmRatioSmallSize", size_text(SMALL))
     macro("symmRatioLargeSize", size_text(LARGE))
     write(os.path.join(GENERATED, "numbers.tex"), "\n".join(out) + "\n")

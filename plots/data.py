@@ -91,6 +91,21 @@ def measured_rows(machine):
     return rows
 
 
+def measured_algos():
+    """Every algorithm with a GPU measurement under experiments/results/<machine>/ (any machine):
+    the others (multimem) are drawn as simulated only."""
+    machines = [d for d in sorted(os.listdir(RESULTS_DIR))
+                if d != "sim" and os.path.isdir(os.path.join(RESULTS_DIR, d))]
+    return {r["algo"] for m in machines for r in measured_rows(m)}
+
+
+def earlier_runs(machine):
+    """Earlier bench runs kept under experiments/results/<machine>/runs/ (one row list per CSV, CUDA
+    rows only): older commits, so only NCCL's rows compare across them (the run-to-run noise)."""
+    return [[r for r in read_rows(p) if r["backend"] == "cuda"]
+            for p in sorted(glob.glob(os.path.join(RESULTS_DIR, machine, "runs", "*.csv")))]
+
+
 def baseline_rows():
     """NCCL numbers quoted from HARDWARE.md; busbw computed where the document omits it."""
     with open(BASELINE, newline="") as f:

@@ -1,11 +1,17 @@
 #!/usr/bin/python3
 """The paper's figures, one function per figure.
 
-  plot.py NAME OUT.png     NAME is <figure>_<machine>, e.g. latency_h200x4 -> fig_latency("h200x4")
+  plot.py NAME OUT.png     NAME is <figure>_<machine>, e.g. predicted_h200x4 -> fig_predicted("h200x4")
 
 experiments/Makefile maps paper/figures/NAME.png to this call with a pattern rule, so a
 figure is rebuilt exactly when its inputs change. Runs with Debian's /usr/bin/python3 and
 matplotlib's Agg backend (no display needed).
+
+Figures are drawn at the size they are printed (the paper's text width, FIG_W inches), so a
+font size here is the size on the page. Bus bandwidth is on a linear axis, as nccl-tests users
+read it; latency on a log axis. An algorithm never measured on a GPU (no row in any
+experiments/results/<machine>/ CSV: the multimem all-reduce) is dotted and labelled
+"simulated only" wherever it appears.
 """
 
 import os
@@ -15,13 +21,14 @@ import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
+from matplotlib.lines import Line2D  # noqa: E402
 from matplotlib.ticker import FixedLocator, FuncFormatter  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import data  # noqa: E402
 
 sys.path.insert(0, os.path.join(data.ROOT, "experiments"))
-import targets  # noqa: E402  (experiments/targets.py: ours vs NCCL's best, as in the tables)
+import targets  # noqa: E402  (experiments/targets.py: ours vs NCCL's best and the tie rule, as in the tables)
 
 # Fixed colours per algorithm so the same algorithm looks the same in every figure.
 COLORS = {
@@ -32,112 +39,160 @@ COLORS = {
     "nccl": "k", "nccl_symm": "0.45",
 }
 OP_COLORS = {"all_reduce": "C0", "reduce_scatter": "C1", "all_gather": "C2"}
+OP_ABBR = {"all_reduce": "AR", "reduce_scatter": "RS", "all_gather": "AG"}
+OP_SHORT = {"all_reduce": "all-reduce", "reduce_scatter": "reduce-scatter", "all_gather": "all-gather"}
+NCCL_LABEL = {"nccl": "NCCL", "nccl_symm": "NCCL symm"}
+FIG_W = 7.0  # inches: the paper's \textwidth (letter paper, 0.8 in margins)
+LEGEND = dict(fontsize=7, frameon=False, handlelength=2.2, borderaxespad=0.3, labelspacing=0.25)
+plt.rcParams.update({"font.size": 8, "axes.titlesize": 8, "axes.labelsize": 8, "xtick.labelsize": 7,
+                     "ytick.labelsize": 7, "lines.markersize": 3})
 # PNG metadata carries the matplotlib version only; no dates, so re-running is idempotent.
-SAVE = dict(dpi=130, metadata={"Software": None})
+SAVE = dict(dpi=200, metadata={"Software": None})
 
 
-def _size_axis(ax, sizes):
+def _size_axis(ax, sizes, every=4, label=True):
+    """x: message size on a log2 axis, a tick every `every` powers of two."""
     ax.set_xscale("log", base=2)
-    ax.set_yscale("log")
-    ticks = [s for s in sizes if (s.bit_length() - 1) % 4 == 0] or sizes
+    first = sizes[0].bit_length()
+    ticks = [s for s in sizes if (s.bit_length() - first) % every == 0]
     ax.xaxis.set_major_locator(FixedLocator(ticks))
     ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: data.fmt_size(int(v))))
     ax.xaxis.set_minor_locator(FixedLocator([]))
-    ax.set_xlabel("bytes (nccl-tests size)")
-    ax.grid(True, which="both", alpha=0.3)
+    if label:
+        ax.set_xlabel("bytes (nccl-tests size)")
+    ax.grid(True, which="both", alpha=0.3, lw=0.5)
 
 
-def _sim_with_nccl_tests(machine, out, sim_key, nccl_key, ylabel, title):
-    """One panel per op: the simulator's curves, nccl-tests numbers (HARDWARE.md) as points."""
+def _style(algo, measured):
+    """Line style and label suffix: dotted with open markers for a simulated-only algorithm."""
+    if algo in measured:
+        return dict(ls="-", marker=".", lw=1.2, color=COLORS.get(algo)), ""
+    return dict(ls=":", marker="x", lw=1.6, color=COLORS.get(algo)), "\n(simulated only)"
+
+
+def fig_predicted(machine, out):
+    """The simulator's latency (top, log) and bus bandwidth (bottom, linear) per op; nccl-tests
+    numbers of NCCL on this machine (experiments/baselines/) as open markers where they exist."""
     sim = data.by(data.sim_rows(machine), graph=1)
     baseline = data.by(data.baseline_rows(), machine=machine, graph=1)
+    measured = data.measured_algos()
     ops = [op for op in data.OPS if data.by(sim, op=op)]
     if not ops:
         sys.exit("plot.py: no simulator results for %s (run make experiments)" % machine)
-    fig, axes = plt.subplots(1, len(ops), figsize=(4.2 * len(ops), 3.6), squeeze=False)
-    for ax, op in zip(axes[0], ops):
+    fig, axes = plt.subplots(2, len(ops), figsize=(FIG_W, 5.3), squeeze=False, sharex="col")
+    nccl_marks = {}
+    for col, op in enumerate(ops):
         rows = data.by(sim, op=op)
-        order = data.ordered(list(data.series(rows)))
-        for algo, pts in sorted(data.series(rows, sim_key).items(), key=lambda kv: order.index(kv[0])):
-            ax.plot([b for b, _ in pts], [v for _, v in pts], marker=".", lw=1.4, color=COLORS.get(algo),
-                    label="%s (sim)" % data.alias(algo))
-        for variant, marker in (("nccl", "s"), ("nccl_symm", "^")):
-            pts = sorted((r["bytes"], r[nccl_key]) for r in data.by(baseline, op=op, variant=variant))
-            if pts:
-                ax.plot([b for b, _ in pts], [v for _, v in pts], ls="none", marker=marker, ms=6, mfc="none",
-                        color=COLORS[variant], label="%s (nccl-tests)" % data.alias(variant))
-        _size_axis(ax, sorted({r["bytes"] for r in rows}))
-        ax.set_title(title(op, rows))
-        ax.set_ylabel(ylabel)
-        ax.legend(fontsize=7)
-    fig.tight_layout()
+        sizes = sorted({r["bytes"] for r in rows})
+        for row, (key, nccl_key, ylabel) in enumerate((("time_us_median", "time_us", "latency (us)"),
+                                                       ("busbw_GBps", "busbw_GBps", "busbw (GB/s)"))):
+            ax = axes[row][col]
+            for algo, pts in sorted(data.series(rows, key).items(), key=lambda kv: data.ordered(list(data.series(rows))).index(kv[0])):
+                style, suffix = _style(algo, measured)
+                ax.plot([b for b, _ in pts], [v for _, v in pts], label=data.alias(algo) + suffix, **style)
+            for variant, marker in (("nccl", "s"), ("nccl_symm", "^")):
+                pts = sorted((r["bytes"], r[nccl_key]) for r in data.by(baseline, op=op, variant=variant))
+                if pts:
+                    ax.plot([b for b, _ in pts], [v for _, v in pts], ls="none", marker=marker, ms=5, mfc="none",
+                            color=COLORS[variant])
+                    nccl_marks[variant] = marker
+            _size_axis(ax, sizes, label=(row == 1))
+            if row == 0:
+                ax.set_yscale("log")
+                ax.set_title("%s, %s (world %d)" % (OP_SHORT[op], machine, rows[0]["world"]))
+            else:
+                ax.set_ylim(bottom=0)
+                # Below the column, outside the curves: the column's algorithms, none hidden.
+                ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.22), ncol=2,
+                          **dict(LEGEND, handlelength=1.5, columnspacing=0.6, handletextpad=0.4))
+            if col == 0:
+                ax.set_ylabel(ylabel)
+    if nccl_marks:  # NCCL's nccl-tests points once for the figure, at the bottom
+        fig.legend(handles=[Line2D([], [], ls="none", marker=m, ms=5, mfc="none", color=COLORS[v],
+                                   label="%s (nccl-tests, 4x H200)" % NCCL_LABEL[v]) for v, m in nccl_marks.items()],
+                   loc="lower center", ncol=len(nccl_marks), **LEGEND)
+    fig.tight_layout(pad=0.3, h_pad=0.6, w_pad=0.6, rect=(0, 0.03 if nccl_marks else 0, 1, 1))
     fig.savefig(out, **SAVE)
 
 
-def fig_latency(machine, out):
-    """Predicted latency vs size per op (log-log), NCCL's nccl-tests numbers as points."""
-    _sim_with_nccl_tests(machine, out, "time_us_median", "time_us", "latency (us)",
-                         lambda op, rows: "%s, %s (world %d)" % (op, machine, rows[0]["world"]))
-
-
-def fig_busbw(machine, out):
-    """Predicted bus bandwidth vs size per op: where each algorithm saturates NVLink."""
-    _sim_with_nccl_tests(machine, out, "busbw_GBps", "busbw_GBps", "busbw (GB/s)",
-                         lambda op, rows: "%s, %s" % (op, machine))
-
-
 def fig_measured(machine, out):
-    """Measured (solid) vs predicted (dashed) latency per op, NCCL measured in the same run."""
+    """Measured (solid) vs predicted (dashed) latency, one small panel per algorithm, so each
+    panel carries two curves: all-reduce on the first row, reduce-scatter and all-gather after."""
     meas = data.by(data.measured_rows(machine), graph=1)
     if not meas:
         sys.exit("plot.py: no measured GPU results under experiments/results/%s/" % machine)
     sim = data.by(data.sim_rows(machine), graph=1)
-    ops = [op for op in data.OPS if data.by(meas, op=op)]
-    fig, axes = plt.subplots(1, len(ops), figsize=(4.2 * len(ops), 3.6), squeeze=False)
-    for ax, op in zip(axes[0], ops):
-        rows = data.by(meas, op=op)
-        for algo, pts in sorted(data.series(rows).items(), key=lambda kv: data.ordered(list(data.series(rows))).index(kv[0])):
-            ax.plot([b for b, _ in pts], [t for _, t in pts], marker="o", ms=3, lw=1.4,
-                    color=COLORS.get(algo), label="%s (measured)" % data.alias(algo))
-            pred = data.series(data.by(sim, op=op, algo=algo)).get(algo)
-            if pred:
-                ax.plot([b for b, _ in pred], [t for _, t in pred], ls="--", lw=1, color=COLORS.get(algo),
-                        label="%s (sim)" % data.alias(algo))
-        _size_axis(ax, sorted({r["bytes"] for r in rows}))
-        ax.set_title("%s, %s: measured vs predicted" % (op, machine))
-        ax.set_ylabel("latency (us)")
-        ax.legend(fontsize=6)
-    fig.tight_layout()
+    panels = [(op, a) for op in data.OPS
+              for a in data.ordered({r["algo"] for r in data.by(meas, op=op) if not targets.is_nccl(r["algo"])})]
+    ncols = max(5, len([p for p in panels if p[0] == "all_reduce"]))
+    nrows = -(-len(panels) // ncols)
+    fig, axes = plt.subplots(nrows, ncols, figsize=(FIG_W, 1.75 * nrows + 0.35), squeeze=False,
+                             sharex=True, sharey="row")
+    sizes = sorted({r["bytes"] for r in meas})
+    for i, ax in enumerate(axes.flat):
+        if i >= len(panels):
+            ax.axis("off")
+            continue
+        op, algo = panels[i]
+        m = data.series(data.by(meas, op=op, algo=algo))[algo]
+        ax.plot([b for b, _ in m], [t for _, t in m], marker="o", ms=2.5, lw=1.2, color=COLORS.get(algo))
+        pred = data.series(data.by(sim, op=op, algo=algo)).get(algo)
+        if pred:
+            ax.plot([b for b, _ in pred], [t for _, t in pred], ls="--", lw=1.1, color=COLORS.get(algo))
+        ax.set_yscale("log")
+        _size_axis(ax, sizes, every=8, label=False)
+        ax.set_title("%s %s" % (OP_ABBR[op], data.alias(algo)))
+        if i % ncols == 0:
+            ax.set_ylabel("latency (us)")
+    fig.supxlabel("bytes (nccl-tests size)", fontsize=8)
+    handles = [Line2D([], [], color="0.3", marker="o", ms=2.5, lw=1.2, label="measured on %s" % machine),
+               Line2D([], [], color="0.3", ls="--", lw=1.1, label="simulator, machine file %s" % machine)]
+    fig.legend(handles=handles, loc="upper center", ncol=2, **LEGEND)
+    fig.tight_layout(pad=0.3, h_pad=0.4, w_pad=0.3, rect=(0, 0, 1, 0.95))
     fig.savefig(out, **SAVE)
 
 
 def fig_speedup(machine, out):
-    """Measured: NCCL's best / our best time per op (left), and both bus bandwidths (right)."""
+    """Measured: NCCL's best / our best time per op with its noise band (left; open markers: ties
+    by the tie rule of experiments/targets.py), and both bus bandwidths on a linear axis (right)."""
     table = targets.compare(data.measured_rows(machine))
     if not table:
         sys.exit("plot.py: no measured GPU results under experiments/results/%s/" % machine)
-    fig, (ax, bx) = plt.subplots(1, 2, figsize=(10, 3.6))
+    fig, (ax, bx) = plt.subplots(1, 2, figsize=(FIG_W, 2.7))
     for op in targets.OPS:
         rows = [t for t in table if t["op"] == op]
         if not rows:
             continue
         sizes = [t["bytes"] for t in rows]
-        ax.plot(sizes, [t["speedup"] for t in rows], marker="o", ms=3, lw=1.4, color=OP_COLORS[op], label=op)
-        bx.plot(sizes, [t["ours"]["busbw_GBps"] for t in rows], marker="o", ms=3, lw=1.4, color=OP_COLORS[op],
-                label="%s, ours" % op)
-        bx.plot(sizes, [t["nccl"]["busbw_GBps"] for t in rows], ls="--", lw=1, color=OP_COLORS[op],
-                label="%s, NCCL best" % op)
+        color = OP_COLORS[op]
+        # The ratio's noise: NCCL's p10..p90 over ours p90..p10.
+        lo = [t["nccl"]["time_us_p10"] / t["ours"]["time_us_p90"] for t in rows]
+        hi = [t["nccl"]["time_us_p90"] / t["ours"]["time_us_p10"] for t in rows]
+        ax.fill_between(sizes, lo, hi, color=color, alpha=0.25, lw=0)
+        ax.plot(sizes, [t["speedup"] for t in rows], lw=1.2, color=color, label=OP_SHORT[op])
+        for tie in (False, True):
+            pts = [t for t in rows if (t["verdict"] == "tie") == tie]
+            ax.plot([t["bytes"] for t in pts], [t["speedup"] for t in pts], ls="none", marker="o",
+                    ms=4 if tie else 3, color=color, mfc="white" if tie else color)
+        bx.plot(sizes, [t["ours"]["busbw_GBps"] for t in rows], marker=".", lw=1.2, color=color,
+                label="%s, ours" % OP_SHORT[op])
+        bx.plot(sizes, [t["nccl"]["busbw_GBps"] for t in rows], ls="--", lw=1, color=color,
+                label="%s, NCCL best" % OP_SHORT[op])
     ax.axhline(1.0, color="k", lw=0.8)
-    _size_axis(ax, sorted({t["bytes"] for t in table}))
-    ax.set_yscale("linear")
+    sizes = sorted({t["bytes"] for t in table})
+    _size_axis(ax, sizes)
     ax.set_ylabel("NCCL best / ours (time)")
     ax.set_title("%s (world %d): speed-up over NCCL, same run" % (machine, table[0]["ours"]["world"]))
-    ax.legend(fontsize=7)
-    _size_axis(bx, sorted({t["bytes"] for t in table}))
+    handles, labels = ax.get_legend_handles_labels()
+    handles.append(Line2D([], [], ls="none", marker="o", ms=4, color="0.3", mfc="white"))
+    labels.append("tie (p10-p90 overlap)")
+    ax.legend(handles, labels, loc="upper right", **LEGEND)
+    _size_axis(bx, sizes)
+    bx.set_ylim(bottom=0)
     bx.set_ylabel("busbw (GB/s)")
     bx.set_title("%s: bus bandwidth, ours vs NCCL best" % machine)
-    bx.legend(fontsize=6)
-    fig.tight_layout()
+    bx.legend(loc="upper left", **LEGEND)
+    fig.tight_layout(pad=0.3, w_pad=1.0)
     fig.savefig(out, **SAVE)
 
 
