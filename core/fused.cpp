@@ -85,7 +85,7 @@ const std::vector<FusedAlgo>& fused_algorithms() {
       {"ag_mm.ce_bulk_gemm", "ce_bulk", FusedOp::kAgMm,
        "copy-engine all-gather, one GEMM per peer's whole shard once all its chunks landed"},
       {"mm_rs.gemm_ce_ring_reduce", "ce", FusedOp::kMmRs,
-       "GEMM per owner's rows (rotated, own last), copy engine to the owner, ring-order reduce"},
+       "GEMM per owner's rows (rotated, own last), copy engine to the owner, ring-order reduce per chunk"},
       {"mm_rs.gemm_st_chunk_reduce", "st", FusedOp::kMmRs,
        "GEMM row tiles stored by the GEMM into the owner's scratch, flag per tile, owner reduces per tile"},
   };
