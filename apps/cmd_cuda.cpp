@@ -39,6 +39,7 @@ int parse_int(const std::string& s, const char* what) {
 }  // namespace
 
 int cmd_bench_cuda(int argc, char** argv) {
+  if (names_fused_op(argc, argv)) return cmd_bench_fused_cuda(argc, argv);
   cuda::BenchOptions o;
   std::string ops = "all_reduce", algos = "all", dtypes = "bf16", sizes = "4K:256M", mode = "both", blocks = "0",
               op = "sum", check_max = "64M", heap = "0";
@@ -49,7 +50,8 @@ int cmd_bench_cuda(int argc, char** argv) {
       "Times are per call: the max over ranks of each rank's median / p10 / p90.\n\noptions");
   d.add_options()("help,h", "this text")("backend", po::value<std::string>(), "cuda")(
       "op", po::value(&ops)->default_value(ops),
-      "all_reduce, reduce_scatter, all_gather, barrier (comma list)")(
+      "all_reduce, reduce_scatter, all_gather, barrier (comma list); ag_mm, mm_rs: matmul fused\n"
+      "with communication, its own options (--op ag_mm --help)")(
       "algo", po::value(&algos)->default_value(algos),
       "names or aliases (one_shot,two_shot,...), or all = every non-multicast algorithm of the op")(
       "dtype", po::value(&dtypes)->default_value(dtypes), "bf16, fp16, fp32 (comma list)")(

@@ -11,6 +11,11 @@ namespace symm::apps {
 // argv[0] is "bench".
 int cmd_bench_cuda(int argc, char** argv);
 
+// The fused-operation bench (--op ag_mm,mm_rs), apps/cmd_cuda_fused.cpp; cmd_bench_cuda hands
+// over to it when names_fused_op(argv) says --op names one.
+bool names_fused_op(int argc, char** argv);
+int cmd_bench_fused_cuda(int argc, char** argv);
+
 // symmcoll launch -n N -- <symmcoll command ...>: starts N ranks on this host.
 // argv[0] is "launch".
 int cmd_launch(int argc, char** argv);

@@ -88,7 +88,8 @@ struct PlanArgs {
 };
 
 // One matrix product C = A x B, row-major: A is m x k (row stride lda elements), B is k x n
-// (ldb), C is m x n (ldc). Any of them may lie in symmetric memory (this rank's addresses).
+// (ldb), C is m x n (ldc). Any of them may lie in symmetric memory; C may also be a peer's
+// address (h.peer): the GEMM then stores its result over NVLink (mm_rs.gemm_st_chunk_reduce).
 struct GemmArgs {
   const void* a = nullptr;
   const void* b = nullptr;
@@ -101,7 +102,7 @@ struct GemmArgs {
 // Host context concept: the verbs above. Checked by each backend's static_assert.
 template <class H>
 concept HostCtx = requires(H& h, const H& ch, float* fp, void* p, const void* cp, std::size_t n, int s,
-                           uint32_t u, const CollArgs& ca) {
+                           uint32_t u, const CollArgs& ca, const GemmArgs& g) {
   { ch.rank() } -> std::convertible_to<int>;
   { ch.world() } -> std::convertible_to<int>;
   { ch.streams() } -> std::convertible_to<int>;
@@ -111,6 +112,7 @@ concept HostCtx = requires(H& h, const H& ch, float* fp, void* p, const void* cp
   h.wait_flag(s, u, u);
   h.record(s, s);
   h.wait_event(s, s);
+  h.gemm(s, g);
 };
 
 // Chunking shared by the copy-engine plans: `bytes` of one rank's data cut into chunks of at

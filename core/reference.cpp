@@ -69,4 +69,45 @@ double rel_err_bound(DType t, int world) {
   return half_ulp * 1.01 + double(world) * std::ldexp(1.0, -23) * 2.0 / 1e-2;
 }
 
+std::vector<double> reference_matmul(const std::vector<double>& a, const std::vector<double>& b, std::size_t m,
+                                     std::size_t n, std::size_t k) {
+  std::vector<double> c(m * n, 0.0);
+  for (std::size_t i = 0; i < m; ++i)
+    for (std::size_t p = 0; p < k; ++p) {
+      const double x = a[i * k + p];
+      const double* brow = b.data() + p * n;
+      double* crow = c.data() + i * n;
+      for (std::size_t j = 0; j < n; ++j) crow[j] += x * brow[j];
+    }
+  return c;
+}
+
+double max_row_rel_err(const std::vector<double>& got, const std::vector<double>& want, std::size_t rows,
+                       std::size_t cols, double floor) {
+  if (got.size() != want.size() || got.size() != rows * cols) return std::numeric_limits<double>::infinity();
+  double worst = 0;
+  for (std::size_t i = 0; i < rows; ++i) {
+    double scale = floor, diff = 0;
+    for (std::size_t j = 0; j < cols; ++j) {
+      const double g = got[i * cols + j], w = want[i * cols + j];
+      if (std::isnan(g) || std::isnan(w)) return std::numeric_limits<double>::infinity();
+      scale = std::max(scale, std::fabs(w));
+      diff = std::max(diff, std::fabs(g - w));
+    }
+    worst = std::max(worst, diff / scale);
+  }
+  return worst;
+}
+
+double matmul_err_bound(DType t, int world, bool reduced) {
+  // Half an ulp of the row's largest element per rounding; a partial may be larger than the
+  // sum it goes into (random signs: by about sqrt(world)), so each of the `world` rounded
+  // partials counts with that factor. fp32 accumulation over K terms adds far less.
+  const double half_ulp = t == DType::kBF16 ? std::ldexp(1.0, -8)
+                          : t == DType::kFP16 ? std::ldexp(1.0, -11)
+                                              : std::ldexp(1.0, -24);
+  const double partials = reduced ? double(world) * std::sqrt(double(world)) * 2.0 : 0.0;
+  return half_ulp * (1.01 + partials) + std::ldexp(1.0, -20);
+}
+
 }  // namespace symm

@@ -19,4 +19,20 @@ double max_rel_err(const std::vector<double>& got, const std::vector<double>& wa
 // accumulation then one rounding to t, plus the inputs' own values in (-1, 1).
 double rel_err_bound(DType t, int world);
 
+// The matrix product C = A x B in float64, row-major and dense: A is m x k, B is k x n; returns
+// C (m x n). The reference of the fused operations (core/fused.h).
+std::vector<double> reference_matmul(const std::vector<double>& a, const std::vector<double>& b, std::size_t m,
+                                     std::size_t n, std::size_t k);
+
+// A matrix result's error: for every row i, max_j |got_ij - want_ij| / max(max_j |want_ij|,
+// floor); returns the worst row. Row-wise because a product's elements cancel to near zero
+// while the row's scale is what its rounding follows. NaN anywhere gives +inf.
+double max_row_rel_err(const std::vector<double>& got, const std::vector<double>& want, std::size_t rows,
+                       std::size_t cols, double floor = 1e-6);
+
+// The bound for a fused operation's result in dtype t on `world` ranks, against the float64
+// reference: one rounding of the result to t, plus (mm_rs) one rounding of every partial
+// product that travels (world partials), each relative to the row's scale.
+double matmul_err_bound(DType t, int world, bool reduced);
+
 }  // namespace symm

@@ -11,7 +11,7 @@ namespace symm {
 
 std::string csv_header() {
   return "backend,machine,world,op,algo,dtype,bytes,blocks,graph,time_us_median,time_us_p10,"
-         "time_us_p90,algbw_GBps,busbw_GBps,max_rel_err,git_sha";
+         "time_us_p90,algbw_GBps,busbw_GBps,max_rel_err,git_sha,M,N,K";
 }
 
 std::string csv_line(const ResultRow& r) {
@@ -20,7 +20,8 @@ std::string csv_line(const ResultRow& r) {
                 r.time_us_p90, r.algbw_GBps, r.busbw_GBps, r.max_rel_err);
   return r.backend + "," + r.machine + "," + std::to_string(r.world) + "," + r.op + "," + r.algo + "," +
          r.dtype + "," + std::to_string(r.bytes) + "," + std::to_string(r.blocks) + "," +
-         (r.graph ? "1" : "0") + "," + nums + "," + r.git_sha;
+         (r.graph ? "1" : "0") + "," + nums + "," + r.git_sha + "," + std::to_string(r.m) + "," +
+         std::to_string(r.n) + "," + std::to_string(r.k);
 }
 
 void write_csv(std::ostream& os, const std::vector<ResultRow>& rows, bool header) {

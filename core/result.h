@@ -23,6 +23,9 @@ struct ResultRow {
   double algbw_GBps = 0, busbw_GBps = 0;
   double max_rel_err = -1;  // -1: not checked (timing-only)
   std::string git_sha;
+  // Matmul fused with communication (core/fused.h): the product's global M, N, K; 0 for the
+  // collectives. Last in the schema, so readers of the collective columns are unaffected.
+  std::size_t m = 0, n = 0, k = 0;
 };
 
 // The header line and one line per row, in the schema's column order.

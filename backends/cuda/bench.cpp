@@ -9,6 +9,7 @@
 #include <memory>
 #include <vector>
 
+#include "backends/cuda/bench_common.h"
 #include "backends/cuda/check.h"
 #include "backends/cuda/host_logic.h"
 #include "backends/cuda/kernels.h"
@@ -23,25 +24,6 @@
 
 namespace symm::cuda {
 namespace {
-
-// ---- inputs: every rank can regenerate every rank's input from (seed, rank, index), so the
-// float64 reference of its own output needs no communication.
-inline uint64_t splitmix(uint64_t x) {
-  x += 0x9E3779B97F4A7C15ull;
-  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
-  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
-  return x ^ (x >> 31);
-}
-inline float gen(uint64_t seed, int rank, std::size_t i) {
-  const uint64_t h = splitmix((seed << 20) ^ (uint64_t(rank) << 56) ^ uint64_t(i));
-  return float(double(h >> 11) * (2.0 / 9007199254740992.0) - 1.0);  // [-1, 1)
-}
-template <class T>
-std::vector<T> make_input(uint64_t seed, int rank, std::size_t n) {
-  std::vector<T> v(n);
-  for (std::size_t i = 0; i < n; ++i) v[i] = from_float<T>(gen(seed, rank, i));
-  return v;
-}
 
 // This rank's expected output (float64) by symm::reference (core/reference.h), the rule every
 // backend is checked against. Computed a slice of elements at a time from every rank's input
@@ -75,9 +57,6 @@ std::vector<double> expected(Op op, ReduceOp rop, uint64_t seed, int world, int 
   return want;
 }
 
-ncclDataType_t nccl_type(DType t) {
-  return t == DType::kBF16 ? ncclBfloat16 : t == DType::kFP16 ? ncclFloat16 : ncclFloat32;
-}
 ncclRedOp_t nccl_op(ReduceOp op) { return op == ReduceOp::kSum ? ncclSum : op == ReduceOp::kMax ? ncclMax : ncclMin; }
 
 struct Stats {

@@ -53,6 +53,7 @@ PlanExec::PlanExec(const DeviceHandle& h, cudaStream_t main, int streams, int th
   events_.assign(std::size_t(kMaxEvents), nullptr);
   write_fn_ = driver_fn("cuStreamWriteValue32");
   wait_fn_ = driver_fn("cuStreamWaitValue32");
+  gemm_ = std::make_unique<GemmRunner>(streams);
 }
 
 PlanExec::~PlanExec() {

@@ -14,10 +14,13 @@
 
 #include <cuda_runtime.h>
 
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "backends/cuda/device_handle.h"
+#include "backends/cuda/gemm.h"
+#include "core/fused.h"
 #include "core/plan.h"
 
 namespace symm::cuda {
@@ -43,6 +46,9 @@ class PlanExec {
   // Enqueues one call of plan `kind` for element type `t` on the main stream (and the side
   // streams, forked from and joined back into it). In CUDA-graph capture too.
   void enqueue(PlanKind kind, DType t, const PlanArgs& a);
+  // The same for a fused matmul + collective plan (core/fused.h), by its table entry; element
+  // type a.dtype. a.streams is overridden by this executor's stream count.
+  void enqueue_fused(const FusedAlgo& algo, const FusedArgs& a);
 
   // The watchdog's view after `main` did not finish in time: the first stream wait (in each
   // stream's order) whose after-event has not completed, with the flag's current value, as
@@ -58,6 +64,7 @@ class PlanExec {
   cudaEvent_t event(int e);
   void write_flag(int s, int peer, uint32_t slot, uint32_t value);
   void wait_flag(int s, uint32_t slot, uint32_t value);
+  void gemm(int s, const GemmArgs& g) { gemm_->run(stream(s), s, g); }
   void begin_call();  // forks side streams from main
   void end_call();    // joins side streams into main
 
@@ -67,6 +74,7 @@ class PlanExec {
 
  private:
   DeviceHandle h_;
+  std::unique_ptr<GemmRunner> gemm_;   // the gemm verb: cuBLASLt, a workspace per stream
   std::vector<cudaStream_t> streams_;  // [0] = the caller's main stream (not owned)
   std::vector<cudaEvent_t> events_;    // per-call event ids (core/plan.h), created lazily
   cudaEvent_t fork_ = nullptr;

@@ -4,7 +4,11 @@
 #include "backends/cuda/check.h"
 #include "backends/cuda/plan_exec.h"
 #include "backends/cuda/program_kernel.cuh"
+#include "core/algos/ag_mm_ce_bulk_gemm.h"
+#include "core/algos/ag_mm_ce_chunk_gemm.h"
 #include "core/algos/all_gather_ce_st.h"
+#include "core/algos/mm_rs_gemm_ce_ring_reduce.h"
+#include "core/algos/mm_rs_gemm_st_chunk_reduce.h"
 #include "core/algos/reduce_scatter_ce_st_chunk_reduce.h"
 #include "core/algos/reduce_scatter_ce_st_ring_reduce.h"
 #include "core/dispatch.h"
@@ -37,6 +41,7 @@ class CudaHost {
   void wait_flag(int s, uint32_t slot, uint32_t value) { x_.wait_flag(s, slot, value); }
   void record(int s, int e) { SYMM_CUDA_CHECK(cudaEventRecord(x_.event(e), x_.stream(s))); }
   void wait_event(int s, int e) { SYMM_CUDA_CHECK(cudaStreamWaitEvent(x_.stream(s), x_.event(e), 0)); }
+  void gemm(int s, const GemmArgs& g) { x_.gemm(s, g); }
 
  private:
   PlanExec& x_;
@@ -53,7 +58,38 @@ void with_plan(PlanKind k, F&& f) {
   }
 }
 
+// The fused plans (core/fused.h's table), by id.
+template <class F>
+void with_fused_plan(const std::string& id, F&& f) {
+  if (id == "ag_mm.ce_chunk_gemm") return f.template operator()<AgMmCeChunkGemm>();
+  if (id == "ag_mm.ce_bulk_gemm") return f.template operator()<AgMmCeBulkGemm>();
+  if (id == "mm_rs.gemm_ce_ring_reduce") return f.template operator()<MmRsGemmCeRingReduce>();
+  if (id == "mm_rs.gemm_st_chunk_reduce") return f.template operator()<MmRsGemmStChunkReduce>();
+#if !defined(__CUDA_ARCH__)  // host code; the device pass has no symm::fail
+  fail(ErrorCode::kInternal, "no CUDA plan for fused algorithm " + id);
+#endif
+}
+
 }  // namespace
+
+void PlanExec::enqueue_fused(const FusedAlgo& algo, const FusedArgs& a) {
+  FusedArgs args = a;
+  args.streams = streams();
+  begin_call();
+  CudaHost host(*this);
+  with_fused_plan(algo.id, [&]<class P>() {
+    switch (a.dtype) {
+      case DType::kBF16: return P::template run<bf16>(host, args);
+      case DType::kFP16: return P::template run<fp16>(host, args);
+      default:
+#if !defined(__CUDA_ARCH__)
+        fail(ErrorCode::kInvalidArgument, std::string(algo.id) + " runs bf16 and fp16 only");
+#endif
+        return;
+    }
+  });
+  end_call();
+}
 
 void PlanExec::enqueue(PlanKind kind, DType t, const PlanArgs& a) {
   PlanArgs args = a;

@@ -30,8 +30,10 @@ struct AllGatherCeT {
   };
 
   // Steps 1-3 and the side streams' end events (events 1 .. streams()-1); returns the chunking.
+  // `own_copy` false leaves my own slot of `out` unwritten (a consumer that reads my rows from
+  // `in` directly, as ag_mm does, saves that local copy on the main stream).
   template <class T, class Host>
-  static Chunks push(Host& h, const PlanArgs& a) {
+  static Chunks push(Host& h, const PlanArgs& a, bool own_copy = true) {
     const int me = h.rank(), n = h.world();
     const CollArgs& c = a.coll;
     const std::size_t bytes = c.count * sizeof(T);
@@ -53,7 +55,7 @@ struct AllGatherCeT {
         const int fs = kFault == PlanFault::kFlagOnOtherStream ? side_stream(h, j + 1) : s;
         h.write_flag(fs, q, pad::plan_flag(pad::kPlanData, k, me), 1);
       }
-    if (bytes) h.copy_engine(kMainStream, out + my_slot, in, bytes);
+    if (bytes && own_copy) h.copy_engine(kMainStream, out + my_slot, in, bytes);
     for (int s = 1; s < h.streams(); ++s) h.record(s, s);
     return ch;
   }

@@ -2,7 +2,8 @@
 # GPU test suite (make test-gpu BUILD=<dir>): run on a GPU machine, never in CI.
 #   every algorithm x dtype x world {2,4,8} (as many as the machine has) x sizes vs NCCL and the float64 reference, with a
 #   1000-replay CUDA graph of each (epochs only grow: no hang, no wrong answer), and the
-#   bounded-wait error path (a wait nobody signals must be reported, not hang).
+#   bounded-wait error path (a wait nobody signals must be reported, not hang); the fused
+#   matmul + collective plans (ag_mm, mm_rs) vs the float64 reference, replayed 100x in a graph.
 # Exits non-zero on any failure. Multicast stays off (never run multimem here).
 set -uo pipefail
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
@@ -27,6 +28,9 @@ for w in 2 4 8; do
   run "correctness world $w" 240 env CUDA_VISIBLE_DEVICES=$devs "$BIN" launch -n $w -- "$BIN" bench --backend cuda \
     --op all_reduce,reduce_scatter,all_gather --algo all --dtype bf16,fp16,fp32 --sizes "$SIZES" \
     --no-timing --replays "$REPLAYS"
+  run "fused correctness world $w" 180 env CUDA_VISIBLE_DEVICES=$devs "$BIN" launch -n $w -- "$BIN" bench --backend cuda \
+    --op ag_mm,mm_rs --algo all --dtype bf16,fp16 --n 512 --k 1024 --m 256,1536 --chunk-rows 32 \
+    --no-timing --replays 100
   run "bounded wait world $w" 60 env CUDA_VISIBLE_DEVICES=$devs "$BIN" launch -n $w -- "$BIN" bench --backend cuda \
     --probe-timeout
 done

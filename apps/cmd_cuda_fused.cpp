@@ -1,0 +1,137 @@
+// `symmcoll bench --backend cuda --op ag_mm,mm_rs`: option parsing of the fused-operation bench
+// (backends/cuda/bench_fused.h). apps/cmd_cuda.cpp hands over when --op names a fused op.
+#include <boost/program_options.hpp>
+#include <iostream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "apps/cli.h"
+#include "apps/cmd_cuda.h"
+#include "backends/cuda/bench_fused.h"
+#include "backends/cuda/host_logic.h"
+#include "core/fused.h"
+#include "core/sizes.h"
+
+namespace po = boost::program_options;
+
+namespace symm::apps {
+namespace {
+
+std::vector<std::string> split(const std::string& s) {
+  std::vector<std::string> out;
+  std::stringstream ss(s);
+  for (std::string p; std::getline(ss, p, ',');)
+    if (!p.empty()) out.push_back(p);
+  return out;
+}
+
+std::size_t parse_dim(const std::string& s, const char* option) {
+  try {
+    std::size_t used = 0;
+    const long long v = std::stoll(s, &used);
+    if (used == s.size() && v >= 0) return std::size_t(v);
+  } catch (const std::exception&) {
+  }
+  fail(ErrorCode::kInvalidArgument, std::string(option) + " '" + s + "' is not a non-negative integer");
+}
+
+}  // namespace
+
+bool names_fused_op(int argc, char** argv) {
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i], v;
+    if (a == "--op" && i + 1 < argc) v = argv[i + 1];
+    else if (a.rfind("--op=", 0) == 0) v = a.substr(5);
+    for (const std::string& op : split(v))
+      if (is_fused_op(op)) return true;
+  }
+  return false;
+}
+
+int cmd_bench_fused_cuda(int argc, char** argv) {
+  cuda::FusedBenchOptions o;
+  std::string ops, dtypes = "bf16", shapes, ms = "4096,8192,16384", n, k, mode = "both";
+  po::options_description d(
+      "usage: symmcoll launch -n N -- symmcoll bench --backend cuda --op ag_mm,mm_rs [options]\n\n"
+      "Matmul fused with communication, next to the matmul alone (cublaslt) and NCCL + cuBLASLt one\n"
+      "after the other (nccl_cublaslt), in the same run:\n"
+      "  ag_mm  C = all_gather(A) @ B: A sharded by rows (M/world x K per rank), B (K x N) replicated\n"
+      "  mm_rs  C = reduce_scatter(A @ B): A (M x K/world) and B (K/world x N) sharded along K\n"
+      "Shapes: --shape 8b (N 1792, K 4096) / 70b (N 3584, K 8192), or --n and --k, crossed with --m.\n"
+      "Checked per row against a float64 reference (small shapes, --ref-max) and against\n"
+      "nccl_cublaslt's result; timed in CUDA-graph replay and eager, per call, max over ranks.\n\noptions");
+  d.add_options()("help,h", "this text")("backend", po::value<std::string>(), "cuda")(
+      "op", po::value(&ops), "ag_mm, mm_rs (comma list)")(
+      "algo", po::value(&o.algos)->default_value(o.algos),
+      "ids, names or aliases (ag_mm: ce, ce_bulk; mm_rs: ce, st), or all")(
+      "dtype", po::value(&dtypes)->default_value(dtypes), "bf16, fp16 (comma list)")(
+      "shape", po::value(&shapes), "named shapes: 8b, 70b (comma list)")(
+      "m", po::value(&ms)->default_value(ms), "M values (comma list); world must divide each")(
+      "n", po::value(&n), "N of a custom shape (with --k, instead of --shape)")(
+      "k", po::value(&k), "K of a custom shape (with --n)")(
+      "mode", po::value(&mode)->default_value(mode), "graph, eager or both")(
+      "iters", po::value(&o.iters)->default_value(o.iters), "timed samples")(
+      "warmup", po::value(&o.warmup)->default_value(o.warmup), "untimed samples first")(
+      "calls", po::value(&o.calls)->default_value(o.calls), "calls per sample; 0: 20 small, 5 large")(
+      "streams", po::value(&o.streams)->default_value(o.streams),
+      "streams of the fused plans, main included (2..8); not with --csv")(
+      "chunk-rows", po::value(&o.chunk_rows)->default_value(0),
+      "rows per progress flag / GEMM; 0 = each plan's default; not with --csv")(
+      "no-baselines", "skip the cublaslt and nccl_cublaslt rows (nccl_cublaslt still runs for the check)")(
+      "no-check", "time only")("no-timing", "check only (with --replays: the GPU test suite)")(
+      "ref-max", po::value(&o.ref_max)->default_value(o.ref_max),
+      "float64 reference when M*N*K (mm_rs: /world) is at most this")(
+      "replays", po::value(&o.replays)->default_value(0), "also replay a one-call graph this often, then check")(
+      "csv", po::value(&o.csv), "write rows here (rank 0); the result schema with M, N, K")(
+      "machine", po::value(&o.machine), "machine column; default from the device name and world")(
+      "seed", po::value(&o.seed)->default_value(1), "input seed");
+  po::variables_map vm;
+  po::store(po::parse_command_line(argc, argv, d), vm);
+  po::notify(vm);
+  if (vm.count("help")) {
+    std::cout << d << "\n";
+    return kExitOk;
+  }
+  o.ops.clear();
+  for (const std::string& s : split(ops)) {
+    if (!is_fused_op(s))
+      fail(ErrorCode::kInvalidArgument, "--op '" + ops + "' mixes fused ops (ag_mm, mm_rs) with collectives; "
+                                        "run them in separate bench calls");
+    o.ops.push_back(parse_fused_op(s));
+  }
+  o.dtypes.clear();
+  for (const std::string& s : split(dtypes)) o.dtypes.push_back(parse_dtype(s));
+  if (mode != "graph" && mode != "eager" && mode != "both")
+    fail(ErrorCode::kInvalidArgument, "--mode '" + mode + "' is not graph, eager or both");
+  o.graph = mode != "eager";
+  o.eager = mode != "graph";
+  if (!shapes.empty() && (vm.count("n") || vm.count("k")))
+    fail(ErrorCode::kInvalidArgument, "--shape cannot go with --n/--k: name a shape or give N and K");
+  if (vm.count("n") != vm.count("k")) fail(ErrorCode::kInvalidArgument, "--n and --k go together");
+  std::vector<MatShape> base;
+  for (const std::string& s : split(shapes)) base.push_back(named_shape(s));
+  if (vm.count("n")) base.push_back(MatShape{0, parse_dim(n, "--n"), parse_dim(k, "--k"), ""});
+  if (base.empty()) fail(ErrorCode::kInvalidArgument, "--op ag_mm/mm_rs needs --shape 8b,70b or --n and --k");
+  const std::vector<std::string> mlist = split(ms);
+  if (mlist.empty()) fail(ErrorCode::kInvalidArgument, "--m needs at least one value");
+  for (const MatShape& b : base)
+    for (const std::string& m : mlist) {
+      MatShape s = b;
+      s.m = parse_dim(m, "--m");
+      o.shapes.push_back(s);
+    }
+  o.baselines = !vm.count("no-baselines");
+  o.check = !vm.count("no-check");
+  o.timing = !vm.count("no-timing");
+  if (o.streams != 3) refuse_with_csv(o.csv, "--streams", std::to_string(o.streams), "plan streams", "3");
+  if (o.chunk_rows != 0) refuse_with_csv(o.csv, "--chunk-rows", std::to_string(o.chunk_rows), "chunk rows", "0");
+  try {
+    return cuda::run_fused_bench(o);
+  } catch (const Error& e) {
+    const cuda::RankEnv env = cuda::rank_env(cuda::process_env());
+    throw Error(e.code(), "rank " + std::to_string(env.rank) + ": " + e.what());
+  }
+}
+
+}  // namespace symm::apps

@@ -1,0 +1,414 @@
+// The fused-operation bench (bench_fused.h).
+#include "backends/cuda/bench_fused.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <functional>
+#include <memory>
+
+#include "backends/cuda/bench_common.h"
+#include "backends/cuda/check.h"
+#include "backends/cuda/gemm.h"
+#include "backends/cuda/host_logic.h"
+#include "backends/cuda/plan_exec.h"
+#include "backends/cuda/runtime.h"
+#include "core/reference.h"
+#include "core/result.h"
+
+namespace symm::cuda {
+namespace {
+
+constexpr double kPlanTimeoutS = 30.0;  // bound of every plan call's stream waits (watchdog)
+
+// One thing to measure: a fused algorithm or a baseline.
+struct Case {
+  const FusedAlgo* algo = nullptr;  // nullptr: a baseline
+  bool nccl = false;                // baseline: with the collective (nccl_cublaslt) or the matmul alone
+  std::string name() const { return algo ? algo->id : nccl ? "nccl_cublaslt" : "cublaslt"; }
+};
+
+// Device buffers of one (op, shape, dtype): symmetric ones in the heap, plain ones cudaMalloc'd.
+struct Plain {
+  void* p = nullptr;
+  Plain() = default;
+  explicit Plain(std::size_t bytes) { SYMM_CUDA_CHECK(cudaMalloc(&p, std::max<std::size_t>(bytes, 16))); }
+  ~Plain() {
+    if (p) cudaFree(p);
+  }
+  Plain(const Plain&) = delete;
+  Plain& operator=(const Plain&) = delete;
+};
+
+struct Stats {
+  double median = 0, p10 = 0, p90 = 0;
+};
+
+class FusedBench {
+ public:
+  FusedBench(const FusedBenchOptions& o, Runtime& rt)
+      : o_(o), rt_(rt), exec_(rt.handle(), rt.stream(), o.streams, 512), gemm_(1) {
+    SYMM_CUDA_CHECK(cudaMalloc(&stat_buf_, 8 * sizeof(double)));
+    events_.resize(std::size_t(2 * std::max(o.iters, 1)));
+    for (cudaEvent_t& e : events_) SYMM_CUDA_CHECK(cudaEventCreate(&e));
+    machine_ = o.machine.empty() ? machine_name(rt.device_name(), rt.world()) : o.machine;
+    if (rt.rank() == 0 && !o.csv.empty()) {
+      csv_.open(o.csv, std::ios::trunc);
+      if (!csv_) fail(ErrorCode::kIo, "cannot write " + o.csv);
+      csv_ << csv_header() << "\n" << std::flush;
+    }
+  }
+  ~FusedBench() {
+    for (cudaEvent_t e : events_) cudaEventDestroy(e);
+    cudaFree(stat_buf_);
+  }
+  int failures() const { return failures_; }
+
+  void print_header() {
+    if (rt_.rank() != 0) return;
+    std::printf("# symmcoll bench (fused), backend cuda, machine %s, world %d, device %s, git %s, streams %d\n",
+                machine_.c_str(), rt_.world(), rt_.device_name().c_str(), git_sha(), exec_.streams());
+    std::printf("# times: per call, max over ranks of each rank's median / p10 / p90; err_ref: max relative error "
+                "per row vs float64 (-1: not computed); err_base: vs nccl_cublaslt's result\n");
+    std::printf("%-6s %-27s %-5s %6s %6s %6s %5s %10s %10s %10s %8s %9s %9s\n", "op", "algo", "type", "M", "N", "K",
+                "graph", "time_us", "p10_us", "p90_us", "TFLOPS", "err_ref", "err_base");
+    std::fflush(stdout);
+  }
+
+  void run_shape(FusedOp op, DType t, const MatShape& s, const std::vector<const FusedAlgo*>& algos) {
+    with_fp16_types(t, [&]<class T>() { run_typed<T>(op, t, s, algos); });
+  }
+
+ private:
+  template <class F>
+  static void with_fp16_types(DType t, F&& f) {
+    if (t == DType::kBF16) return f.template operator()<bf16>();
+    if (t == DType::kFP16) return f.template operator()<fp16>();
+    fail(ErrorCode::kInvalidArgument, "fused ops run bf16 and fp16 only");
+  }
+
+  // ---- one (op, dtype, shape) -----------------------------------------------------------
+  template <class T>
+  void run_typed(FusedOp op, DType t, const MatShape& s, const std::vector<const FusedAlgo*>& algos) {
+    const int w = rt_.world(), me = rt_.rank();
+    const bool ag = op == FusedOp::kAgMm;
+    const std::size_t rows = s.m / std::size_t(w), kl = ag ? s.k : s.k / std::size_t(w);
+    const FusedBuffers fb = fused_buffers(op, s, w, t);
+    // Symmetric: ag_mm's shard and gathered A; mm_rs's scratch. Plain: the rest.
+    char* heap = rt_.heap();
+    void* sym_a = ag ? heap : nullptr;
+    void* work = ag ? heap + align(fb.a) : heap;
+    Plain a_plain(fb.a), b(fb.b), c(fb.c), partial(ag ? 0 : fb.partial);
+    Plain base_full(ag ? fb.gathered : fb.partial), base_c(fb.c);  // the baselines' own buffers
+    const void* a_dev = ag ? sym_a : a_plain.p;
+
+    // Inputs: A from (seed, rank); B from (seed+1, 0) for ag_mm (replicated), (seed+1, rank) for mm_rs.
+    const uint64_t seed = next_seed_++ * 2 + 1;
+    const std::size_t a_count = fb.a / sizeof(T), b_count = fb.b / sizeof(T), c_count = fb.c / sizeof(T);
+    const std::vector<T> a_host = make_input<T>(seed, me, a_count);
+    const std::vector<T> b_host = make_input<T>(seed + 1, ag ? 0 : me, b_count);
+    cudaStream_t st = rt_.stream();
+    SYMM_CUDA_CHECK(cudaMemcpyAsync(const_cast<void*>(a_dev), a_host.data(), fb.a, cudaMemcpyHostToDevice, st));
+    if (ag) SYMM_CUDA_CHECK(cudaMemcpyAsync(a_plain.p, a_host.data(), fb.a, cudaMemcpyHostToDevice, st));
+    SYMM_CUDA_CHECK(cudaMemcpyAsync(b.p, b_host.data(), fb.b, cudaMemcpyHostToDevice, st));
+    rt_.sync();
+
+    FusedArgs f;
+    f.a = a_dev;
+    f.b = b.p;
+    f.c = c.p;
+    f.work = work;
+    f.partial = partial.p;
+    f.m = s.m, f.n = s.n, f.k = s.k;
+    f.dtype = t;
+    f.streams = o_.streams;
+    f.chunk_rows = o_.chunk_rows;
+
+    // The enqueue of each case, on the caller's stream.
+    auto baseline = [&, ag](bool with_nccl) -> std::function<void()> {
+      GemmArgs g;
+      g.b = b.p;
+      g.n = int(s.n), g.k = int(kl), g.ldb = s.n, g.lda = kl, g.ldc = s.n;
+      g.dtype = t;
+      const ncclDataType_t nt = nccl_type(t);
+      ncclComm_t comm = rt_.comm();
+      if (ag) {
+        g.a = base_full.p, g.m = int(s.m), g.c = base_c.p;
+        const void* shard = a_plain.p;
+        void* full = base_full.p;
+        const std::size_t count = a_count;
+        return [=, this]() {
+          if (with_nccl) SYMM_CUDA_CHECK(ncclAllGather(shard, full, count, nt, comm, st));
+          gemm_.run(st, 0, g);
+        };
+      }
+      g.a = a_plain.p, g.m = int(s.m), g.c = base_full.p;
+      void* part = base_full.p;
+      void* out = base_c.p;
+      const std::size_t count = c_count;
+      return [=, this]() {
+        gemm_.run(st, 0, g);
+        if (with_nccl) SYMM_CUDA_CHECK(ncclReduceScatter(part, out, count, nt, ncclSum, comm, st));
+      };
+    };
+    auto enqueue = [&](const Case& cs) -> std::function<void()> {
+      if (!cs.algo) return baseline(cs.nccl);
+      const FusedAlgo* al = cs.algo;
+      return [=, this]() { exec_.enqueue_fused(*al, f); };
+    };
+    auto out_of = [&](const Case& cs) { return cs.algo ? c.p : base_c.p; };
+
+    // The reference (float64) of this rank's C, when small enough.
+    std::vector<double> want;
+    const double macs = double(s.m) * double(s.n) * double(s.k) / (ag ? 1.0 : double(w));
+    if (o_.check && macs <= o_.ref_max) want = reference_c<T>(op, s, seed, w, me);
+
+    std::vector<Case> cases;
+    if (o_.baselines || o_.check) cases.push_back(Case{nullptr, true});
+    if (o_.baselines) cases.push_back(Case{nullptr, false});
+    for (const FusedAlgo* a : algos) cases.push_back(Case{a, false});
+
+    std::vector<double> base_answer;
+    const double bound = matmul_err_bound(t, w, !ag);
+    for (const Case& cs : cases) {
+      ResultRow row;
+      row.backend = "cuda";
+      row.machine = machine_;
+      row.world = w;
+      row.op = fused_op_name(op);
+      row.algo = cs.name();
+      row.dtype = dtype_name(t);
+      row.bytes = ag ? fb.gathered : fb.partial;  // the collective's nccl-tests size
+      row.git_sha = git_sha();
+      row.m = s.m, row.n = s.n, row.k = s.k;
+      double err[2] = {-1, -1};  // vs reference, vs nccl_cublaslt
+      const bool checkable = o_.check && !(cs.algo == nullptr && !cs.nccl);  // the matmul alone has no C
+      if (checkable) {
+        const std::size_t out_rows = ag ? s.m : rows;
+        auto measure = [&](const std::vector<double>& got) {
+          if (!want.empty()) err[0] = std::max(err[0], max_row_rel_err(got, want, out_rows, s.n));
+          if (cs.algo && !base_answer.empty())
+            err[1] = std::max(err[1], max_row_rel_err(got, base_answer, out_rows, s.n));
+        };
+        const std::vector<double> got = run_once<T>(enqueue(cs), out_of(cs), c_count);
+        measure(got);
+        if (cs.algo == nullptr) base_answer = got;
+        if (o_.replays > 0 && cs.algo) measure(run_replays<T>(enqueue(cs), out_of(cs), c_count));
+        reduce_max(err, 2);
+        const bool bad = (!want.empty() && !(err[0] <= bound)) || (cs.algo && !base_answer.empty() && !(err[1] <= 2 * bound));
+        if (bad) {
+          ++failures_;
+          if (me == 0)
+            std::printf("FAIL %s %s %s M=%zu N=%zu K=%zu: max row rel err %.3g vs reference, %.3g vs nccl_cublaslt "
+                        "(bound %.3g)\n",
+                        row.op.c_str(), row.algo.c_str(), row.dtype.c_str(), s.m, s.n, s.k, err[0], err[1], bound);
+        }
+      } else {
+        enqueue(cs)();  // one eager call first: GEMM plans and kernels load outside any capture
+        sync_all(true);
+      }
+      row.max_rel_err = err[0] >= 0 ? err[0] : err[1];
+      if (!cs.algo && !o_.baselines) continue;  // run for its answer only
+      const double flops = 2.0 * macs;
+      if (!o_.timing) {
+        emit(row, err, flops);
+        continue;
+      }
+      const int calls = o_.calls > 0 ? o_.calls : flops < 2e11 ? 20 : 5;
+      for (int mode = 0; mode < 2; ++mode) {
+        const bool graph = mode == 0;
+        if ((graph && !o_.graph) || (!graph && !o_.eager)) continue;
+        const Stats st2 = time_case(enqueue(cs), graph, calls, cs.algo != nullptr);
+        row.graph = graph;
+        row.time_us_median = st2.median;
+        row.time_us_p10 = st2.p10;
+        row.time_us_p90 = st2.p90;
+        row.algbw_GBps = double(row.bytes) / (st2.median * 1e3);
+        row.busbw_GBps = (!cs.algo && !cs.nccl) ? 0.0 : row.algbw_GBps * double(w - 1) / double(w);
+        if (!cs.algo && !cs.nccl) row.algbw_GBps = 0.0;  // no communication
+        emit(row, err, flops);
+      }
+    }
+  }
+
+  static std::size_t align(std::size_t b) { return (b + 4095) / 4096 * 4096; }
+
+  // This rank's C in float64: ag_mm, all_gather(A) @ B (every rank's shard regenerated from the
+  // seed); mm_rs, my rows of sum_r A_r @ B_r.
+  template <class T>
+  std::vector<double> reference_c(FusedOp op, const MatShape& s, uint64_t seed, int w, int me) {
+    auto as_double = [](const std::vector<T>& v) {
+      std::vector<double> d(v.size());
+      for (std::size_t i = 0; i < v.size(); ++i) d[i] = double(to_float(v[i]));
+      return d;
+    };
+    const std::size_t rows = s.m / std::size_t(w);
+    if (op == FusedOp::kAgMm) {
+      std::vector<double> a;
+      a.reserve(s.m * s.k);
+      for (int r = 0; r < w; ++r) {
+        const std::vector<double> shard = as_double(make_input<T>(seed, r, rows * s.k));
+        a.insert(a.end(), shard.begin(), shard.end());
+      }
+      return reference_matmul(a, as_double(make_input<T>(seed + 1, 0, s.k * s.n)), s.m, s.n, s.k);
+    }
+    const std::size_t kl = s.k / std::size_t(w);
+    std::vector<double> sum(rows * s.n, 0.0);
+    for (int r = 0; r < w; ++r) {
+      const std::vector<double> a = as_double(make_input<T>(seed, r, s.m * kl));
+      const std::vector<double> mine(a.begin() + std::ptrdiff_t(std::size_t(me) * rows * kl),
+                                     a.begin() + std::ptrdiff_t(std::size_t(me + 1) * rows * kl));
+      const std::vector<double> p = reference_matmul(mine, as_double(make_input<T>(seed + 1, r, kl * s.n)), rows, s.n, kl);
+      for (std::size_t i = 0; i < sum.size(); ++i) sum[i] += p[i];
+    }
+    return sum;
+  }
+
+  void sync_all(bool plan) {
+    if (plan) exec_.wait_main(kPlanTimeoutS, "fused plan");
+    rt_.sync();
+  }
+
+  template <class T>
+  std::vector<double> download(const void* out, std::size_t count) {
+    std::vector<T> got(count);
+    SYMM_CUDA_CHECK(cudaMemcpyAsync(got.data(), out, count * sizeof(T), cudaMemcpyDeviceToHost, rt_.stream()));
+    rt_.sync();
+    std::vector<double> d(count);
+    for (std::size_t i = 0; i < count; ++i) d[i] = double(to_float(got[i]));
+    return d;
+  }
+
+  template <class T>
+  std::vector<double> run_once(const std::function<void()>& one, void* out, std::size_t count) {
+    SYMM_CUDA_CHECK(cudaMemsetAsync(out, 0xFF, count * sizeof(T), rt_.stream()));  // NaN in bf16 and fp16
+    rt_.barrier();
+    one();
+    sync_all(true);
+    return download<T>(out, count);
+  }
+
+  // Consumed flags must leave every replay of a one-call graph right.
+  template <class T>
+  std::vector<double> run_replays(const std::function<void()>& one, void* out, std::size_t count) {
+    SYMM_CUDA_CHECK(cudaMemsetAsync(out, 0xFF, count * sizeof(T), rt_.stream()));
+    rt_.barrier();
+    cudaGraphExec_t exec = capture(one, 1);
+    for (int i = 0; i < o_.replays; ++i) SYMM_CUDA_CHECK(cudaGraphLaunch(exec, rt_.stream()));
+    sync_all(true);
+    SYMM_CUDA_CHECK(cudaGraphExecDestroy(exec));
+    return download<T>(out, count);
+  }
+
+  cudaGraphExec_t capture(const std::function<void()>& one, int calls) {
+    cudaGraph_t g;
+    cudaGraphExec_t exec;
+    SYMM_CUDA_CHECK(cudaStreamBeginCapture(rt_.stream(), cudaStreamCaptureModeThreadLocal));
+    for (int i = 0; i < calls; ++i) one();
+    SYMM_CUDA_CHECK(cudaStreamEndCapture(rt_.stream(), &g));
+    SYMM_CUDA_CHECK(cudaGraphInstantiate(&exec, g, 0));
+    SYMM_CUDA_CHECK(cudaGraphDestroy(g));
+    return exec;
+  }
+
+  Stats time_case(const std::function<void()>& one, bool graph, int calls, bool plan) {
+    cudaStream_t s = rt_.stream();
+    cudaGraphExec_t exec = graph ? capture(one, calls) : nullptr;
+    auto sample = [&]() {
+      if (graph)
+        SYMM_CUDA_CHECK(cudaGraphLaunch(exec, s));
+      else
+        for (int i = 0; i < calls; ++i) one();
+    };
+    for (int i = 0; i < o_.warmup; ++i) sample();
+    sync_all(plan);
+    rt_.barrier();
+    const int n = std::max(o_.iters, 1);
+    for (int i = 0; i < n; ++i) {
+      SYMM_CUDA_CHECK(cudaEventRecord(events_[std::size_t(2 * i)], s));
+      sample();
+      SYMM_CUDA_CHECK(cudaEventRecord(events_[std::size_t(2 * i + 1)], s));
+    }
+    sync_all(plan);
+    if (exec) SYMM_CUDA_CHECK(cudaGraphExecDestroy(exec));
+    std::vector<double> us(static_cast<std::size_t>(n));
+    for (int i = 0; i < n; ++i) {
+      float ms = 0;
+      SYMM_CUDA_CHECK(cudaEventElapsedTime(&ms, events_[std::size_t(2 * i)], events_[std::size_t(2 * i + 1)]));
+      us[std::size_t(i)] = double(ms) * 1e3 / calls;
+    }
+    std::sort(us.begin(), us.end());
+    auto at = [&](double q) { return us[std::min(us.size() - 1, std::size_t(q * double(us.size())))]; };
+    double v[3] = {at(0.5), at(0.1), at(0.9)};
+    reduce_max(v, 3);
+    return Stats{v[0], v[1], v[2]};
+  }
+
+  void reduce_max(double* v, int n) {
+    SYMM_CUDA_CHECK(cudaMemcpyAsync(stat_buf_, v, sizeof(double) * std::size_t(n), cudaMemcpyHostToDevice, rt_.stream()));
+    SYMM_CUDA_CHECK(ncclAllReduce(stat_buf_, stat_buf_, std::size_t(n), ncclFloat64, ncclMax, rt_.comm(), rt_.stream()));
+    SYMM_CUDA_CHECK(cudaMemcpyAsync(v, stat_buf_, sizeof(double) * std::size_t(n), cudaMemcpyDeviceToHost, rt_.stream()));
+    rt_.sync();
+  }
+
+  void emit(const ResultRow& r, const double* err, double flops) {
+    if (rt_.rank() != 0) return;
+    const double tflops = r.time_us_median > 0 ? flops / (r.time_us_median * 1e6) : 0.0;
+    std::printf("%-6s %-27s %-5s %6zu %6zu %6zu %5d %10.2f %10.2f %10.2f %8.1f %9.2g %9.2g\n", r.op.c_str(),
+                r.algo.c_str(), r.dtype.c_str(), r.m, r.n, r.k, int(r.graph), r.time_us_median, r.time_us_p10,
+                r.time_us_p90, tflops, err[0], err[1]);
+    std::fflush(stdout);
+    if (csv_) csv_ << csv_line(r) << "\n" << std::flush;
+  }
+
+  const FusedBenchOptions& o_;
+  Runtime& rt_;
+  PlanExec exec_;
+  GemmRunner gemm_;  // the baselines' matmul, on the caller's stream
+  std::string machine_;
+  std::ofstream csv_;
+  double* stat_buf_ = nullptr;
+  std::vector<cudaEvent_t> events_;
+  uint64_t next_seed_ = 0;
+  int failures_ = 0;
+};
+
+}  // namespace
+
+int run_fused_bench(const FusedBenchOptions& o) {
+  const RankEnv env = rank_env(process_env());
+  if (env.world < 2)
+    fail(ErrorCode::kInvalidArgument,
+         "bench --backend cuda needs at least 2 ranks (WORLD_SIZE=" + std::to_string(env.world) +
+             "): start it with 'symmcoll launch -n N -- symmcoll bench --backend cuda ...'");
+  if (o.shapes.empty()) fail(ErrorCode::kInvalidArgument, "bench --op ag_mm/mm_rs needs --shape or --n/--k, and --m");
+  if (o.streams < 2 || o.streams > kMaxStreams)
+    fail(ErrorCode::kInvalidArgument, "--streams " + std::to_string(o.streams) + " is out of range 2.." +
+                                          std::to_string(kMaxStreams));
+  // Every shape, dtype and algorithm is checked before a GPU is touched.
+  std::vector<std::vector<const FusedAlgo*>> per_op;
+  std::size_t heap = 1u << 20;
+  for (FusedOp op : o.ops) {
+    per_op.push_back(parse_fused_algos(op, o.algos));
+    for (DType t : o.dtypes)
+      for (const MatShape& s : o.shapes) {
+        validate_fused(op, s, env.world, t);
+        const FusedBuffers b = fused_buffers(op, s, env.world, t);
+        const std::size_t need = op == FusedOp::kAgMm ? (b.a + 4095) / 4096 * 4096 + b.gathered : b.scratch;
+        heap = std::max(heap, need);
+      }
+  }
+  heap = (heap + (4u << 20) - 1) / (4u << 20) * (4u << 20);
+  Runtime rt(env, heap, wait_timeout_cycles(process_env()));
+  FusedBench b(o, rt);
+  b.print_header();
+  for (std::size_t i = 0; i < o.ops.size(); ++i)
+    for (DType t : o.dtypes)
+      for (const MatShape& s : o.shapes) b.run_shape(o.ops[i], t, s, per_op[i]);
+  rt.barrier();
+  if (rt.rank() == 0) std::printf("# %d check failure(s)\n", b.failures());
+  return b.failures() ? 1 : 0;
+}
+
+}  // namespace symm::cuda

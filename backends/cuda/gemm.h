@@ -1,0 +1,50 @@
+// The `gemm` host verb on CUDA (core/plan.h): cuBLASLt, bf16 / fp16 in, fp32 accumulation and
+// scaling, the result stored in the inputs' type.
+//
+// Row-major operands through cuBLASLt's column-major view: a row-major m x n C is a column-major
+// n x m C^T, and C^T = B^T A^T, so the call multiplies "A" = B (n x k, ld ldb) by "B" = A (k x m,
+// ld lda), both untransposed.
+//
+// Capturable in a CUDA graph: the descriptors and the heuristic's algorithm are cached per
+// (m, n, k, lda, ldb, ldc, dtype) on first use (host-only calls, no device allocation, no
+// synchronization), and every stream index of a plan has its own workspace, allocated once
+// when the runner is built, so concurrent GEMMs on different streams never share one.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <map>
+#include <memory>
+#include <tuple>
+#include <vector>
+
+#include "core/plan.h"
+
+namespace symm::cuda {
+
+class GemmRunner {
+ public:
+  static constexpr std::size_t kWorkspaceBytes = 32u << 20;  // cuBLASLt's advice for Hopper
+
+  explicit GemmRunner(int streams);
+  ~GemmRunner();
+  GemmRunner(const GemmRunner&) = delete;
+  GemmRunner& operator=(const GemmRunner&) = delete;
+
+  // C = A x B on `stream`, using stream index `slot`'s workspace (0 .. streams-1).
+  void run(cudaStream_t stream, int slot, const GemmArgs& g);
+
+  // Number of shapes planned so far (each costs one heuristic query, the first time).
+  std::size_t cached() const { return plans_.size(); }
+
+ private:
+  struct Plan;
+  using Key = std::tuple<int, int, int, std::size_t, std::size_t, std::size_t, int>;
+  const Plan& plan(const GemmArgs& g);
+
+  void* handle_ = nullptr;  // cublasLtHandle_t
+  std::vector<void*> workspaces_;
+  std::map<Key, std::unique_ptr<Plan>> plans_;
+};
+
+}  // namespace symm::cuda

@@ -1,0 +1,84 @@
+// ag_mm.ce_chunk_gemm ("ce"): all-gather + matmul as a host plan. Copy engines gather A's
+// shards with one progress flag per chunk of rows (all_gather.ce_st's push); the main stream
+// is the compute stream and multiplies each chunk as soon as its flag says it landed.
+//
+//   1. entry handshake (main stream): every peer's gathered-A buffer is free (plan_entry)
+//   2. side streams, after it: for every chunk k of my shard and every peer q in rank-swizzled
+//      order (me+1, me+2, ...), copy_engine(peer(gathered, q)[my rows, chunk k], a[chunk k]),
+//      then write_flag(q, data flag (k, me)) (AllGatherCeSt::push without my own slot: my rows
+//      are read from my input directly)
+//   3. main stream: C[my rows] = a @ B (the local shard first: no wait, it hides the first
+//      transfers)
+//   4. main stream, for every chunk k, for every peer q in rank-rotated order (me-1, me-2, ...:
+//      the order in which the swizzled pushes reach me): wait_flag(data flag (k, q)), then
+//      C[q's rows, chunk k] = gathered[q's rows, chunk k] @ B
+//   5. the side streams join the main stream
+//
+// ag_mm.ce_bulk_gemm ("ce_bulk", ag_mm_ce_bulk_gemm.h) replaces 4 by one GEMM per peer over its
+// whole shard, after all of that peer's chunk flags: fewer, larger GEMMs (no wave-quantization
+// loss on small chunks), at the price of waiting for a peer's last chunk. Which wins depends on
+// how much of the transfer the local GEMM hides (world 2: most of it).
+// Bytes over NVLink per rank: (world-1)/world * M x K elements (all_gather's); FLOPs: M N K x2.
+#pragma once
+
+#include "core/algos/all_gather_ce_st.h"
+#include "core/fused.h"
+#include "core/plan.h"
+
+namespace symm {
+
+template <bool kBulk>
+struct AgMmCeT {
+  struct Config {
+    static constexpr std::size_t kChunkRows = 1024;  // rows per progress flag (and per GEMM)
+    static constexpr int kStreams = 3;
+  };
+
+  template <class T, class Host>
+  static void run(Host& h, const FusedArgs& f) {
+    const int me = h.rank(), n = h.world();
+    const std::size_t rows = f.m / std::size_t(n), row_bytes = f.k * sizeof(T);
+    const std::size_t chunk_rows = chunk_rows_for(rows, f.chunk_rows, Config::kChunkRows, pad::kPlanChunks);
+    PlanArgs p;
+    p.coll.in = f.a;
+    p.coll.out = f.work;
+    p.coll.count = rows * f.k;
+    p.streams = f.streams;
+    p.chunk_bytes = chunk_rows * row_bytes;
+    const Chunks ch = AllGatherCeSt::push<T>(h, p, /*own_copy=*/false);  // steps 1-2
+
+    const char* gathered = static_cast<const char*>(f.work);
+    char* c = static_cast<char*>(f.c);
+    auto gemm = [&](const void* a, std::size_t row0, std::size_t m) {
+      if (!m) return;
+      GemmArgs g;
+      g.a = a;
+      g.b = f.b;
+      g.c = c + row0 * f.n * sizeof(T);
+      g.m = int(m), g.n = int(f.n), g.k = int(f.k);
+      g.lda = f.k, g.ldb = f.n, g.ldc = f.n;
+      g.dtype = DTypeOf<T>::value;
+      h.gemm(kMainStream, g);
+    };
+    gemm(f.a, std::size_t(me) * rows, rows);  // step 3
+    if constexpr (kBulk) {
+      for (int i = 1; i < n; ++i) {
+        const int q = (me + n - i) % n;
+        for (int k = 0; k < ch.count; ++k) h.wait_flag(kMainStream, pad::plan_flag(pad::kPlanData, k, q), 1);
+        gemm(gathered + std::size_t(q) * rows * row_bytes, std::size_t(q) * rows, rows);
+      }
+    } else {
+      for (int k = 0; k < ch.count; ++k)
+        for (int i = 1; i < n; ++i) {
+          const int q = (me + n - i) % n;
+          h.wait_flag(kMainStream, pad::plan_flag(pad::kPlanData, k, q), 1);
+          const std::size_t row0 = std::size_t(q) * rows + ch.begin(k) / row_bytes;
+          gemm(gathered + row0 * row_bytes, row0, ch.size(k) / row_bytes);
+        }
+    }
+    AllGatherCeSt::join(h);  // step 5
+  }
+};
+using AgMmCeChunkGemm = AgMmCeT<false>;
+
+}  // namespace symm

@@ -1,0 +1,101 @@
+// mm_rs.gemm_ce_ring_reduce ("ce"): matmul + reduce-scatter as a host plan. The main stream
+// multiplies this rank's A (M x K/world) by its B in row chunks, the rows each owner keeps
+// grouped, in rank-rotated order; copy engines push every finished chunk into its owner's
+// scratch while the next chunk is multiplied; each owner reduces in ring order, chunk by chunk.
+//
+//   1. entry handshake (main stream): every peer's scratch is free (plan_entry)
+//   2. for every peer q in rank-rotated order (me+1, me+2, ...: at every step each rank works
+//      for a different owner, so every link is busy) and every chunk k of q's rows:
+//        main stream: partial[q's rows, chunk k] = a[q's rows, chunk k] @ B; record an event
+//        a side stream (round robin), after that event:
+//          copy_engine(peer(scratch, q)[slot me, chunk k], partial[q's rows, chunk k])
+//          write_flag(q, data flag (k, me))        it publishes the copy
+//   3. my own rows last (the peers' chunks land meanwhile), chunk by chunk: main stream:
+//      partial[my rows, chunk k] = a[my rows, chunk k] @ B; record an event
+//   4. side stream 1, for every chunk k, after step 3's event of chunk k: wait for data flag
+//      (k, q) of every peer q (me-1 first), then local_reduce_ring over chunk k of my rows:
+//      c = partial[my rows] (+) slot[me+1] (+) ... (+) slot[me-1] (my own data first, then the
+//      ring: the order a ring reduce-scatter adds in). Chunk k's reduce overlaps the GEMM of my
+//      chunk k+1; only the last chunk's reduce is left after the last GEMM
+//   5. the side streams join the main stream (they read `partial` until then)
+//
+// Scratch: world slots of M/world x N (slot me unused). Bytes over NVLink per rank:
+// (world-1)/world * M x N elements (reduce_scatter's); FLOPs: 2 M N K / world.
+#pragma once
+
+#include <algorithm>
+
+#include "core/algos/local_reduce_ring.h"
+#include "core/fused.h"
+#include "core/plan.h"
+
+namespace symm {
+
+struct MmRsGemmCeRingReduce {
+  struct Config {
+    static constexpr std::size_t kChunkRows = 2048;  // rows per GEMM, copy and progress flag
+    static constexpr int kStreams = 3;
+  };
+
+  template <class T, class Host>
+  static void run(Host& h, const FusedArgs& f) {
+    const int me = h.rank(), n = h.world();
+    const std::size_t rows = f.m / std::size_t(n), kl = f.k / std::size_t(n), row_bytes = f.n * sizeof(T);
+    const std::size_t slot_bytes = rows * row_bytes;
+    // One event per chunk of every rank's rows, from 1, then one per side stream: within kMaxEvents.
+    const int max_chunks = std::min(pad::kPlanChunks, (kMaxEvents - 1 - kMaxStreams) / n);
+    const std::size_t chunk_rows = chunk_rows_for(rows, f.chunk_rows, Config::kChunkRows, max_chunks);
+    const Chunks ch(slot_bytes, chunk_rows * row_bytes);
+    const T* a = static_cast<const T*>(f.a);
+    char* partial = static_cast<char*>(f.partial);
+    char* scratch = static_cast<char*>(f.work);
+    auto gemm = [&](std::size_t row0, std::size_t m) {
+      GemmArgs g;
+      g.a = a + row0 * kl;
+      g.b = f.b;
+      g.c = partial + row0 * row_bytes;
+      g.m = int(m), g.n = int(f.n), g.k = int(kl);
+      g.lda = kl, g.ldb = f.n, g.ldc = f.n;
+      g.dtype = DTypeOf<T>::value;
+      h.gemm(kMainStream, g);
+    };
+
+    plan_entry(h);  // step 1
+    int ev = 1, j = 0;
+    for (int i = 1; i < n; ++i) {  // step 2
+      const int q = (me + i) % n;
+      for (int k = 0; k < ch.count; ++k, ++ev, ++j) {
+        const std::size_t begin = std::size_t(q) * slot_bytes + ch.begin(k);
+        if (ch.size(k)) gemm(begin / row_bytes, ch.size(k) / row_bytes);
+        h.record(kMainStream, ev);
+        const int s = side_stream(h, j);
+        h.wait_event(s, ev);
+        if (ch.size(k))
+          h.copy_engine(s, h.peer(scratch, q) + std::size_t(me) * slot_bytes + ch.begin(k), partial + begin, ch.size(k));
+        h.write_flag(s, q, pad::plan_flag(pad::kPlanData, k, me), 1);
+      }
+    }
+    const int reducer = h.streams() > 1 ? 1 : kMainStream;
+    for (int k = 0; k < ch.count; ++k, ++ev) {
+      const std::size_t begin = std::size_t(me) * slot_bytes + ch.begin(k);
+      if (ch.size(k)) gemm(begin / row_bytes, ch.size(k) / row_bytes);  // step 3
+      h.record(kMainStream, ev);
+      h.wait_event(reducer, ev);  // step 4
+      for (int i = 1; i < n; ++i) h.wait_flag(reducer, pad::plan_flag(pad::kPlanData, k, (me + n - i) % n), 1);
+      if (!ch.size(k)) continue;
+      CollArgs r;
+      r.in = partial + begin;
+      r.scratch = scratch + ch.begin(k);
+      r.out = static_cast<char*>(f.c) + ch.begin(k);
+      r.count = ch.size(k) / sizeof(T);
+      r.stride = rows * f.n;
+      r.op = ReduceOp::kSum;
+      h.template launch<LocalReduceRing, T>(reducer, r,
+                                            f.blocks ? f.blocks : LocalReduceRing::default_blocks<T>(r.count));
+    }
+    for (int s = 1; s < h.streams(); ++s) h.record(s, ev + s);  // step 5
+    for (int s = 1; s < h.streams(); ++s) h.wait_event(kMainStream, ev + s);
+  }
+};
+
+}  // namespace symm

@@ -1,0 +1,128 @@
+#include "core/fused.h"
+
+#include <algorithm>
+#include <cctype>
+
+namespace symm {
+namespace {
+
+std::string lower(std::string s) {
+  for (char& c : s) c = char(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+[[noreturn]] void bad(const std::string& msg) { fail(ErrorCode::kInvalidArgument, msg); }
+
+}  // namespace
+
+const char* fused_op_name(FusedOp op) { return op == FusedOp::kAgMm ? "ag_mm" : "mm_rs"; }
+
+bool is_fused_op(const std::string& s) { return s == "ag_mm" || s == "mm_rs"; }
+
+FusedOp parse_fused_op(const std::string& s) {
+  if (s == "ag_mm") return FusedOp::kAgMm;
+  if (s == "mm_rs") return FusedOp::kMmRs;
+  bad("unknown fused op '" + s + "' (valid: ag_mm, mm_rs)");
+}
+
+MatShape named_shape(const std::string& name) {
+  const std::string l = lower(name);
+  if (l == "8b") return MatShape{0, 1792, 4096, "8b"};
+  if (l == "70b") return MatShape{0, 3584, 8192, "70b"};
+  bad("--shape '" + name + "' is not a known shape (valid: 8b, 70b)");
+}
+
+void validate_fused(FusedOp op, const MatShape& s, int world, DType t) {
+  const std::string o = fused_op_name(op);
+  if (world < 2) bad(o + " needs a world of at least 2 ranks (got " + std::to_string(world) + ")");
+  if (t != DType::kBF16 && t != DType::kFP16)
+    bad("--dtype " + std::string(dtype_name(t)) + " is not supported by " + o + " (valid: bf16, fp16)");
+  const std::pair<const char*, std::size_t> dims[] = {{"--m", s.m}, {"--n", s.n}, {"--k", s.k}};
+  for (const auto& [opt, v] : dims) {
+    if (v == 0) bad(std::string(opt) + " must be positive for " + o);
+    if (v > kMaxMatDim)
+      bad(std::string(opt) + " " + std::to_string(v) + " is above the largest dimension " + std::to_string(kMaxMatDim));
+  }
+  if (s.m % std::size_t(world))
+    bad("--m " + std::to_string(s.m) + " is not divisible by the world size " + std::to_string(world) + " for " + o);
+  if (op == FusedOp::kMmRs && s.k % std::size_t(world))
+    bad("--k " + std::to_string(s.k) + " is not divisible by the world size " + std::to_string(world) + " for " + o);
+  const std::size_t vec = kVecBytes / dtype_size(t);
+  if (s.n % vec) bad("--n " + std::to_string(s.n) + " is not a multiple of " + std::to_string(vec) + " (16-byte rows)");
+  const std::size_t k_rank = op == FusedOp::kMmRs ? s.k / std::size_t(world) : s.k;
+  if (k_rank % vec)
+    bad("--k " + std::to_string(s.k) + (op == FusedOp::kMmRs ? " / world" : "") + " is not a multiple of " +
+        std::to_string(vec) + " (16-byte rows)");
+  const FusedBuffers b = fused_buffers(op, s, world, t);
+  const std::size_t biggest = std::max({b.a, b.b, b.c, b.gathered, b.partial, b.scratch});
+  if (biggest > kMaxMatBytes)
+    bad("--m/--n/--k " + std::to_string(s.m) + "x" + std::to_string(s.n) + "x" + std::to_string(s.k) +
+        " need a matrix of " + format_size(biggest) + " per rank, above the limit of " + format_size(kMaxMatBytes));
+}
+
+FusedBuffers fused_buffers(FusedOp op, const MatShape& s, int world, DType t) {
+  const std::size_t e = dtype_size(t), w = std::size_t(world);
+  FusedBuffers b;
+  if (op == FusedOp::kAgMm) {
+    b.a = s.m / w * s.k * e;
+    b.b = s.k * s.n * e;
+    b.c = s.m * s.n * e;
+    b.gathered = s.m * s.k * e;
+  } else {
+    b.a = s.m * (s.k / w) * e;
+    b.b = s.k / w * s.n * e;
+    b.c = s.m / w * s.n * e;
+    b.partial = s.m * s.n * e;
+    b.scratch = s.m * s.n * e;  // world slots of M/w x N
+  }
+  return b;
+}
+
+const std::vector<FusedAlgo>& fused_algorithms() {
+  static const std::vector<FusedAlgo> t = {
+      {"ag_mm.ce_chunk_gemm", "ce", FusedOp::kAgMm,
+       "copy-engine all-gather, one GEMM per landed chunk (local shard first, then peers rotated)"},
+      {"ag_mm.ce_bulk_gemm", "ce_bulk", FusedOp::kAgMm,
+       "copy-engine all-gather, one GEMM per peer's whole shard once all its chunks landed"},
+      {"mm_rs.gemm_ce_ring_reduce", "ce", FusedOp::kMmRs,
+       "GEMM per owner's rows (rotated, own last), copy engine to the owner, ring-order reduce per chunk"},
+      {"mm_rs.gemm_st_chunk_reduce", "st", FusedOp::kMmRs,
+       "GEMM row tiles stored by the GEMM into the owner's scratch, flag per tile, owner reduces per tile"},
+  };
+  return t;
+}
+
+std::vector<const FusedAlgo*> parse_fused_algos(FusedOp op, const std::string& spec) {
+  std::vector<const FusedAlgo*> out;
+  std::string valid;
+  for (const FusedAlgo& a : fused_algorithms())
+    if (a.op == op) valid += std::string(valid.empty() ? "" : ", ") + a.id + " (" + a.alias + ")";
+  std::size_t pos = 0;
+  while (pos <= spec.size()) {
+    const std::size_t end = std::min(spec.find(',', pos), spec.size());
+    const std::string name = spec.substr(pos, end - pos);
+    pos = end + 1;
+    if (name.empty()) continue;
+    bool hit = false;
+    for (const FusedAlgo& a : fused_algorithms()) {
+      if (a.op != op) continue;
+      const std::string id = a.id, suffix = id.substr(id.find('.') + 1);
+      if (name == "all" || name == id || name == suffix || name == a.alias) {
+        if (std::find(out.begin(), out.end(), &a) == out.end()) out.push_back(&a);
+        hit = true;
+      }
+    }
+    if (!hit) bad("unknown " + std::string(fused_op_name(op)) + " algorithm '" + name + "' (valid: " + valid + ")");
+  }
+  return out;
+}
+
+std::size_t chunk_rows_for(std::size_t rows, std::size_t want, std::size_t dflt, int max_chunks) {
+  if (rows == 0) return 1;
+  std::size_t c = want ? want : dflt;
+  c = std::clamp<std::size_t>(c, 1, rows);
+  const std::size_t least = (rows + std::size_t(max_chunks) - 1) / std::size_t(max_chunks);
+  return std::max(c, least);
+}
+
+}  // namespace symm

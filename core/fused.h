@@ -1,0 +1,93 @@
+// Matmul fused with communication: the two operations, their shapes and their plans' arguments.
+//
+//   ag_mm   A is sharded by rows (each rank holds M/world x K), B (K x N) is replicated:
+//           C = all_gather(A) @ B, M x N on every rank.
+//   mm_rs   A (M x K/world) and B (K/world x N) are sharded along K:
+//           C = reduce_scatter(A @ B), each rank keeps its M/world rows (M/world x N).
+//
+// Every matrix is row-major and dense (leading dimension = its column count). (M, N, K) are the
+// global sizes of the product, the same on every rank. Llama-3 tensor-parallel shapes have
+// names: 8b (N 1792, K 4096) and 70b (N 3584, K 8192).
+//
+// The fused algorithms (host plans in core/algos/ag_mm_*.h and mm_rs_*.h) are listed in a
+// small table here, next to the collectives' registry (core/registry.h), until the registry
+// takes them in.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "core/common.h"
+
+namespace symm {
+
+enum class FusedOp : int { kAgMm = 0, kMmRs = 1 };
+
+const char* fused_op_name(FusedOp op);
+bool is_fused_op(const std::string& s);
+FusedOp parse_fused_op(const std::string& s);  // throws kInvalidArgument naming the value
+
+struct MatShape {
+  std::size_t m = 0, n = 0, k = 0;
+  std::string name;  // "8b", "70b", or "" for a custom shape
+};
+
+// "8b" / "70b" (case-insensitive): N and K of that model's tensor-parallel matmul (m = 0).
+// Throws kInvalidArgument listing the names.
+MatShape named_shape(const std::string& name);
+
+// Largest dimension and largest matrix a run may ask for (bad input beyond, not a crash).
+inline constexpr std::size_t kMaxMatDim = std::size_t(1) << 20;
+inline constexpr std::size_t kMaxMatBytes = std::size_t(16) << 30;
+
+// The one check of a fused shape on `world` ranks, before any buffer exists: every dimension
+// non-zero and at most kMaxMatDim, M divisible by world, (mm_rs) K divisible by world, rows of
+// every matrix whole 16-byte vectors (N and the per-rank K multiples of 8 elements: copy
+// engines and cuBLASLt move 16-byte vectors), no matrix above kMaxMatBytes. Throws
+// kInvalidArgument with one line naming the option (--m, --n, --k, or the world).
+void validate_fused(FusedOp op, const MatShape& s, int world, DType t);
+
+// Per-rank buffer sizes (bytes) of one call. ag_mm: a = M/w x K (the shard), b = K x N,
+// c = M x N, gathered = M x K (the all-gathered A, symmetric). mm_rs: a = M x K/w,
+// b = K/w x N, c = M/w x N, partial = M x N (this rank's A @ B, local), scratch = world slots
+// of M/w x N (what peers send, symmetric).
+struct FusedBuffers {
+  std::size_t a = 0, b = 0, c = 0, gathered = 0, partial = 0, scratch = 0;
+};
+FusedBuffers fused_buffers(FusedOp op, const MatShape& s, int world, DType t);
+
+// What a fused plan gets for one call (this rank's addresses; see fused_buffers for sizes).
+// `work` is the symmetric buffer the plan communicates through: ag_mm's gathered A, mm_rs's
+// scratch slots. `partial` (mm_rs) is where this rank's product rows are staged (local).
+struct FusedArgs {
+  const void* a = nullptr;
+  const void* b = nullptr;
+  void* c = nullptr;
+  void* work = nullptr;
+  void* partial = nullptr;
+  std::size_t m = 0, n = 0, k = 0;  // global sizes
+  DType dtype = DType::kBF16;
+  int streams = 3;                  // main + side streams (2..kMaxStreams)
+  std::size_t chunk_rows = 0;       // rows per progress flag / per GEMM (0: the plan's default)
+  int blocks = 0;                   // blocks of the plan's kernels (0: default)
+};
+
+// The fused algorithms: id ("op.name"), alias, op. A local table until core/registry.h lists
+// them (see the report of the fused-ops branch).
+struct FusedAlgo {
+  const char* id;
+  const char* alias;
+  FusedOp op;
+  const char* summary;
+};
+const std::vector<FusedAlgo>& fused_algorithms();
+// "all", ids, suffixes or aliases of `op`'s algorithms, comma separated; unknown names throw
+// kInvalidArgument listing the valid ones.
+std::vector<const FusedAlgo*> parse_fused_algos(FusedOp op, const std::string& spec);
+
+// Rows per chunk for a plan: `want` rows (0: `dflt`), at least 1, at most rows, and at most
+// `max_chunks` chunks per rank's rows.
+std::size_t chunk_rows_for(std::size_t rows, std::size_t want, std::size_t dflt, int max_chunks);
+
+}  // namespace symm

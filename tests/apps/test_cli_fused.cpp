@@ -1,0 +1,71 @@
+// `symmcoll bench --backend cuda --op ag_mm,mm_rs`: bad shapes and options get one
+// `symmcoll: error:` line and exit 2 before any GPU is touched (the shape check runs as soon as
+// the world size is known: WORLD_SIZE=2 stands in for `symmcoll launch -n 2`).
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <array>
+#include <cstdio>
+#include <string>
+#include <utility>
+
+namespace {
+
+struct Out {
+  int code = -1;
+  std::string out;
+};
+
+Out run(const std::string& args) {
+  const std::string cmd = "env RANK=0 WORLD_SIZE=2 " + std::string(SYMMCOLL_BIN) + " " + args + " 2>&1";
+  Out r;
+  FILE* p = popen(cmd.c_str(), "r");
+  if (!p) return r;
+  std::array<char, 4096> buf;
+  std::size_t n;
+  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) r.out.append(buf.data(), n);
+  const int st = pclose(p);
+  r.code = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+  return r;
+}
+
+bool has_cuda() { return run("launch --help").out.find("no CUDA backend") == std::string::npos; }
+
+TEST(CliFused, BadShapesAreOneLineAndExit2) {
+  if (!has_cuda()) GTEST_SKIP() << "this build has no CUDA";
+  const std::pair<const char*, const char*> cases[] = {
+      {"--op ag_mm --shape 8b --m 4097", "--m 4097 is not divisible by the world size 2"},
+      {"--op mm_rs --n 64 --k 4099 --m 64", "--k 4099 is not divisible by the world size 2"},
+      {"--op mm_rs --shape 70b --m 0", "--m must be positive"},
+      {"--op ag_mm --n 0 --k 64 --m 64", "--n must be positive"},
+      {"--op ag_mm --shape 70b --m 4194304", "--m 4194304 is above the largest dimension"},
+      {"--op ag_mm --n 1048576 --k 1048576 --m 1048576", "above the limit"},
+      {"--op ag_mm --shape 13b --m 64", "--shape '13b' is not a known shape"},
+      {"--op ag_mm --m 64", "needs --shape 8b,70b or --n and --k"},
+      {"--op ag_mm --shape 8b --n 64 --k 64", "--shape cannot go with --n/--k"},
+      {"--op ag_mm,all_reduce --shape 8b", "mixes fused ops"},
+      {"--op mm_rs --shape 8b --algo bogus", "unknown mm_rs algorithm 'bogus'"},
+      {"--op ag_mm --shape 8b --dtype fp32", "--dtype fp32 is not supported by ag_mm"},
+      {"--op ag_mm --shape 8b --m x", "--m 'x' is not a non-negative integer"},
+      {"--op ag_mm --shape 8b --streams 3 --chunk-rows 64 --csv /tmp/x.csv", "--chunk-rows 64 cannot go with --csv"},
+  };
+  for (const auto& [args, message] : cases) {
+    const Out r = run(std::string("bench --backend cuda ") + args);
+    EXPECT_EQ(r.code, 2) << args << "\n" << r.out;
+    EXPECT_EQ(r.out.rfind("symmcoll: error: ", 0), 0u) << args << "\n" << r.out;
+    EXPECT_NE(r.out.find(message), std::string::npos) << args << "\n" << r.out;
+    int lines = 0;
+    for (char c : r.out) lines += c == '\n';
+    EXPECT_EQ(lines, 1) << args << "\n" << r.out;
+  }
+}
+
+TEST(CliFused, HelpNamesTheShapesAndBaselines) {
+  if (!has_cuda()) GTEST_SKIP() << "this build has no CUDA";
+  const Out r = run("bench --backend cuda --op ag_mm --help");
+  EXPECT_EQ(r.code, 0) << r.out;
+  for (const char* s : {"--shape", "8b", "70b", "--m", "--n", "--k", "cublaslt", "nccl_cublaslt", "mm_rs"})
+    EXPECT_NE(r.out.find(s), std::string::npos) << s;
+}
+
+}  // namespace
