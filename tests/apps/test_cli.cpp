@@ -6,6 +6,7 @@
 #include <array>
 #include <cctype>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <iterator>
 #include <string>
@@ -264,6 +265,78 @@ TEST(Cli, CudaCommandsExplainWhenMissing) {
   if (r.out.find("no CUDA backend") == std::string::npos) GTEST_SKIP() << "this build has CUDA";
   EXPECT_EQ(r.code, 2);
   EXPECT_EQ(lines(r.out), 1) << r.out;
+}
+
+// ---- machine files: found by an installed or moved binary ---------------------------------
+
+std::string slurp(const std::string& path) {
+  std::ifstream f(path);
+  return std::string((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+}
+
+// A copy of the binary in <prefix>/bin finds <prefix>/share/symmcoll/machines, and
+// SYMM_MACHINES_DIR names another directory; neither is the source tree the build knows.
+TEST(Machines, FoundNextToAMovedBinaryAndThroughTheEnvironment) {
+  const std::string prefix = ::testing::TempDir() + "symmcoll_moved";
+  ASSERT_EQ(std::system(("rm -rf " + prefix + " && mkdir -p " + prefix + "/bin " + prefix +
+                         "/share/symmcoll/machines " + prefix + "/env")
+                            .c_str()),
+            0);
+  ASSERT_EQ(std::system(("cp " + std::string(SYMMCOLL_BIN) + " " + prefix + "/bin/symmcoll").c_str()), 0);
+  const std::string ini = slurp(SYMM_SOURCE_DIR "/experiments/machines/h200x4.ini");
+  ASSERT_FALSE(ini.empty());
+  std::ofstream(prefix + "/share/symmcoll/machines/installed_box.ini") << ini;
+  std::ofstream(prefix + "/env/env_box.ini") << ini;
+  const std::string args = " run --algo one_shot --bytes 4K --timing-only --machine ";
+  auto run = [&](const std::string& env, const std::string& machine) {
+    Out r;
+    const std::string cmd = env + prefix + "/bin/symmcoll" + args + machine + " 2>&1";
+    FILE* p = popen(cmd.c_str(), "r");
+    std::array<char, 4096> buf;
+    for (std::size_t n; (n = fread(buf.data(), 1, buf.size(), p)) > 0;) r.out.append(buf.data(), n);
+    const int st = pclose(p);
+    r.code = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+    return r;
+  };
+  Out r = run("", "installed_box");
+  EXPECT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("sim installed_box"), std::string::npos) << r.out;
+  r = run("SYMM_MACHINES_DIR=" + prefix + "/env ", "env_box");
+  EXPECT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("sim env_box"), std::string::npos) << r.out;
+  r = run("", "env_box");  // not without the variable
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_NE(r.out.find("unknown machine 'env_box'"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("installed_box"), std::string::npos) << r.out;  // listed as available
+}
+
+// ---- experiments/keep_if_same.sh: a rerun whose data did not change keeps its files -----------
+
+TEST(KeepIfSame, OnlyProvenanceChangedKeepsTheOldFiles) {
+  const std::string dir = ::testing::TempDir() + "symmcoll_keep";
+  ASSERT_EQ(std::system(("rm -rf " + dir + " && mkdir -p " + dir).c_str()), 0);
+  const std::string csv = dir + "/r.csv", txt = dir + "/r.txt";
+  const std::string script = SYMM_SOURCE_DIR "/experiments/keep_if_same.sh " + csv + " " + txt + " >/dev/null";
+  std::ofstream(csv) << "backend,bytes,time_us_median,git_sha\nsim,4096,6.333,0fd0f84e1d6c\n";
+  std::ofstream(txt) << "# symmcoll sweep: sim h200x4, git 0fd0f84e1d6c\n  4096  6.333\n";
+  // Another commit, same data: both files stay as they were.
+  std::ofstream(csv + ".tmp") << "backend,bytes,time_us_median,git_sha\nsim,4096,6.333,8f16a672f359-dirty\n";
+  std::ofstream(txt + ".tmp") << "# symmcoll sweep: sim h200x4, git 8f16a672f359-dirty\n  4096  6.333\n";
+  ASSERT_EQ(std::system(script.c_str()), 0);
+  EXPECT_NE(slurp(csv).find("0fd0f84e1d6c"), std::string::npos) << slurp(csv);
+  EXPECT_NE(slurp(txt).find("0fd0f84e1d6c"), std::string::npos) << slurp(txt);
+  EXPECT_FALSE(std::ifstream(csv + ".tmp")) << "the new version is left behind";
+  // A changed number in the CSV only: both files are replaced, so they stay one run.
+  std::ofstream(csv + ".tmp") << "backend,bytes,time_us_median,git_sha\nsim,4096,6.400,8f16a672f359\n";
+  std::ofstream(txt + ".tmp") << "# symmcoll sweep: sim h200x4, git 8f16a672f359\n  4096  6.333\n";
+  ASSERT_EQ(std::system(script.c_str()), 0);
+  EXPECT_NE(slurp(csv).find("6.400,8f16a672f359"), std::string::npos) << slurp(csv);
+  EXPECT_NE(slurp(txt).find("git 8f16a672f359"), std::string::npos) << slurp(txt);
+  // A changed number in the table only counts too.
+  std::ofstream(csv + ".tmp") << "backend,bytes,time_us_median,git_sha\nsim,4096,6.400,aaaaaaaaaaaa\n";
+  std::ofstream(txt + ".tmp") << "# symmcoll sweep: sim h200x4, git aaaaaaaaaaaa\n  4096  7.000\n";
+  ASSERT_EQ(std::system(script.c_str()), 0);
+  EXPECT_NE(slurp(txt).find("7.000"), std::string::npos) << slurp(txt);
 }
 
 }  // namespace
