@@ -35,7 +35,7 @@ struct Common {
   std::string reduce = "sum";
   int blocks = 0;
   bool timing_only = false;
-  bool eager = false;
+  std::string mode = "graph";
   uint64_t seed = 1;
 };
 
@@ -57,8 +57,8 @@ void add_common(po::options_description& d, Common& c) {
        "blocks per rank (0: the algorithm's default for the size)")
       ("timing-only", po::bool_switch(&c.timing_only),
        "no data arrays: predicts time only, no correctness check (fast, any size)")
-      ("eager", po::bool_switch(&c.eager),
-       "charge eager kernel-launch latency (default: CUDA-graph replay, as nccl-tests -G)")
+      ("mode", po::value(&c.mode)->default_value(c.mode),
+       "launch latency charged: graph (CUDA-graph replay, as nccl-tests -G) | eager")
       ("seed", po::value(&c.seed)->default_value(c.seed), "seed of the random inputs");
   // clang-format on
 }
@@ -68,7 +68,7 @@ bool parse(int argc, char** argv, const po::options_description& d, const char* 
            po::variables_map* out = nullptr) {
   po::variables_map local;
   po::variables_map& vm = out ? *out : local;
-  po::store(po::command_line_parser(argc, argv).options(d).run(), vm);
+  parse_args(argc, argv, d, vm);
   if (vm.count("help")) {
     std::cout << usage << "\n" << d << "\n";
     return false;
@@ -83,6 +83,7 @@ struct Resolved {
   Op op = Op::kAllReduce;
   DType dtype = DType::kBF16;
   ReduceOp reduce = ReduceOp::kSum;
+  bool graph = true;
 };
 
 Resolved resolve(const Common& c, const char* cmd) {
@@ -94,15 +95,16 @@ Resolved resolve(const Common& c, const char* cmd) {
     fail(ErrorCode::kInvalidArgument, "unknown backend '" + c.backend + "' for " + cmd + " (valid: sim)");
   Resolved r;
   // Names first: a typo in --op should not be reported as a missing machine file.
-  r.op = parse_op(c.op);
-  r.dtype = parse_dtype(c.dtype);
-  r.reduce = parse_reduce_op(c.reduce);
-  if (c.blocks < 0) fail(ErrorCode::kInvalidArgument, "blocks=" + std::to_string(c.blocks) + " is negative");
-  r.machine = sim::Machine::by_name(c.machine);
+  r.op = for_option("--op", [&] { return parse_op(c.op); });
+  r.dtype = for_option("--dtype", [&] { return parse_dtype(c.dtype); });
+  r.reduce = for_option("--reduce", [&] { return parse_reduce_op(c.reduce); });
+  r.graph = parse_mode(c.mode, /*allow_both=*/false)[0];
+  if (c.blocks < 0) fail(ErrorCode::kInvalidArgument, "--blocks " + std::to_string(c.blocks) + " is negative");
+  r.machine = for_option("--machine", [&] { return sim::Machine::by_name(c.machine); });
   r.world = c.world ? c.world : r.machine.gpus;
   if (r.world < 2 || r.world > kMaxWorld)
     fail(ErrorCode::kInvalidArgument,
-         "world=" + std::to_string(r.world) + " is outside 2.." + std::to_string(kMaxWorld));
+         "--world " + std::to_string(r.world) + " is outside 2.." + std::to_string(kMaxWorld));
   return r;
 }
 
@@ -115,7 +117,7 @@ sim::RunSpec make_spec(const Resolved& r, const Common& c, const AlgoInfo& a, st
   s.op = r.reduce;
   s.bytes = bytes;
   s.blocks = c.blocks;
-  s.graph = !c.eager;
+  s.graph = r.graph;
   s.timing_only = c.timing_only;
   s.seed = c.seed;
   return s;
@@ -148,6 +150,62 @@ std::string fmt(const char* f, double v) {
   char buf[64];
   std::snprintf(buf, sizeof buf, f, v);
   return buf;
+}
+
+// ---- the cost of a data-mode run, known before it starts -------------------------------------
+// The data-mode simulator moves every byte on the CPU: `run --bytes 1G` once held 15.8 GB and ran
+// for minutes. Runs the host cannot hold, or that would take more than kMaxDataSeconds, are
+// refused up front with the option that avoids them.
+
+inline constexpr double kMaxDataSeconds = 60;
+inline constexpr double kMaxMemoryShare = 0.5;             // of the host's available memory
+inline constexpr std::size_t kCalibrateAbove = 16u << 20;  // smaller runs are cheap: not estimated
+
+// Host memory a data-mode simulation holds: every rank's symmetric heap (in, out, scratch), every
+// rank's input as float, and the float64 reference of one rank's output. Within 10% of the peak
+// resident size measured for one_shot at 16M and 64M on 4 ranks (335 MB and 1.32 GB).
+double data_mode_bytes(const AlgoInfo& a, DType t, std::size_t bytes, int world) {
+  const double w = world, elem = double(dtype_size(t));
+  const double in = double(a.in_bytes(bytes, world)), out = double(a.out_bytes(bytes, world));
+  return w * (in + out + double(a.scratch_bytes(bytes, world))) + w * in / elem * 4 + out / elem * 8;
+}
+
+// MemAvailable from /proc/meminfo (what can be allocated without swapping), else physical memory.
+double available_memory_bytes() {
+  std::ifstream f("/proc/meminfo");
+  std::string key, unit;
+  double kb = 0;
+  while (f >> key >> kb >> unit)
+    if (key == "MemAvailable:") return kb * 1024;
+  return double(sysconf(_SC_PHYS_PAGES)) * double(sysconf(_SC_PAGESIZE));
+}
+
+// Throws kInvalidArgument naming `what` ("--bytes 1G") and `remedy` when a data-mode run of
+// `a` at `bytes` needs too much memory or time. Time is scaled from a ~1M data-mode run of the
+// same algorithm on this host (the simulator's cost grows with the bytes it moves).
+void check_data_cost(const Resolved& r, const Common& c, const AlgoInfo& a, std::size_t bytes,
+                     const std::string& what, const std::string& remedy) {
+  const double need = data_mode_bytes(a, r.dtype, bytes, r.world), avail = available_memory_bytes();
+  if (need > kMaxMemoryShare * avail)
+    fail(ErrorCode::kInvalidArgument,
+         what + " in data mode needs about " + fmt("%.1f", need / 1e9) + " GB of host memory for " + a.id +
+             " on " + std::to_string(r.world) + " ranks, more than half of the " + fmt("%.1f", avail / 1e9) +
+             " GB available; " + remedy);
+  if (bytes <= kCalibrateAbove) return;
+  const std::size_t unit = 64 * std::size_t(r.world);
+  const std::size_t calib = (std::size_t(1) << 20) / unit * unit;
+  sim::RunSpec spec = make_spec(r, c, a, calib);
+  try {
+    check_args(a, r.dtype, calib, r.world, c.blocks ? c.blocks : a.default_blocks(calib, r.world), r.reduce);
+  } catch (const Error&) {
+    return;  // no comparable small run (block count, size granularity): no time estimate
+  }
+  const double seconds = sim::run(spec).wall_s * double(bytes) / double(calib);
+  if (seconds > kMaxDataSeconds)
+    fail(ErrorCode::kInvalidArgument, what + " in data mode would take about " + fmt("%.0f", seconds) +
+                                          " s on this host for " + a.id + " (scaled from a " +
+                                          format_size(calib) + " run), more than " +
+                                          fmt("%.0f", kMaxDataSeconds) + " s; " + remedy);
 }
 
 // ---- run ----------------------------------------------------------------------------------
@@ -186,19 +244,29 @@ int cmd_run(int argc, char** argv) {
 
   // "all_reduce.one_shot" carries its op; a different --op beside it is a contradiction.
   if (algo.find('.') != std::string::npos) {
-    const AlgoInfo& a = find_algo(algo);
+    const AlgoInfo& a = for_option("--algo", [&]() -> const AlgoInfo& { return find_algo(algo); });
     if (!vm["op"].defaulted() && c.op != op_name(a.op))
       fail(ErrorCode::kInvalidArgument, "--op " + c.op + " contradicts --algo " + algo);
     c.op = op_name(a.op);
   }
   const Resolved r = resolve(c, "run");
-  const AlgoInfo& a = algo.find('.') != std::string::npos ? find_algo(algo) : find_algo(r.op, algo);
-  // A barrier moves no payload: bandwidth columns would divide a size nobody sent.
+  const AlgoInfo& a = for_option("--algo", [&]() -> const AlgoInfo& {
+    return algo.find('.') != std::string::npos ? find_algo(algo) : find_algo(r.op, algo);
+  });
+  // A barrier moves no payload: no size, no dtype, no reduction, no bandwidth, no error bound.
   const bool barrier = a.op == Op::kBarrier;
-  const std::size_t bytes = barrier ? 0 : parse_size(bytes_s);
-  if (calls < 1) fail(ErrorCode::kInvalidArgument, "calls=" + std::to_string(calls) + " must be at least 1");
+  if (barrier)
+    for (const char* o : {"bytes", "dtype", "reduce"})
+      if (!vm[o].defaulted())
+        fail(ErrorCode::kInvalidArgument,
+             std::string("--") + o + " means nothing for a barrier (it moves no data); drop it");
+  const std::size_t bytes = barrier ? 0 : for_option("--bytes", [&] { return parse_size(bytes_s); });
+  if (calls < 1) fail(ErrorCode::kInvalidArgument, "--calls " + std::to_string(calls) + " must be at least 1");
   check_args(a, r.dtype, bytes, r.world, c.blocks ? c.blocks : a.default_blocks(bytes, r.world));
   if (!trace.empty()) check_writable(trace);
+  if (!c.timing_only && !barrier)
+    check_data_cost(r, c, a, bytes, "--bytes " + bytes_s,
+                    "add --timing-only to predict the time without data, or lower --bytes");
 
   sim::RunSpec spec = make_spec(r, c, a, bytes);
   spec.calls = calls;
@@ -206,18 +274,24 @@ int cmd_run(int argc, char** argv) {
   const sim::RunResult res = sim::run(spec);
   const ResultRow row = make_row(spec, res);
 
-  std::printf("symmcoll run: sim %s, world %d, %s (%s), %s %s, %s bytes, %d blocks, %s launch\n",
-              r.machine.name.c_str(), r.world, a.id.c_str(), a.alias.c_str(), dtype_name(r.dtype),
-              reduce_op_name(r.reduce), format_size(bytes).c_str(), res.blocks, c.eager ? "eager" : "graph");
+  const char* launch = r.graph ? "graph" : "eager";
+  if (barrier)
+    std::printf("symmcoll run: sim %s, world %d, %s (%s), %d blocks, %s launch\n", r.machine.name.c_str(),
+                r.world, a.id.c_str(), a.alias.c_str(), res.blocks, launch);
+  else
+    std::printf("symmcoll run: sim %s, world %d, %s (%s), %s %s, %s bytes, %d blocks, %s launch\n",
+                r.machine.name.c_str(), r.world, a.id.c_str(), a.alias.c_str(), dtype_name(r.dtype),
+                reduce_op_name(r.reduce), format_size(bytes).c_str(), res.blocks, launch);
   std::printf("  predicted latency  %10.3f us\n", res.time_us);
   if (!barrier) {
     std::printf("  algbw              %10.2f GB/s\n", row.algbw_GBps);
     std::printf("  busbw              %10.2f GB/s\n", row.busbw_GBps);
   }
-  const bool ok = passed(res, c.timing_only);
-  if (c.timing_only)
+  // A barrier has no output to check: its proof is that it ended (no deadlock, no race).
+  const bool ok = barrier || passed(res, c.timing_only);
+  if (c.timing_only && !barrier)
     std::printf("  max rel error      not checked (timing-only)\n");
-  else
+  else if (!barrier)
     std::printf("  max rel error      %10.3g  (bound %.3g) %s\n", res.max_rel_err, res.err_bound,
                 ok ? "PASS" : "FAIL");
   std::printf("  simulated          %llu events in %.3f s\n", (unsigned long long)res.events, res.wall_s);
@@ -269,11 +343,28 @@ int cmd_sweep(int argc, char** argv) {
   if (!parse(argc, argv, d, kSweepUsage)) return kExitOk;
 
   const Resolved r = resolve(c, "sweep");
-  const std::vector<const AlgoInfo*> algos = parse_algo_list(r.op, algo_spec);
+  const std::vector<const AlgoInfo*> algos = for_option("--algo", [&] { return parse_algo_list(r.op, algo_spec); });
   // A barrier moves no payload: one row per algorithm, bytes = 0.
-  const std::vector<std::size_t> sizes =
-      r.op == Op::kBarrier ? std::vector<std::size_t>{0} : parse_size_list(sizes_spec);
-  const std::size_t check_up_to = parse_size(check_up_to_s);
+  const std::vector<std::size_t> sizes = r.op == Op::kBarrier
+                                             ? std::vector<std::size_t>{0}
+                                             : for_option("--sizes", [&] { return parse_size_list(sizes_spec); });
+  const std::size_t check_up_to = for_option("--check-up-to", [&] { return parse_size(check_up_to_s); });
+  // The largest size run with data decides whether the sweep fits this host (check_data_cost).
+  std::size_t largest_checked = 0;
+  for (const std::size_t b : sizes)
+    if (b <= check_up_to) largest_checked = std::max(largest_checked, b);
+  if (!c.timing_only && largest_checked > 0)
+    for (const AlgoInfo* a : algos) {
+      try {
+        check_args(*a, r.dtype, largest_checked, r.world,
+                   c.blocks ? c.blocks : a->default_blocks(largest_checked, r.world));
+      } catch (const Error&) {
+        continue;  // skipped in the sweep anyway
+      }
+      check_data_cost(r, c, *a, largest_checked, "--check-up-to " + check_up_to_s + " (the sweep's " +
+                                                      format_size(largest_checked) + " rows)",
+                      "lower --check-up-to (larger sizes run timing-only), or add --timing-only");
+    }
   if (r.reduce != ReduceOp::kSum)
     refuse_with_csv(csv, "--reduce", reduce_op_name(r.reduce), "reduction", "sum");
   if (!csv.empty()) check_writable(csv);
@@ -332,7 +423,7 @@ int cmd_sweep(int argc, char** argv) {
 
   std::printf("# symmcoll sweep: sim %s, world %d, %s, %s %s, %s launch, git %s\n", r.machine.name.c_str(),
               r.world, op_name(r.op), dtype_name(r.dtype), reduce_op_name(r.reduce),
-              c.eager ? "eager" : "graph", git_sha());
+              r.graph ? "graph" : "eager", git_sha());
   std::printf("# %12s  %-34s %6s %12s %12s %12s %10s %6s\n", "size(B)", "algorithm", "blocks", "time(us)",
               "algbw(GB/s)", "busbw(GB/s)", "max_err", "check");
   // Size-major order puts the competing algorithms of one size next to each other.

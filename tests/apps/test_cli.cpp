@@ -63,8 +63,8 @@ const BadInput kBad[] = {
     {"run --algo one_shot --dtype int8 --bytes 4K", "unknown dtype 'int8'"},
     {"run --algo one_shot --reduce prod --bytes 4K", "unknown reduce op 'prod'"},
     {"run --machine no_such_machine --algo one_shot --bytes 4K", "no_such_machine"},
-    {"run --algo one_shot --world 1 --bytes 4K", "world=1"},
-    {"run --algo one_shot --world 65 --bytes 4K", "world=65"},
+    {"run --algo one_shot --world 1 --bytes 4K", "--world 1 is outside"},
+    {"run --algo one_shot --world 65 --bytes 4K", "--world 65 is outside"},
     {"run --algo one_shot --bytes 1000", "bytes=1000 is not a multiple of 16"},
     {"run --op all_gather --algo push --world 4 --bytes 4112", "not a multiple of 64"},
     {"run --algo one_shot --bytes 0", "bytes=0"},
@@ -72,7 +72,7 @@ const BadInput kBad[] = {
     {"run --algo one_shot --bytes 1MBx", "malformed size '1MBx'"},
     {"run --algo one_shot_push --bytes 16M", "exceeds all_reduce.st_reduce's maximum"},
     {"run --algo one_shot --bytes 4K --blocks 100000", "blocks=100000"},
-    {"run --algo one_shot --bytes 4K --blocks -3", "blocks=-3"},
+    {"run --algo one_shot --bytes 4K --blocks -3", "--blocks -3 is negative"},
     {"run --algo one_shot --bytes 4K --world abc", "'--world' is invalid"},
     {"run --algo one_shot --bytes 4K --trace /nonexistent-dir/t.json", "/nonexistent-dir/t.json"},
     {"run --algo one_shot --bytes 4K --frobnicate", "unrecognised option '--frobnicate'"},
@@ -94,6 +94,37 @@ const BadInput kBad[] = {
     {"sweep --sizes 4K,,1M", "empty element"},
     {"list --bogus", "unrecognised option"},
     {"bench --backend tpu", "unknown backend 'tpu'"},
+    // Every error names the option it is about.
+    {"run --op allreduce --algo one_shot --bytes 4K", "--op: unknown op 'allreduce'"},
+    {"run --algo one_shot --dtype int8 --bytes 4K", "--dtype: unknown dtype"},
+    {"run --algo one_shot --reduce prod --bytes 4K", "--reduce: unknown reduce op"},
+    {"run --algo nope --bytes 4K", "--algo: unknown algorithm 'nope'"},
+    {"run --algo one_shot --bytes 4Q", "--bytes: malformed size '4Q'"},
+    {"run --machine no_such_machine --algo one_shot", "--machine: unknown machine"},
+    {"run --algo one_shot --calls 0", "--calls 0 must be at least 1"},
+    {"run --algo one_shot --mode both", "--mode: unknown launch mode 'both' (valid: graph, eager)"},
+    {"sweep --check-up-to -1", "--check-up-to: malformed size '-1'"},
+    {"sweep --sizes 4K:1K", "--sizes: bad size list"},
+    {"sweep --algo one_shot,bogus", "--algo: unknown algorithm 'bogus'"},
+    // Stray words are refused, naming the word and what it follows.
+    {"run --algo one_shot --bytes 1M extra", "unexpected argument 'extra' after '--bytes 1M'"},
+    {"run --algo one_shot --bytes 1 M", "unexpected argument 'M' after '--bytes 1'"},
+    {"run extra --algo one_shot", "unexpected argument 'extra'"},
+    {"run --algo one_shot --timing-only yes", "unexpected argument 'yes' after '--timing-only'"},
+    {"sweep --sizes 4K 8K", "unexpected argument '8K' after '--sizes 4K'"},
+    {"list extra", "unexpected argument 'extra'"},
+    // One vocabulary: the old spellings are refused with the new one.
+    {"run --algo one_shot --eager", "--eager was renamed --mode eager"},
+    {"sweep --reduce-op max", "--reduce-op was renamed --reduce"},
+    {"sweep --check-max 1M", "--check-max was renamed --check-up-to"},
+    {"bench --backend sim --reduce-op=max", "--reduce-op was renamed --reduce"},
+    {"bench --backend sim --no-check", "--no-check was renamed --timing-only"},
+    // A barrier moves no data: a size, dtype or reduction for it is a mistake.
+    {"run --op barrier --algo acq_rel --bytes 1M", "--bytes means nothing for a barrier"},
+    {"run --op barrier --algo acq_rel --dtype fp32", "--dtype means nothing for a barrier"},
+    // Data-mode runs this host cannot hold are refused up front, with the option to use.
+    {"run --algo one_shot --bytes 64G", "add --timing-only"},
+    {"sweep --algo one_shot --sizes 64G --check-up-to 64G --quiet", "lower --check-up-to"},
 };
 // Stable names ("run_bytes_4Q") instead of gtest's byte dump, which holds addresses and so
 // would differ between the discovery run and the test run.
@@ -223,8 +254,8 @@ TEST(Cli, BenchCudaRefusesUnrecordedOptionsWithCsv) {
   if (probe.out.find("no CUDA backend") != std::string::npos) GTEST_SKIP() << "this build has no CUDA";
   const std::string csv = " --sizes 4K --csv " + ::testing::TempDir() + "symmcoll_cli_bench.csv";
   const std::pair<const char*, const char*> cases[] = {
-      {"bench --backend cuda --reduce-op max", "--reduce-op max cannot go with --csv"},
-      {"bench --backend cuda --reduce-op min --op all_gather", "--reduce-op min cannot go with --csv"},
+      {"bench --backend cuda --reduce max", "--reduce max cannot go with --csv"},
+      {"bench --backend cuda --reduce min --op all_gather", "--reduce min cannot go with --csv"},
       {"bench --backend cuda --threads 256", "--threads 256 cannot go with --csv"},
   };
   for (const auto& [args, message] : cases) {
@@ -235,7 +266,7 @@ TEST(Cli, BenchCudaRefusesUnrecordedOptionsWithCsv) {
     EXPECT_EQ(lines(r.out), 1) << r.out;
   }
   // Without --csv they pass option parsing (and fail later only for want of ranks).
-  const Out r = symmcoll("bench --backend cuda --reduce-op max --threads 256 --sizes 4K");
+  const Out r = symmcoll("bench --backend cuda --reduce max --threads 256 --sizes 4K");
   EXPECT_EQ(r.out.find("cannot go with --csv"), std::string::npos) << r.out;
 }
 
@@ -256,6 +287,80 @@ TEST(Cli, ListColumnsStayAligned) {
     // The multicast column ("yes" / "no") starts where its header does, after a space.
     EXPECT_TRUE(line.compare(mcast_col, 3, "yes") == 0 || line.compare(mcast_col, 2, "no") == 0) << line;
     EXPECT_EQ(line[mcast_col - 1], ' ') << line;
+  }
+}
+
+// A sweep with nothing to run fails and leaves no CSV behind (an empty one would read as a
+// run with no rows); so does a run whose trace path was probed but that then failed.
+TEST(Cli, AFailedSweepLeavesNoCsv) {
+  const std::string path = ::testing::TempDir() + "symmcoll_cli_empty.csv";
+  std::remove(path.c_str());
+  const Out r = symmcoll("sweep --algo one_shot_push --sizes 16M:32M --quiet --csv " + path);
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_NE(r.out.find("nothing to run"), std::string::npos) << r.out;
+  EXPECT_FALSE(std::ifstream(path)) << path << " was left behind";
+  const std::string trace = ::testing::TempDir() + "symmcoll_cli_failed_trace.json";
+  std::remove(trace.c_str());
+  const Out t = symmcoll("run --algo one_shot --bytes 64G --trace " + trace);
+  EXPECT_EQ(t.code, 2) << t.out;
+  EXPECT_FALSE(std::ifstream(trace)) << trace << " was left behind";
+}
+
+// A barrier run prints what a barrier has: latency, no dtype, size, bandwidth or error bound.
+TEST(Cli, BarrierRunPrintsNoDataLines) {
+  const Out r = symmcoll("run --op barrier --algo acq_rel");
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("predicted latency"), std::string::npos) << r.out;
+  for (const char* absent : {"bf16", "bytes", "busbw", "max rel error", "bound"})
+    EXPECT_EQ(r.out.find(absent), std::string::npos) << absent << " in:\n" << r.out;
+}
+
+// --mode eager charges the eager launch latency (the renamed --eager).
+TEST(Cli, ModeEagerIsSlowerThanGraph) {
+  const Out g = symmcoll("run --algo one_shot --bytes 4K --timing-only --mode graph");
+  const Out e = symmcoll("run --algo one_shot --bytes 4K --timing-only --mode eager");
+  ASSERT_EQ(g.code, 0) << g.out;
+  ASSERT_EQ(e.code, 0) << e.out;
+  EXPECT_NE(e.out.find("eager launch"), std::string::npos) << e.out;
+  auto latency = [](const std::string& out) {
+    const std::size_t at = out.find("predicted latency");
+    return at == std::string::npos ? 0.0 : std::stod(out.substr(at + 17));
+  };
+  EXPECT_GT(latency(e.out), latency(g.out)) << g.out << e.out;
+}
+
+// The CUDA bench speaks the same vocabulary (option parsing needs no GPU).
+TEST(Cli, BenchCudaRefusesOldSpellings) {
+  const Out probe = symmcoll("launch --help");
+  if (probe.out.find("no CUDA backend") != std::string::npos) GTEST_SKIP() << "this build has no CUDA";
+  const std::pair<const char*, const char*> cases[] = {
+      {"bench --backend cuda --reduce-op max", "--reduce-op was renamed --reduce"},
+      {"bench --backend cuda --check-max 1M", "--check-max was renamed --check-up-to"},
+      {"bench --backend cuda --no-check", "--no-check was renamed --timing-only"},
+      {"bench --backend cuda --sizes 4K extra", "unexpected argument 'extra' after '--sizes 4K'"},
+      {"bench --backend cuda --mode sometimes", "--mode: unknown launch mode 'sometimes'"},
+      {"bench --backend cuda --sizes 4Q", "--sizes: "},
+  };
+  for (const auto& [args, message] : cases) {
+    const Out r = symmcoll(args);
+    EXPECT_EQ(r.code, 2) << args << "\n" << r.out;
+    EXPECT_EQ(r.out.rfind(std::string("symmcoll: error: ") + message, 0), 0u) << args << "\n" << r.out;
+    EXPECT_EQ(lines(r.out), 1) << r.out;
+  }
+}
+
+// On a host without a usable GPU, launching the CUDA bench is one line, not one error per rank.
+TEST(Cli, NoGpuIsOneLine) {
+  const Out probe = symmcoll("launch --help");
+  if (probe.out.find("no CUDA backend") != std::string::npos) GTEST_SKIP() << "this build has no CUDA";
+  if (std::system("nvidia-smi -L >/dev/null 2>&1") == 0) GTEST_SKIP() << "this host has a GPU";
+  for (const char* args : {"launch -n 2 -- symmcoll bench --backend cuda --sizes 4K",
+                           "bench --backend cuda --sizes 4K"}) {
+    const Out r = symmcoll(args);
+    EXPECT_EQ(r.code, 2) << args << "\n" << r.out;
+    EXPECT_EQ(r.out.rfind("symmcoll: error: no CUDA device", 0), 0u) << args << "\n" << r.out;
+    EXPECT_EQ(lines(r.out), 1) << args << "\n" << r.out;
+    EXPECT_EQ(r.out.find(".cpp:"), std::string::npos) << r.out;  // no source paths
   }
 }
 
