@@ -1,8 +1,8 @@
-# ctest: install this build into a prefix inside it, build examples/sim_hello as a separate
-# project against the installed package (find_package(symmcoll)), run it.
-#   cmake -DBUILD=<build dir> -DSRC=<source dir> -P cmake/test_example.cmake
-set(prefix ${BUILD}/example-prefix)
-set(dir ${BUILD}/example-sim_hello)
+# ctest: install this build into a prefix inside it, build examples/<EXAMPLE> as a separate
+# project against the installed package (find_package(symmcoll)), and run it unless RUN is OFF.
+#   cmake -DBUILD=<build dir> -DSRC=<source dir> -DEXAMPLE=sim_hello [-DRUN=OFF] -P cmake/test_example.cmake
+set(prefix ${BUILD}/example-prefix-${EXAMPLE})
+set(dir ${BUILD}/example-${EXAMPLE})
 file(REMOVE_RECURSE ${prefix} ${dir})
 function(step)
   execute_process(COMMAND ${ARGN} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE out)
@@ -12,6 +12,10 @@ function(step)
   message("${out}")
 endfunction()
 step(${CMAKE_COMMAND} --install ${BUILD} --prefix ${prefix})
-step(${CMAKE_COMMAND} -S ${SRC}/examples/sim_hello -B ${dir} -DCMAKE_PREFIX_PATH=${prefix} -DCMAKE_BUILD_TYPE=Release)
+step(${CMAKE_COMMAND} -S ${SRC}/examples/${EXAMPLE} -B ${dir} -DCMAKE_PREFIX_PATH=${prefix} -DCMAKE_BUILD_TYPE=Release)
 step(${CMAKE_COMMAND} --build ${dir})
-step(${dir}/sim_hello)
+if(NOT DEFINED RUN OR RUN)
+  step(${dir}/${EXAMPLE})
+else()
+  message("built ${dir}/${EXAMPLE}; not run (RUN=OFF)")
+endif()

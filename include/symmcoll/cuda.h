@@ -21,6 +21,9 @@ struct CudaOptions {
   unsigned long long wait_timeout_cycles = 0;  // 0: SYMM_WAIT_TIMEOUT_CYCLES or ~4 s
 };
 
+// Calls whose buffers are staged share one staging region: issue them on one stream, or
+// synchronize between streams. Multicast (NVLS) programs are refused as in `symmcoll bench`.
+//
 // Collective over the ranks of `comm` (call it on every rank). The communicator stays yours:
 // symmcoll registers its windows on it and deregisters them when the Communicator is destroyed,
 // which must happen before ncclCommDestroy(comm). The current CUDA device must be comm's device.

@@ -83,8 +83,8 @@ class Communicator {
                                   const std::string& algo = "auto") = 0;
   virtual CallInfo all_gather(const void* in, void* out, std::size_t sendcount, DType t, void* stream = nullptr,
                               const std::string& algo = "auto") = 0;
-  // Waits for every call enqueued so far (CUDA: on the communicator's stream; throws kTimeout
-  // when a wait inside a collective expired).
+  // Waits for every call enqueued so far (CUDA: the whole device, cudaDeviceSynchronize; throws
+  // kTimeout naming rank, block and slot when a wait inside a collective expired).
   virtual void synchronize() = 0;
 };
 
