@@ -114,6 +114,12 @@ void parse_args(int argc, char** argv, const boost::program_options::options_des
   po::store(parsed, vm);
 }
 
+bool parse_format(const std::string& format) {
+  if (format == "table") return false;
+  if (format == "nccl-tests") return true;
+  fail(ErrorCode::kInvalidArgument, "--format: unknown format '" + format + "' (valid: table, nccl-tests)");
+}
+
 std::vector<bool> parse_mode(const std::string& mode, bool allow_both) {
   if (mode == "graph") return {true};
   if (mode == "eager") return {false};

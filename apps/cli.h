@@ -67,6 +67,9 @@ auto for_option(const char* option, F&& parse) -> decltype(parse()) {
   }
 }
 
+// --format: "table" (ours) or "nccl-tests" (core/nccl_tests_format.h); true for nccl-tests.
+bool parse_format(const std::string& format);
+
 // "graph" / "eager" (and "both" where `allow_both`) -> the list of launch modes (true = graph).
 std::vector<bool> parse_mode(const std::string& mode, bool allow_both);
 

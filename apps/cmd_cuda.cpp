@@ -58,7 +58,7 @@ void require_devices(int n, const std::string& who) {
 int cmd_bench_cuda(int argc, char** argv) {
   cuda::BenchOptions o;
   std::string ops = "all_reduce", algos = "all", dtypes = "bf16", sizes = "4K:256M", mode = "both", blocks = "0",
-              op = "sum", check_up_to = "64M", heap = "0";
+              op = "sum", check_up_to = "64M", heap = "0", format = "table";
   po::options_description d(
       "usage: symmcoll launch -n N -- symmcoll bench --backend cuda [options]\n\n"
       "Each algorithm next to NCCL (plain buffers: nccl; symmetric windows: nccl_symm), checked\n"
@@ -92,6 +92,8 @@ int cmd_bench_cuda(int argc, char** argv) {
       "wait-timeout-cycles", po::value(&o.timeout_cycles)->default_value(0),
       "bound of every spin-wait in clock cycles; 0 = SYMM_WAIT_TIMEOUT_CYCLES or ~4 s")(
       "csv", po::value(&o.csv), "write rows here (rank 0)")(
+      "format", po::value(&format)->default_value(format),
+      "stdout: table, or nccl-tests (its columns and '# Avg bus bandwidth' footer, one table per algorithm)")(
       "machine", po::value(&o.machine),
       "machine column; default from the device name and world, e.g. h200x4")(
       "seed", po::value(&o.seed)->default_value(1), "input seed");
@@ -124,6 +126,7 @@ int cmd_bench_cuda(int argc, char** argv) {
   o.check_max = for_option("--check-up-to", [&] { return parse_size(check_up_to); });
   o.heap = heap == "0" ? 0 : for_option("--heap", [&] { return parse_size(heap); });
   o.probe_timeout = vm.count("probe-timeout") > 0;
+  o.nccl_tests_format = parse_format(format);
   // Rows of these would read as the defaults' rows: refused before any rank touches a GPU.
   if (o.rop != ReduceOp::kSum)
     refuse_with_csv(o.csv, "--reduce", reduce_op_name(o.rop), "reduction", "sum");

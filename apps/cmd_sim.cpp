@@ -15,6 +15,7 @@
 
 #include "apps/cli.h"
 #include "backends/sim/sim.h"
+#include "core/nccl_tests_format.h"
 #include "core/reference.h"
 #include "core/result.h"
 #include "core/sizes.h"
@@ -324,7 +325,7 @@ const char* kSweepUsage =
 
 int cmd_sweep(int argc, char** argv) {
   Common c;
-  std::string algo_spec = "all", sizes_spec = "4K:256M", csv, check_up_to_s = "16M";
+  std::string algo_spec = "all", sizes_spec = "4K:256M", csv, check_up_to_s = "16M", format = "table";
   bool quiet = false;
   po::options_description d("sweep options", 110, 50);
   add_common(d, c);
@@ -338,11 +339,14 @@ int cmd_sweep(int argc, char** argv) {
       ("check-up-to", po::value(&check_up_to_s)->default_value(check_up_to_s),
        "largest size run with data and checked; larger sizes run timing-only")
       ("csv", po::value(&csv), "write the rows here (core/result.h schema; --reduce sum only: it has no reduction column)")
+      ("format", po::value(&format)->default_value(format),
+       "stdout: table, or nccl-tests (its columns and '# Avg bus bandwidth' footer, one table per algorithm)")
       ("quiet,q", po::bool_switch(&quiet), "no progress on stderr");
   // clang-format on
   if (!parse(argc, argv, d, kSweepUsage)) return kExitOk;
 
   const Resolved r = resolve(c, "sweep");
+  const bool nccl_tests = parse_format(format);
   const std::vector<const AlgoInfo*> algos = for_option("--algo", [&] { return parse_algo_list(r.op, algo_spec); });
   // A barrier moves no payload: one row per algorithm, bytes = 0.
   const std::vector<std::size_t> sizes = r.op == Op::kBarrier
@@ -421,6 +425,16 @@ int cmd_sweep(int argc, char** argv) {
     if (!f) fail(ErrorCode::kIo, "writing '" + csv + "' failed");
   }
 
+  if (nccl_tests) {
+    std::vector<bool> failed;
+    for (const std::string& s : status) failed.push_back(s == "FAIL");
+    write_nccl_tests(stdout, rows, failed, r.reduce);
+    if (failures) {
+      std::fprintf(stderr, "symmcoll: error: %d row(s) exceed their error bound\n", failures);
+      return kExitFail;
+    }
+    return kExitOk;
+  }
   std::printf("# symmcoll sweep: sim %s, world %d, %s, %s %s, %s launch, git %s\n", r.machine.name.c_str(),
               r.world, op_name(r.op), dtype_name(r.dtype), reduce_op_name(r.reduce),
               r.graph ? "graph" : "eager", git_sha());

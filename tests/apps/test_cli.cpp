@@ -9,6 +9,8 @@
 #include <cstdlib>
 #include <fstream>
 #include <iterator>
+#include <sstream>
+#include <vector>
 #include <string>
 #include <utility>
 
@@ -125,6 +127,7 @@ const BadInput kBad[] = {
     // Data-mode runs this host cannot hold are refused up front, with the option to use.
     {"run --algo one_shot --bytes 64G", "add --timing-only"},
     {"sweep --algo one_shot --sizes 64G --check-up-to 64G --quiet", "lower --check-up-to"},
+    {"sweep --format csv", "--format: unknown format 'csv' (valid: table, nccl-tests)"},
 };
 // Stable names ("run_bytes_4Q") instead of gtest's byte dump, which holds addresses and so
 // would differ between the discovery run and the test run.
@@ -290,6 +293,45 @@ TEST(Cli, ListColumnsStayAligned) {
   }
 }
 
+// `sweep --format nccl-tests` prints what nccl-tests users parse: one table per algorithm, rows of
+// size, count, type, redop, root, time, algbw, busbw, #wrong, and the average bus bandwidth footer.
+TEST(Cli, SweepPrintsTheNcclTestsTable) {
+  const Out r = symmcoll("sweep --algo one_shot,two_shot --sizes 4K:64K:x4 --check-up-to 16K --quiet --format nccl-tests");
+  ASSERT_EQ(r.code, 0) << r.out;
+  std::istringstream in(r.out);
+  std::string line;
+  int tables = 0, rows = 0, checked = 0;
+  double busbw_sum = 0;
+  std::vector<std::size_t> sizes;
+  while (std::getline(in, line)) {
+    if (line.rfind("#       size         count      type   redop    root     time   algbw   busbw #wrong", 0) == 0)
+      ++tables, rows = 0, busbw_sum = 0;
+    if (line.rfind("# Avg bus bandwidth    : ", 0) == 0) {
+      ASSERT_EQ(rows, 3) << r.out;
+      EXPECT_NEAR(std::stod(line.substr(25)), busbw_sum / rows, 1e-3 * busbw_sum) << line;
+    }
+    if (line.empty() || line[0] == '#') continue;
+    std::istringstream f(line);
+    std::size_t size = 0, count = 0;
+    std::string type, redop, root, wrong;
+    double time = 0, algbw = 0, busbw = 0;
+    ASSERT_TRUE(f >> size >> count >> type >> redop >> root >> time >> algbw >> busbw >> wrong) << line;
+    EXPECT_EQ(count, size / 2) << line;
+    EXPECT_EQ(type, "bfloat16");
+    EXPECT_EQ(redop, "sum");
+    EXPECT_EQ(root, "-1");
+    EXPECT_NEAR(algbw, double(size) / (time * 1e3), 0.01 + 0.01 * algbw) << line;
+    EXPECT_TRUE(wrong == "0" || wrong == "N/A") << line;
+    checked += wrong == "0";
+    if (tables == 1) sizes.push_back(size);
+    busbw_sum += busbw;
+    ++rows;
+  }
+  EXPECT_EQ(tables, 2) << r.out;
+  EXPECT_EQ(sizes, (std::vector<std::size_t>{4096, 16384, 65536})) << r.out;
+  EXPECT_EQ(checked, 4) << r.out;  // 4K and 16K of both algorithms
+}
+
 // A sweep with nothing to run fails and leaves no CSV behind (an empty one would read as a
 // run with no rows); so does a run whose trace path was probed but that then failed.
 TEST(Cli, AFailedSweepLeavesNoCsv) {
@@ -340,6 +382,7 @@ TEST(Cli, BenchCudaRefusesOldSpellings) {
       {"bench --backend cuda --sizes 4K extra", "unexpected argument 'extra' after '--sizes 4K'"},
       {"bench --backend cuda --mode sometimes", "--mode: unknown launch mode 'sometimes'"},
       {"bench --backend cuda --sizes 4Q", "--sizes: "},
+      {"bench --backend cuda --format nccl", "--format: unknown format 'nccl'"},
   };
   for (const auto& [args, message] : cases) {
     const Out r = symmcoll(args);
