@@ -69,7 +69,7 @@ void refuse_with_csv(const std::string& csv, const std::string& option, const st
 
 const std::vector<Renamed>& renamed_options() {
   static const std::vector<Renamed> k = {
-      {"--reduce-op", "--reduce"},      {"--eager", "--mode eager"},   {"--graph", "--mode graph"},
+      {"--reduce-op", "--reduce"},      {"--eager", "--mode eager"},     {"--graph", "--mode graph"},
       {"--check-max", "--check-up-to"}, {"--no-check", "--timing-only"},
   };
   return k;
@@ -82,8 +82,9 @@ void refuse_renamed(int argc, char** argv) {
     for (const Renamed& r : renamed_options()) {
       const std::string old = r.old_spelling;
       if (a == old || a.rfind(old + "=", 0) == 0)
-        fail(ErrorCode::kInvalidArgument, old + " was renamed " + r.new_spelling +
-                                              " (run, sweep and bench on both backends share one vocabulary)");
+        fail(ErrorCode::kInvalidArgument,
+             old + " was renamed " + r.new_spelling +
+                 " (run, sweep and bench on both backends share one vocabulary)");
     }
   }
 }

@@ -100,7 +100,8 @@ Resolved resolve(const Common& c, const char* cmd) {
   r.dtype = for_option("--dtype", [&] { return parse_dtype(c.dtype); });
   r.reduce = for_option("--reduce", [&] { return parse_reduce_op(c.reduce); });
   r.graph = parse_mode(c.mode, /*allow_both=*/false)[0];
-  if (c.blocks < 0) fail(ErrorCode::kInvalidArgument, "--blocks " + std::to_string(c.blocks) + " is negative");
+  if (c.blocks < 0)
+    fail(ErrorCode::kInvalidArgument, "--blocks " + std::to_string(c.blocks) + " is negative");
   r.machine = for_option("--machine", [&] { return sim::Machine::by_name(c.machine); });
   r.world = c.world ? c.world : r.machine.gpus;
   if (r.world < 2 || r.world > kMaxWorld)
@@ -188,10 +189,10 @@ void check_data_cost(const Resolved& r, const Common& c, const AlgoInfo& a, std:
                      const std::string& what, const std::string& remedy) {
   const double need = data_mode_bytes(a, r.dtype, bytes, r.world), avail = available_memory_bytes();
   if (need > kMaxMemoryShare * avail)
-    fail(ErrorCode::kInvalidArgument,
-         what + " in data mode needs about " + fmt("%.1f", need / 1e9) + " GB of host memory for " + a.id +
-             " on " + std::to_string(r.world) + " ranks, more than half of the " + fmt("%.1f", avail / 1e9) +
-             " GB available; " + remedy);
+    fail(ErrorCode::kInvalidArgument, what + " in data mode needs about " + fmt("%.1f", need / 1e9) +
+                                          " GB of host memory for " + a.id + " on " +
+                                          std::to_string(r.world) + " ranks, more than half of the " +
+                                          fmt("%.1f", avail / 1e9) + " GB available; " + remedy);
   if (bytes <= kCalibrateAbove) return;
   const std::size_t unit = 64 * std::size_t(r.world);
   const std::size_t calib = (std::size_t(1) << 20) / unit * unit;
@@ -262,7 +263,8 @@ int cmd_run(int argc, char** argv) {
         fail(ErrorCode::kInvalidArgument,
              std::string("--") + o + " means nothing for a barrier (it moves no data); drop it");
   const std::size_t bytes = barrier ? 0 : for_option("--bytes", [&] { return parse_size(bytes_s); });
-  if (calls < 1) fail(ErrorCode::kInvalidArgument, "--calls " + std::to_string(calls) + " must be at least 1");
+  if (calls < 1)
+    fail(ErrorCode::kInvalidArgument, "--calls " + std::to_string(calls) + " must be at least 1");
   check_args(a, r.dtype, bytes, r.world, c.blocks ? c.blocks : a.default_blocks(bytes, r.world));
   if (!trace.empty()) check_writable(trace);
   if (!c.timing_only && !barrier)
@@ -347,11 +349,12 @@ int cmd_sweep(int argc, char** argv) {
 
   const Resolved r = resolve(c, "sweep");
   const bool nccl_tests = parse_format(format);
-  const std::vector<const AlgoInfo*> algos = for_option("--algo", [&] { return parse_algo_list(r.op, algo_spec); });
+  const std::vector<const AlgoInfo*> algos =
+      for_option("--algo", [&] { return parse_algo_list(r.op, algo_spec); });
   // A barrier moves no payload: one row per algorithm, bytes = 0.
-  const std::vector<std::size_t> sizes = r.op == Op::kBarrier
-                                             ? std::vector<std::size_t>{0}
-                                             : for_option("--sizes", [&] { return parse_size_list(sizes_spec); });
+  const std::vector<std::size_t> sizes =
+      r.op == Op::kBarrier ? std::vector<std::size_t>{0}
+                           : for_option("--sizes", [&] { return parse_size_list(sizes_spec); });
   const std::size_t check_up_to = for_option("--check-up-to", [&] { return parse_size(check_up_to_s); });
   // The largest size run with data decides whether the sweep fits this host (check_data_cost).
   std::size_t largest_checked = 0;
@@ -365,9 +368,10 @@ int cmd_sweep(int argc, char** argv) {
       } catch (const Error&) {
         continue;  // skipped in the sweep anyway
       }
-      check_data_cost(r, c, *a, largest_checked, "--check-up-to " + check_up_to_s + " (the sweep's " +
-                                                      format_size(largest_checked) + " rows)",
-                      "lower --check-up-to (larger sizes run timing-only), or add --timing-only");
+      check_data_cost(
+          r, c, *a, largest_checked,
+          "--check-up-to " + check_up_to_s + " (the sweep's " + format_size(largest_checked) + " rows)",
+          "lower --check-up-to (larger sizes run timing-only), or add --timing-only");
     }
   if (r.reduce != ReduceOp::kSum)
     refuse_with_csv(csv, "--reduce", reduce_op_name(r.reduce), "reduction", "sum");
@@ -485,7 +489,8 @@ std::string max_bytes(const AlgoInfo& a) {
   if (total[0] == total[1] && total[1] == total[2]) return format_size(total[0]);
   if (rank[0] == rank[1] && rank[1] == rank[2]) return format_size(rank[0]) + " per rank";
   std::string s;
-  for (int i = 0; i < 3; ++i) s += (i ? ", " : "") + format_size(total[i]) + " at " + std::to_string(worlds[i]);
+  for (int i = 0; i < 3; ++i)
+    s += (i ? ", " : "") + format_size(total[i]) + " at " + std::to_string(worlds[i]);
   return s;
 }
 

@@ -124,7 +124,8 @@ Machine Machine::by_name(const std::string& name_or_path) {
   const std::vector<fs::path> dirs = machine_dirs();
   std::error_code ec;
   for (const fs::path& dir : dirs)
-    if (fs::is_regular_file(dir / (name_or_path + ".ini"), ec)) return load((dir / (name_or_path + ".ini")).string());
+    if (fs::is_regular_file(dir / (name_or_path + ".ini"), ec))
+      return load((dir / (name_or_path + ".ini")).string());
   std::set<std::string> names;  // sorted: the message is the same on every file system
   std::string searched;
   for (const fs::path& dir : dirs) {
@@ -134,8 +135,8 @@ Machine Machine::by_name(const std::string& name_or_path) {
   }
   std::string list;
   for (const std::string& n : names) list += (list.empty() ? "" : ", ") + n;
-  fail(ErrorCode::kInvalidArgument, "unknown machine '" + name_or_path + "' (available: " +
-                                        (list.empty() ? "none in " + searched : list) +
+  fail(ErrorCode::kInvalidArgument, "unknown machine '" + name_or_path +
+                                        "' (available: " + (list.empty() ? "none in " + searched : list) +
                                         "; or give a path to an .ini file, or set SYMM_MACHINES_DIR)");
 }
 

@@ -4,20 +4,19 @@
 // cudaMalloc buffers (staged), each checked against the exact sum.
 #include <cuda_runtime.h>
 #include <nccl.h>
+#include <symmcoll/cuda.h>
 
 #include <cmath>
 #include <cstdio>
 #include <thread>
 #include <vector>
 
-#include <symmcoll/cuda.h>
-
-#define CHECK(call)                                                              \
-  do {                                                                           \
-    if (auto e = (call); int(e) != 0) {                                          \
-      std::fprintf(stderr, "cuda_hello: %s failed (%d)\n", #call, int(e));       \
-      std::exit(1);                                                              \
-    }                                                                            \
+#define CHECK(call)                                                        \
+  do {                                                                     \
+    if (auto e = (call); int(e) != 0) {                                    \
+      std::fprintf(stderr, "cuda_hello: %s failed (%d)\n", #call, int(e)); \
+      std::exit(1);                                                        \
+    }                                                                      \
   } while (0)
 
 int main() {
@@ -44,7 +43,7 @@ int main() {
         for (std::size_t i = 0; i < count; ++i) host[i] = float(r + 1) * float(i % 7);
         float* in = static_cast<float*>(comm->alloc(count * sizeof(float)));  // symmetric: in place
         float* out = static_cast<float*>(comm->alloc(count * sizeof(float)));
-        float *plain_in = nullptr, *plain_out = nullptr;                       // plain: staged
+        float *plain_in = nullptr, *plain_out = nullptr;  // plain: staged
         CHECK(cudaMalloc(&plain_in, count * sizeof(float)));
         CHECK(cudaMalloc(&plain_out, count * sizeof(float)));
         CHECK(cudaMemcpy(in, host.data(), count * sizeof(float), cudaMemcpyHostToDevice));
@@ -61,7 +60,8 @@ int main() {
               break;
             }
         }
-        if (r == 0) std::printf("cuda_hello: %d ranks, all_reduce %zu floats by %s\n", n, count, c.algo->id.c_str());
+        if (r == 0)
+          std::printf("cuda_hello: %d ranks, all_reduce %zu floats by %s\n", n, count, c.algo->id.c_str());
         CHECK(cudaFree(plain_in));
         CHECK(cudaFree(plain_out));
       } catch (const std::exception& e) {

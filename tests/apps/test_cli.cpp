@@ -10,9 +10,9 @@
 #include <fstream>
 #include <iterator>
 #include <sstream>
-#include <vector>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "core/registry.h"
 #include "core/result.h"
@@ -296,7 +296,8 @@ TEST(Cli, ListColumnsStayAligned) {
 // `sweep --format nccl-tests` prints what nccl-tests users parse: one table per algorithm, rows of
 // size, count, type, redop, root, time, algbw, busbw, #wrong, and the average bus bandwidth footer.
 TEST(Cli, SweepPrintsTheNcclTestsTable) {
-  const Out r = symmcoll("sweep --algo one_shot,two_shot --sizes 4K:64K:x4 --check-up-to 16K --quiet --format nccl-tests");
+  const Out r = symmcoll(
+      "sweep --algo one_shot,two_shot --sizes 4K:64K:x4 --check-up-to 16K --quiet --format nccl-tests");
   ASSERT_EQ(r.code, 0) << r.out;
   std::istringstream in(r.out);
   std::string line;
@@ -304,7 +305,8 @@ TEST(Cli, SweepPrintsTheNcclTestsTable) {
   double busbw_sum = 0;
   std::vector<std::size_t> sizes;
   while (std::getline(in, line)) {
-    if (line.rfind("#       size         count      type   redop    root     time   algbw   busbw #wrong", 0) == 0)
+    if (line.rfind("#       size         count      type   redop    root     time   algbw   busbw #wrong",
+                   0) == 0)
       ++tables, rows = 0, busbw_sum = 0;
     if (line.rfind("# Avg bus bandwidth    : ", 0) == 0) {
       ASSERT_EQ(rows, 3) << r.out;
@@ -397,8 +399,8 @@ TEST(Cli, NoGpuIsOneLine) {
   const Out probe = symmcoll("launch --help");
   if (probe.out.find("no CUDA backend") != std::string::npos) GTEST_SKIP() << "this build has no CUDA";
   if (std::system("nvidia-smi -L >/dev/null 2>&1") == 0) GTEST_SKIP() << "this host has a GPU";
-  for (const char* args : {"launch -n 2 -- symmcoll bench --backend cuda --sizes 4K",
-                           "bench --backend cuda --sizes 4K"}) {
+  for (const char* args :
+       {"launch -n 2 -- symmcoll bench --backend cuda --sizes 4K", "bench --backend cuda --sizes 4K"}) {
     const Out r = symmcoll(args);
     EXPECT_EQ(r.code, 2) << args << "\n" << r.out;
     EXPECT_EQ(r.out.rfind("symmcoll: error: no CUDA device", 0), 0u) << args << "\n" << r.out;
@@ -464,7 +466,8 @@ TEST(KeepIfSame, OnlyProvenanceChangedKeepsTheOldFiles) {
   const std::string dir = ::testing::TempDir() + "symmcoll_keep";
   ASSERT_EQ(std::system(("rm -rf " + dir + " && mkdir -p " + dir).c_str()), 0);
   const std::string csv = dir + "/r.csv", txt = dir + "/r.txt";
-  const std::string script = SYMM_SOURCE_DIR "/experiments/keep_if_same.sh " + csv + " " + txt + " >/dev/null";
+  const std::string script =
+      SYMM_SOURCE_DIR "/experiments/keep_if_same.sh " + csv + " " + txt + " >/dev/null";
   std::ofstream(csv) << "backend,bytes,time_us_median,git_sha\nsim,4096,6.333,0fd0f84e1d6c\n";
   std::ofstream(txt) << "# symmcoll sweep: sim h200x4, git 0fd0f84e1d6c\n  4096  6.333\n";
   // Another commit, same data: both files stay as they were.
