@@ -184,9 +184,9 @@ double available_memory_bytes() {
 
 // Throws kInvalidArgument naming `what` ("--bytes 1G") and `remedy` when a data-mode run of
 // `a` at `bytes` needs too much memory or time. Time is scaled from a ~1M data-mode run of the
-// same algorithm on this host (the simulator's cost grows with the bytes it moves).
+// same algorithm on this host (the simulator's cost grows with the bytes it moves), times `calls`.
 void check_data_cost(const Resolved& r, const Common& c, const AlgoInfo& a, std::size_t bytes,
-                     const std::string& what, const std::string& remedy) {
+                     const std::string& what, const std::string& remedy, int calls = 1) {
   const double need = data_mode_bytes(a, r.dtype, bytes, r.world), avail = available_memory_bytes();
   if (need > kMaxMemoryShare * avail)
     fail(ErrorCode::kInvalidArgument, what + " in data mode needs about " + fmt("%.1f", need / 1e9) +
@@ -202,7 +202,7 @@ void check_data_cost(const Resolved& r, const Common& c, const AlgoInfo& a, std:
   } catch (const Error&) {
     return;  // no comparable small run (block count, size granularity): no time estimate
   }
-  const double seconds = sim::run(spec).wall_s * double(bytes) / double(calib);
+  const double seconds = sim::run(spec).wall_s * double(bytes) / double(calib) * calls;
   if (seconds > kMaxDataSeconds)
     fail(ErrorCode::kInvalidArgument, what + " in data mode would take about " + fmt("%.0f", seconds) +
                                           " s on this host for " + a.id + " (scaled from a " +
@@ -269,7 +269,7 @@ int cmd_run(int argc, char** argv) {
   if (!trace.empty()) check_writable(trace);
   if (!c.timing_only && !barrier)
     check_data_cost(r, c, a, bytes, "--bytes " + bytes_s,
-                    "add --timing-only to predict the time without data, or lower --bytes");
+                    "add --timing-only to predict the time without data, or lower --bytes", calls);
 
   sim::RunSpec spec = make_spec(r, c, a, bytes);
   spec.calls = calls;

@@ -127,6 +127,9 @@ const BadInput kBad[] = {
     // Data-mode runs this host cannot hold are refused up front, with the option to use.
     {"run --algo one_shot --bytes 64G", "add --timing-only"},
     {"sweep --algo one_shot --sizes 64G --check-up-to 64G --quiet", "lower --check-up-to"},
+    // ... or that would take minutes (here: 100000 calls of 32M, each ~1 s on this host; a
+    // broken estimate runs into the test's timeout instead).
+    {"run --algo one_shot --bytes 32M --calls 100000", "in data mode would take about"},
     {"sweep --format csv", "--format: unknown format 'csv' (valid: table, nccl-tests)"},
 };
 // Stable names ("run_bytes_4Q") instead of gtest's byte dump, which holds addresses and so
