@@ -61,9 +61,8 @@ void refuse_with_csv(const std::string& csv, const std::string& option, const st
                      const std::string& column, const std::string& default_value) {
   if (csv.empty()) return;
   fail(ErrorCode::kInvalidArgument,
-       option + " " + value +
-           " cannot go with --csv: the CSV schema (DESIGN.md \"Results\") has no column for the " + column +
-           ", so its rows could not be told from " + option + " " + default_value +
+       option + " " + value + " cannot go with --csv: the CSV schema (DESIGN.md \"Results\") has no column for the " +
+           column + ", so its rows could not be told from " + option + " " + default_value +
            " rows; drop --csv (the table on stdout shows it) or use " + option + " " + default_value);
 }
 
@@ -83,8 +82,7 @@ void refuse_renamed(int argc, char** argv) {
       const std::string old = r.old_spelling;
       if (a == old || a.rfind(old + "=", 0) == 0)
         fail(ErrorCode::kInvalidArgument,
-             old + " was renamed " + r.new_spelling +
-                 " (run, sweep and bench on both backends share one vocabulary)");
+             old + " was renamed " + r.new_spelling + " (run, sweep and bench on both backends share one vocabulary)");
     }
   }
 }
@@ -109,8 +107,8 @@ void parse_args(int argc, char** argv, const boost::program_options::options_des
           after = std::string(" after '") + argv[i - 2] + " " + argv[i - 1] + "'";
         break;
       }
-    fail(ErrorCode::kInvalidArgument, "unexpected argument '" + word + "'" + after +
-                                          ": every option takes one word (--bytes 1M, --sizes 4K:1M)");
+    fail(ErrorCode::kInvalidArgument,
+         "unexpected argument '" + word + "'" + after + ": every option takes one word (--bytes 1M, --sizes 4K:1M)");
   }
   po::store(parsed, vm);
 }

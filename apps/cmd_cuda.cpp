@@ -44,31 +44,28 @@ void require_devices(int n, const std::string& who) {
   int count = 0;
   const cudaError_t e = cudaGetDeviceCount(&count);
   if (e != cudaSuccess || count == 0)
-    fail(ErrorCode::kUnsupported,
-         std::string("no CUDA device: ") +
-             (e != cudaSuccess ? cudaGetErrorString(e) : "the CUDA runtime sees none") + " (" + who +
-             " needs " + std::to_string(n) + " GPU" + (n > 1 ? "s" : "") +
-             "; without GPUs use the simulator: symmcoll sweep / run)");
+    fail(ErrorCode::kUnsupported, std::string("no CUDA device: ") +
+                                      (e != cudaSuccess ? cudaGetErrorString(e) : "the CUDA runtime sees none") + " (" +
+                                      who + " needs " + std::to_string(n) + " GPU" + (n > 1 ? "s" : "") +
+                                      "; without GPUs use the simulator: symmcoll sweep / run)");
   if (count < n)
-    fail(ErrorCode::kUnsupported, who + " needs " + std::to_string(n) +
-                                      " GPUs, one per rank; this host shows " + std::to_string(count) +
-                                      " (CUDA_VISIBLE_DEVICES limits what it shows)");
+    fail(ErrorCode::kUnsupported, who + " needs " + std::to_string(n) + " GPUs, one per rank; this host shows " +
+                                      std::to_string(count) + " (CUDA_VISIBLE_DEVICES limits what it shows)");
 }
 
 }  // namespace
 
 int cmd_bench_cuda(int argc, char** argv) {
   cuda::BenchOptions o;
-  std::string ops = "all_reduce", algos = "all", dtypes = "bf16", sizes = "4K:256M", mode = "both",
-              blocks = "0", op = "sum", check_up_to = "64M", heap = "0", format = "table";
+  std::string ops = "all_reduce", algos = "all", dtypes = "bf16", sizes = "4K:256M", mode = "both", blocks = "0",
+              op = "sum", check_up_to = "64M", heap = "0", format = "table";
   po::options_description d(
       "usage: symmcoll launch -n N -- symmcoll bench --backend cuda [options]\n\n"
       "Each algorithm next to NCCL (plain buffers: nccl; symmetric windows: nccl_symm), checked\n"
       "against a float64 reference and NCCL's answer, timed in CUDA-graph replay and eager.\n"
       "Times are per call: the max over ranks of each rank's median / p10 / p90.\n\noptions");
   d.add_options()("help,h", "this text")("backend", po::value<std::string>(), "cuda")(
-      "op", po::value(&ops)->default_value(ops),
-      "all_reduce, reduce_scatter, all_gather, barrier (comma list)")(
+      "op", po::value(&ops)->default_value(ops), "all_reduce, reduce_scatter, all_gather, barrier (comma list)")(
       "algo", po::value(&algos)->default_value(algos),
       "names or aliases (one_shot,two_shot,...), or all = every non-multicast algorithm of the op")(
       "dtype", po::value(&dtypes)->default_value(dtypes), "bf16, fp16, fp32 (comma list)")(
@@ -80,23 +77,20 @@ int cmd_bench_cuda(int argc, char** argv) {
       "warmup", po::value(&o.warmup)->default_value(o.warmup), "untimed samples first")(
       "calls", po::value(&o.calls)->default_value(o.calls),
       "collectives per sample (per graph); 0: 100 up to 1M, 20 up to 16M, 5 above")(
-      "blocks", po::value(&blocks)->default_value(blocks),
-      "block counts, comma list; 0 = the registry default")(
+      "blocks", po::value(&blocks)->default_value(blocks), "block counts, comma list; 0 = the registry default")(
       "threads", po::value(&o.threads)->default_value(o.threads),
       "threads per block; 0 = by size (<= 512); not with --csv: the schema has no threads column")(
       "no-nccl", "skip the nccl and nccl_symm baselines")("timing-only", "time only, no correctness check")(
       "no-timing", "check only (with --replays: the GPU test suite)")(
-      "check-up-to", po::value(&check_up_to)->default_value(check_up_to),
-      "check sizes up to this; larger: err -1")("replays", po::value(&o.replays)->default_value(0),
-                                                "also replay a one-call graph this often, then check")(
+      "check-up-to", po::value(&check_up_to)->default_value(check_up_to), "check sizes up to this; larger: err -1")(
+      "replays", po::value(&o.replays)->default_value(0), "also replay a one-call graph this often, then check")(
       "heap", po::value(&heap)->default_value(heap), "symmetric heap per rank; 0 = what the sizes need")(
       "wait-timeout-cycles", po::value(&o.timeout_cycles)->default_value(0),
-      "bound of every spin-wait in clock cycles; 0 = SYMM_WAIT_TIMEOUT_CYCLES or ~4 s")(
-      "csv", po::value(&o.csv), "write rows here (rank 0)")(
+      "bound of every spin-wait in clock cycles; 0 = SYMM_WAIT_TIMEOUT_CYCLES or ~4 s")("csv", po::value(&o.csv),
+                                                                                        "write rows here (rank 0)")(
       "format", po::value(&format)->default_value(format),
       "stdout: table, or nccl-tests (its columns and '# Avg bus bandwidth' footer, one table per algorithm)")(
-      "machine", po::value(&o.machine),
-      "machine column; default from the device name and world, e.g. h200x4")(
+      "machine", po::value(&o.machine), "machine column; default from the device name and world, e.g. h200x4")(
       "seed", po::value(&o.seed)->default_value(1), "input seed");
   po::options_description hidden;
   hidden.add_options()("probe-timeout", "test the bounded-wait error path only");
@@ -113,8 +107,7 @@ int cmd_bench_cuda(int argc, char** argv) {
   for (const auto& s : split_list(ops)) o.ops.push_back(for_option("--op", [&] { return parse_op(s); }));
   o.algos = split_list(algos);
   o.dtypes.clear();
-  for (const auto& s : split_list(dtypes))
-    o.dtypes.push_back(for_option("--dtype", [&] { return parse_dtype(s); }));
+  for (const auto& s : split_list(dtypes)) o.dtypes.push_back(for_option("--dtype", [&] { return parse_dtype(s); }));
   o.sizes = for_option("--sizes", [&] { return parse_size_list(sizes); });
   o.rop = for_option("--reduce", [&] { return parse_reduce_op(op); });
   const std::vector<bool> modes = parse_mode(mode, /*allow_both=*/true);
@@ -131,8 +124,7 @@ int cmd_bench_cuda(int argc, char** argv) {
   o.nccl_tests_format = parse_format(format);
   // Rows of these would read as the defaults' rows: refused before any rank touches a GPU.
   if (o.rop != ReduceOp::kSum) refuse_with_csv(o.csv, "--reduce", reduce_op_name(o.rop), "reduction", "sum");
-  if (o.threads != 0)
-    refuse_with_csv(o.csv, "--threads", std::to_string(o.threads), "threads per block", "0");
+  if (o.threads != 0) refuse_with_csv(o.csv, "--threads", std::to_string(o.threads), "threads per block", "0");
   require_devices(1, "bench --backend cuda");
   try {
     return cuda::run_bench(o);
@@ -166,8 +158,7 @@ int cmd_launch(int argc, char** argv) {
     } else if (a.rfind("-n", 0) == 0 && a.size() > 2) {
       n = parse_int(a.substr(2), "launch -n");
     } else {
-      fail(ErrorCode::kInvalidArgument,
-           "launch: unexpected '" + a + "' (usage: launch -n N -- <command ...>)");
+      fail(ErrorCode::kInvalidArgument, "launch: unexpected '" + a + "' (usage: launch -n N -- <command ...>)");
     }
   }
   if (n < 1) fail(ErrorCode::kInvalidArgument, "launch needs -n N with N >= 1");

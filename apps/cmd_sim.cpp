@@ -100,8 +100,7 @@ Resolved resolve(const Common& c, const char* cmd) {
   r.dtype = for_option("--dtype", [&] { return parse_dtype(c.dtype); });
   r.reduce = for_option("--reduce", [&] { return parse_reduce_op(c.reduce); });
   r.graph = parse_mode(c.mode, /*allow_both=*/false)[0];
-  if (c.blocks < 0)
-    fail(ErrorCode::kInvalidArgument, "--blocks " + std::to_string(c.blocks) + " is negative");
+  if (c.blocks < 0) fail(ErrorCode::kInvalidArgument, "--blocks " + std::to_string(c.blocks) + " is negative");
   r.machine = for_option("--machine", [&] { return sim::Machine::by_name(c.machine); });
   r.world = c.world ? c.world : r.machine.gpus;
   if (r.world < 2 || r.world > kMaxWorld)
@@ -144,9 +143,7 @@ ResultRow make_row(const sim::RunSpec& s, const sim::RunResult& res) {
   return row;
 }
 
-bool passed(const sim::RunResult& res, bool timing_only) {
-  return timing_only || res.max_rel_err <= res.err_bound;
-}
+bool passed(const sim::RunResult& res, bool timing_only) { return timing_only || res.max_rel_err <= res.err_bound; }
 
 std::string fmt(const char* f, double v) {
   char buf[64];
@@ -185,14 +182,14 @@ double available_memory_bytes() {
 // Throws kInvalidArgument naming `what` ("--bytes 1G") and `remedy` when a data-mode run of
 // `a` at `bytes` needs too much memory or time. Time is scaled from a ~1M data-mode run of the
 // same algorithm on this host (the simulator's cost grows with the bytes it moves), times `calls`.
-void check_data_cost(const Resolved& r, const Common& c, const AlgoInfo& a, std::size_t bytes,
-                     const std::string& what, const std::string& remedy, int calls = 1) {
+void check_data_cost(const Resolved& r, const Common& c, const AlgoInfo& a, std::size_t bytes, const std::string& what,
+                     const std::string& remedy, int calls = 1) {
   const double need = data_mode_bytes(a, r.dtype, bytes, r.world), avail = available_memory_bytes();
   if (need > kMaxMemoryShare * avail)
     fail(ErrorCode::kInvalidArgument, what + " in data mode needs about " + fmt("%.1f", need / 1e9) +
-                                          " GB of host memory for " + a.id + " on " +
-                                          std::to_string(r.world) + " ranks, more than half of the " +
-                                          fmt("%.1f", avail / 1e9) + " GB available; " + remedy);
+                                          " GB of host memory for " + a.id + " on " + std::to_string(r.world) +
+                                          " ranks, more than half of the " + fmt("%.1f", avail / 1e9) +
+                                          " GB available; " + remedy);
   if (bytes <= kCalibrateAbove) return;
   const std::size_t unit = 64 * std::size_t(r.world);
   const std::size_t calib = (std::size_t(1) << 20) / unit * unit;
@@ -205,9 +202,8 @@ void check_data_cost(const Resolved& r, const Common& c, const AlgoInfo& a, std:
   const double seconds = sim::run(spec).wall_s * double(bytes) / double(calib) * calls;
   if (seconds > kMaxDataSeconds)
     fail(ErrorCode::kInvalidArgument, what + " in data mode would take about " + fmt("%.0f", seconds) +
-                                          " s on this host for " + a.id + " (scaled from a " +
-                                          format_size(calib) + " run), more than " +
-                                          fmt("%.0f", kMaxDataSeconds) + " s; " + remedy);
+                                          " s on this host for " + a.id + " (scaled from a " + format_size(calib) +
+                                          " run), more than " + fmt("%.0f", kMaxDataSeconds) + " s; " + remedy);
 }
 
 // ---- run ----------------------------------------------------------------------------------
@@ -263,8 +259,7 @@ int cmd_run(int argc, char** argv) {
         fail(ErrorCode::kInvalidArgument,
              std::string("--") + o + " means nothing for a barrier (it moves no data); drop it");
   const std::size_t bytes = barrier ? 0 : for_option("--bytes", [&] { return parse_size(bytes_s); });
-  if (calls < 1)
-    fail(ErrorCode::kInvalidArgument, "--calls " + std::to_string(calls) + " must be at least 1");
+  if (calls < 1) fail(ErrorCode::kInvalidArgument, "--calls " + std::to_string(calls) + " must be at least 1");
   check_args(a, r.dtype, bytes, r.world, c.blocks ? c.blocks : a.default_blocks(bytes, r.world));
   if (!trace.empty()) check_writable(trace);
   if (!c.timing_only && !barrier)
@@ -279,8 +274,8 @@ int cmd_run(int argc, char** argv) {
 
   const char* launch = r.graph ? "graph" : "eager";
   if (barrier)
-    std::printf("symmcoll run: sim %s, world %d, %s (%s), %d blocks, %s launch\n", r.machine.name.c_str(),
-                r.world, a.id.c_str(), a.alias.c_str(), res.blocks, launch);
+    std::printf("symmcoll run: sim %s, world %d, %s (%s), %d blocks, %s launch\n", r.machine.name.c_str(), r.world,
+                a.id.c_str(), a.alias.c_str(), res.blocks, launch);
   else
     std::printf("symmcoll run: sim %s, world %d, %s (%s), %s %s, %s bytes, %d blocks, %s launch\n",
                 r.machine.name.c_str(), r.world, a.id.c_str(), a.alias.c_str(), dtype_name(r.dtype),
@@ -295,13 +290,12 @@ int cmd_run(int argc, char** argv) {
   if (c.timing_only && !barrier)
     std::printf("  max rel error      not checked (timing-only)\n");
   else if (!barrier)
-    std::printf("  max rel error      %10.3g  (bound %.3g) %s\n", res.max_rel_err, res.err_bound,
-                ok ? "PASS" : "FAIL");
+    std::printf("  max rel error      %10.3g  (bound %.3g) %s\n", res.max_rel_err, res.err_bound, ok ? "PASS" : "FAIL");
   std::printf("  simulated          %llu events in %.3f s\n", (unsigned long long)res.events, res.wall_s);
   if (!trace.empty()) std::printf("  trace              %s\n", trace.c_str());
   if (!ok) {
-    std::fprintf(stderr, "symmcoll: error: max relative error %.3g exceeds the %s bound %.3g\n",
-                 res.max_rel_err, dtype_name(r.dtype), res.err_bound);
+    std::fprintf(stderr, "symmcoll: error: max relative error %.3g exceeds the %s bound %.3g\n", res.max_rel_err,
+                 dtype_name(r.dtype), res.err_bound);
     return kExitFail;
   }
   return kExitOk;
@@ -349,12 +343,11 @@ int cmd_sweep(int argc, char** argv) {
 
   const Resolved r = resolve(c, "sweep");
   const bool nccl_tests = parse_format(format);
-  const std::vector<const AlgoInfo*> algos =
-      for_option("--algo", [&] { return parse_algo_list(r.op, algo_spec); });
+  const std::vector<const AlgoInfo*> algos = for_option("--algo", [&] { return parse_algo_list(r.op, algo_spec); });
   // A barrier moves no payload: one row per algorithm, bytes = 0.
-  const std::vector<std::size_t> sizes =
-      r.op == Op::kBarrier ? std::vector<std::size_t>{0}
-                           : for_option("--sizes", [&] { return parse_size_list(sizes_spec); });
+  const std::vector<std::size_t> sizes = r.op == Op::kBarrier
+                                             ? std::vector<std::size_t>{0}
+                                             : for_option("--sizes", [&] { return parse_size_list(sizes_spec); });
   const std::size_t check_up_to = for_option("--check-up-to", [&] { return parse_size(check_up_to_s); });
   // The largest size run with data decides whether the sweep fits this host (check_data_cost).
   std::size_t largest_checked = 0;
@@ -368,13 +361,11 @@ int cmd_sweep(int argc, char** argv) {
       } catch (const Error&) {
         continue;  // skipped in the sweep anyway
       }
-      check_data_cost(
-          r, c, *a, largest_checked,
-          "--check-up-to " + check_up_to_s + " (the sweep's " + format_size(largest_checked) + " rows)",
-          "lower --check-up-to (larger sizes run timing-only), or add --timing-only");
+      check_data_cost(r, c, *a, largest_checked,
+                      "--check-up-to " + check_up_to_s + " (the sweep's " + format_size(largest_checked) + " rows)",
+                      "lower --check-up-to (larger sizes run timing-only), or add --timing-only");
     }
-  if (r.reduce != ReduceOp::kSum)
-    refuse_with_csv(csv, "--reduce", reduce_op_name(r.reduce), "reduction", "sum");
+  if (r.reduce != ReduceOp::kSum) refuse_with_csv(csv, "--reduce", reduce_op_name(r.reduce), "reduction", "sum");
   if (!csv.empty()) check_writable(csv);
 
   std::vector<ResultRow> rows;
@@ -406,8 +397,8 @@ int cmd_sweep(int argc, char** argv) {
       sim::RunSpec spec = make_spec(r, c, *a, bytes);
       spec.timing_only = c.timing_only || bytes > check_up_to;
       if (!quiet && tty)
-        std::fprintf(stderr, "\r\033[K[%zu/%zu] %s %s%s ...", done, total, a->id.c_str(),
-                     format_size(bytes).c_str(), spec.timing_only ? " (timing-only)" : "");
+        std::fprintf(stderr, "\r\033[K[%zu/%zu] %s %s%s ...", done, total, a->id.c_str(), format_size(bytes).c_str(),
+                     spec.timing_only ? " (timing-only)" : "");
       const sim::RunResult res = sim::run(spec);
       rows.push_back(make_row(spec, res));
       const bool ok = passed(res, spec.timing_only);
@@ -416,12 +407,11 @@ int cmd_sweep(int argc, char** argv) {
       ++ran;
     }
     if (!quiet)
-      std::fprintf(stderr, "%ssweep: %-32s %2d sizes in %6.2f s (total %.1f s, %zu/%zu)\n",
-                   tty ? "\r\033[K" : "", a->id.c_str(), ran, elapsed() - ta, elapsed(), done, total);
+      std::fprintf(stderr, "%ssweep: %-32s %2d sizes in %6.2f s (total %.1f s, %zu/%zu)\n", tty ? "\r\033[K" : "",
+                   a->id.c_str(), ran, elapsed() - ta, elapsed(), done, total);
   }
   if (rows.empty())
-    fail(ErrorCode::kUnsupported,
-         "nothing to run: every combination was rejected (first: " + first_skip + ")");
+    fail(ErrorCode::kUnsupported, "nothing to run: every combination was rejected (first: " + first_skip + ")");
 
   if (!csv.empty()) {
     std::ofstream f(csv);
@@ -439,9 +429,8 @@ int cmd_sweep(int argc, char** argv) {
     }
     return kExitOk;
   }
-  std::printf("# symmcoll sweep: sim %s, world %d, %s, %s %s, %s launch, git %s\n", r.machine.name.c_str(),
-              r.world, op_name(r.op), dtype_name(r.dtype), reduce_op_name(r.reduce),
-              r.graph ? "graph" : "eager", git_sha());
+  std::printf("# symmcoll sweep: sim %s, world %d, %s, %s %s, %s launch, git %s\n", r.machine.name.c_str(), r.world,
+              op_name(r.op), dtype_name(r.dtype), reduce_op_name(r.reduce), r.graph ? "graph" : "eager", git_sha());
   std::printf("# %12s  %-34s %6s %12s %12s %12s %10s %6s\n", "size(B)", "algorithm", "blocks", "time(us)",
               "algbw(GB/s)", "busbw(GB/s)", "max_err", "check");
   // Size-major order puts the competing algorithms of one size next to each other.
@@ -473,9 +462,7 @@ const char* kListUsage =
     "Shows every algorithm in the registry with the constraints check_args() enforces.\n"
     "Names accepted by --algo: the alias, the id's suffix, or the full id.";
 
-std::string worlds(const AlgoInfo& a) {
-  return std::to_string(a.min_world) + ".." + std::to_string(a.max_world);
-}
+std::string worlds(const AlgoInfo& a) { return std::to_string(a.min_world) + ".." + std::to_string(a.max_world); }
 // The largest call check_args accepts. It may depend on the world (programs on fixed per-block
 // regions): then the per-rank limit, or the limit at each power-of-two world.
 std::string max_bytes(const AlgoInfo& a) {
@@ -489,8 +476,7 @@ std::string max_bytes(const AlgoInfo& a) {
   if (total[0] == total[1] && total[1] == total[2]) return format_size(total[0]);
   if (rank[0] == rank[1] && rank[1] == rank[2]) return format_size(rank[0]) + " per rank";
   std::string s;
-  for (int i = 0; i < 3; ++i)
-    s += (i ? ", " : "") + format_size(total[i]) + " at " + std::to_string(worlds[i]);
+  for (int i = 0; i < 3; ++i) s += (i ? ", " : "") + format_size(total[i]) + " at " + std::to_string(worlds[i]);
   return s;
 }
 
@@ -507,19 +493,17 @@ int cmd_list(int argc, char** argv) {
     std::printf("|---|---|---|---|---|---|---|\n");
     for (const AlgoInfo& a : algorithms())
       std::printf("| `%s` | `%s` | %s | %s | %s | %s | %s |\n", a.id.c_str(), a.alias.c_str(), op_name(a.op),
-                  worlds(a).c_str(), max_bytes(a).c_str(), a.needs_multicast ? "yes" : "no",
-                  a.summary.c_str());
+                  worlds(a).c_str(), max_bytes(a).c_str(), a.needs_multicast ? "yes" : "no", a.summary.c_str());
     return kExitOk;
   }
   // "1M per rank" and "64K at 2, 128K at 4, ..." are wider than the header: size the column.
   int width = int(std::strlen("max_bytes"));
   for (const AlgoInfo& a : algorithms()) width = std::max(width, int(max_bytes(a).size()));
-  std::printf("%-34s %-14s %-15s %-7s %-*s %-5s %s\n", "id", "alias", "op", "worlds", width, "max_bytes",
-              "mcast", "summary");
+  std::printf("%-34s %-14s %-15s %-7s %-*s %-5s %s\n", "id", "alias", "op", "worlds", width, "max_bytes", "mcast",
+              "summary");
   for (const AlgoInfo& a : algorithms())
     std::printf("%-34s %-14s %-15s %-7s %-*s %-5s %s\n", a.id.c_str(), a.alias.c_str(), op_name(a.op),
-                worlds(a).c_str(), width, max_bytes(a).c_str(), a.needs_multicast ? "yes" : "no",
-                a.summary.c_str());
+                worlds(a).c_str(), width, max_bytes(a).c_str(), a.needs_multicast ? "yes" : "no", a.summary.c_str());
   return kExitOk;
 }
 

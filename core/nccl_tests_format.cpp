@@ -34,15 +34,14 @@ void write_nccl_tests(std::FILE* out, const std::vector<ResultRow>& rows, const 
         first = &r;
         break;
       }
-    std::fprintf(out, "# symmcoll %s %s world %d: %s %s %s %s\n", first->backend.c_str(),
-                 first->machine.c_str(), first->world, op.c_str(), algo.c_str(), dtype.c_str(),
-                 graph ? "graph" : "eager");
+    std::fprintf(out, "# symmcoll %s %s world %d: %s %s %s %s\n", first->backend.c_str(), first->machine.c_str(),
+                 first->world, op.c_str(), algo.c_str(), dtype.c_str(), graph ? "graph" : "eager");
     // nccl-tests' own header, out-of-place half.
     std::fprintf(out, "# %10s  %12s  %8s  %6s  %6s           out-of-place\n", "", "", "", "", "");
-    std::fprintf(out, "# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s %6s\n", "size", "count", "type", "redop",
-                 "root", "time", "algbw", "busbw", "#wrong");
-    std::fprintf(out, "# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s  %5s\n", "(B)", "(elements)", "", "", "",
-                 "(us)", "(GB/s)", "(GB/s)", "");
+    std::fprintf(out, "# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s %6s\n", "size", "count", "type", "redop", "root",
+                 "time", "algbw", "busbw", "#wrong");
+    std::fprintf(out, "# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s  %5s\n", "(B)", "(elements)", "", "", "", "(us)",
+                 "(GB/s)", "(GB/s)", "");
     const bool reduces = op != "all_gather" && op != "barrier";
     double busbw_sum = 0;
     int n = 0, wrong = 0;

@@ -35,19 +35,18 @@ class CudaCommunicator final : public Communicator {
     SYMM_CUDA_CHECK(ncclCommCuDevice(comm, &dev));
     SYMM_CUDA_CHECK(cudaGetDevice(&current));
     if (current != dev)
-      fail(ErrorCode::kInvalidArgument, "cuda_communicator: the current device is " +
-                                            std::to_string(current) + " but the NCCL communicator's is " +
-                                            std::to_string(dev) + " (cudaSetDevice first)");
+      fail(ErrorCode::kInvalidArgument, "cuda_communicator: the current device is " + std::to_string(current) +
+                                            " but the NCCL communicator's is " + std::to_string(dev) +
+                                            " (cudaSetDevice first)");
     if (world < 2 || world > cuda::kMaxNodeWorld)
       fail(ErrorCode::kUnsupported, "cuda_communicator: world " + std::to_string(world) + " is outside 2.." +
-                                        std::to_string(cuda::kMaxNodeWorld) +
-                                        " (the GPUs of one NVLink node)");
+                                        std::to_string(cuda::kMaxNodeWorld) + " (the GPUs of one NVLink node)");
     fixed_ = cuda::fixed_scratch_bytes(world);
     arena_ = fixed_ + up(o.staging_bytes);
     if (o.heap_bytes < arena_)
       fail(ErrorCode::kInvalidArgument, "cuda_communicator: heap_bytes " + std::to_string(o.heap_bytes) +
-                                            " is below the fixed scratch plus staging (" +
-                                            std::to_string(arena_) + " bytes)");
+                                            " is below the fixed scratch plus staging (" + std::to_string(arena_) +
+                                            " bytes)");
     heap_bytes_ = o.heap_bytes;
     SYMM_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
     void* heap = nullptr;
@@ -61,8 +60,7 @@ class CudaCommunicator final : public Communicator {
     h_.rank = rank;
     h_.world = world;
     h_.pad_local = static_cast<uint32_t*>(pad_);
-    h_.timeout_cycles =
-        o.wait_timeout_cycles ? o.wait_timeout_cycles : cuda::wait_timeout_cycles(cuda::process_env());
+    h_.timeout_cycles = o.wait_timeout_cycles ? o.wait_timeout_cycles : cuda::wait_timeout_cycles(cuda::process_env());
     const auto heaps = bases(heap_win_), pads = bases(pad_win_);
     for (int r = 0; r < world; ++r) {
       h_.heap_peer[r] = heaps[std::size_t(r)];
@@ -105,8 +103,7 @@ class CudaCommunicator final : public Communicator {
       at = off + size;
     }
     if (at + need > heap_bytes_)
-      fail(ErrorCode::kInvalidArgument, "alloc: " + std::to_string(bytes) +
-                                            " bytes do not fit the symmetric heap (" +
+      fail(ErrorCode::kInvalidArgument, "alloc: " + std::to_string(bytes) + " bytes do not fit the symmetric heap (" +
                                             std::to_string(heap_bytes_) + " bytes; CudaOptions::heap_bytes)");
     used_[at] = need;
     return h_.heap_base + at;
@@ -122,15 +119,15 @@ class CudaCommunicator final : public Communicator {
                       const std::string& algo) override {
     return collective(Op::kAllReduce, in, out, count * dtype_size(t), t, op, stream, algo);
   }
-  CallInfo reduce_scatter(const void* in, void* out, std::size_t recvcount, DType t, ReduceOp op,
-                          void* stream, const std::string& algo) override {
-    return collective(Op::kReduceScatter, in, out, recvcount * dtype_size(t) * std::size_t(world()), t, op,
-                      stream, algo);
+  CallInfo reduce_scatter(const void* in, void* out, std::size_t recvcount, DType t, ReduceOp op, void* stream,
+                          const std::string& algo) override {
+    return collective(Op::kReduceScatter, in, out, recvcount * dtype_size(t) * std::size_t(world()), t, op, stream,
+                      algo);
   }
   CallInfo all_gather(const void* in, void* out, std::size_t sendcount, DType t, void* stream,
                       const std::string& algo) override {
-    return collective(Op::kAllGather, in, out, sendcount * dtype_size(t) * std::size_t(world()), t,
-                      ReduceOp::kSum, stream, algo);
+    return collective(Op::kAllGather, in, out, sendcount * dtype_size(t) * std::size_t(world()), t, ReduceOp::kSum,
+                      stream, algo);
   }
 
   void synchronize() override {
@@ -146,8 +143,7 @@ class CudaCommunicator final : public Communicator {
     SYMM_CUDA_CHECK(cudaMalloc(&dev, sizeof(void*) * std::size_t(world + 1)));
     cuda::gather_window_bases(win, world, dev, stream_);
     std::vector<void*> host(std::size_t(world) + 1);
-    SYMM_CUDA_CHECK(
-        cudaMemcpyAsync(host.data(), dev, sizeof(void*) * host.size(), cudaMemcpyDeviceToHost, stream_));
+    SYMM_CUDA_CHECK(cudaMemcpyAsync(host.data(), dev, sizeof(void*) * host.size(), cudaMemcpyDeviceToHost, stream_));
     SYMM_CUDA_CHECK(cudaStreamSynchronize(stream_));
     SYMM_CUDA_CHECK(cudaFree(dev));
     if (host[std::size_t(h_.rank)] != host[std::size_t(world)])
@@ -180,12 +176,11 @@ class CudaCommunicator final : public Communicator {
     return c >= h_.heap_base + arena_ && c + bytes <= h_.heap_base + heap_bytes_;
   }
 
-  CallInfo collective(Op op, const void* in, void* out, std::size_t bytes, DType t, ReduceOp rop,
-                      void* stream, const std::string& algo) {
+  CallInfo collective(Op op, const void* in, void* out, std::size_t bytes, DType t, ReduceOp rop, void* stream,
+                      const std::string& algo) {
     const int world = h_.world;
     const AlgoInfo& a = algo == "auto" ? choose_algo(op, bytes, world, t) : find_algo(op, algo);
-    if (auto why = cuda::multicast_refusal(a, cuda::process_env(), false))
-      fail(ErrorCode::kUnsupported, *why);
+    if (auto why = cuda::multicast_refusal(a, cuda::process_env(), false)) fail(ErrorCode::kUnsupported, *why);
     const cuda::LaunchPlan plan = cuda::plan_launch(a, t, bytes, world, 0, 0);  // runs check_args
     const std::size_t in_b = a.in_bytes(bytes, world), out_b = a.out_bytes(bytes, world);
     const char* ic = static_cast<const char*>(in);
@@ -218,8 +213,7 @@ class CudaCommunicator final : public Communicator {
     args.scratch = h_.heap_base + scratch_off;
     args.count = a.count(bytes, t, world);
     args.op = rop;
-    if (stage_in)
-      SYMM_CUDA_CHECK(cudaMemcpyAsync(const_cast<void*>(args.in), in, in_b, cudaMemcpyDefault, s));
+    if (stage_in) SYMM_CUDA_CHECK(cudaMemcpyAsync(const_cast<void*>(args.in), in, in_b, cudaMemcpyDefault, s));
     cuda::launch_program(a.kind, t, h_, args, plan.blocks, plan.threads, s);
     if (stage_out) SYMM_CUDA_CHECK(cudaMemcpyAsync(out, args.out, out_b, cudaMemcpyDefault, s));
     CallInfo info;

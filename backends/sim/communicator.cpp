@@ -41,23 +41,17 @@ class Node {
     std::lock_guard<std::mutex> lock(mu_);
     const AlgoInfo& a = algo == "auto" ? choose_algo(op, bytes, world_, t) : find_algo(op, algo);
     if (p_.arrived == 0) {
-      p_ = Pending{op,
-                   &a,
-                   t,
-                   rop,
-                   bytes,
-                   std::vector<const void*>(std::size_t(world_)),
-                   std::vector<void*>(std::size_t(world_)),
-                   0};
+      p_ = Pending{
+          op, &a, t, rop, bytes, std::vector<const void*>(std::size_t(world_)), std::vector<void*>(std::size_t(world_)),
+          0};
     } else if (p_.op != op || p_.algo != &a || p_.dtype != t || p_.bytes != bytes || p_.rop != rop) {
-      fail(ErrorCode::kInvalidArgument,
-           "rank " + std::to_string(rank) + " called " + a.id + " (" + dtype_name(t) + ", " +
-               std::to_string(bytes) + " bytes) while the ranks before it called " + p_.algo->id + " (" +
-               dtype_name(p_.dtype) + ", " + std::to_string(p_.bytes) + " bytes)");
+      fail(ErrorCode::kInvalidArgument, "rank " + std::to_string(rank) + " called " + a.id + " (" + dtype_name(t) +
+                                            ", " + std::to_string(bytes) + " bytes) while the ranks before it called " +
+                                            p_.algo->id + " (" + dtype_name(p_.dtype) + ", " +
+                                            std::to_string(p_.bytes) + " bytes)");
     }
     if (p_.out[std::size_t(rank)])
-      fail(ErrorCode::kInvalidArgument,
-           "rank " + std::to_string(rank) + " called twice before the collective ran");
+      fail(ErrorCode::kInvalidArgument, "rank " + std::to_string(rank) + " called twice before the collective ran");
     if (!in || !out) fail(ErrorCode::kInvalidArgument, "rank " + std::to_string(rank) + ": null buffer");
     p_.in[std::size_t(rank)] = in;
     p_.out[std::size_t(rank)] = out;
@@ -157,8 +151,8 @@ class SimCommunicator final : public Communicator {
   }
   CallInfo reduce_scatter(const void* in, void* out, std::size_t recvcount, DType t, ReduceOp op, void*,
                           const std::string& algo) override {
-    return node_->call(rank_, Op::kReduceScatter, in, out, recvcount * dtype_size(t) * std::size_t(world()),
-                       t, op, algo);
+    return node_->call(rank_, Op::kReduceScatter, in, out, recvcount * dtype_size(t) * std::size_t(world()), t, op,
+                       algo);
   }
   CallInfo all_gather(const void* in, void* out, std::size_t sendcount, DType t, void*,
                       const std::string& algo) override {

@@ -124,8 +124,7 @@ Machine Machine::by_name(const std::string& name_or_path) {
   const std::vector<fs::path> dirs = machine_dirs();
   std::error_code ec;
   for (const fs::path& dir : dirs)
-    if (fs::is_regular_file(dir / (name_or_path + ".ini"), ec))
-      return load((dir / (name_or_path + ".ini")).string());
+    if (fs::is_regular_file(dir / (name_or_path + ".ini"), ec)) return load((dir / (name_or_path + ".ini")).string());
   std::set<std::string> names;  // sorted: the message is the same on every file system
   std::string searched;
   for (const fs::path& dir : dirs) {

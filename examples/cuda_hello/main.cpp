@@ -60,8 +60,7 @@ int main() {
               break;
             }
         }
-        if (r == 0)
-          std::printf("cuda_hello: %d ranks, all_reduce %zu floats by %s\n", n, count, c.algo->id.c_str());
+        if (r == 0) std::printf("cuda_hello: %d ranks, all_reduce %zu floats by %s\n", n, count, c.algo->id.c_str());
         CHECK(cudaFree(plain_in));
         CHECK(cudaFree(plain_out));
       } catch (const std::exception& e) {

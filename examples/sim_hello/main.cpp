@@ -13,14 +13,13 @@ int failures = 0;
 
 void expect_near(float got, double want, const char* what, int rank, std::size_t i) {
   if (std::fabs(double(got) - want) > 1e-4 * std::max(1.0, std::fabs(want))) {
-    if (failures++ < 5)
-      std::printf("FAIL %s rank %d [%zu]: got %g, want %g\n", what, rank, i, double(got), want);
+    if (failures++ < 5) std::printf("FAIL %s rank %d [%zu]: got %g, want %g\n", what, rank, i, double(got), want);
   }
 }
 
 void report(const char* what, const symm::CallInfo& c) {
-  std::printf("%-15s %-28s %8zu bytes  predicted %8.2f us  simulated error %.2g\n", what, c.algo->id.c_str(),
-              c.bytes, c.predicted_us, c.max_rel_err);
+  std::printf("%-15s %-28s %8zu bytes  predicted %8.2f us  simulated error %.2g\n", what, c.algo->id.c_str(), c.bytes,
+              c.predicted_us, c.max_rel_err);
 }
 
 }  // namespace
@@ -41,9 +40,7 @@ int main() {
     out[r] = static_cast<float*>(ranks[r]->alloc(count * world * sizeof(float)));
     for (std::size_t i = 0; i < count * world; ++i) in[r][i] = float(r) + float(i) / float(count);
   }
-  auto sum_at = [&](std::size_t i) {
-    return world * (world - 1) / 2.0 + world * double(float(i) / float(count));
-  };
+  auto sum_at = [&](std::size_t i) { return world * (world - 1) / 2.0 + world * double(float(i) / float(count)); };
 
   symm::CallInfo c;
   for (int r = 0; r < world; ++r) c = ranks[r]->all_reduce(in[r], out[r], count, t);  // last call runs it
@@ -54,8 +51,7 @@ int main() {
   for (int r = 0; r < world; ++r) c = ranks[r]->reduce_scatter(in[r], out[r], count, t);
   report("reduce_scatter", c);
   for (int r = 0; r < world; ++r)
-    for (std::size_t i = 0; i < count; ++i)
-      expect_near(out[r][i], sum_at(r * count + i), "reduce_scatter", r, i);
+    for (std::size_t i = 0; i < count; ++i) expect_near(out[r][i], sum_at(r * count + i), "reduce_scatter", r, i);
 
   for (int r = 0; r < world; ++r) c = ranks[r]->all_gather(in[r], out[r], count, t, nullptr, "pull");
   report("all_gather", c);

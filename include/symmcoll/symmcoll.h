@@ -59,8 +59,7 @@ struct CallInfo {
   std::size_t bytes = 0;     // nccl-tests size: all_reduce buffer, reduce_scatter input, all_gather output
   bool complete = false;     // the collective has run (simulator: every rank has called)
   double predicted_us = -1;  // simulator: predicted latency of the call on the simulated node
-  double max_rel_err =
-      -1;  // simulator: error of the simulated run vs the float64 reference (-1: timing-only)
+  double max_rel_err = -1;   // simulator: error of the simulated run vs the float64 reference (-1: timing-only)
 };
 
 class Communicator {
@@ -77,14 +76,13 @@ class Communicator {
   virtual void* alloc(std::size_t bytes) = 0;
   virtual void free(void* p) = 0;
 
-  virtual CallInfo all_reduce(const void* in, void* out, std::size_t count, DType t,
-                              ReduceOp op = ReduceOp::kSum, void* stream = nullptr,
-                              const std::string& algo = "auto") = 0;
+  virtual CallInfo all_reduce(const void* in, void* out, std::size_t count, DType t, ReduceOp op = ReduceOp::kSum,
+                              void* stream = nullptr, const std::string& algo = "auto") = 0;
   virtual CallInfo reduce_scatter(const void* in, void* out, std::size_t recvcount, DType t,
                                   ReduceOp op = ReduceOp::kSum, void* stream = nullptr,
                                   const std::string& algo = "auto") = 0;
-  virtual CallInfo all_gather(const void* in, void* out, std::size_t sendcount, DType t,
-                              void* stream = nullptr, const std::string& algo = "auto") = 0;
+  virtual CallInfo all_gather(const void* in, void* out, std::size_t sendcount, DType t, void* stream = nullptr,
+                              const std::string& algo = "auto") = 0;
   // Waits for every call enqueued so far (CUDA: the whole device, cudaDeviceSynchronize; throws
   // kTimeout naming rank, block and slot when a wait inside a collective expired).
   virtual void synchronize() = 0;

@@ -150,8 +150,8 @@ TEST(Cli, BareCommandPrintsUsage) {
 }
 
 TEST(Cli, HelpAtEveryLevel) {
-  for (const char* cmd : {"--help", "run --help", "sweep --help", "list --help", "bench --help",
-                          "bench --backend sim --help"}) {
+  for (const char* cmd :
+       {"--help", "run --help", "sweep --help", "list --help", "bench --help", "bench --backend sim --help"}) {
     const Out r = symmcoll(cmd);
     EXPECT_EQ(r.code, 0) << cmd << "\n" << r.out;
     EXPECT_NE(r.out.find("usage:"), std::string::npos) << cmd << "\n" << r.out;
@@ -197,8 +197,7 @@ TEST(Cli, RunOnSimPrintsLatencyAndPasses) {
 }
 
 TEST(Cli, RunAcceptsFullIdAndTimingOnly) {
-  const Out r =
-      symmcoll("run --algo reduce_scatter.ld_reduce --world 8 --machine h200x8 --bytes 1M --timing-only");
+  const Out r = symmcoll("run --algo reduce_scatter.ld_reduce --world 8 --machine h200x8 --bytes 1M --timing-only");
   EXPECT_EQ(r.code, 0) << r.out;
   EXPECT_NE(r.out.find("not checked (timing-only)"), std::string::npos) << r.out;
 }
@@ -299,8 +298,8 @@ TEST(Cli, ListColumnsStayAligned) {
 // `sweep --format nccl-tests` prints what nccl-tests users parse: one table per algorithm, rows of
 // size, count, type, redop, root, time, algbw, busbw, #wrong, and the average bus bandwidth footer.
 TEST(Cli, SweepPrintsTheNcclTestsTable) {
-  const Out r = symmcoll(
-      "sweep --algo one_shot,two_shot --sizes 4K:64K:x4 --check-up-to 16K --quiet --format nccl-tests");
+  const Out r =
+      symmcoll("sweep --algo one_shot,two_shot --sizes 4K:64K:x4 --check-up-to 16K --quiet --format nccl-tests");
   ASSERT_EQ(r.code, 0) << r.out;
   std::istringstream in(r.out);
   std::string line;
@@ -308,8 +307,7 @@ TEST(Cli, SweepPrintsTheNcclTestsTable) {
   double busbw_sum = 0;
   std::vector<std::size_t> sizes;
   while (std::getline(in, line)) {
-    if (line.rfind("#       size         count      type   redop    root     time   algbw   busbw #wrong",
-                   0) == 0)
+    if (line.rfind("#       size         count      type   redop    root     time   algbw   busbw #wrong", 0) == 0)
       ++tables, rows = 0, busbw_sum = 0;
     if (line.rfind("# Avg bus bandwidth    : ", 0) == 0) {
       ASSERT_EQ(rows, 3) << r.out;
@@ -469,8 +467,7 @@ TEST(KeepIfSame, OnlyProvenanceChangedKeepsTheOldFiles) {
   const std::string dir = ::testing::TempDir() + "symmcoll_keep";
   ASSERT_EQ(std::system(("rm -rf " + dir + " && mkdir -p " + dir).c_str()), 0);
   const std::string csv = dir + "/r.csv", txt = dir + "/r.txt";
-  const std::string script =
-      SYMM_SOURCE_DIR "/experiments/keep_if_same.sh " + csv + " " + txt + " >/dev/null";
+  const std::string script = SYMM_SOURCE_DIR "/experiments/keep_if_same.sh " + csv + " " + txt + " >/dev/null";
   std::ofstream(csv) << "backend,bytes,time_us_median,git_sha\nsim,4096,6.333,0fd0f84e1d6c\n";
   std::ofstream(txt) << "# symmcoll sweep: sim h200x4, git 0fd0f84e1d6c\n  4096  6.333\n";
   // Another commit, same data: both files stay as they were.

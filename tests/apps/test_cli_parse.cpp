@@ -60,13 +60,11 @@ TEST(NcclTestsFormat, WrongRowsAndFooter) {
   std::fclose(f);
   const std::string out(buf, len);
   std::free(buf);
-  EXPECT_NE(
-      out.find("        4096          1024     float     max      -1    10.00    0.41    0.31      0\n"),
-      std::string::npos)
+  EXPECT_NE(out.find("        4096          1024     float     max      -1    10.00    0.41    0.31      0\n"),
+            std::string::npos)
       << out;
-  EXPECT_NE(
-      out.find("        8192          2048     float     max      -1    10.00    0.82    0.61      1\n"),
-      std::string::npos)
+  EXPECT_NE(out.find("        8192          2048     float     max      -1    10.00    0.82    0.61      1\n"),
+            std::string::npos)
       << out;
   EXPECT_NE(out.find("    N/A\n"), std::string::npos) << out;  // the unchecked row, though marked failed
   EXPECT_NE(out.find("# Out of bounds values : 1 FAILED\n"), std::string::npos) << out;
