@@ -3,6 +3,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 
 namespace symm::apps {
@@ -47,18 +48,83 @@ std::string algo_label(const AlgoInfo& a) {
 }
 
 void check_writable(const std::string& path) {
-  std::ofstream f(path, std::ios::out | std::ios::app);
-  if (!f) fail(ErrorCode::kIo, "cannot write '" + path + "': " + std::strerror(errno));
+  std::error_code ec;
+  const bool existed = std::filesystem::exists(path, ec);
+  {
+    std::ofstream f(path, std::ios::out | std::ios::app);
+    if (!f) fail(ErrorCode::kIo, "cannot write '" + path + "': " + std::strerror(errno));
+  }
+  if (!existed) std::filesystem::remove(path, ec);
 }
 
 void refuse_with_csv(const std::string& csv, const std::string& option, const std::string& value,
                      const std::string& column, const std::string& default_value) {
   if (csv.empty()) return;
   fail(ErrorCode::kInvalidArgument,
-       option + " " + value +
-           " cannot go with --csv: the CSV schema (DESIGN.md \"Results\") has no column for the " + column +
-           ", so its rows could not be told from " + option + " " + default_value +
+       option + " " + value + " cannot go with --csv: the CSV schema (DESIGN.md \"Results\") has no column for the " +
+           column + ", so its rows could not be told from " + option + " " + default_value +
            " rows; drop --csv (the table on stdout shows it) or use " + option + " " + default_value);
+}
+
+const std::vector<Renamed>& renamed_options() {
+  static const std::vector<Renamed> k = {
+      {"--reduce-op", "--reduce"},      {"--eager", "--mode eager"},     {"--graph", "--mode graph"},
+      {"--check-max", "--check-up-to"}, {"--no-check", "--timing-only"},
+  };
+  return k;
+}
+
+void refuse_renamed(int argc, char** argv) {
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a == "--") break;
+    for (const Renamed& r : renamed_options()) {
+      const std::string old = r.old_spelling;
+      if (a == old || a.rfind(old + "=", 0) == 0)
+        fail(ErrorCode::kInvalidArgument,
+             old + " was renamed " + r.new_spelling + " (run, sweep and bench on both backends share one vocabulary)");
+    }
+  }
+}
+
+void parse_args(int argc, char** argv, const boost::program_options::options_description& d,
+                boost::program_options::variables_map& vm) {
+  namespace po = boost::program_options;
+  refuse_renamed(argc, argv);
+  const po::parsed_options parsed = po::command_line_parser(argc, argv).options(d).run();
+  // Without a positional description Boost keeps a stray word as an option with no name:
+  // `--bytes 1 M` would silently drop the M.
+  for (const po::option& o : parsed.options) {
+    if (o.position_key < 0 && !o.string_key.empty()) continue;
+    const std::string word = o.original_tokens.empty() ? "?" : o.original_tokens.front();
+    std::string after;
+    for (int i = 1; i < argc; ++i)
+      if (word == argv[i]) {
+        // The option the word follows: "--timing-only", or "--bytes 1" when it follows a value.
+        if (i > 1 && argv[i - 1][0] == '-')
+          after = std::string(" after '") + argv[i - 1] + "'";
+        else if (i > 2 && argv[i - 2][0] == '-')
+          after = std::string(" after '") + argv[i - 2] + " " + argv[i - 1] + "'";
+        break;
+      }
+    fail(ErrorCode::kInvalidArgument,
+         "unexpected argument '" + word + "'" + after + ": every option takes one word (--bytes 1M, --sizes 4K:1M)");
+  }
+  po::store(parsed, vm);
+}
+
+bool parse_format(const std::string& format) {
+  if (format == "table") return false;
+  if (format == "nccl-tests") return true;
+  fail(ErrorCode::kInvalidArgument, "--format: unknown format '" + format + "' (valid: table, nccl-tests)");
+}
+
+std::vector<bool> parse_mode(const std::string& mode, bool allow_both) {
+  if (mode == "graph") return {true};
+  if (mode == "eager") return {false};
+  if (mode == "both" && allow_both) return {true, false};
+  fail(ErrorCode::kInvalidArgument,
+       "--mode: unknown launch mode '" + mode + "' (valid: graph, eager" + (allow_both ? ", both)" : ")"));
 }
 
 }  // namespace symm::apps

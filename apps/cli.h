@@ -1,7 +1,9 @@
 // Small pieces the sub-commands share: exit codes, algorithm lists, option helpers.
 #pragma once
 
+#include <boost/program_options.hpp>
 #include <cstddef>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -26,7 +28,8 @@ std::vector<const AlgoInfo*> parse_algo_list(Op op, const std::string& spec);
 std::string algo_label(const AlgoInfo& a);
 
 // Fails with kIo naming the path and the reason when `path` cannot be created for writing.
-// Run before long work so a typo in a path costs nothing.
+// Run before long work so a typo in a path costs nothing. Leaves no file behind that was not
+// there before (an empty CSV of a run that then fails would read as a run with no rows).
 void check_writable(const std::string& path);
 
 // The result schema (DESIGN.md "Results", core/result.h) has no column for some options (the
@@ -36,5 +39,38 @@ void check_writable(const std::string& path);
 // does nothing (the table on stdout shows the option).
 void refuse_with_csv(const std::string& csv, const std::string& option, const std::string& value,
                      const std::string& column, const std::string& default_value);
+
+// ---- one vocabulary for run, sweep and bench (both backends) ------------------------------
+// Spellings an older CLI used. Any of them in argv (alone or as --old=value) throws
+// kInvalidArgument: "--reduce-op was renamed --reduce (...)". Called by parse_args.
+struct Renamed {
+  const char* old_spelling;
+  const char* new_spelling;
+};
+const std::vector<Renamed>& renamed_options();
+void refuse_renamed(int argc, char** argv);
+
+// Parses argv (argv[0]: the sub-command) against `d` into `vm` (not notified: the caller
+// handles --help first). Refuses renamed spellings, and every word that is neither an option
+// nor its value, naming it and the option before it ("unexpected argument 'M' after --bytes 1").
+void parse_args(int argc, char** argv, const boost::program_options::options_description& d,
+                boost::program_options::variables_map& vm);
+
+// Runs `parse(value)` and rethrows a symm::Error from it prefixed with the option it is about:
+// "--check-up-to: malformed size '-1': ...".
+template <class F>
+auto for_option(const char* option, F&& parse) -> decltype(parse()) {
+  try {
+    return parse();
+  } catch (const Error& e) {
+    throw Error(e.code(), std::string(option) + ": " + e.what());
+  }
+}
+
+// --format: "table" (ours) or "nccl-tests" (core/nccl_tests_format.h); true for nccl-tests.
+bool parse_format(const std::string& format);
+
+// "graph" / "eager" (and "both" where `allow_both`) -> the list of launch modes (true = graph).
+std::vector<bool> parse_mode(const std::string& mode, bool allow_both);
 
 }  // namespace symm::apps

@@ -1,6 +1,8 @@
 // The CUDA sub-commands (apps/cmd_cuda.h): option parsing only; the work is in backends/cuda.
 #include "apps/cmd_cuda.h"
 
+#include <cuda_runtime.h>
+
 #include <boost/program_options.hpp>
 #include <cstdio>
 #include <iostream>
@@ -33,7 +35,22 @@ int parse_int(const std::string& s, const char* what) {
     if (used == s.size()) return v;
   } catch (const std::exception&) {
   }
-  fail(ErrorCode::kInvalidArgument, std::string(what) + " '" + s + "' is not an integer");
+  fail(ErrorCode::kInvalidArgument, std::string(what) + ": '" + s + "' is not an integer");
+}
+
+// A host without a usable GPU gets one line here, before any rank starts, instead of one
+// CUDA error per rank: "no CUDA device: no CUDA-capable device is detected (...)".
+void require_devices(int n, const std::string& who) {
+  int count = 0;
+  const cudaError_t e = cudaGetDeviceCount(&count);
+  if (e != cudaSuccess || count == 0)
+    fail(ErrorCode::kUnsupported, std::string("no CUDA device: ") +
+                                      (e != cudaSuccess ? cudaGetErrorString(e) : "the CUDA runtime sees none") + " (" +
+                                      who + " needs " + std::to_string(n) + " GPU" + (n > 1 ? "s" : "") +
+                                      "; without GPUs use the simulator: symmcoll sweep / run)");
+  if (count < n)
+    fail(ErrorCode::kUnsupported, who + " needs " + std::to_string(n) + " GPUs, one per rank; this host shows " +
+                                      std::to_string(count) + " (CUDA_VISIBLE_DEVICES limits what it shows)");
 }
 
 }  // namespace
@@ -42,7 +59,7 @@ int cmd_bench_cuda(int argc, char** argv) {
   if (names_fused_op(argc, argv)) return cmd_bench_fused_cuda(argc, argv);
   cuda::BenchOptions o;
   std::string ops = "all_reduce", algos = "all", dtypes = "bf16", sizes = "4K:256M", mode = "both", blocks = "0",
-              op = "sum", check_max = "64M", heap = "0";
+              op = "sum", check_up_to = "64M", heap = "0", format = "table";
   po::options_description d(
       "usage: symmcoll launch -n N -- symmcoll bench --backend cuda [options]\n\n"
       "Each algorithm next to NCCL (plain buffers: nccl; symmetric windows: nccl_symm), checked\n"
@@ -56,64 +73,62 @@ int cmd_bench_cuda(int argc, char** argv) {
       "names or aliases (one_shot,two_shot,...), or all = every non-multicast algorithm of the op")(
       "dtype", po::value(&dtypes)->default_value(dtypes), "bf16, fp16, fp32 (comma list)")(
       "sizes", po::value(&sizes)->default_value(sizes), "LO:HI (x2 steps), LO:HI:x4, or a list 16K,64K,1M")(
-      "reduce-op", po::value(&op)->default_value(op),
+      "reduce", po::value(&op)->default_value(op),
       "sum, max, min (not with --csv: the schema has no reduction column)")(
       "mode", po::value(&mode)->default_value(mode), "graph, eager or both")(
       "iters", po::value(&o.iters)->default_value(o.iters), "timed samples")(
       "warmup", po::value(&o.warmup)->default_value(o.warmup), "untimed samples first")(
       "calls", po::value(&o.calls)->default_value(o.calls),
       "collectives per sample (per graph); 0: 100 up to 1M, 20 up to 16M, 5 above")(
-      "blocks", po::value(&blocks)->default_value(blocks),
-      "block counts, comma list; 0 = the registry default")(
+      "blocks", po::value(&blocks)->default_value(blocks), "block counts, comma list; 0 = the registry default")(
       "threads", po::value(&o.threads)->default_value(o.threads),
       "threads per block; 0 = by size (<= 512); not with --csv: the schema has no threads column")(
-      "no-nccl", "skip the nccl and nccl_symm baselines")("no-check", "time only")(
+      "no-nccl", "skip the nccl and nccl_symm baselines")("timing-only", "time only, no correctness check")(
       "no-timing", "check only (with --replays: the GPU test suite)")(
-      "check-max", po::value(&check_max)->default_value(check_max), "check sizes up to this; larger: err -1")(
-      "replays", po::value(&o.replays)->default_value(0),
-      "also replay a one-call graph this often, then check")(
+      "check-up-to", po::value(&check_up_to)->default_value(check_up_to), "check sizes up to this; larger: err -1")(
+      "replays", po::value(&o.replays)->default_value(0), "also replay a one-call graph this often, then check")(
       "heap", po::value(&heap)->default_value(heap), "symmetric heap per rank; 0 = what the sizes need")(
       "wait-timeout-cycles", po::value(&o.timeout_cycles)->default_value(0),
-      "bound of every spin-wait in clock cycles; 0 = SYMM_WAIT_TIMEOUT_CYCLES or ~4 s")(
-      "csv", po::value(&o.csv), "write rows here (rank 0)")(
-      "machine", po::value(&o.machine),
-      "machine column; default from the device name and world, e.g. h200x4")(
+      "bound of every spin-wait in clock cycles; 0 = SYMM_WAIT_TIMEOUT_CYCLES or ~4 s")("csv", po::value(&o.csv),
+                                                                                        "write rows here (rank 0)")(
+      "format", po::value(&format)->default_value(format),
+      "stdout: table, or nccl-tests (its columns and '# Avg bus bandwidth' footer, one table per algorithm)")(
+      "machine", po::value(&o.machine), "machine column; default from the device name and world, e.g. h200x4")(
       "seed", po::value(&o.seed)->default_value(1), "input seed");
   po::options_description hidden;
   hidden.add_options()("probe-timeout", "test the bounded-wait error path only");
   po::options_description all;
   all.add(d).add(hidden);
   po::variables_map vm;
-  po::store(po::parse_command_line(argc, argv, all), vm);
-  po::notify(vm);
+  parse_args(argc, argv, all, vm);
   if (vm.count("help")) {
     std::cout << d << "\n";
     return 0;
   }
+  po::notify(vm);
   o.ops.clear();
-  for (const auto& s : split_list(ops)) o.ops.push_back(parse_op(s));
+  for (const auto& s : split_list(ops)) o.ops.push_back(for_option("--op", [&] { return parse_op(s); }));
   o.algos = split_list(algos);
   o.dtypes.clear();
-  for (const auto& s : split_list(dtypes)) o.dtypes.push_back(parse_dtype(s));
-  o.sizes = parse_size_list(sizes);
-  o.rop = parse_reduce_op(op);
-  if (mode != "graph" && mode != "eager" && mode != "both")
-    fail(ErrorCode::kInvalidArgument, "mode '" + mode + "' is not graph, eager or both");
-  o.graph = mode != "eager";
-  o.eager = mode != "graph";
+  for (const auto& s : split_list(dtypes)) o.dtypes.push_back(for_option("--dtype", [&] { return parse_dtype(s); }));
+  o.sizes = for_option("--sizes", [&] { return parse_size_list(sizes); });
+  o.rop = for_option("--reduce", [&] { return parse_reduce_op(op); });
+  const std::vector<bool> modes = parse_mode(mode, /*allow_both=*/true);
+  o.graph = modes.front();
+  o.eager = !modes.back();
   o.blocks.clear();
-  for (const auto& s : split_list(blocks)) o.blocks.push_back(parse_int(s, "blocks"));
+  for (const auto& s : split_list(blocks)) o.blocks.push_back(parse_int(s, "--blocks"));
   o.nccl = !vm.count("no-nccl");
-  o.check = !vm.count("no-check");
+  o.check = !vm.count("timing-only");
   o.timing = !vm.count("no-timing");
-  o.check_max = parse_size(check_max);
-  o.heap = heap == "0" ? 0 : parse_size(heap);
+  o.check_max = for_option("--check-up-to", [&] { return parse_size(check_up_to); });
+  o.heap = heap == "0" ? 0 : for_option("--heap", [&] { return parse_size(heap); });
   o.probe_timeout = vm.count("probe-timeout") > 0;
+  o.nccl_tests_format = parse_format(format);
   // Rows of these would read as the defaults' rows: refused before any rank touches a GPU.
-  if (o.rop != ReduceOp::kSum)
-    refuse_with_csv(o.csv, "--reduce-op", reduce_op_name(o.rop), "reduction", "sum");
-  if (o.threads != 0)
-    refuse_with_csv(o.csv, "--threads", std::to_string(o.threads), "threads per block", "0");
+  if (o.rop != ReduceOp::kSum) refuse_with_csv(o.csv, "--reduce", reduce_op_name(o.rop), "reduction", "sum");
+  if (o.threads != 0) refuse_with_csv(o.csv, "--threads", std::to_string(o.threads), "threads per block", "0");
+  require_devices(1, "bench --backend cuda");
   try {
     return cuda::run_bench(o);
   } catch (const Error& e) {
@@ -142,14 +157,15 @@ int cmd_launch(int argc, char** argv) {
           "<command> may be 'symmcoll ...' or a bare sub-command ('bench ...'): both mean this program.\n");
       return 0;
     } else if ((a == "-n" || a == "--nproc") && i + 1 < argc) {
-      n = parse_int(argv[++i], "-n");
+      n = parse_int(argv[++i], "launch -n");
     } else if (a.rfind("-n", 0) == 0 && a.size() > 2) {
-      n = parse_int(a.substr(2), "-n");
+      n = parse_int(a.substr(2), "launch -n");
     } else {
       fail(ErrorCode::kInvalidArgument, "launch: unexpected '" + a + "' (usage: launch -n N -- <command ...>)");
     }
   }
   if (n < 1) fail(ErrorCode::kInvalidArgument, "launch needs -n N with N >= 1");
+  require_devices(n, "launch -n " + std::to_string(n));
   return cuda::launch_ranks(n, cmd);
 }
 

@@ -7,7 +7,7 @@
 namespace symm::apps {
 
 // symmcoll bench --backend cuda --op all_reduce --algo one_shot,two_shot --dtype bf16
-//                --sizes 4K:256M [--graph|--eager|both] [--iters N] [--csv out.csv] ...
+//                --sizes 4K:256M [--mode graph|eager|both] [--iters N] [--csv out.csv] ...
 // argv[0] is "bench".
 int cmd_bench_cuda(int argc, char** argv);
 

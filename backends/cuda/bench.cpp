@@ -17,6 +17,7 @@
 #include "backends/cuda/runtime.h"
 #include "core/coll_args.h"
 #include "core/dispatch.h"
+#include "core/nccl_tests_format.h"
 #include "core/reference.h"
 #include "core/registry.h"
 #include "core/result.h"
@@ -208,9 +209,15 @@ class Bench {
                 rt_.world(), rt_.device_name().c_str(), git_sha());
     std::printf("# times: per call, max over ranks of each rank's median / p10 / p90; err: max relative error vs "
                 "float64 reference (-1: not checked)\n");
-    std::printf("%-15s %-28s %-5s %10s %6s %5s %5s %10s %10s %10s %9s %9s %9s\n", "op", "algo", "type", "bytes",
-                "blocks", "thr", "graph", "time_us", "p10_us", "p90_us", "algbw", "busbw", "err");
+    if (!o_.nccl_tests_format)
+      std::printf("%-15s %-28s %-5s %10s %6s %5s %5s %10s %10s %10s %9s %9s %9s\n", "op", "algo", "type", "bytes",
+                  "blocks", "thr", "graph", "time_us", "p10_us", "p90_us", "algbw", "busbw", "err");
     std::fflush(stdout);
+  }
+
+  // --format nccl-tests: the rows collected by emit, as nccl-tests' tables (rank 0).
+  void print_nccl_tests() {
+    if (rt_.rank() == 0 && o_.nccl_tests_format) write_nccl_tests(stdout, rows_, failed_, o_.rop);
   }
 
  private:
@@ -255,6 +262,7 @@ class Bench {
       row.blocks = plan.blocks;
       row.git_sha = git_sha();
       double err = -1, err_nccl = -1;
+      bool row_failed = false;
       if (check) {
         auto got = run_once<T>(c, op, t, bytes, count, input, out_count, &plan);
         double e[2] = {max_rel_err(got, want), max_rel_err(got, nccl_answer)};
@@ -271,6 +279,7 @@ class Bench {
         // Plain NCCL is held to what intermediate rounding allows (finite, same magnitude).
         const bool bad = c.info ? !(err <= bound) || !(err_nccl <= 2 * bound)
                                 : c.symm ? !(err <= bound) : !(err <= 1.0);
+        row_failed = bad;
         if (bad) {
           ++failures_;
           if (me == 0)
@@ -280,7 +289,7 @@ class Bench {
       }
       row.max_rel_err = err;
       if (!o_.timing) {
-        emit(row, plan.threads);
+        emit(row, plan.threads, row_failed);
         continue;
       }
       for (int mode = 0; mode < 2; ++mode) {
@@ -293,16 +302,21 @@ class Bench {
         row.time_us_p10 = s.p10;
         row.time_us_p90 = s.p90;
         fill_bandwidth(row);
-        emit(row, plan.threads);
+        emit(row, plan.threads, row_failed);
       }
     }
   }
 
-  void emit(const ResultRow& r, int threads) {
+  void emit(const ResultRow& r, int threads, bool failed) {
     if (rt_.rank() != 0) return;
-    std::printf("%-15s %-28s %-5s %10zu %6d %5d %5d %10.2f %10.2f %10.2f %9.2f %9.2f %9.2g\n", r.op.c_str(),
-                r.algo.c_str(), r.dtype.c_str(), r.bytes, r.blocks, threads, int(r.graph), r.time_us_median,
-                r.time_us_p10, r.time_us_p90, r.algbw_GBps, r.busbw_GBps, r.max_rel_err);
+    if (o_.nccl_tests_format) {
+      rows_.push_back(r);
+      failed_.push_back(failed);
+    } else {
+      std::printf("%-15s %-28s %-5s %10zu %6d %5d %5d %10.2f %10.2f %10.2f %9.2f %9.2f %9.2g\n", r.op.c_str(),
+                  r.algo.c_str(), r.dtype.c_str(), r.bytes, r.blocks, threads, int(r.graph), r.time_us_median,
+                  r.time_us_p10, r.time_us_p90, r.algbw_GBps, r.busbw_GBps, r.max_rel_err);
+    }
     std::fflush(stdout);
     if (csv_) csv_ << csv_line(r) << "\n" << std::flush;
   }
@@ -508,6 +522,8 @@ class Bench {
   std::vector<cudaEvent_t> events_;
   std::unique_ptr<PlanExec> plan_exec_;
   NcclCe ce_;
+  std::vector<ResultRow> rows_;  // --format nccl-tests: printed at the end
+  std::vector<bool> failed_;
   uint64_t next_seed_ = 0;
   int failures_ = 0;
 
@@ -578,6 +594,7 @@ int run_bench(const BenchOptions& o) {
   for (std::size_t i = 0; i < o.ops.size(); ++i)
     for (DType t : o.dtypes) b.run_op(o.ops[i], t, per_op[i]);
   rt.barrier();
+  b.print_nccl_tests();
   if (rt.rank() == 0) std::printf("# %d check failure(s)\n", b.failures());
   return b.failures() ? 1 : 0;
 }

@@ -40,6 +40,7 @@ struct BenchOptions {
   bool probe_timeout = false;       // run only the bounded-wait error-path test
   bool timing = true;
   std::string csv, machine;
+  bool nccl_tests_format = false;   // stdout: nccl-tests' tables (core/nccl_tests_format.h) instead of ours
   std::uint64_t seed = 1;
 };
 

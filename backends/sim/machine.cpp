@@ -1,11 +1,14 @@
 // Machine files: experiments/machines/<name>.ini, one `key = value` per Machine field.
 #include <boost/program_options.hpp>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <set>
 
 #include "backends/sim/sim.h"
 
+// The source tree's machine files (a binary run from its build tree) and the installed ones
+// (cmake --install), both set by CMake.
 #ifndef SYMM_MACHINES_DIR
 #define SYMM_MACHINES_DIR "experiments/machines"
 #endif
@@ -93,21 +96,47 @@ Machine Machine::load(const std::string& path) {
   return m;
 }
 
+namespace {
+
+// Where a machine name is looked up, first match wins: $SYMM_MACHINES_DIR; next to the running
+// executable, <exe>/../share/symmcoll/machines (an installed or moved installation); the install
+// prefix's share/symmcoll/machines (a program linked against the installed library); the source
+// tree's experiments/machines (a binary in its build tree).
+std::vector<std::filesystem::path> machine_dirs() {
+  namespace fs = std::filesystem;
+  std::vector<fs::path> dirs;
+  if (const char* env = std::getenv("SYMM_MACHINES_DIR"); env && *env) dirs.emplace_back(env);
+  std::error_code ec;
+  const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+  if (!ec) dirs.push_back(exe.parent_path().parent_path() / "share" / "symmcoll" / "machines");
+#ifdef SYMM_MACHINES_INSTALL_DIR
+  dirs.emplace_back(SYMM_MACHINES_INSTALL_DIR);
+#endif
+  dirs.emplace_back(SYMM_MACHINES_DIR);
+  return dirs;
+}
+
+}  // namespace
+
 Machine Machine::by_name(const std::string& name_or_path) {
   namespace fs = std::filesystem;
   if (name_or_path.size() > 4 && name_or_path.ends_with(".ini")) return load(name_or_path);
-  const fs::path dir(SYMM_MACHINES_DIR);
-  const fs::path file = dir / (name_or_path + ".ini");
-  if (fs::exists(file)) return load(file.string());
-  std::set<std::string> names;  // sorted: the message is the same on every file system
+  const std::vector<fs::path> dirs = machine_dirs();
   std::error_code ec;
-  for (const auto& e : fs::directory_iterator(dir, ec))
-    if (e.path().extension() == ".ini") names.insert(e.path().stem().string());
+  for (const fs::path& dir : dirs)
+    if (fs::is_regular_file(dir / (name_or_path + ".ini"), ec)) return load((dir / (name_or_path + ".ini")).string());
+  std::set<std::string> names;  // sorted: the message is the same on every file system
+  std::string searched;
+  for (const fs::path& dir : dirs) {
+    searched += (searched.empty() ? "" : ", ") + dir.string();
+    for (const auto& e : fs::directory_iterator(dir, ec))
+      if (e.path().extension() == ".ini") names.insert(e.path().stem().string());
+  }
   std::string list;
   for (const std::string& n : names) list += (list.empty() ? "" : ", ") + n;
   fail(ErrorCode::kInvalidArgument, "unknown machine '" + name_or_path +
-                                        "' (available: " + (list.empty() ? "none in " + dir.string() : list) +
-                                        "; or give a path to an .ini file)");
+                                        "' (available: " + (list.empty() ? "none in " + searched : list) +
+                                        "; or give a path to an .ini file, or set SYMM_MACHINES_DIR)");
 }
 
 }  // namespace symm::sim

@@ -37,7 +37,8 @@ struct Machine {
   double gemm_TFLOPs = 0;              // GEMM throughput model (later issues)
 
   static Machine load(const std::string& path);
-  // "h200x4" -> <repo>/experiments/machines/h200x4.ini (SYMM_MACHINES_DIR at build time);
+  // "h200x4" -> h200x4.ini from $SYMM_MACHINES_DIR, <exe>/../share/symmcoll/machines, the install
+  // prefix's share/symmcoll/machines or the source tree's experiments/machines, first found;
   // a path ending in .ini is loaded as is. Unknown names list the machines available.
   static Machine by_name(const std::string& name_or_path);
 };

@@ -26,7 +26,7 @@ if [ "$WHAT" = bench ] || [ "$WHAT" = all ]; then
   devs=$(seq -s, 0 $((W - 1)))
   timeout ${BENCH_TIMEOUT:-330} env CUDA_VISIBLE_DEVICES=$devs $BIN launch -n $W -- $BIN bench --backend cuda \
     --op all_reduce,reduce_scatter,all_gather --algo all --dtype bf16 --sizes 4K:256M --mode both \
-    --check-max 16M --machine $M --csv "$OUT/bench_$M.csv" ${BENCH_EXTRA:-} > "$OUT/bench_$M.log" 2>&1 || rc=1
+    --check-up-to 16M --machine $M --csv "$OUT/bench_$M.csv" ${BENCH_EXTRA:-} > "$OUT/bench_$M.log" 2>&1 || rc=1
   grep -E "^# |FAIL|error" "$OUT/bench_$M.log" | head -20
   awk '$7==1 && $4<=1048576' "$OUT/bench_$M.log" | head -120
   echo "# bench done at ${SECONDS}s"
@@ -35,7 +35,7 @@ if [ "$WHAT" = lltune ] || [ "$WHAT" = all ]; then
   # Block counts (and, at 4K, threads per block) of the flagged-packet programs, graph mode,
   # timing only; their rows are appended to the committed tune_<m>.csv (see the results README).
   devs=$(seq -s, 0 $((W - 1)))
-  T="timeout 60 env CUDA_VISIBLE_DEVICES=$devs $BIN launch -n $W -- $BIN bench --backend cuda --mode graph --no-check --no-nccl --machine $M"
+  T="timeout 60 env CUDA_VISIBLE_DEVICES=$devs $BIN launch -n $W -- $BIN bench --backend cuda --mode graph --timing-only --no-nccl --machine $M"
   : > "$OUT/tune_$M.log"
   $T --op all_reduce --algo one_shot_ll --sizes 4K:1M:x4 --blocks 1,2,4,8,16,32,64 --csv /tmp/l1.csv >> "$OUT/tune_$M.log" 2>&1
   $T --op reduce_scatter,all_gather --algo push_ll --sizes 4K:1M:x4 --blocks 1,2,4,8,16,32,64 --csv /tmp/l2.csv >> "$OUT/tune_$M.log" 2>&1
@@ -53,7 +53,7 @@ if [ "$WHAT" = tune ]; then
   # Block-count sweeps (graph mode, timing only) and the bare barrier's latency: the data the
   # per-size defaults are chosen from. One CSV, several invocations appended.
   devs=$(seq -s, 0 $((W - 1)))
-  T="timeout 100 env CUDA_VISIBLE_DEVICES=$devs $BIN launch -n $W -- $BIN bench --backend cuda --mode graph --no-check --machine $M"
+  T="timeout 100 env CUDA_VISIBLE_DEVICES=$devs $BIN launch -n $W -- $BIN bench --backend cuda --mode graph --timing-only --machine $M"
   : > "$OUT/tune_$M.log"
   $T --op barrier --algo all --sizes 4K --no-nccl --csv /tmp/t0.csv >> "$OUT/tune_$M.log" 2>&1
   $T --op all_reduce --algo one_shot,one_shot_push,two_shot --sizes 4K:1M:x4 --blocks 1,2,4,8,16,32 --csv /tmp/t1.csv >> "$OUT/tune_$M.log" 2>&1

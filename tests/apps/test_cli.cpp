@@ -6,10 +6,13 @@
 #include <array>
 #include <cctype>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <iterator>
+#include <sstream>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "core/registry.h"
 #include "core/result.h"
@@ -62,8 +65,8 @@ const BadInput kBad[] = {
     {"run --algo one_shot --dtype int8 --bytes 4K", "unknown dtype 'int8'"},
     {"run --algo one_shot --reduce prod --bytes 4K", "unknown reduce op 'prod'"},
     {"run --machine no_such_machine --algo one_shot --bytes 4K", "no_such_machine"},
-    {"run --algo one_shot --world 1 --bytes 4K", "world=1"},
-    {"run --algo one_shot --world 65 --bytes 4K", "world=65"},
+    {"run --algo one_shot --world 1 --bytes 4K", "--world 1 is outside"},
+    {"run --algo one_shot --world 65 --bytes 4K", "--world 65 is outside"},
     {"run --algo one_shot --bytes 1000", "bytes=1000 is not a multiple of 16"},
     {"run --op all_gather --algo push --world 4 --bytes 4112", "not a multiple of 64"},
     {"run --algo one_shot --bytes 0", "bytes=0"},
@@ -71,7 +74,7 @@ const BadInput kBad[] = {
     {"run --algo one_shot --bytes 1MBx", "malformed size '1MBx'"},
     {"run --algo one_shot_push --bytes 16M", "exceeds all_reduce.st_reduce's maximum"},
     {"run --algo one_shot --bytes 4K --blocks 100000", "blocks=100000"},
-    {"run --algo one_shot --bytes 4K --blocks -3", "blocks=-3"},
+    {"run --algo one_shot --bytes 4K --blocks -3", "--blocks -3 is negative"},
     {"run --algo one_shot --bytes 4K --world abc", "'--world' is invalid"},
     {"run --algo one_shot --bytes 4K --trace /nonexistent-dir/t.json", "/nonexistent-dir/t.json"},
     {"run --algo one_shot --bytes 4K --frobnicate", "unrecognised option '--frobnicate'"},
@@ -93,6 +96,41 @@ const BadInput kBad[] = {
     {"sweep --sizes 4K,,1M", "empty element"},
     {"list --bogus", "unrecognised option"},
     {"bench --backend tpu", "unknown backend 'tpu'"},
+    // Every error names the option it is about.
+    {"run --op allreduce --algo one_shot --bytes 4K", "--op: unknown op 'allreduce'"},
+    {"run --algo one_shot --dtype int8 --bytes 4K", "--dtype: unknown dtype"},
+    {"run --algo one_shot --reduce prod --bytes 4K", "--reduce: unknown reduce op"},
+    {"run --algo nope --bytes 4K", "--algo: unknown algorithm 'nope'"},
+    {"run --algo one_shot --bytes 4Q", "--bytes: malformed size '4Q'"},
+    {"run --machine no_such_machine --algo one_shot", "--machine: unknown machine"},
+    {"run --algo one_shot --calls 0", "--calls 0 must be at least 1"},
+    {"run --algo one_shot --mode both", "--mode: unknown launch mode 'both' (valid: graph, eager)"},
+    {"sweep --check-up-to -1", "--check-up-to: malformed size '-1'"},
+    {"sweep --sizes 4K:1K", "--sizes: bad size list"},
+    {"sweep --algo one_shot,bogus", "--algo: unknown algorithm 'bogus'"},
+    // Stray words are refused, naming the word and what it follows.
+    {"run --algo one_shot --bytes 1M extra", "unexpected argument 'extra' after '--bytes 1M'"},
+    {"run --algo one_shot --bytes 1 M", "unexpected argument 'M' after '--bytes 1'"},
+    {"run extra --algo one_shot", "unexpected argument 'extra'"},
+    {"run --algo one_shot --timing-only yes", "unexpected argument 'yes' after '--timing-only'"},
+    {"sweep --sizes 4K 8K", "unexpected argument '8K' after '--sizes 4K'"},
+    {"list extra", "unexpected argument 'extra'"},
+    // One vocabulary: the old spellings are refused with the new one.
+    {"run --algo one_shot --eager", "--eager was renamed --mode eager"},
+    {"sweep --reduce-op max", "--reduce-op was renamed --reduce"},
+    {"sweep --check-max 1M", "--check-max was renamed --check-up-to"},
+    {"bench --backend sim --reduce-op=max", "--reduce-op was renamed --reduce"},
+    {"bench --backend sim --no-check", "--no-check was renamed --timing-only"},
+    // A barrier moves no data: a size, dtype or reduction for it is a mistake.
+    {"run --op barrier --algo acq_rel --bytes 1M", "--bytes means nothing for a barrier"},
+    {"run --op barrier --algo acq_rel --dtype fp32", "--dtype means nothing for a barrier"},
+    // Data-mode runs this host cannot hold are refused up front, with the option to use.
+    {"run --algo one_shot --bytes 64G", "add --timing-only"},
+    {"sweep --algo one_shot --sizes 64G --check-up-to 64G --quiet", "lower --check-up-to"},
+    // ... or that would take minutes (here: 100000 calls of 32M, each ~1 s on this host; a
+    // broken estimate runs into the test's timeout instead).
+    {"run --algo one_shot --bytes 32M --calls 100000", "in data mode would take about"},
+    {"sweep --format csv", "--format: unknown format 'csv' (valid: table, nccl-tests)"},
 };
 // Stable names ("run_bytes_4Q") instead of gtest's byte dump, which holds addresses and so
 // would differ between the discovery run and the test run.
@@ -112,8 +150,8 @@ TEST(Cli, BareCommandPrintsUsage) {
 }
 
 TEST(Cli, HelpAtEveryLevel) {
-  for (const char* cmd : {"--help", "run --help", "sweep --help", "list --help", "bench --help",
-                          "bench --backend sim --help"}) {
+  for (const char* cmd :
+       {"--help", "run --help", "sweep --help", "list --help", "bench --help", "bench --backend sim --help"}) {
     const Out r = symmcoll(cmd);
     EXPECT_EQ(r.code, 0) << cmd << "\n" << r.out;
     EXPECT_NE(r.out.find("usage:"), std::string::npos) << cmd << "\n" << r.out;
@@ -159,8 +197,7 @@ TEST(Cli, RunOnSimPrintsLatencyAndPasses) {
 }
 
 TEST(Cli, RunAcceptsFullIdAndTimingOnly) {
-  const Out r =
-      symmcoll("run --algo reduce_scatter.ld_reduce --world 8 --machine h200x8 --bytes 1M --timing-only");
+  const Out r = symmcoll("run --algo reduce_scatter.ld_reduce --world 8 --machine h200x8 --bytes 1M --timing-only");
   EXPECT_EQ(r.code, 0) << r.out;
   EXPECT_NE(r.out.find("not checked (timing-only)"), std::string::npos) << r.out;
 }
@@ -222,8 +259,8 @@ TEST(Cli, BenchCudaRefusesUnrecordedOptionsWithCsv) {
   if (probe.out.find("no CUDA backend") != std::string::npos) GTEST_SKIP() << "this build has no CUDA";
   const std::string csv = " --sizes 4K --csv " + ::testing::TempDir() + "symmcoll_cli_bench.csv";
   const std::pair<const char*, const char*> cases[] = {
-      {"bench --backend cuda --reduce-op max", "--reduce-op max cannot go with --csv"},
-      {"bench --backend cuda --reduce-op min --op all_gather", "--reduce-op min cannot go with --csv"},
+      {"bench --backend cuda --reduce max", "--reduce max cannot go with --csv"},
+      {"bench --backend cuda --reduce min --op all_gather", "--reduce min cannot go with --csv"},
       {"bench --backend cuda --threads 256", "--threads 256 cannot go with --csv"},
   };
   for (const auto& [args, message] : cases) {
@@ -234,7 +271,7 @@ TEST(Cli, BenchCudaRefusesUnrecordedOptionsWithCsv) {
     EXPECT_EQ(lines(r.out), 1) << r.out;
   }
   // Without --csv they pass option parsing (and fail later only for want of ranks).
-  const Out r = symmcoll("bench --backend cuda --reduce-op max --threads 256 --sizes 4K");
+  const Out r = symmcoll("bench --backend cuda --reduce max --threads 256 --sizes 4K");
   EXPECT_EQ(r.out.find("cannot go with --csv"), std::string::npos) << r.out;
 }
 
@@ -258,12 +295,199 @@ TEST(Cli, ListColumnsStayAligned) {
   }
 }
 
+// `sweep --format nccl-tests` prints what nccl-tests users parse: one table per algorithm, rows of
+// size, count, type, redop, root, time, algbw, busbw, #wrong, and the average bus bandwidth footer.
+TEST(Cli, SweepPrintsTheNcclTestsTable) {
+  const Out r =
+      symmcoll("sweep --algo one_shot,two_shot --sizes 4K:64K:x4 --check-up-to 16K --quiet --format nccl-tests");
+  ASSERT_EQ(r.code, 0) << r.out;
+  std::istringstream in(r.out);
+  std::string line;
+  int tables = 0, rows = 0, checked = 0;
+  double busbw_sum = 0;
+  std::vector<std::size_t> sizes;
+  while (std::getline(in, line)) {
+    if (line.rfind("#       size         count      type   redop    root     time   algbw   busbw #wrong", 0) == 0)
+      ++tables, rows = 0, busbw_sum = 0;
+    if (line.rfind("# Avg bus bandwidth    : ", 0) == 0) {
+      ASSERT_EQ(rows, 3) << r.out;
+      EXPECT_NEAR(std::stod(line.substr(25)), busbw_sum / rows, 1e-3 * busbw_sum) << line;
+    }
+    if (line.empty() || line[0] == '#') continue;
+    std::istringstream f(line);
+    std::size_t size = 0, count = 0;
+    std::string type, redop, root, wrong;
+    double time = 0, algbw = 0, busbw = 0;
+    ASSERT_TRUE(f >> size >> count >> type >> redop >> root >> time >> algbw >> busbw >> wrong) << line;
+    EXPECT_EQ(count, size / 2) << line;
+    EXPECT_EQ(type, "bfloat16");
+    EXPECT_EQ(redop, "sum");
+    EXPECT_EQ(root, "-1");
+    EXPECT_NEAR(algbw, double(size) / (time * 1e3), 0.01 + 0.01 * algbw) << line;
+    EXPECT_TRUE(wrong == "0" || wrong == "N/A") << line;
+    checked += wrong == "0";
+    if (tables == 1) sizes.push_back(size);
+    busbw_sum += busbw;
+    ++rows;
+  }
+  EXPECT_EQ(tables, 2) << r.out;
+  EXPECT_EQ(sizes, (std::vector<std::size_t>{4096, 16384, 65536})) << r.out;
+  EXPECT_EQ(checked, 4) << r.out;  // 4K and 16K of both algorithms
+}
+
+// A sweep with nothing to run fails and leaves no CSV behind (an empty one would read as a
+// run with no rows); so does a run whose trace path was probed but that then failed.
+TEST(Cli, AFailedSweepLeavesNoCsv) {
+  const std::string path = ::testing::TempDir() + "symmcoll_cli_empty.csv";
+  std::remove(path.c_str());
+  const Out r = symmcoll("sweep --algo one_shot_push --sizes 16M:32M --quiet --csv " + path);
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_NE(r.out.find("nothing to run"), std::string::npos) << r.out;
+  EXPECT_FALSE(std::ifstream(path)) << path << " was left behind";
+  const std::string trace = ::testing::TempDir() + "symmcoll_cli_failed_trace.json";
+  std::remove(trace.c_str());
+  const Out t = symmcoll("run --algo one_shot --bytes 64G --trace " + trace);
+  EXPECT_EQ(t.code, 2) << t.out;
+  EXPECT_FALSE(std::ifstream(trace)) << trace << " was left behind";
+}
+
+// A barrier run prints what a barrier has: latency, no dtype, size, bandwidth or error bound.
+TEST(Cli, BarrierRunPrintsNoDataLines) {
+  const Out r = symmcoll("run --op barrier --algo acq_rel");
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("predicted latency"), std::string::npos) << r.out;
+  for (const char* absent : {"bf16", "bytes", "busbw", "max rel error", "bound"})
+    EXPECT_EQ(r.out.find(absent), std::string::npos) << absent << " in:\n" << r.out;
+}
+
+// --mode eager charges the eager launch latency (the renamed --eager).
+TEST(Cli, ModeEagerIsSlowerThanGraph) {
+  const Out g = symmcoll("run --algo one_shot --bytes 4K --timing-only --mode graph");
+  const Out e = symmcoll("run --algo one_shot --bytes 4K --timing-only --mode eager");
+  ASSERT_EQ(g.code, 0) << g.out;
+  ASSERT_EQ(e.code, 0) << e.out;
+  EXPECT_NE(e.out.find("eager launch"), std::string::npos) << e.out;
+  auto latency = [](const std::string& out) {
+    const std::size_t at = out.find("predicted latency");
+    return at == std::string::npos ? 0.0 : std::stod(out.substr(at + 17));
+  };
+  EXPECT_GT(latency(e.out), latency(g.out)) << g.out << e.out;
+}
+
+// The CUDA bench speaks the same vocabulary (option parsing needs no GPU).
+TEST(Cli, BenchCudaRefusesOldSpellings) {
+  const Out probe = symmcoll("launch --help");
+  if (probe.out.find("no CUDA backend") != std::string::npos) GTEST_SKIP() << "this build has no CUDA";
+  const std::pair<const char*, const char*> cases[] = {
+      {"bench --backend cuda --reduce-op max", "--reduce-op was renamed --reduce"},
+      {"bench --backend cuda --check-max 1M", "--check-max was renamed --check-up-to"},
+      {"bench --backend cuda --no-check", "--no-check was renamed --timing-only"},
+      {"bench --backend cuda --sizes 4K extra", "unexpected argument 'extra' after '--sizes 4K'"},
+      {"bench --backend cuda --mode sometimes", "--mode: unknown launch mode 'sometimes'"},
+      {"bench --backend cuda --sizes 4Q", "--sizes: "},
+      {"bench --backend cuda --format nccl", "--format: unknown format 'nccl'"},
+  };
+  for (const auto& [args, message] : cases) {
+    const Out r = symmcoll(args);
+    EXPECT_EQ(r.code, 2) << args << "\n" << r.out;
+    EXPECT_EQ(r.out.rfind(std::string("symmcoll: error: ") + message, 0), 0u) << args << "\n" << r.out;
+    EXPECT_EQ(lines(r.out), 1) << r.out;
+  }
+}
+
+// On a host without a usable GPU, launching the CUDA bench is one line, not one error per rank.
+TEST(Cli, NoGpuIsOneLine) {
+  const Out probe = symmcoll("launch --help");
+  if (probe.out.find("no CUDA backend") != std::string::npos) GTEST_SKIP() << "this build has no CUDA";
+  if (std::system("nvidia-smi -L >/dev/null 2>&1") == 0) GTEST_SKIP() << "this host has a GPU";
+  for (const char* args :
+       {"launch -n 2 -- symmcoll bench --backend cuda --sizes 4K", "bench --backend cuda --sizes 4K"}) {
+    const Out r = symmcoll(args);
+    EXPECT_EQ(r.code, 2) << args << "\n" << r.out;
+    EXPECT_EQ(r.out.rfind("symmcoll: error: no CUDA device", 0), 0u) << args << "\n" << r.out;
+    EXPECT_EQ(lines(r.out), 1) << args << "\n" << r.out;
+    EXPECT_EQ(r.out.find(".cpp:"), std::string::npos) << r.out;  // no source paths
+  }
+}
+
 TEST(Cli, CudaCommandsExplainWhenMissing) {
   // Meaningful only in a build without the CUDA backend; skip when the binary has it.
   const Out r = symmcoll("launch -n 2 -- true");
   if (r.out.find("no CUDA backend") == std::string::npos) GTEST_SKIP() << "this build has CUDA";
   EXPECT_EQ(r.code, 2);
   EXPECT_EQ(lines(r.out), 1) << r.out;
+}
+
+// ---- machine files: found by an installed or moved binary ---------------------------------
+
+std::string slurp(const std::string& path) {
+  std::ifstream f(path);
+  return std::string((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+}
+
+// A copy of the binary in <prefix>/bin finds <prefix>/share/symmcoll/machines, and
+// SYMM_MACHINES_DIR names another directory; neither is the source tree the build knows.
+TEST(Machines, FoundNextToAMovedBinaryAndThroughTheEnvironment) {
+  const std::string prefix = ::testing::TempDir() + "symmcoll_moved";
+  ASSERT_EQ(std::system(("rm -rf " + prefix + " && mkdir -p " + prefix + "/bin " + prefix +
+                         "/share/symmcoll/machines " + prefix + "/env")
+                            .c_str()),
+            0);
+  ASSERT_EQ(std::system(("cp " + std::string(SYMMCOLL_BIN) + " " + prefix + "/bin/symmcoll").c_str()), 0);
+  const std::string ini = slurp(SYMM_SOURCE_DIR "/experiments/machines/h200x4.ini");
+  ASSERT_FALSE(ini.empty());
+  std::ofstream(prefix + "/share/symmcoll/machines/installed_box.ini") << ini;
+  std::ofstream(prefix + "/env/env_box.ini") << ini;
+  const std::string args = " run --algo one_shot --bytes 4K --timing-only --machine ";
+  auto run = [&](const std::string& env, const std::string& machine) {
+    Out r;
+    const std::string cmd = env + prefix + "/bin/symmcoll" + args + machine + " 2>&1";
+    FILE* p = popen(cmd.c_str(), "r");
+    std::array<char, 4096> buf;
+    for (std::size_t n; (n = fread(buf.data(), 1, buf.size(), p)) > 0;) r.out.append(buf.data(), n);
+    const int st = pclose(p);
+    r.code = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+    return r;
+  };
+  Out r = run("", "installed_box");
+  EXPECT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("sim installed_box"), std::string::npos) << r.out;
+  r = run("SYMM_MACHINES_DIR=" + prefix + "/env ", "env_box");
+  EXPECT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("sim env_box"), std::string::npos) << r.out;
+  r = run("", "env_box");  // not without the variable
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_NE(r.out.find("unknown machine 'env_box'"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("installed_box"), std::string::npos) << r.out;  // listed as available
+}
+
+// ---- experiments/keep_if_same.sh: a rerun whose data did not change keeps its files -----------
+
+TEST(KeepIfSame, OnlyProvenanceChangedKeepsTheOldFiles) {
+  const std::string dir = ::testing::TempDir() + "symmcoll_keep";
+  ASSERT_EQ(std::system(("rm -rf " + dir + " && mkdir -p " + dir).c_str()), 0);
+  const std::string csv = dir + "/r.csv", txt = dir + "/r.txt";
+  const std::string script = SYMM_SOURCE_DIR "/experiments/keep_if_same.sh " + csv + " " + txt + " >/dev/null";
+  std::ofstream(csv) << "backend,bytes,time_us_median,git_sha\nsim,4096,6.333,0fd0f84e1d6c\n";
+  std::ofstream(txt) << "# symmcoll sweep: sim h200x4, git 0fd0f84e1d6c\n  4096  6.333\n";
+  // Another commit, same data: both files stay as they were.
+  std::ofstream(csv + ".tmp") << "backend,bytes,time_us_median,git_sha\nsim,4096,6.333,8f16a672f359-dirty\n";
+  std::ofstream(txt + ".tmp") << "# symmcoll sweep: sim h200x4, git 8f16a672f359-dirty\n  4096  6.333\n";
+  ASSERT_EQ(std::system(script.c_str()), 0);
+  EXPECT_NE(slurp(csv).find("0fd0f84e1d6c"), std::string::npos) << slurp(csv);
+  EXPECT_NE(slurp(txt).find("0fd0f84e1d6c"), std::string::npos) << slurp(txt);
+  EXPECT_FALSE(std::ifstream(csv + ".tmp")) << "the new version is left behind";
+  // A changed number in the CSV only: both files are replaced, so they stay one run.
+  std::ofstream(csv + ".tmp") << "backend,bytes,time_us_median,git_sha\nsim,4096,6.400,8f16a672f359\n";
+  std::ofstream(txt + ".tmp") << "# symmcoll sweep: sim h200x4, git 8f16a672f359\n  4096  6.333\n";
+  ASSERT_EQ(std::system(script.c_str()), 0);
+  EXPECT_NE(slurp(csv).find("6.400,8f16a672f359"), std::string::npos) << slurp(csv);
+  EXPECT_NE(slurp(txt).find("git 8f16a672f359"), std::string::npos) << slurp(txt);
+  // A changed number in the table only counts too.
+  std::ofstream(csv + ".tmp") << "backend,bytes,time_us_median,git_sha\nsim,4096,6.400,aaaaaaaaaaaa\n";
+  std::ofstream(txt + ".tmp") << "# symmcoll sweep: sim h200x4, git aaaaaaaaaaaa\n  4096  7.000\n";
+  ASSERT_EQ(std::system(script.c_str()), 0);
+  EXPECT_NE(slurp(txt).find("7.000"), std::string::npos) << slurp(txt);
 }
 
 }  // namespace

@@ -1,7 +1,12 @@
 // The algorithm-list parser and option helpers, without the binary.
 #include <gtest/gtest.h>
 
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+
 #include "apps/cli.h"
+#include "core/nccl_tests_format.h"
 
 namespace symm::apps {
 namespace {
@@ -30,6 +35,40 @@ TEST(RefuseWithCsv, OnlyWithCsv) {
     EXPECT_NE(msg.find("no column for the reduction"), std::string::npos) << msg;
     EXPECT_EQ(msg.find('\n'), std::string::npos) << msg;
   }
+}
+
+// A failed row is counted as wrong in its row and in its table's footer; unchecked rows are N/A.
+TEST(NcclTestsFormat, WrongRowsAndFooter) {
+  std::vector<ResultRow> rows(3);
+  for (int i = 0; i < 3; ++i) {
+    rows[i].backend = "cuda";
+    rows[i].machine = "h200x4";
+    rows[i].world = 4;
+    rows[i].op = "reduce_scatter";
+    rows[i].algo = "nccl";
+    rows[i].dtype = "fp32";
+    rows[i].bytes = 4096u << i;
+    rows[i].graph = true;
+    rows[i].time_us_median = 10;
+    fill_bandwidth(rows[i]);
+    rows[i].max_rel_err = i == 2 ? -1 : 0.5;
+  }
+  char* buf = nullptr;
+  std::size_t len = 0;
+  std::FILE* f = open_memstream(&buf, &len);
+  write_nccl_tests(f, rows, {false, true, true}, ReduceOp::kMax);
+  std::fclose(f);
+  const std::string out(buf, len);
+  std::free(buf);
+  EXPECT_NE(out.find("        4096          1024     float     max      -1    10.00    0.41    0.31      0\n"),
+            std::string::npos)
+      << out;
+  EXPECT_NE(out.find("        8192          2048     float     max      -1    10.00    0.82    0.61      1\n"),
+            std::string::npos)
+      << out;
+  EXPECT_NE(out.find("    N/A\n"), std::string::npos) << out;  // the unchecked row, though marked failed
+  EXPECT_NE(out.find("# Out of bounds values : 1 FAILED\n"), std::string::npos) << out;
+  EXPECT_NE(out.find("# Avg bus bandwidth    : "), std::string::npos) << out;
 }
 
 }  // namespace

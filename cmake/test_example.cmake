@@ -1,0 +1,21 @@
+# ctest: install this build into a prefix inside it, build examples/<EXAMPLE> as a separate
+# project against the installed package (find_package(symmcoll)), and run it unless RUN is OFF.
+#   cmake -DBUILD=<build dir> -DSRC=<source dir> -DEXAMPLE=sim_hello [-DRUN=OFF] -P cmake/test_example.cmake
+set(prefix ${BUILD}/example-prefix-${EXAMPLE})
+set(dir ${BUILD}/example-${EXAMPLE})
+file(REMOVE_RECURSE ${prefix} ${dir})
+function(step)
+  execute_process(COMMAND ${ARGN} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE out)
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "failed (${rc}): ${ARGN}\n${out}")
+  endif()
+  message("${out}")
+endfunction()
+step(${CMAKE_COMMAND} --install ${BUILD} --prefix ${prefix})
+step(${CMAKE_COMMAND} -S ${SRC}/examples/${EXAMPLE} -B ${dir} -DCMAKE_PREFIX_PATH=${prefix} -DCMAKE_BUILD_TYPE=Release)
+step(${CMAKE_COMMAND} --build ${dir})
+if(NOT DEFINED RUN OR RUN)
+  step(${dir}/${EXAMPLE})
+else()
+  message("built ${dir}/${EXAMPLE}; not run (RUN=OFF)")
+endif()

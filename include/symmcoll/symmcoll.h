@@ -1,0 +1,108 @@
+// symmcoll as a library: collectives over symmetric memory, called from your own program.
+//
+//   #include <symmcoll/symmcoll.h>       // this file: the interface, "auto" selection, the simulator
+//   #include <symmcoll/cuda.h>           // the CUDA backend (adopts an existing ncclComm_t)
+//
+//   find_package(symmcoll REQUIRED)      // CMake: symmcoll::sim, and symmcoll::cuda when built with CUDA
+//   target_link_libraries(app PRIVATE symmcoll::sim)
+//
+// One Communicator per rank. Calls follow NCCL's conventions: counts are elements (all_reduce:
+// count; reduce_scatter: recvcount, the input holds recvcount x world; all_gather: sendcount, the
+// output holds sendcount x world), every rank makes the same calls in the same order, and a call
+// is enqueued on `stream` (CUDA: a cudaStream_t, nullptr = the communicator's own stream; the
+// simulator: ignored) and complete after synchronize(). `algo` is a registry name (`symmcoll
+// list`: alias, id suffix or full id) or "auto" (choose_algo below). Errors throw symm::Error
+// (core/common.h) with one line naming the bad value.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/common.h"
+#include "core/registry.h"
+
+namespace symm {
+
+// ---- "auto" ---------------------------------------------------------------------------------
+// The algorithm "auto" runs: the flagged-packet (LL) program of the op where the registry accepts
+// the call (small messages: one one-way trip, no barrier; up to 1M), else two_shot for all_reduce,
+// pull for reduce_scatter, push for all_gather (the registry's bandwidth programs; never one that
+// needs multicast). A simple documented rule, kept in this one function so a measured table can
+// replace it.
+inline const AlgoInfo& choose_algo(Op op, std::size_t bytes, int world, DType t) {
+  const char* order[2] = {};
+  switch (op) {
+    case Op::kAllReduce: order[0] = "one_shot_ll", order[1] = "two_shot"; break;
+    case Op::kReduceScatter: order[0] = "push_ll", order[1] = "pull"; break;
+    case Op::kAllGather: order[0] = "push_ll", order[1] = "push"; break;
+    default: fail(ErrorCode::kInvalidArgument, std::string("no automatic algorithm for ") + op_name(op));
+  }
+  for (int i = 0; i < 2; ++i) {
+    const AlgoInfo& a = find_algo(op, order[i]);
+    try {
+      check_args(a, t, bytes, world, a.default_blocks(bytes, world));
+      return a;
+    } catch (const Error&) {
+      if (i == 1) throw;  // the bandwidth program's own reason (size granularity, world)
+    }
+  }
+  fail(ErrorCode::kInternal, "choose_algo: unreachable");
+}
+
+// What a call ran. The simulator also fills the prediction when the call completed the
+// collective (the last rank's call; see sim_node).
+struct CallInfo {
+  const AlgoInfo* algo = nullptr;
+  std::size_t bytes = 0;     // nccl-tests size: all_reduce buffer, reduce_scatter input, all_gather output
+  bool complete = false;     // the collective has run (simulator: every rank has called)
+  double predicted_us = -1;  // simulator: predicted latency of the call on the simulated node
+  double max_rel_err = -1;   // simulator: error of the simulated run vs the float64 reference (-1: timing-only)
+};
+
+class Communicator {
+ public:
+  virtual ~Communicator() = default;
+  virtual int rank() const = 0;
+  virtual int world() const = 0;
+  virtual const char* backend() const = 0;  // "sim" or "cuda"
+
+  // `bytes` of symmetric memory (CUDA: device memory inside this communicator's NCCL window, at
+  // the same offset on every rank: every rank allocates in the same order). Collectives whose
+  // `in` and `out` lie in it run in place; other buffers are staged through the communicator's
+  // own symmetric buffers (two extra device copies). Freed by free() or with the communicator.
+  virtual void* alloc(std::size_t bytes) = 0;
+  virtual void free(void* p) = 0;
+
+  virtual CallInfo all_reduce(const void* in, void* out, std::size_t count, DType t, ReduceOp op = ReduceOp::kSum,
+                              void* stream = nullptr, const std::string& algo = "auto") = 0;
+  virtual CallInfo reduce_scatter(const void* in, void* out, std::size_t recvcount, DType t,
+                                  ReduceOp op = ReduceOp::kSum, void* stream = nullptr,
+                                  const std::string& algo = "auto") = 0;
+  virtual CallInfo all_gather(const void* in, void* out, std::size_t sendcount, DType t, void* stream = nullptr,
+                              const std::string& algo = "auto") = 0;
+  // Waits for every call enqueued so far (CUDA: the whole device, cudaDeviceSynchronize; throws
+  // kTimeout naming rank, block and slot when a wait inside a collective expired).
+  virtual void synchronize() = 0;
+};
+
+// ---- the simulator -----------------------------------------------------------------------
+// A simulated node in this process: one Communicator per rank, called in turn from one thread
+// (rank 0's call, then rank 1's, ...) or from one thread per rank. A collective runs when the
+// last rank has called: the chosen algorithm runs on the simulated node (sim::run; with data and
+// checked up to `check_up_to` bytes, timing-only above) and gives the predicted latency. The
+// simulator's entry point draws its own inputs, so the outputs written into your `out` buffers are
+// the float64 reference of your inputs (core/reference.h) rounded to the dtype, not the
+// simulated program's bytes. Buffers are host memory (alloc() or any host pointer).
+struct SimOptions {
+  std::string machine = "h200x4";  // machine file name or path (symmcoll run --machine)
+  int world = 0;                   // 0: the machine's GPU count
+  bool graph = true;               // launch latency of a CUDA-graph replay (else eager)
+  std::size_t check_up_to = std::size_t(16) << 20;
+  std::uint64_t seed = 1;
+};
+std::vector<std::unique_ptr<Communicator>> sim_node(const SimOptions& options = {});
+
+}  // namespace symm
