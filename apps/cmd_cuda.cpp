@@ -36,6 +36,25 @@ int parse_int(const std::string& s, const char* what) {
   fail(ErrorCode::kInvalidArgument, std::string(what) + " '" + s + "' is not an integer");
 }
 
+// ---- bounds and testing (the reliability part of bench's help; environment, not options) --
+constexpr const char* kBenchCudaBoundsHelp =
+    "bounds (no call hangs):\n"
+    "  every GPU wait gives up after SYMM_WAIT_TIMEOUT_S seconds (default 2; converted to cycles\n"
+    "  at the device clock; SYMM_WAIT_TIMEOUT_CYCLES or --wait-timeout-cycles set cycles directly).\n"
+    "  The first expired wait poisons the rank (its later waits return at once); the host, which\n"
+    "  polls while it waits, prints rank, block, slot or packet buffer, expected and seen values\n"
+    "  and the call, aborts the NCCL communicator and exits 1; `symmcoll launch` then stops the\n"
+    "  other ranks (SIGTERM, SIGKILL a second later). A stream that has not finished after\n"
+    "  SYMM_STREAM_TIMEOUT_S seconds with nothing reported (default max(30, 4 x the wait bound))\n"
+    "  is reported the same way.\n\n";
+constexpr const char* kBenchCudaTestingHelp =
+    "testing (make ranks disagree; the GPU suite's no-hang cases; R = a rank):\n"
+    "  SYMM_TEST_RANK_ALGO=R:ALGO   rank R runs ALGO (same op) instead of each requested algorithm\n"
+    "  SYMM_TEST_RANK_SIZE=R:SIZE   rank R runs every call at SIZE bytes\n"
+    "  SYMM_TEST_RANK_SKIP=R        rank R never launches the collectives (NCCL calls still run)\n"
+    "  SYMM_TEST_RANK_KILL=R        rank R kills itself (SIGKILL) with its first timed samples in flight\n"
+    "  --probe-timeout              run only the bounded-wait error-path probes\n";
+
 }  // namespace
 
 int cmd_bench_cuda(int argc, char** argv) {
@@ -72,7 +91,8 @@ int cmd_bench_cuda(int argc, char** argv) {
       "also replay a one-call graph this often, then check")(
       "heap", po::value(&heap)->default_value(heap), "symmetric heap per rank; 0 = what the sizes need")(
       "wait-timeout-cycles", po::value(&o.timeout_cycles)->default_value(0),
-      "bound of every spin-wait in clock cycles; 0 = SYMM_WAIT_TIMEOUT_CYCLES or ~4 s")(
+      "bound of every spin-wait in clock cycles; 0 = SYMM_WAIT_TIMEOUT_CYCLES, else SYMM_WAIT_TIMEOUT_S "
+      "seconds (default 2) at the device clock (see 'bounds' below)")(
       "csv", po::value(&o.csv), "write rows here (rank 0)")(
       "machine", po::value(&o.machine),
       "machine column; default from the device name and world, e.g. h200x4")(
@@ -85,7 +105,7 @@ int cmd_bench_cuda(int argc, char** argv) {
   po::store(po::parse_command_line(argc, argv, all), vm);
   po::notify(vm);
   if (vm.count("help")) {
-    std::cout << d << "\n";
+    std::cout << d << "\n" << kBenchCudaBoundsHelp << kBenchCudaTestingHelp;
     return 0;
   }
   o.ops.clear();
