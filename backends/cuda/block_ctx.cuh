@@ -389,8 +389,9 @@ class CudaBlockCtx {
     pending_ = true;
   }
 
-  // NVLS. Compiled so the multimem program is real device code; the host refuses to launch
-  // it on this backend (backends/cuda/host_logic.h, multicast_refusal), so it never runs.
+  // NVLS. `mc` is a multicast address NCCL set up (Runtime::heap_mc); the host launches a
+  // multimem program only where it has one and no safety variable forbids it
+  // (backends/cuda/host_logic.h, multicast_refusal), never on the lent machines.
   template <class T>
   __device__ void multimem_reduce(T* mc, std::size_t count, ReduceOp op) {
     flush_wait();
