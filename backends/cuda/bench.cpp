@@ -7,6 +7,7 @@
 #include <functional>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <csignal>
 #include <vector>
 
@@ -478,6 +479,8 @@ class Bench {
   void reduce_max(double* v, int n) {
     SYMM_CUDA_CHECK(cudaMemcpyAsync(stat_buf_, v, sizeof(double) * std::size_t(n), cudaMemcpyHostToDevice, rt_.stream()));
     SYMM_CUDA_CHECK(ncclAllReduce(stat_buf_, stat_buf_, std::size_t(n), ncclFloat64, ncclMax, rt_.comm(), rt_.stream()));
+    // Bounded first: a copy into pageable memory would block the host until the all-reduce is done.
+    rt_.sync();
     SYMM_CUDA_CHECK(cudaMemcpyAsync(v, stat_buf_, sizeof(double) * std::size_t(n), cudaMemcpyDeviceToHost, rt_.stream()));
     rt_.sync();
   }
@@ -577,12 +580,13 @@ int run_bench(const BenchOptions& o) {
 
   // o.timeout_cycles 0: the runtime converts SYMM_WAIT_TIMEOUT_S (or the default) at the device clock.
   Runtime rt(env, heap, o.timeout_cycles, multicast);
+  std::optional<Bench> bench;  // outlives the try: destroyed only after rt.abort() below
   try {
     for (const auto& list : per_op)
       for (const AlgoInfo* a : list)
         if (auto why = multicast_refusal(*a, process_env(), rt.heap_mc() != nullptr))
           fail(ErrorCode::kUnsupported, *why);
-    Bench b(o, rt, test);
+    Bench& b = bench.emplace(o, rt, test);
     b.set_seed(o.seed * 1000003ull);
     if (o.probe_timeout) {
       b.probe_timeout();
@@ -598,7 +602,8 @@ int run_bench(const BenchOptions& o) {
     return b.failures() ? 1 : 0;
   } catch (...) {
     // A peer may be waiting in NCCL for this rank, or this rank's stream for a peer: abort the
-    // communicator and wait for nothing more; the caller reports and exits non-zero.
+    // communicator and wait for nothing more (Bench and Runtime then free nothing that could
+    // wait for the device); the caller reports and exits non-zero.
     rt.abort();
     throw;
   }

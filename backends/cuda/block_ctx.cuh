@@ -576,7 +576,8 @@ class CudaBlockCtx {
       e->expected = expected;
       e->seen = seen;
       e->kind = WaitError::kFlag;
-      __threadfence_system();
+      __threadfence_system();  // the fields before `complete`: the host reads them after it
+      *reinterpret_cast<volatile uint32_t*>(&e->complete) = 1u;
     }
   }
 
@@ -592,7 +593,8 @@ class CudaBlockCtx {
       e->kind = WaitError::kPackets;
       e->packet = uint32_t(packet);
       e->offset = static_cast<unsigned long long>(static_cast<const char*>(buf) - h_.heap_base);
-      __threadfence_system();
+      __threadfence_system();  // the fields before `complete`: the host reads them after it
+      *reinterpret_cast<volatile uint32_t*>(&e->complete) = 1u;
     }
   }
 

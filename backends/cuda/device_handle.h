@@ -27,6 +27,7 @@ struct WaitError {
   uint32_t kind = 0;  // kFlag (wait) or kPackets (reduce_ll)
   uint32_t packet = 0;           // kPackets: index of the 8-byte packet within its buffer
   unsigned long long offset = 0; // kPackets: byte offset of the packet buffer in the symmetric heap
+  uint32_t complete = 0;  // set (after a system fence) once the fields above are written
   static constexpr uint32_t kFlag = 0, kPackets = 1;
 };
 

@@ -1,5 +1,6 @@
 #include "backends/cuda/runtime.h"
 
+#include <atomic>
 #include <cstdlib>
 #include <cstring>
 #include <vector>
@@ -152,7 +153,9 @@ Runtime::~Runtime() {
 
 std::optional<std::string> Runtime::device_report() const {
   volatile WaitError* e = error_host_;
-  if (!e->tripped) return std::nullopt;
+  // tripped is claimed first, the fields follow: report only once the kernel says they are written.
+  if (!e->tripped || !e->complete) return std::nullopt;
+  std::atomic_thread_fence(std::memory_order_acquire);
   WaitError copy;
   copy.tripped = e->tripped;
   copy.rank = e->rank;
@@ -169,7 +172,7 @@ std::optional<std::string> Runtime::device_report() const {
 void Runtime::sync() {
   NvtxRange range("symmcoll sync");
   cudaError_t status = cudaSuccess;
-  const Watchdog dog(
+  Watchdog dog(
       [&]() {
         const cudaError_t e = cudaStreamQuery(stream_);
         if (e == cudaErrorNotReady) return false;
@@ -177,6 +180,8 @@ void Runtime::sync() {
         return true;
       },
       [&]() { return device_report(); }, stream_timeout_s_);
+  for (Watchdog::Watch& w : stream_waits_) dog.add(std::move(w));
+  stream_waits_.clear();
   const Watchdog::Result r = dog.wait();
   const std::string in = context_.empty() ? "" : " (in " + context_ + ")";
   switch (r.outcome) {
@@ -199,7 +204,7 @@ void Runtime::recover() {
     fail(ErrorCode::kTimeout, "rank " + std::to_string(h_.rank) + ": " + r.message + " (draining after a timeout)");
   SYMM_CUDA_CHECK(cudaMemsetAsync(h_.poison, 0, sizeof(uint32_t), stream_));
   SYMM_CUDA_CHECK(cudaStreamSynchronize(stream_));  // a memset of 4 bytes: cannot hang
-  error_host_->tripped = 0;
+  *error_host_ = WaitError{};
 }
 
 void Runtime::abort() noexcept {
