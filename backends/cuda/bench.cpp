@@ -2,13 +2,13 @@
 
 #include <algorithm>
 #include <cmath>
+#include <csignal>
 #include <cstdio>
 #include <fstream>
 #include <functional>
 #include <iostream>
 #include <memory>
 #include <optional>
-#include <csignal>
 #include <vector>
 
 #include "backends/cuda/check.h"
@@ -249,6 +249,7 @@ class Bench {
       // symmetric kernels, which accumulate in fp32 as ours do; NCCL's ring on plain buffers
       // rounds every partial sum to the element type, so near-cancelling sums differ by far
       // more than one rounding (its own row reports that error against the reference).
+      rt_.set_context(describe(Case{nullptr, true, 0}, op, t, bytes) + ", the answer every algorithm is compared with");
       nccl_answer = run_once<T>(Case{nullptr, true, 0}, op, t, bytes, count, input, out_count, nullptr);
     }
     for (const Case& asked : cases) {
@@ -477,6 +478,7 @@ class Bench {
 
   // Element-wise maximum over ranks, in place.
   void reduce_max(double* v, int n) {
+    rt_.set_context("the max over ranks of errors or times (an NCCL all-reduce)");
     SYMM_CUDA_CHECK(cudaMemcpyAsync(stat_buf_, v, sizeof(double) * std::size_t(n), cudaMemcpyHostToDevice, rt_.stream()));
     SYMM_CUDA_CHECK(ncclAllReduce(stat_buf_, stat_buf_, std::size_t(n), ncclFloat64, ncclMax, rt_.comm(), rt_.stream()));
     // Bounded first: a copy into pageable memory would block the host until the all-reduce is done.

@@ -37,12 +37,14 @@ std::string Watchdog::describe_timeout(double waited_s) const {
   for (const Watch& w : watches_) {
     const uint32_t seen = *w.flag;
     if (arrived(seen, w.awaited)) continue;
-    os << (any ? "; " : "") << w.what << " never came (flag expected >= " << w.awaited << ", saw " << seen << ")";
+    os << (any ? "; " : "") << w.what << " never came (flag expected >= " << w.awaited << ", saw " << seen
+       << ")";
     any = true;
   }
   if (!any)
     os << (watches_.empty() ? "" : "every watched stream wait arrived; ")
-       << "a kernel or NCCL call did not finish and no device wait reported (a peer rank died or never called?)";
+       << "a kernel or NCCL call did not finish and no device wait reported (a peer rank died or never "
+          "called?)";
   return os.str();
 }
 
