@@ -80,6 +80,9 @@ if want hang && [ "$NGPU" -ge 2 ]; then
   echo "=== hang: start-up of a healthy run: ${STARTUP}s (rc=$rc)"
   [ $rc -eq 0 ] || { echo "--- FAIL: the healthy run failed"; tail -5 "$LOGDIR/hang_startup.log"; fail=1; }
   LIMIT=$(calc "2 * $BOUND + $STARTUP + 1")
+  # The error-path probes: each timeout reported with its exact message, and the world usable after.
+  run "hang: bounded-wait probes world 2" 60 env CUDA_VISIBLE_DEVICES=0,1 "$BIN" launch -n 2 -- "$BIN" bench \
+    --backend cuda --probe-timeout
   hang_case() {  # name, message regex, VAR=value..., -- bench args...
     local name=$1 msg=$2; shift 2
     local envs=()
