@@ -100,9 +100,9 @@ Resolved resolve(const Common& c, const char* cmd) {
   if (c.blocks < 0) fail(ErrorCode::kInvalidArgument, "blocks=" + std::to_string(c.blocks) + " is negative");
   r.machine = sim::Machine::by_name(c.machine);
   r.world = c.world ? c.world : r.machine.gpus;
-  if (r.world < 2 || r.world > kMaxWorld)
+  if (r.world < 2 || r.world > kPadWorld)
     fail(ErrorCode::kInvalidArgument,
-         "world=" + std::to_string(r.world) + " is outside 2.." + std::to_string(kMaxWorld));
+         "world=" + std::to_string(r.world) + " is outside 2.." + std::to_string(kPadWorld));
   return r;
 }
 

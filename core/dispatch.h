@@ -1,41 +1,88 @@
-// From run-time (AlgoKind, DType) to compile-time (Program, T): the one switch every
-// backend instantiates its kernels through. Header-only so nvcc instantiates device code.
+// The registry's entries as one type list, and the switches from run-time (entry, DType) to
+// compile-time (Program, T) that every backend instantiates its kernels through. Header-only so
+// nvcc instantiates device code.
+//
+// Adding an algorithm: its file in core/algos/ (the program, its Config and its Descriptor),
+// its #include and one entry in Algorithms below. The registry (core/registry.cpp) reads the
+// rest from the entry itself.
 #pragma once
 
+#include <type_traits>
+
+#include "core/algos/all_gather_ld.h"
 #include "core/algos/all_gather_st.h"
 #include "core/algos/all_gather_st_ll.h"
 #include "core/algos/all_reduce_ld_reduce.h"
 #include "core/algos/all_reduce_mc_ld_reduce_mc_st.h"
+#include "core/algos/all_reduce_rs_ld_ag_ld.h"
 #include "core/algos/all_reduce_rs_ld_ag_st.h"
 #include "core/algos/all_reduce_st_ll_reduce.h"
 #include "core/algos/all_reduce_st_reduce.h"
 #include "core/algos/barrier_signal_wait.h"
+#include "core/algos/barrier_signal_wait_relaxed.h"
 #include "core/algos/reduce_scatter_ld_reduce.h"
 #include "core/algos/reduce_scatter_st_ll_reduce.h"
+#include "core/descriptor.h"
 #include "core/registry.h"
 
 namespace symm {
 
-// f.template operator()<Program>() for the program of `kind`.
-template <class F>
-decltype(auto) with_program(AlgoKind kind, F&& f) {
-  switch (kind) {
-    case AlgoKind::kBarrierAcqRel: return f.template operator()<BarrierAcqRel>();
-    case AlgoKind::kBarrierRelaxed: return f.template operator()<BarrierRelaxed>();
-    case AlgoKind::kAllReduceLdReduce: return f.template operator()<AllReduceLdReduce>();
-    case AlgoKind::kAllReduceStReduce: return f.template operator()<AllReduceStReduce>();
-    case AlgoKind::kAllReduceRsLdAgSt: return f.template operator()<AllReduceRsLdAgSt>();
-    case AlgoKind::kAllReduceRsLdAgLd: return f.template operator()<AllReduceRsLdAgLd>();
-    case AlgoKind::kAllReduceMcLdReduceMcSt: return f.template operator()<AllReduceMcLdReduceMcSt>();
-    case AlgoKind::kReduceScatterLdReduce: return f.template operator()<ReduceScatterLdReduce>();
-    case AlgoKind::kAllGatherSt: return f.template operator()<AllGatherSt>();
-    case AlgoKind::kAllGatherLd: return f.template operator()<AllGatherLd>();
-    case AlgoKind::kAllReduceStLlReduce: return f.template operator()<AllReduceStLlReduce>();
-    case AlgoKind::kReduceScatterStLlReduce: return f.template operator()<ReduceScatterStLlReduce>();
-    case AlgoKind::kAllGatherStLl: return f.template operator()<AllGatherStLl>();
-  }
-  return f.template operator()<BarrierAcqRel>();  // unreachable: every kind is listed
+template <class... Ts>
+struct TypeList {
+  static constexpr int kSize = int(sizeof...(Ts));
+};
+
+// Every entry of the registry, in `symmcoll list` order. Host plans will be listed here too,
+// with Descriptor::kind = kHostPlan.
+using Algorithms = TypeList<BarrierAcqRel, BarrierRelaxed,                                  //
+                            AllReduceLdReduce, AllReduceStReduce, AllReduceRsLdAgSt,          //
+                            AllReduceRsLdAgLd, AllReduceMcLdReduceMcSt,                       //
+                            ReduceScatterLdReduce, AllGatherSt, AllGatherLd,                  //
+                            AllReduceStLlReduce, ReduceScatterStLlReduce, AllGatherStLl>;
+
+// f.template operator()<Entry>() for every entry, in order (i: its index in the list).
+template <class F, class... Ts>
+void for_each_entry(TypeList<Ts...>, F&& f) {
+  int i = 0;
+  (f.template operator()<Ts>(i++), ...);
 }
+
+// The index of Entry in Algorithms (AlgoInfo::index).
+template <class Entry, class... Ts>
+consteval int index_of(TypeList<Ts...>) {
+  int i = 0, found = -1;
+  ((std::is_same_v<Entry, Ts> ? (found = i, ++i) : ++i), ...);
+  return found;
+}
+template <class Entry>
+inline constexpr int kEntryIndex = index_of<Entry>(Algorithms{});
+
+namespace detail {
+// Device programs only: the entries of another kind are skipped (a host plan's dispatch will
+// sit beside this one), so the last entry of the list must be a device program.
+template <class F, class T, class... Ts>
+decltype(auto) with_device_program(int index, F&& f, TypeList<T, Ts...>) {
+  if constexpr (sizeof...(Ts) == 0) {
+    static_assert(T::kDescriptor.kind == EntryKind::kDeviceProgram);
+    return f.template operator()<T>();  // with_program checked the index
+  } else if constexpr (T::kDescriptor.kind != EntryKind::kDeviceProgram) {
+    return with_device_program(index - 1, f, TypeList<Ts...>{});
+  } else {
+    if (index == 0) return f.template operator()<T>();
+    return with_device_program(index - 1, f, TypeList<Ts...>{});
+  }
+}
+}  // namespace detail
+
+#if !defined(__CUDA_ARCH__)
+// f.template operator()<Program>() for the device program of registry entry `a`.
+template <class F>
+decltype(auto) with_program(const AlgoInfo& a, F&& f) {
+  SYMM_REQUIRE(a.kind == EntryKind::kDeviceProgram && a.index >= 0 && a.index < Algorithms::kSize,
+               ErrorCode::kInternal, a.id + " is not a device program of the registry");
+  return detail::with_device_program(a.index, f, Algorithms{});
+}
+#endif
 
 // f.template operator()<T>() for the element type of `t`.
 template <class F>

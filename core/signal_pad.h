@@ -2,12 +2,12 @@
 //
 // Layout (flag index = "slot"):
 //
-//   [0, kFlagSlots)            flags[kChannels][kMaxBlocks][kMaxWorld]
+//   [0, kFlagSlots)            flags[kChannels][kPadBlocks][kPadWorld]
 //                              flags[c][b][r] on rank R is written by rank r's block b
 //                              (signal) and read by rank R's block b (wait). Values are
 //                              epochs that only grow: no one ever resets a flag, so a
 //                              captured CUDA graph replays with no host-side work.
-//   [kFlagSlots, kPadSlots)    counters[kMaxBlocks][kCounters]
+//   [kFlagSlots, kPadSlots)    counters[kPadBlocks][kCounters]
 //                              counters[b][k] on rank R is written and read only by rank R's
 //                              block b (advance()); it is the call counter epochs come from.
 //
@@ -20,8 +20,8 @@ namespace symm::pad {
 
 inline constexpr int kChannels = 4;   // independent flag sets (0: barriers, 1..: data-ready)
 inline constexpr int kCounters = 4;   // per-block counters (0: barrier epochs)
-inline constexpr uint32_t kFlagSlots = uint32_t(kChannels) * kMaxBlocks * kMaxWorld;
-inline constexpr uint32_t kPadSlots = kFlagSlots + uint32_t(kMaxBlocks) * kCounters;
+inline constexpr uint32_t kFlagSlots = uint32_t(kChannels) * kPadBlocks * kPadWorld;
+inline constexpr uint32_t kPadSlots = kFlagSlots + uint32_t(kPadBlocks) * kCounters;
 inline constexpr std::size_t kPadBytes = std::size_t(kPadSlots) * sizeof(uint32_t);
 // Each rank's pad starts on its own 128-byte line group (vLLM's Signal is alignas(128)).
 inline constexpr std::size_t kPadAlign = 128;
@@ -29,7 +29,7 @@ static_assert(kPadBytes % kPadAlign == 0, "pad must tile whole 128-byte lines");
 
 // Flag written by `from_rank`'s block `block` into the owner's pad, channel `channel`.
 SYMM_HD constexpr uint32_t flag(int channel, int block, int from_rank) {
-  return (uint32_t(channel) * kMaxBlocks + uint32_t(block)) * kMaxWorld + uint32_t(from_rank);
+  return (uint32_t(channel) * kPadBlocks + uint32_t(block)) * kPadWorld + uint32_t(from_rank);
 }
 // Block-private counter k of `block`.
 SYMM_HD constexpr uint32_t counter(int block, int k = 0) {

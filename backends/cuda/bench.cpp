@@ -336,9 +336,9 @@ class Bench {
       a.count = count;
       a.op = o_.rop;
       const DeviceHandle* h = &rt_.handle();
-      const AlgoKind k = c.info->kind;
+      const AlgoInfo* info = c.info;
       const LaunchPlan p = *plan;
-      return [=]() { launch_program(k, t, *h, a, p.blocks, p.threads, s); };
+      return [=]() { launch_program(*info, t, *h, a, p.blocks, p.threads, s); };
     }
     ncclComm_t comm = rt_.comm();
     const ncclDataType_t nt = nccl_type(t);

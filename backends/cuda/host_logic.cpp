@@ -47,9 +47,9 @@ RankEnv rank_env(const GetEnv& env) {
   if (r.world < 1 || r.rank >= r.world)
     fail(ErrorCode::kInvalidArgument,
          "RANK=" + std::to_string(r.rank) + " is outside WORLD_SIZE=" + std::to_string(r.world));
-  if (r.world > kMaxNodeWorld)
+  if (r.world > kNodeWorld)
     fail(ErrorCode::kInvalidArgument,
-         "WORLD_SIZE=" + std::to_string(r.world) + " exceeds the " + std::to_string(kMaxNodeWorld) +
+         "WORLD_SIZE=" + std::to_string(r.world) + " exceeds the " + std::to_string(kNodeWorld) +
              " GPUs of one NVSwitch node this backend runs on (the simulator scales further)");
   return r;
 }
@@ -135,7 +135,7 @@ HeapLayout heap_layout(const AlgoInfo& a, std::size_t bytes, int world) {
   std::size_t ll_at = 0;
   for (const AlgoInfo& x : algorithms()) {
     if (!x.piece_bytes) continue;
-    if (&x == &a || x.kind == a.kind) break;
+    if (&x == &a || x.index == a.index) break;
     ll_at += up(x.scratch_bytes(0, world));
   }
   h.in = fixed_scratch_bytes(world);
@@ -167,8 +167,8 @@ std::string describe_wait_timeout(const WaitError& e) {
   }
   os << "rank " << e.rank << " block " << e.block << " timed out waiting on slot " << e.slot;
   if (e.slot < pad::kFlagSlots) {
-    const uint32_t channel = e.slot / (uint32_t(kMaxBlocks) * kMaxWorld);
-    const uint32_t from = e.slot % kMaxWorld;
+    const uint32_t channel = e.slot / (uint32_t(kPadBlocks) * kPadWorld);
+    const uint32_t from = e.slot % kPadWorld;
     os << " (channel " << channel << ", from rank " << from << ")";
   } else {
     os << " (block counter " << (e.slot - pad::kFlagSlots) % pad::kCounters << ")";

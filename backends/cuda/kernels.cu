@@ -41,9 +41,9 @@ __global__ void gather_kernel(ncclWindow_t win, int world, void** out) {
 
 }  // namespace
 
-void launch_program(AlgoKind kind, DType t, const DeviceHandle& h, const CollArgs& a, int blocks, int threads,
-                    cudaStream_t s) {
-  with_program(kind, [&]<class P>() {
+void launch_program(const AlgoInfo& algo, DType t, const DeviceHandle& h, const CollArgs& a, int blocks,
+                    int threads, cudaStream_t s) {
+  with_program(algo, [&]<class P>() {
     with_type(t, [&]<class T>() { program_kernel<P, T><<<blocks, threads, 0, s>>>(h, a); });
   });
   SYMM_CUDA_CHECK(cudaGetLastError());

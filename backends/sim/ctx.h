@@ -18,8 +18,10 @@
 //                                  kRelease first waits until every earlier store of the block
 //                                  has landed (and publishes them with the flag)
 //   wait                           blocks until the local flag >= value; kAcquire makes the
-//                                  stores published by the matching release visible
-//   advance, sync                  free (one fiber is the whole block)
+//                                  stores published by the matching release visible (joins the
+//                                  signaller's clock); kRelaxed joins nothing
+//   signal, wait with an order outside the contract (core/verbs.h) throw kInvalidArgument
+//   advance                        free (one fiber is the whole block)
 //   put_ll                         posted stores of ll_bytes(bytes) = 2 * bytes of packets (the wire
 //                                  carries the epochs too): the block spends the issue time of the
 //                                  packet bytes at its per-block / link rate and continues; the
@@ -67,7 +69,7 @@ struct Block;
 
 class Ctx {
  public:
-  static constexpr int kMaxWorld = symm::kMaxWorld;  // timing-only runs scale to 64 ranks
+  static constexpr int kWorldLimit = symm::kPadWorld;  // timing-only runs scale to 64 ranks
 
   Ctx(Simulator* sim, Block* blk) : sim_(sim), blk_(blk) {}
 
@@ -92,7 +94,6 @@ class Ctx {
   void signal(int peer, uint32_t slot, uint32_t value, MemOrder order);
   void wait(uint32_t slot, uint32_t value, MemOrder order);
   uint32_t advance(uint32_t slot);
-  void sync() {}
   void put_ll(void* const* dsts, const void* const* srcs, int n, std::size_t bytes, uint32_t epoch);
   template <class T>
   void reduce_ll(T* dst, const void* const* srcs, int nsrc, std::size_t count, uint32_t epoch, ReduceOp op) {
@@ -101,6 +102,7 @@ class Ctx {
 
  private:
   uintptr_t peer_addr(uintptr_t p, int r) const;
+  [[noreturn]] void bad_order(const char* verb, MemOrder order, const char* allowed) const;
   void reduce_impl(DType t, void* dst, const void* const* srcs, int nsrc, std::size_t count, ReduceOp op);
   void multimem_impl(DType t, void* mc, std::size_t count, ReduceOp op);
   void reduce_ll_impl(DType t, void* dst, const void* const* srcs, int nsrc, std::size_t count,

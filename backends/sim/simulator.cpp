@@ -65,7 +65,7 @@ namespace bc = boost::context;
 
 constexpr uintptr_t kAddrBase = uintptr_t(1) << 44;
 constexpr int kSpaceShift = 37;  // 128 GiB of symmetric heap per rank
-constexpr int kMcSpace = kMaxWorld;
+constexpr int kMcSpace = kPadWorld;
 
 // ---- fiber stacks: pooled, because a 64-rank run starts thousands of fibers ----------------
 class StackPool {
@@ -164,7 +164,7 @@ std::vector<T> take_buffer() {
 template <class T>
 void give_buffer(std::vector<T>&& v) {
   auto& c = recycled<T>();
-  if (c.size() < std::size_t(kMaxWorld) && v.capacity() * sizeof(T) <= (std::size_t(256) << 20))
+  if (c.size() < std::size_t(kPadWorld) && v.capacity() * sizeof(T) <= (std::size_t(256) << 20))
     c.push_back(std::move(v));
 }
 
@@ -838,8 +838,8 @@ void Simulator::deadlock() {
   const uint32_t s = first->wait_slot;
   std::string slot = "slot " + std::to_string(s);
   if (s < pad::kFlagSlots) {
-    const uint32_t from = s % kMaxWorld, blk = (s / kMaxWorld) % kMaxBlocks,
-                   ch = s / (kMaxWorld * kMaxBlocks);
+    const uint32_t from = s % kPadWorld, blk = (s / kPadWorld) % kPadBlocks,
+                   ch = s / (kPadWorld * kPadBlocks);
     slot += " (channel " + std::to_string(ch) + ", block " + std::to_string(blk) + ", from rank " +
             std::to_string(from) + ")";
   }
@@ -922,8 +922,8 @@ void Simulator::check_read(int tid, const VClock& clock, const Block* blk, int r
       const uint32_t w = blk->last_wait;
       last = "last wait: slot " + std::to_string(w);
       if (w < pad::kFlagSlots)
-        last += " = channel " + std::to_string(w / (kMaxWorld * kMaxBlocks)) + ", block " +
-                std::to_string((w / kMaxWorld) % kMaxBlocks) + ", from rank " + std::to_string(w % kMaxWorld);
+        last += " = channel " + std::to_string(w / (kPadWorld * kPadBlocks)) + ", block " +
+                std::to_string((w / kPadWorld) % kPadBlocks) + ", from rank " + std::to_string(w % kPadWorld);
     }
     fail(ErrorCode::kRace, "race: " + who(tid) + " reads [" + std::to_string(lo) + "," + std::to_string(hi) +
                                ") of " + where(rank, lo) + " written by " + who(s.tid) +
@@ -1174,8 +1174,8 @@ void Simulator::reduce(Block& b, DType t, uintptr_t dst, const void* const* srcs
                        ReduceOp op) {
   const std::size_t bytes = count * dtype_size(t);
   if (bytes == 0) return;
-  if (n < 1 || n > kMaxWorld)
-    fail(ErrorCode::kInvalidArgument, "reduce() needs 1.." + std::to_string(kMaxWorld) + " sources");
+  if (n < 1 || n > kPadWorld)
+    fail(ErrorCode::kInvalidArgument, "reduce() needs 1.." + std::to_string(kPadWorld) + " sources");
   const int me = b.rank;
   const Loc d = decode(b, dst, bytes, "reduce");
   uint32_t index;
@@ -1184,7 +1184,7 @@ void Simulator::reduce(Block& b, DType t, uintptr_t dst, const void* const* srcs
   x.dst_space = d.space;
   x.dst_off = d.off;
   x.bytes = bytes;
-  const void* host_src[kMaxWorld];
+  const void* host_src[kPadWorld];
   if (race_) access_epoch(b);
   for (int k = 0; k < n; ++k) {
     const Loc s = decode(b, reinterpret_cast<uintptr_t>(srcs[k]), bytes, "reduce");
@@ -1240,7 +1240,7 @@ void Simulator::multimem(Block& b, DType t, uintptr_t mc, std::size_t count, Red
     add_use(res_ingress(r), 1);
   }
   if (data_) {
-    const void* host_src[kMaxWorld];
+    const void* host_src[kPadWorld];
     if (race_) access_epoch(b);
     for (int r = 0; r < world_; ++r) {
       if (race_) {
@@ -1264,7 +1264,7 @@ void Simulator::signal(Block& b, int peer, uint32_t slot, uint32_t value, MemOrd
                                           ": signal(peer=" + std::to_string(peer) + ", slot=" +
                                           std::to_string(slot) + ") is outside the world or the pad's flags");
   const TimePs t0 = q_.now();
-  const bool release = order == MemOrder::kRelease || order == MemOrder::kAcqRel;
+  const bool release = order == MemOrder::kRelease;
   if (release && b.inflight) {
     b.state = BlockState::kStores;
     yield(b);
@@ -1335,7 +1335,7 @@ void Simulator::wait(Block& b, uint32_t slot, uint32_t value, MemOrder order) {
     yield(b);
   }
   b.last_wait = slot;
-  if (race_ && (order == MemOrder::kAcquire || order == MemOrder::kAcqRel)) {
+  if (race_ && order == MemOrder::kAcquire) {  // a relaxed wait joins nothing
     auto it = flag_snap_.find(key);
     if (it != flag_snap_.end() && it->second && join(b.clock, *it->second)) b.release_snap.reset();
   }
@@ -1453,14 +1453,14 @@ void Simulator::reduce_ll(Block& b, DType t, uintptr_t dst, const void* const* s
                           uint32_t epoch, ReduceOp op) {
   const std::size_t bytes = count * dtype_size(t);
   if (bytes == 0) return;
-  if (n < 1 || n > kMaxWorld)
-    fail(ErrorCode::kInvalidArgument, "reduce_ll() needs 1.." + std::to_string(kMaxWorld) + " sources");
+  if (n < 1 || n > kPadWorld)
+    fail(ErrorCode::kInvalidArgument, "reduce_ll() needs 1.." + std::to_string(kPadWorld) + " sources");
   const int me = b.rank;
   const std::size_t pb = ll_bytes(bytes);
   const Loc d = decode(b, dst, bytes, "reduce_ll");
   if (d.space == kMcSpace)
     fail(ErrorCode::kInvalidArgument, "reduce_ll() cannot store to a multicast address");
-  uint64_t off[kMaxWorld];
+  uint64_t off[kPadWorld];
   for (int k = 0; k < n; ++k) {
     const Loc s = decode(b, reinterpret_cast<uintptr_t>(srcs[k]), pb, "reduce_ll");
     if (s.space != me)
@@ -1540,7 +1540,7 @@ void Simulator::reduce_ll(Block& b, DType t, uintptr_t dst, const void* const* s
     if (n == 1) {
       x.data.assign(ll_unpacked_.begin(), ll_unpacked_.begin() + std::ptrdiff_t(bytes));
     } else {
-      const void* host_src[kMaxWorld];
+      const void* host_src[kPadWorld];
       for (int s = 0; s < n; ++s) host_src[s] = ll_unpacked_.data() + std::size_t(s) * bytes;
       with_type(t, [&]<class T>() {
         reduce_data<T>(acc_, x.data, reinterpret_cast<const T* const*>(host_src), n, count, op);
@@ -1575,9 +1575,18 @@ void Ctx::multimem_impl(DType t, void* mc, std::size_t count, ReduceOp op) {
   sim_->multimem(*blk_, t, reinterpret_cast<uintptr_t>(mc), count, op);
 }
 void Ctx::signal(int peer, uint32_t slot, uint32_t value, MemOrder order) {
+  if (!is_signal_order(order)) bad_order("signal", order, "kRelaxed or kRelease");
   sim_->signal(*blk_, peer, slot, value, order);
 }
-void Ctx::wait(uint32_t slot, uint32_t value, MemOrder order) { sim_->wait(*blk_, slot, value, order); }
+void Ctx::wait(uint32_t slot, uint32_t value, MemOrder order) {
+  if (!is_wait_order(order)) bad_order("wait", order, "kRelaxed or kAcquire");
+  sim_->wait(*blk_, slot, value, order);
+}
+void Ctx::bad_order(const char* verb, MemOrder order, const char* allowed) const {
+  fail(ErrorCode::kInvalidArgument, "rank " + std::to_string(rank()) + " block " + std::to_string(block()) + ": " +
+                                        verb + " with memory order " + order_name(order) + " (" +
+                                        std::to_string(int(order)) + "): the verb contract allows " + allowed);
+}
 uint32_t Ctx::advance(uint32_t slot) { return sim_->advance(*blk_, slot); }
 // The transfers are issued one after another, as the block's posted stores would be; each
 // reads its source when issued (a block has all its loads in flight at once on the GPU, which
@@ -1631,7 +1640,7 @@ RunResult run_with(const RunSpec& spec, ProgramFn fn, const std::vector<int>& bl
 
 RunResult run(const RunSpec& spec) {
   SYMM_REQUIRE(spec.algo, ErrorCode::kInvalidArgument, "no algorithm given");
-  return with_program(spec.algo->kind, [&]<class P>() { return run_program<P>(spec); });
+  return with_program(*spec.algo, [&]<class P>() { return run_program<P>(spec); });
 }
 
 }  // namespace symm::sim

@@ -34,7 +34,7 @@ RunResult run_program(const RunSpec& spec) {
 inline RunResult run_calls(const RunSpec& spec, const std::vector<int>& blocks_per_call) {
   SYMM_REQUIRE(spec.algo, ErrorCode::kInvalidArgument, "no algorithm given");
   SYMM_REQUIRE(!blocks_per_call.empty(), ErrorCode::kInvalidArgument, "no calls given");
-  return with_program(spec.algo->kind, [&]<class P>() {
+  return with_program(*spec.algo, [&]<class P>() {
     return with_type(spec.dtype, [&]<class T>() {
       return detail::run_with(spec, &detail::invoke<P, T>, blocks_per_call);
     });

@@ -13,7 +13,7 @@ namespace symm::sim {
 
 class Trace {
  public:
-  // Thread ids that are not blocks (blocks use their index, < kMaxBlocks).
+  // Thread ids that are not blocks (blocks use their index, < kPadBlocks).
   static constexpr int kStreamTid = 1000;
   static constexpr int kHostTid = 1001;
   static constexpr int kCopyEngineTid = 1100;  // + engine index
