@@ -55,6 +55,7 @@
 #include "backends/sim/testing.h"
 #include "backends/sim/trace.h"
 #include "core/dispatch.h"
+#include "core/heap_layout.h"
 #include "core/reference.h"
 #include "core/signal_pad.h"
 
@@ -132,13 +133,6 @@ struct Conv<fp16> {
   static float load(fp16 v) { return to_float(v); }
   static fp16 store(float f) { return from_float<fp16>(f); }
 };
-
-uint64_t splitmix64(uint64_t x) {
-  x += 0x9E3779B97F4A7C15ull;
-  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
-  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
-  return x ^ (x >> 31);
-}
 
 // Big arrays (heaps, flags) are recycled across runs on this thread: a sweep or a test suite
 // runs thousands of simulations, and fresh pages (faults + zeroing) cost more than the
@@ -429,6 +423,7 @@ class Simulator {
   const TimePs launch_ps_, rtt_ps_, store_ps_, flag_ps_;
   const BytesPerPs block_bpp_;
   std::size_t in_bytes_, out_bytes_, scratch_bytes_;
+  HeapLayout layout_;  // core/heap_layout.h, this run's program alone
   uint64_t in_off_, out_off_, scratch_off_, heap_bytes_;
   std::vector<CollArgs> args_;
 
@@ -491,10 +486,11 @@ Simulator::Simulator(const RunSpec& spec, ProgramFn fn, std::vector<int> call_bl
   in_bytes_ = a.in_bytes(spec.bytes, world_);
   out_bytes_ = a.out_bytes(spec.bytes, world_);
   scratch_bytes_ = a.scratch_bytes(spec.bytes, world_);
-  in_off_ = 0;
-  out_off_ = align_up(in_bytes_, 4096);
-  scratch_off_ = align_up(out_off_ + out_bytes_, 4096);
-  heap_bytes_ = align_up(scratch_off_ + scratch_bytes_, 4096);
+  layout_ = heap_layout(a, spec.bytes, world_, HeapUse::kOneProgram);
+  in_off_ = layout_.in;
+  out_off_ = layout_.out;
+  scratch_off_ = layout_.scratch;
+  heap_bytes_ = layout_.total;
   if (heap_bytes_ >= (uint64_t(1) << kSpaceShift))
     fail(ErrorCode::kUnsupported,
          "bytes=" + std::to_string(spec.bytes) + " needs a symmetric heap over 128 GiB");
@@ -824,9 +820,7 @@ void Simulator::deadlock() {
       " (and " + std::to_string(others) + " other blocked wait" + (others == 1 ? "" : "s") + ")";
   if (first->state == BlockState::kPackets) {
     const std::string who = "rank " + std::to_string(first->rank) + " block " + std::to_string(first->index);
-    const uint64_t base = first->ll_buf >= scratch_off_ ? scratch_off_
-                          : first->ll_buf >= out_off_   ? out_off_
-                                                        : in_off_;
+    const uint64_t base = layout_.buffer_at(first->ll_buf).base;
     const std::string buf = where(first->rank, first->ll_buf);  // "rank R's scratch at byte N"
     fail(ErrorCode::kDeadlock,
          "deadlock: " + who + " waits in reduce_ll for epoch " + std::to_string(first->ll_epoch) +
@@ -864,9 +858,8 @@ Loc Simulator::decode(const Block& b, uintptr_t a, std::size_t bytes, const char
 }
 
 std::string Simulator::where(int rank, uint64_t off) const {
-  const char* buf = off >= scratch_off_ ? "scratch" : off >= out_off_ ? "out" : "in";
-  const uint64_t base = off >= scratch_off_ ? scratch_off_ : off >= out_off_ ? out_off_ : in_off_;
-  return "rank " + std::to_string(rank) + "'s " + buf + " at byte " + std::to_string(off - base);
+  const HeapLayout::Buffer b = layout_.buffer_at(off);
+  return "rank " + std::to_string(rank) + "'s " + b.name + " at byte " + std::to_string(off - b.base);
 }
 
 std::string Simulator::who(int tid) const {
@@ -885,8 +878,7 @@ uint32_t Simulator::access_epoch(Block& b) {
 }
 
 std::string Simulator::range(int rank, uint64_t lo, uint64_t hi) const {
-  const char* buf = lo >= scratch_off_ ? "scratch" : lo >= out_off_ ? "out" : "in";
-  const uint64_t base = lo >= scratch_off_ ? scratch_off_ : lo >= out_off_ ? out_off_ : in_off_;
+  const auto [buf, base] = layout_.buffer_at(lo);
   std::string s = "[";  // appended piecewise: GCC 12 warns (-Wrestrict) on one long "+" chain here
   s += std::to_string(lo - base);
   s += ',';
