@@ -74,15 +74,15 @@ decltype(auto) with_device_program(int index, F&& f, TypeList<T, Ts...>) {
 }
 }  // namespace detail
 
-#if !defined(__CUDA_ARCH__)
-// f.template operator()<Program>() for the device program of registry entry `a`.
+// f.template operator()<Program>() for the device program of registry entry `a` (host code).
 template <class F>
 decltype(auto) with_program(const AlgoInfo& a, F&& f) {
+#if !defined(__CUDA_ARCH__)
   SYMM_REQUIRE(a.kind == EntryKind::kDeviceProgram && a.index >= 0 && a.index < Algorithms::kSize,
                ErrorCode::kInternal, a.id + " is not a device program of the registry");
+#endif
   return detail::with_device_program(a.index, f, Algorithms{});
 }
-#endif
 
 // f.template operator()<T>() for the element type of `t`.
 template <class F>

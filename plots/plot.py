@@ -48,7 +48,7 @@ def _size_axis(ax, sizes):
 
 
 def _sim_with_nccl_tests(machine, out, sim_key, nccl_key, ylabel, title):
-    """One panel per op: the simulator's curves, nccl-tests numbers (HARDWARE.md) as points."""
+    """One panel per op: the simulator's curves, nccl-tests numbers (docs/hardware.md) as points."""
     sim = data.by(data.sim_rows(machine), graph=1)
     baseline = data.by(data.baseline_rows(), machine=machine, graph=1)
     ops = [op for op in data.OPS if data.by(sim, op=op)]
