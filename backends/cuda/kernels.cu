@@ -13,14 +13,14 @@ namespace {
 template <class P, class T>
 __global__ void __launch_bounds__(512) program_kernel(const __grid_constant__ DeviceHandle h, const CollArgs a) {
   __shared__ uint32_t word;
-  CudaBlockCtx ctx(h, &word);
+  BlockCtx ctx(h, &word);
   P::template run<T>(ctx, a);
   ctx.finish();
 }
 
 __global__ void wait_probe_kernel(const __grid_constant__ DeviceHandle h, uint32_t slot, uint32_t value) {
   __shared__ uint32_t word;
-  CudaBlockCtx ctx(h, &word);
+  BlockCtx ctx(h, &word);
   ctx.wait(slot, value, MemOrder::kAcquire);
   ctx.finish();
 }
@@ -29,7 +29,7 @@ __global__ void wait_probe_kernel(const __grid_constant__ DeviceHandle h, uint32
 __global__ void ll_probe_kernel(const __grid_constant__ DeviceHandle h, const void* packets, float* dst,
                                 uint32_t epoch) {
   __shared__ uint32_t word;
-  CudaBlockCtx ctx(h, &word);
+  BlockCtx ctx(h, &word);
   ctx.reduce_ll<float>(dst, &packets, 1, 4, epoch, ReduceOp::kSum);
   ctx.finish();
 }

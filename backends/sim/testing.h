@@ -16,7 +16,7 @@ namespace detail {
 RunResult run_with(const RunSpec& spec, ProgramFn fn, const std::vector<int>& blocks_per_call = {});
 
 template <class Program, class T>
-void invoke(Ctx& ctx, const CollArgs& a) {
+void invoke(BlockCtx& ctx, const CollArgs& a) {
   Program::template run<T>(ctx, a);
 }
 }  // namespace detail
