@@ -24,7 +24,7 @@ namespace symm {
 // Limits shared by both backends.
 // kPadWorld: the ranks the signal pad (core/signal_pad.h) has flags for, so the largest world
 // any run may have. Only the simulator's timing-only runs go past one node; a GPU node has at
-// most 8 (each context narrows it: BlockCtx::kWorldLimit, core/verbs.h).
+// most 8 (each block context narrows it: BlockCtx::kWorldLimit, core/verbs.h).
 inline constexpr int kPadWorld = 64;
 // kPadBlocks: the blocks the signal pad has flags and counters for; every program's block
 // limit (Config::kBlockLimit) is at most this.

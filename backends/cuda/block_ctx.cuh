@@ -302,12 +302,12 @@ __device__ __forceinline__ bool reduce_ll_n(uint4* dst, const ulonglong2* const*
 
 }  // namespace detail
 
-class CudaBlockCtx {
+class BlockCtx {
  public:
   static constexpr int kWorldLimit = kNodeWorld;
   static_assert(kWorldLimit == 8, "reduce / reduce_ll / put_ll unroll for at most 8 sources");
 
-  __device__ CudaBlockCtx(const DeviceHandle& h, uint32_t* smem_word) : h_(h), smem_(smem_word) {}
+  __device__ BlockCtx(const DeviceHandle& h, uint32_t* smem_word) : h_(h), smem_(smem_word) {}
 
   __device__ int rank() const { return h_.rank; }
   __device__ int world() const { return h_.world; }
@@ -578,6 +578,6 @@ class CudaBlockCtx {
   uint32_t cached_value_ = 0;
 };
 
-static_assert(BlockCtx<CudaBlockCtx>);
+static_assert(BlockVerbs<BlockCtx>);
 
 }  // namespace symm::cuda

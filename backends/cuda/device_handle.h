@@ -11,7 +11,7 @@
 namespace symm::cuda {
 
 // The most ranks this backend runs: the GPUs of one NVSwitch node. The programs' per-rank
-// arrays and the peer tables below are sized by it (CudaBlockCtx::kWorldLimit), which keeps them
+// arrays and the peer tables below are sized by it (BlockCtx::kWorldLimit), which keeps them
 // small; the simulator alone scales to symm::kPadWorld.
 inline constexpr int kNodeWorld = 8;
 

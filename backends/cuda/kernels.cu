@@ -13,7 +13,7 @@ namespace {
 
 __global__ void wait_probe_kernel(const __grid_constant__ DeviceHandle h, uint32_t slot, uint32_t value) {
   __shared__ uint32_t word;
-  CudaBlockCtx ctx(h, &word);
+  BlockCtx ctx(h, &word);
   ctx.wait(slot, value, MemOrder::kAcquire);
   ctx.finish();
 }
@@ -22,7 +22,7 @@ __global__ void wait_probe_kernel(const __grid_constant__ DeviceHandle h, uint32
 __global__ void ll_probe_kernel(const __grid_constant__ DeviceHandle h, const void* packets, float* dst,
                                 uint32_t epoch) {
   __shared__ uint32_t word;
-  CudaBlockCtx ctx(h, &word);
+  BlockCtx ctx(h, &word);
   ctx.reduce_ll<float>(dst, &packets, 1, 4, epoch, ReduceOp::kSum);
   ctx.finish();
 }

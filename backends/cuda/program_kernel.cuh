@@ -11,7 +11,7 @@ namespace symm::cuda {
 template <class P, class T>
 __global__ void __launch_bounds__(512) program_kernel(const __grid_constant__ DeviceHandle h, const CollArgs a) {
   __shared__ uint32_t word;
-  CudaBlockCtx ctx(h, &word);
+  BlockCtx ctx(h, &word);
   P::template run<T>(ctx, a);
   ctx.finish();
 }

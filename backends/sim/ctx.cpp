@@ -1,45 +1,45 @@
-// Ctx (ctx.h): the verbs as programs call them, forwarded to the Simulator on the block's fiber.
+// BlockCtx (ctx.h): the verbs as programs call them, forwarded to the Simulator on the block's fiber.
 #include "backends/sim/simulator.h"
 
 namespace symm::sim {
 
-int Ctx::rank() const { return blk_->rank; }
-int Ctx::world() const { return sim_->world(); }
-int Ctx::block() const { return blk_->index; }
-int Ctx::blocks() const { return sim_->blocks(*blk_); }
-uintptr_t Ctx::peer_addr(uintptr_t p, int r) const { return sim_->peer_addr(*blk_, p, r); }
-void Ctx::copy(void* dst, const void* src, std::size_t bytes) {
+int BlockCtx::rank() const { return blk_->rank; }
+int BlockCtx::world() const { return sim_->world(); }
+int BlockCtx::block() const { return blk_->index; }
+int BlockCtx::blocks() const { return sim_->blocks(*blk_); }
+uintptr_t BlockCtx::peer_addr(uintptr_t p, int r) const { return sim_->peer_addr(*blk_, p, r); }
+void BlockCtx::copy(void* dst, const void* src, std::size_t bytes) {
   sim_->copy(*blk_, reinterpret_cast<uintptr_t>(dst), reinterpret_cast<uintptr_t>(src), bytes);
 }
-void Ctx::reduce_impl(DType t, void* dst, const void* const* srcs, int nsrc, std::size_t count, ReduceOp op) {
+void BlockCtx::reduce_impl(DType t, void* dst, const void* const* srcs, int nsrc, std::size_t count, ReduceOp op) {
   sim_->reduce(*blk_, t, reinterpret_cast<uintptr_t>(dst), srcs, nsrc, count, op);
 }
-void Ctx::multimem_impl(DType t, void* mc, std::size_t count, ReduceOp op) {
+void BlockCtx::multimem_impl(DType t, void* mc, std::size_t count, ReduceOp op) {
   sim_->multimem(*blk_, t, reinterpret_cast<uintptr_t>(mc), count, op);
 }
-void Ctx::signal(int peer, uint32_t slot, uint32_t value, MemOrder order) {
+void BlockCtx::signal(int peer, uint32_t slot, uint32_t value, MemOrder order) {
   if (!is_signal_order(order)) bad_order("signal", order, "kRelaxed or kRelease");
   sim_->signal(*blk_, peer, slot, value, order);
 }
-void Ctx::wait(uint32_t slot, uint32_t value, MemOrder order) {
+void BlockCtx::wait(uint32_t slot, uint32_t value, MemOrder order) {
   if (!is_wait_order(order)) bad_order("wait", order, "kRelaxed or kAcquire");
   sim_->wait(*blk_, slot, value, order);
 }
-void Ctx::bad_order(const char* verb, MemOrder order, const char* allowed) const {
+void BlockCtx::bad_order(const char* verb, MemOrder order, const char* allowed) const {
   fail(ErrorCode::kInvalidArgument, "rank " + std::to_string(rank()) + " block " + std::to_string(block()) + ": " +
                                         verb + " with memory order " + order_name(order) + " (" +
                                         std::to_string(int(order)) + "): the verb contract allows " + allowed);
 }
-uint32_t Ctx::advance(uint32_t slot) { return sim_->advance(*blk_, slot); }
+uint32_t BlockCtx::advance(uint32_t slot) { return sim_->advance(*blk_, slot); }
 // The transfers are issued one after another, as the block's posted stores would be; each
 // reads its source when issued (a block has all its loads in flight at once on the GPU, which
 // the issue time at the block's rate already stands for).
-void Ctx::put_ll(void* const* dsts, const void* const* srcs, int n, std::size_t bytes, uint32_t epoch) {
+void BlockCtx::put_ll(void* const* dsts, const void* const* srcs, int n, std::size_t bytes, uint32_t epoch) {
   for (int i = 0; i < n; ++i)
     sim_->put_ll(*blk_, reinterpret_cast<uintptr_t>(dsts[i]), reinterpret_cast<uintptr_t>(srcs[i]), bytes,
                  epoch);
 }
-void Ctx::reduce_ll_impl(DType t, void* dst, const void* const* srcs, int nsrc, std::size_t count,
+void BlockCtx::reduce_ll_impl(DType t, void* dst, const void* const* srcs, int nsrc, std::size_t count,
                          uint32_t epoch, ReduceOp op) {
   sim_->reduce_ll(*blk_, t, reinterpret_cast<uintptr_t>(dst), srcs, nsrc, count, epoch, op);
 }

@@ -17,11 +17,11 @@ namespace symm::sim {
 class Simulator;
 struct Block;
 
-class Ctx {
+class BlockCtx {
  public:
   static constexpr int kWorldLimit = symm::kPadWorld;  // timing-only runs scale to 64 ranks
 
-  Ctx(Simulator* sim, Block* blk) : sim_(sim), blk_(blk) {}
+  BlockCtx(Simulator* sim, Block* blk) : sim_(sim), blk_(blk) {}
 
   int rank() const;
   int world() const;
@@ -62,9 +62,9 @@ class Ctx {
   Block* blk_;
 };
 
-static_assert(BlockCtx<Ctx>);
+static_assert(BlockVerbs<BlockCtx>);
 
 // A device program instantiated for one element type, as the engine runs it.
-using ProgramFn = void (*)(Ctx&, const CollArgs&);
+using ProgramFn = void (*)(BlockCtx&, const CollArgs&);
 
 }  // namespace symm::sim

@@ -155,7 +155,7 @@ void Simulator::resume(Block& b) {
     b.self = bc::fiber(std::allocator_arg, PooledStack{}, [this, &b](bc::fiber&& caller) {
       b.caller = std::move(caller);
       try {
-        Ctx ctx(this, &b);
+        BlockCtx ctx(this, &b);
         const Kernel& k = kern_[std::size_t(b.rank)];
         k.fn(ctx, k.args);
         if (b.inflight) {  // kernel end flushes: the block's posted stores land first

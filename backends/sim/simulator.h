@@ -10,7 +10,7 @@
 //   packets.cpp    flagged packets: put_ll, reduce_ll, and the landed-packet records
 //   streams.cpp    host plans: each rank's streams, copy engines, stream flags, events, gemm
 //   run.cpp        symm::sim::run: argument checks, the run, the output check
-//   ctx.cpp        Ctx (ctx.h): the verbs as programs call them, forwarded to a block's verbs
+//   ctx.cpp        BlockCtx (ctx.h): the verbs as programs call them, forwarded to a block's verbs
 #pragma once
 
 #include <cstdint>
@@ -119,7 +119,7 @@ class Simulator {
   ~Simulator();
   RunResult run();
 
-  // Verbs, called from Ctx on a block's fiber (verbs.cpp, packets.cpp).
+  // Verbs, called from BlockCtx on a block's fiber (verbs.cpp, packets.cpp).
   int world() const { return world_; }
   int blocks(const Block& b) const { return hosts_[b.rank].blocks; }
   uintptr_t peer_addr(Block& b, uintptr_t p, int r);

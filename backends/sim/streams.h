@@ -97,7 +97,7 @@ class SimHost {
 
  private:
   template <class Program, class T>
-  static void invoke(Ctx& ctx, const CollArgs& a) {
+  static void invoke(BlockCtx& ctx, const CollArgs& a) {
     Program::template run<T>(ctx, a);
   }
   uintptr_t peer_addr(uintptr_t p, int r) const;

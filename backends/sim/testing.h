@@ -19,7 +19,7 @@ RunResult run_with(const RunSpec& spec, ProgramFn fn, const std::vector<int>& bl
                    PlanFn plan = nullptr);
 
 template <class Program, class T>
-void invoke(Ctx& ctx, const CollArgs& a) {
+void invoke(BlockCtx& ctx, const CollArgs& a) {
   Program::template run<T>(ctx, a);
 }
 template <class Plan, class T>

@@ -261,7 +261,7 @@ void Simulator::wait(Block& b, uint32_t slot, uint32_t value, MemOrder order) {
   }
 }
 
-// advance (and Ctx::sync): free, one fiber is the whole block.
+// advance: free, one fiber is the whole block.
 uint32_t Simulator::advance(Block& b, uint32_t slot) {
   if (slot >= pad::kPadSlots)
     fail(ErrorCode::kInvalidArgument, "advance(slot=" + std::to_string(slot) + ") is outside the signal pad");
