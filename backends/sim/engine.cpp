@@ -141,8 +141,6 @@ Simulator::~Simulator() {
   give_buffer(std::move(flags_));
   give_buffer(std::move(xfers_));
   for (Heap& h : heaps_) give_buffer(std::move(h.bytes));
-  for (CallCheck& c : checks_)
-    for (auto& v : c.in) give_buffer(std::move(v));
 }
 
 // ---- blocks --------------------------------------------------------------------------------

@@ -35,6 +35,18 @@ namespace symm::sim {
 
 constexpr uint32_t kNoSlice = UINT32_MAX;  // a trace slice handle: none
 
+// The random inputs: elements i and i+1 (i even) of a rank's call come from one 64-bit hash,
+// splitmix64(stream + i), as two 24-bit draws (bits >> 40 and >> 8). write_inputs stores them;
+// check_outputs draws them again rather than keeping a float copy of every input.
+inline uint64_t splitmix64(uint64_t x) {
+  x += 0x9E3779B97F4A7C15ull;
+  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
+  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+  return x ^ (x >> 31);
+}
+// An odd multiple of 2^-23 in (-1, 1): forcing the low bit keeps -1 out without a branch.
+inline float draw_input(uint64_t bits) { return float((bits & 0xFFFFFF) | 1) * 0x1p-23f - 1.0f; }
+
 enum class BlockState : uint8_t { kIdle, kRunning, kTransfer, kFlag, kPackets, kStores, kDone };
 
 struct Block {
@@ -156,6 +168,9 @@ class Simulator {
   template <class T>
   void write_inputs(Host& h, int call);
   double check_outputs(int call);  // run.cpp
+  uint64_t input_stream(int call, int r) const {
+    return splitmix64(spec_.seed ^ splitmix64(uint64_t(call) << 32 | uint32_t(r)));
+  }
 
   // ---- addresses, memory and the race check (memory.cpp) ----
   static uintptr_t addr(int space, uint64_t off) {
