@@ -9,6 +9,7 @@
 #include <string>
 
 #include "apps/cli.h"
+#include "apps/cmd_calib.h"
 #include "apps/cmd_sim.h"
 #include "core/common.h"
 #include "core/result.h"
@@ -33,6 +34,8 @@ const char* kUsage =
     "  bench    --backend cuda: measure on GPUs next to NCCL (one process per GPU, see launch);\n"
     "           --backend sim: the same as sweep\n"
     "  launch   launch -n N -- <command ...>: start N ranks on this host (CUDA backend)\n"
+    "  calibrate  microbenchmark rows for the machine model (--backend cuda: measured; sim: predicted)\n"
+    "  fit      calibration rows -> machine file (every key with its provenance)\n"
     "\n"
     "examples:\n"
     "  symmcoll list\n"
@@ -125,8 +128,10 @@ int dispatch(int argc, char** argv) {
   if (cmd == "list") return cmd_list(sub_argc, sub_argv);
   if (cmd == "bench") return cmd_bench(sub_argc, sub_argv);
   if (cmd == "launch") return cmd_launch_dispatch(sub_argc, sub_argv);
+  if (cmd == "calibrate") return cmd_calibrate(sub_argc, sub_argv);
+  if (cmd == "fit") return cmd_fit(sub_argc, sub_argv);
   fail(ErrorCode::kInvalidArgument,
-       "unknown command '" + cmd + "' (valid: run, sweep, list, bench, launch; see 'symmcoll --help')");
+       "unknown command '" + cmd + "' (valid: run, sweep, list, bench, launch, calibrate, fit; see 'symmcoll --help')");
 }
 
 int exit_code(ErrorCode c) {
