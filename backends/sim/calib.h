@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "backends/sim/sim.h"
+#include "core/calib_plan.h"
 
 namespace symm::sim {
 
@@ -47,13 +48,7 @@ struct CalibTable {
 void write_calibration(std::ostream& out, const CalibTable& t);
 CalibTable read_calibration(const std::string& path);  // throws kIo / kInvalidArgument (line named)
 
-// The microbenchmark settings: round trips, sizes, block counts (shared by both backends).
-struct CalibPlan {
-  std::vector<int> rounds{1, 2, 4, 8, 16, 32};
-  std::vector<double> small_bytes{1 << 20, 4 << 20, 16 << 20};
-  std::vector<double> big_bytes{16 << 20, 64 << 20, 256 << 20};
-  std::vector<int> peer_blocks{1, 2, 4, 8, 16, 32, 64};
-};
+using calib::CalibPlan;  // the settings (core/calib_plan.h)
 
 // The rows the simulator predicts for `m` at `world` ranks: the programs of
 // core/calib_programs.h run through sim::run (timing-only), plus the device counts.
