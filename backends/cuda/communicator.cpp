@@ -40,9 +40,9 @@ class CudaCommunicator final : public Communicator {
       fail(ErrorCode::kInvalidArgument, "cuda_communicator: the current device is " + std::to_string(current) +
                                             " but the NCCL communicator's is " + std::to_string(dev) +
                                             " (cudaSetDevice first)");
-    if (world < 2 || world > cuda::kMaxNodeWorld)
+    if (world < 2 || world > cuda::kNodeWorld)
       fail(ErrorCode::kUnsupported, "cuda_communicator: world " + std::to_string(world) + " is outside 2.." +
-                                        std::to_string(cuda::kMaxNodeWorld) + " (the GPUs of one NVLink node)");
+                                        std::to_string(cuda::kNodeWorld) + " (the GPUs of one NVLink node)");
     fixed_ = cuda::fixed_scratch_bytes(world);
     arena_ = fixed_ + up(o.staging_bytes);
     if (o.heap_bytes < arena_)
@@ -62,7 +62,14 @@ class CudaCommunicator final : public Communicator {
     h_.rank = rank;
     h_.world = world;
     h_.pad_local = static_cast<uint32_t*>(pad_);
-    h_.timeout_cycles = o.wait_timeout_cycles ? o.wait_timeout_cycles : cuda::wait_timeout_cycles(cuda::process_env());
+    int device = 0, clock_khz = 0;
+    SYMM_CUDA_CHECK(cudaGetDevice(&device));
+    SYMM_CUDA_CHECK(cudaDeviceGetAttribute(&clock_khz, cudaDevAttrClockRate, device));
+    h_.timeout_cycles =
+        o.wait_timeout_cycles ? o.wait_timeout_cycles : cuda::wait_timeout_cycles(cuda::process_env(), clock_khz);
+    // The rank's poison word: the first wait that times out sets it, later waits return at once.
+    SYMM_CUDA_CHECK(cudaMalloc(&h_.poison, sizeof(uint32_t)));
+    SYMM_CUDA_CHECK(cudaMemsetAsync(h_.poison, 0, sizeof(uint32_t), stream_));
     const auto heaps = bases(heap_win_), pads = bases(pad_win_);
     for (int r = 0; r < world; ++r) {
       h_.heap_peer[r] = heaps[std::size_t(r)];
@@ -89,6 +96,7 @@ class CudaCommunicator final : public Communicator {
     if (h_.heap_base) ncclMemFree(h_.heap_base);
     if (pad_) ncclMemFree(pad_);
     if (error_host_) cudaFreeHost(error_host_);
+    if (h_.poison) cudaFree(h_.poison);
     if (stream_) cudaStreamDestroy(stream_);
   }
 
@@ -222,9 +230,9 @@ class CudaCommunicator final : public Communicator {
       PlanArgs pa;
       pa.coll = args;
       pa.blocks = plan.blocks;
-      x->enqueue(*cuda::find_plan_kind(a.id), t, pa);
+      x->enqueue(a, t, pa);
     } else {
-      cuda::launch_program(a.kind, t, h_, args, plan.blocks, plan.threads, s);
+      cuda::launch_program(a, t, h_, args, plan.blocks, plan.threads, s);
     }
     if (stage_out) SYMM_CUDA_CHECK(cudaMemcpyAsync(out, args.out, out_b, cudaMemcpyDefault, s));
     CallInfo info;

@@ -11,11 +11,11 @@
 
 namespace symm::cuda {
 
-// Enqueue the core program of `kind` for element type `t` on `blocks` x `threads`. Every
+// Enqueue the core program of registry entry `algo` for element type `t` on `blocks` x `threads`. Every
 // program x dtype is instantiated behind this switch, which is also the compile-time proof
 // that all of core/ is valid sm_90a device code. The caller has already refused multicast
 // programs (multicast_refusal) and checked arguments (plan_launch).
-void launch_program(AlgoKind kind, DType t, const DeviceHandle& h, const CollArgs& a, int blocks, int threads,
+void launch_program(const AlgoInfo& algo, DType t, const DeviceHandle& h, const CollArgs& a, int blocks, int threads,
                     cudaStream_t s);
 
 // One block waits (acquire) on `slot` for `value`: the bounded-wait error path's probe.
@@ -28,5 +28,13 @@ void launch_ll_probe(const DeviceHandle& h, const void* packets, void* dst, uint
 // out[r] = ncclGetLsaPointer(win, 0, r) for r < world, out[world] = ncclGetLocalPointer(win, 0).
 // `out` is device memory of world + 1 pointers.
 void gather_window_bases(ncclWindow_t win, int world, void** out, cudaStream_t s);
+
+// Asks NCCL for a device communicator with multimem on the LSA team (NCCL then sets up NVLS
+// itself, where it can) and returns the multicast address of offset 0 of `win`
+// (ncclGetLsaMultimemPointer), or nullptr where NCCL gives none. Collective: every rank calls it.
+// *devcomm receives the device communicator to release with nccl_devcomm_destroy (or nullptr).
+// Only ever called where no multicast safety variable is set (multicast_base, host_logic.h).
+void* nccl_lsa_multimem_base(ncclComm_t comm, ncclWindow_t win, cudaStream_t s, void** devcomm);
+void nccl_devcomm_destroy(ncclComm_t comm, void* devcomm);
 
 }  // namespace symm::cuda
