@@ -146,7 +146,7 @@ int calibrate_main(const std::string& csv, const std::string& command) {
   c.device_row("device_gpus", gpus);
   c.device_row("device_sms", sms);
   c.device_row("device_copy_engines", engines);
-  const int all = std::min(sms, kMaxBlocks);
+  const int all = std::min(sms, kResidentBlocks);  // every block of a program resident
 
   for (bool graph : {true, false}) c.row("launch", 1, graph, 0, c.program(P::kEmpty, kVecBytes, 1), 200);
   for (int n : plan.rounds) {

@@ -116,7 +116,7 @@ std::vector<CalibRow> simulate_calibration(const Machine& m, int world, const Ca
     for (double b : plan.small_bytes)
       add("copy_peer", blocks, true, b, sim_time<BulkCopy<Pattern::kPeer>>(m, world, std::size_t(b), blocks, true));
   }
-  const int all = std::min(m.sms, kMaxBlocks);
+  const int all = std::min(m.sms, find_algo("all_reduce.ld_reduce").block_limit);
   for (double b : plan.big_bytes) {
     // Scatter / incast move (world-1) equal slices: x is what crosses rank 0's side.
     const std::size_t slice = std::size_t(b) / std::size_t(world - 1) / kVecBytes * kVecBytes;
