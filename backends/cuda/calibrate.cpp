@@ -2,7 +2,7 @@
 // Each row's time is per call, as the bench measures collectives: a CUDA graph of `calls`
 // back-to-back calls (or `calls` eager launches) between two events, the median of kIters such
 // samples, the maximum over ranks. Every rank runs the same sequence; waits are bounded by the
-// runtime's timeout (SYMM_WAIT_TIMEOUT_CYCLES), which Runtime::sync reports as an error.
+// runtime's timeout (SYMM_WAIT_TIMEOUT_S), which Runtime::sync reports as an error.
 #include "backends/cuda/calibrate.h"
 
 #include <algorithm>
@@ -133,7 +133,8 @@ int calibrate_main(const std::string& csv, const std::string& command) {
   const double biggest = std::max(*std::max_element(plan.big_bytes.begin(), plan.big_bytes.end()),
                                   *std::max_element(plan.small_bytes.begin(), plan.small_bytes.end()));
   const std::size_t half = std::size_t(biggest) + (4u << 20);
-  Runtime rt(env, 2 * half, wait_timeout_cycles(process_env()));
+  // Timeout 0: the runtime converts SYMM_WAIT_TIMEOUT_S (or its default) at the device clock.
+  Runtime rt(env, 2 * half, 0);
   const int me = rt.rank(), world = rt.world();
   Calibrator c(rt, half);
   using P = CalibProgram;
