@@ -8,8 +8,8 @@
 //   bench             x                 model of time_us                        parameter
 //   launch            0                 L                                       launch_graph_us / launch_eager_us
 //   pingpong_relaxed  round trips       c + 2x f                                flag_latency_us = f
-//   pingpong_acqrel   round trips       (recorded; the model has no fence cost)  -
-//   pingpong_store    round trips       c + 2x (f + s + 16/B)                   store_latency_us = s
+//   pingpong_acqrel   round trips       c + 2x (f + a)                          acquire_us = a
+//   pingpong_store    round trips       c + 2x (f + a + s + 16/B)               store_latency_us = s
 //   load_chain        16-byte loads     c + x (r + 16/B)                        load_rtt_us = r
 //   copy_peer         bytes             c + x / (blocks B), blocks <= 2          block_GBps = B
 //   copy_scatter      bytes out of 0    c + x / E                               nvlink_egress_GBps = E

@@ -26,6 +26,7 @@ Simulator::Simulator(const RunSpec& spec, ProgramFn fn, std::vector<int> call_bl
       rtt_ps_(us_to_ps(spec.machine.load_rtt_us)),
       store_ps_(us_to_ps(spec.machine.store_latency_us)),
       flag_ps_(us_to_ps(spec.machine.flag_latency_us)),
+      acquire_ps_(us_to_ps(spec.machine.acquire_us)),
       block_bpp_(gbps_to_bpp(spec.machine.block_GBps)),
       net_([&] {
         std::vector<BytesPerPs> cap;

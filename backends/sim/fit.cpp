@@ -172,25 +172,40 @@ FitResult fit_machine(const CalibTable& t, const Machine& base, const std::strin
   }
   const double vec_us = 16.0 / (m.block_GBps * 1e3);  // one 16-byte vector at the block rate
   {
-    // Both ping-pongs at once: relaxed t = c1 + 2x f; store t = c2 + 2x (f + s) (+ the vector).
-    const std::vector<int> a = bench("pingpong_relaxed"), b = bench("pingpong_store");
+    // The three ping-pongs at once, each with its own intercept, hops sharing costs:
+    //   relaxed  t = c1 + 2x f
+    //   acqrel   t = c2 + 2x (f + a)           a: the acquire (acquire_us)
+    //   store    t = c3 + 2x (f + a + s)       s: the store's landing before the release (+ the vector)
+    // Without acqrel rows a is not separable: it is fixed at 0 and s absorbs it.
+    const std::vector<int> a = bench("pingpong_relaxed"), q = bench("pingpong_acqrel"), b = bench("pingpong_store");
     if (need(a, 2) && need(b, 2)) {
+      const bool acq = need(q, 2);
       std::vector<std::vector<double>> d;
       std::vector<double> tt;
       std::vector<int> idx;
-      for (int i : a) d.push_back({1, 0, 2 * R[std::size_t(i)].x, 0}), tt.push_back(R[std::size_t(i)].time_us);
+      for (int i : a) d.push_back({1, 0, 0, 2 * R[std::size_t(i)].x, 0, 0}), tt.push_back(R[std::size_t(i)].time_us);
+      if (acq)
+        for (int i : q) {
+          const double x = R[std::size_t(i)].x;
+          d.push_back({0, 1, 0, 2 * x, 2 * x, 0});
+          tt.push_back(R[std::size_t(i)].time_us);
+        }
       for (int i : b) {
         const CalibRow& r = R[std::size_t(i)];
-        d.push_back({0, 1, 2 * r.x, 2 * r.x});
+        d.push_back({0, 0, 1, 2 * r.x, acq ? 2 * r.x : 0, 2 * r.x});
         tt.push_back(r.time_us - 2 * r.x * vec_us);
       }
       idx = a;
+      if (acq) idx.insert(idx.end(), q.begin(), q.end());
       idx.insert(idx.end(), b.begin(), b.end());
       const Fit f = solve(d, tt, idx);
-      m.flag_latency_us = f.p(2);
-      m.store_latency_us = f.p(3);
-      note("flag_latency_us", "pingpong_relaxed + pingpong_store (NNLS): one-way flag f", f);
-      note("store_latency_us", "pingpong_store - pingpong_relaxed (NNLS): store landing s per hop", f);
+      m.flag_latency_us = f.p(3);
+      m.acquire_us = acq ? f.p(4) : 0;
+      m.store_latency_us = f.p(5);
+      const std::string names = acq ? "pingpong_relaxed/acqrel/store" : "pingpong_relaxed/store";
+      note("flag_latency_us", names + " (NNLS): one-way flag f", f);
+      if (acq) note("acquire_us", names + " (NNLS): acquire a per hop (acqrel - relaxed)", f);
+      note("store_latency_us", names + " (NNLS): store landing s per hop (store - acqrel)", f);
     }
   }
   {
@@ -236,6 +251,7 @@ FitResult fit_machine(const CalibTable& t, const Machine& base, const std::strin
     const char* key;
     double v;
     bool integer;
+    bool zero_ok = false;
   };
   const K keys[] = {{"gpus", double(m.gpus), true},
                     {"nvlink_egress_GBps", m.nvlink_egress_GBps, false},
@@ -243,6 +259,7 @@ FitResult fit_machine(const CalibTable& t, const Machine& base, const std::strin
                     {"store_latency_us", m.store_latency_us, false},
                     {"flag_latency_us", m.flag_latency_us, false},
                     {"load_rtt_us", m.load_rtt_us, false},
+                    {"acquire_us", m.acquire_us, false, true},
                     {"block_GBps", m.block_GBps, false},
                     {"sms", double(m.sms), true},
                     {"hbm_GBps", m.hbm_GBps, false},
@@ -258,11 +275,14 @@ FitResult fit_machine(const CalibTable& t, const Machine& base, const std::strin
     << " rows); do not edit, rerun the fit.\n";
   for (const std::string& c : t.comments) o << "# calibration:" << c << "\n";
   for (const K& k : keys) {
-    if (!(k.v > 0) || !std::isfinite(k.v))
+    if (!(k.zero_ok ? k.v >= 0 : k.v > 0) || !std::isfinite(k.v))
       fail(ErrorCode::kInvalidArgument, source + ": the fit of '" + k.key + "' is " + fmt(k.v) +
                                             " (not positive): the rows do not determine it");
     const auto it = why.find(k.key);
-    o << k.key << " = " << (k.integer ? std::to_string(std::lround(k.v)) : fmt(k.v)) << "  # "
+    // Times to the simulator's resolution (1 ps): the fit's noise below it would only make files differ.
+    const bool us = std::string(k.key).ends_with("_us");
+    const std::string v = k.integer ? std::to_string(std::lround(k.v)) : fmt(us ? std::round(k.v * 1e6) / 1e6 + 0.0 : k.v);
+    o << k.key << " = " << v << "  # "
       << (it != why.end() ? it->second : "not calibrated: as in " + std::filesystem::path(base.path).filename().string()) << "\n";
   }
   return FitResult{m, o.str()};

@@ -257,7 +257,7 @@ class Simulator {
   const std::vector<int> call_blocks_;
   const int world_, blocks_;  // blocks_: the most any call uses (the stride of blocks_v_)
   const bool data_, race_;
-  const TimePs launch_ps_, rtt_ps_, store_ps_, flag_ps_;
+  const TimePs launch_ps_, rtt_ps_, store_ps_, flag_ps_, acquire_ps_;
   const BytesPerPs block_bpp_;
   std::size_t in_bytes_, out_bytes_, scratch_bytes_;
   uint64_t in_off_, out_off_, scratch_off_, heap_bytes_;
