@@ -26,7 +26,7 @@ namespace {
 using cuda::DeviceHandle;
 using cuda::WaitError;
 
-std::size_t up(std::size_t x) { return (x + cuda::kHeapAlign - 1) / cuda::kHeapAlign * cuda::kHeapAlign; }
+std::size_t up(std::size_t x) { return (x + kHeapAlign - 1) / kHeapAlign * kHeapAlign; }
 
 class CudaCommunicator final : public Communicator {
  public:
@@ -43,7 +43,7 @@ class CudaCommunicator final : public Communicator {
     if (world < 2 || world > cuda::kNodeWorld)
       fail(ErrorCode::kUnsupported, "cuda_communicator: world " + std::to_string(world) + " is outside 2.." +
                                         std::to_string(cuda::kNodeWorld) + " (the GPUs of one NVLink node)");
-    fixed_ = cuda::fixed_scratch_bytes(world);
+    fixed_ = fixed_scratch_bytes(world);
     arena_ = fixed_ + up(o.staging_bytes);
     if (o.heap_bytes < arena_)
       fail(ErrorCode::kInvalidArgument, "cuda_communicator: heap_bytes " + std::to_string(o.heap_bytes) +
@@ -208,7 +208,7 @@ class CudaCommunicator final : public Communicator {
     at += stage_out ? up(out_b) : 0;
     std::size_t scratch_off = at;
     if (a.piece_bytes)
-      scratch_off = cuda::heap_layout(a, bytes, world).scratch;
+      scratch_off = heap_layout(a, bytes, world).scratch;
     else
       at += up(a.scratch_bytes(bytes, world));
     if (at > arena_)

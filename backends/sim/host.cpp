@@ -11,7 +11,6 @@
 #include "core/dispatch.h"
 
 namespace symm::sim {
-
 void Simulator::resume(Host& h) {
   if (!h.self) {
     h.self = bc::fiber(std::allocator_arg, PooledStack{}, [this, &h](bc::fiber&& caller) {

@@ -30,20 +30,15 @@
 #include "backends/sim/streams.h"
 #include "backends/sim/trace.h"
 #include "backends/sim/vclock.h"
+#include "core/heap_layout.h"
 
 namespace symm::sim {
 
 constexpr uint32_t kNoSlice = UINT32_MAX;  // a trace slice handle: none
 
 // The random inputs: elements i and i+1 (i even) of a rank's call come from one 64-bit hash,
-// splitmix64(stream + i), as two 24-bit draws (bits >> 40 and >> 8). write_inputs stores them;
-// check_outputs draws them again rather than keeping a float copy of every input.
-inline uint64_t splitmix64(uint64_t x) {
-  x += 0x9E3779B97F4A7C15ull;
-  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
-  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
-  return x ^ (x >> 31);
-}
+// symm::splitmix64(stream + i), as two 24-bit draws (bits >> 40 and >> 8). write_inputs stores
+// them; check_outputs draws them again rather than keeping a float copy of every input.
 // An odd multiple of 2^-23 in (-1, 1): forcing the low bit keeps -1 out without a branch.
 inline float draw_input(uint64_t bits) { return float((bits & 0xFFFFFF) | 1) * 0x1p-23f - 1.0f; }
 
@@ -260,6 +255,7 @@ class Simulator {
   const TimePs launch_ps_, rtt_ps_, store_ps_, flag_ps_, acquire_ps_;
   const BytesPerPs block_bpp_;
   std::size_t in_bytes_, out_bytes_, scratch_bytes_;
+  HeapLayout layout_;  // core/heap_layout.h, this run's program alone
   uint64_t in_off_, out_off_, scratch_off_, heap_bytes_;
   std::vector<CollArgs> args_;
   EventQueue q_;
