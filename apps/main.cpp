@@ -1,5 +1,7 @@
 // symmcoll: the command line. Dispatches to a sub-command and turns every failure into one
 // line on stderr and an exit code (apps/cli.h) — never a crash, never a silent wrong answer.
+#include <malloc.h>
+
 #include <boost/program_options/errors.hpp>
 #include <cstdio>
 #include <cstring>
@@ -7,6 +9,7 @@
 #include <string>
 
 #include "apps/cli.h"
+#include "apps/cmd_calib.h"
 #include "apps/cmd_sim.h"
 #include "core/common.h"
 #include "core/result.h"
@@ -31,6 +34,8 @@ const char* kUsage =
     "  bench    --backend cuda: measure on GPUs next to NCCL (one process per GPU, see launch);\n"
     "           --backend sim: the same as sweep\n"
     "  launch   launch -n N -- <command ...>: start N ranks on this host (CUDA backend)\n"
+    "  calibrate  microbenchmark rows for the machine model (--backend cuda: measured; sim: predicted)\n"
+    "  fit      calibration rows -> machine file (every key with its provenance)\n"
     "\n"
     "examples:\n"
     "  symmcoll list\n"
@@ -123,8 +128,10 @@ int dispatch(int argc, char** argv) {
   if (cmd == "list") return cmd_list(sub_argc, sub_argv);
   if (cmd == "bench") return cmd_bench(sub_argc, sub_argv);
   if (cmd == "launch") return cmd_launch_dispatch(sub_argc, sub_argv);
+  if (cmd == "calibrate") return cmd_calibrate(sub_argc, sub_argv);
+  if (cmd == "fit") return cmd_fit(sub_argc, sub_argv);
   fail(ErrorCode::kInvalidArgument,
-       "unknown command '" + cmd + "' (valid: run, sweep, list, bench, launch; see 'symmcoll --help')");
+       "unknown command '" + cmd + "' (valid: run, sweep, list, bench, launch, calibrate, fit; see 'symmcoll --help')");
 }
 
 int exit_code(ErrorCode c) {
@@ -141,6 +148,11 @@ int exit_code(ErrorCode c) {
 
 int main(int argc, char** argv) {
   using namespace symm::apps;
+  // One command is one short-lived simulation: memory freed is kept for the next allocation
+  // rather than handed back to the kernel and faulted in again (the output check allocates and
+  // frees its float64 reference a chunk at a time; fresh pages were half of `run`'s time).
+  mallopt(M_TRIM_THRESHOLD, 1 << 30);
+  mallopt(M_MMAP_THRESHOLD, 1 << 30);
   const std::string where = argc >= 2 && argv[1][0] != '-' ? std::string(" ") + argv[1] : "";
   try {
     return dispatch(argc, argv);

@@ -26,6 +26,7 @@ Simulator::Simulator(const RunSpec& spec, ProgramFn fn, std::vector<int> call_bl
       rtt_ps_(us_to_ps(spec.machine.load_rtt_us)),
       store_ps_(us_to_ps(spec.machine.store_latency_us)),
       flag_ps_(us_to_ps(spec.machine.flag_latency_us)),
+      acquire_ps_(us_to_ps(spec.machine.acquire_us)),
       block_bpp_(gbps_to_bpp(spec.machine.block_GBps)),
       net_([&] {
         std::vector<BytesPerPs> cap;
@@ -142,8 +143,6 @@ Simulator::~Simulator() {
   give_buffer(std::move(flags_));
   give_buffer(std::move(xfers_));
   for (Heap& h : heaps_) give_buffer(std::move(h.bytes));
-  for (CallCheck& c : checks_)
-    for (auto& v : c.in) give_buffer(std::move(v));
 }
 
 // ---- blocks --------------------------------------------------------------------------------

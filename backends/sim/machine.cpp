@@ -22,6 +22,7 @@ struct Key {
   const char* name;
   double* d;  // exactly one of d / i is set
   int* i;
+  bool zero_ok = false;  // a cost the model may leave out (0); every other key must be positive
 };
 
 std::vector<Key> keys_of(Machine& m) {
@@ -32,6 +33,7 @@ std::vector<Key> keys_of(Machine& m) {
       {"store_latency_us", &m.store_latency_us, nullptr},
       {"flag_latency_us", &m.flag_latency_us, nullptr},
       {"load_rtt_us", &m.load_rtt_us, nullptr},
+      {"acquire_us", &m.acquire_us, nullptr, true},
       {"block_GBps", &m.block_GBps, nullptr},
       {"sms", nullptr, &m.sms},
       {"hbm_GBps", &m.hbm_GBps, nullptr},
@@ -81,9 +83,9 @@ Machine Machine::load(const std::string& path) {
     if (used == 0 || used != s.size())
       fail(ErrorCode::kInvalidArgument,
            path + ": key '" + std::string(k.name) + "' has value '" + s + "', not a number");
-    if (!(v > 0))
-      fail(ErrorCode::kInvalidArgument,
-           path + ": key '" + std::string(k.name) + "' must be positive (got " + s + ")");
+    if (k.zero_ok ? !(v >= 0) : !(v > 0))
+      fail(ErrorCode::kInvalidArgument, path + ": key '" + std::string(k.name) + "' must be " +
+                                            (k.zero_ok ? "zero or positive" : "positive") + " (got " + s + ")");
     if (k.i) {
       if (v != double(int(v)))
         fail(ErrorCode::kInvalidArgument,

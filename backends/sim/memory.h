@@ -66,10 +66,9 @@ struct Heap {
   std::map<uint64_t, LlSrcSeg> ll_src;
 };
 
-// What one call leaves for its output check: every rank's inputs (as stored, in float) and, for
-// a rank whose `out` was written after its call ended, `out` as it was at that end.
+// What one call leaves for its output check (its inputs are drawn again from the seed): for a
+// rank whose `out` was written after its call ended, `out` as it was at that end.
 struct CallCheck {
-  std::vector<std::vector<float>> in;
   std::vector<std::vector<uint8_t>> out;  // empty: the heap still holds it
   int ended = 0;
 };

@@ -20,18 +20,32 @@ namespace symm::sim {
 double Simulator::check_outputs(int call) {
   const Op op = spec_.algo->op;
   const CallCheck& cc = checks_[std::size_t(call)];
-  const std::vector<std::vector<float>>& inputs = cc.in;
   std::vector<const uint8_t*> outs(static_cast<std::size_t>(world_));
   for (int r = 0; r < world_; ++r)
     outs[r] = cc.out.empty() || cc.out[r].empty() ? ptr(r, out_off_) : cc.out[r].data();
-  const std::size_t n_in = inputs[0].size(), n_out = out_bytes_ / dtype_size(spec_.dtype);
+  const std::size_t n_in = in_bytes_ / dtype_size(spec_.dtype), n_out = out_bytes_ / dtype_size(spec_.dtype);
   const std::size_t chunk = op == Op::kAllReduce ? std::size_t(1) << 12 : std::max<std::size_t>(n_in, 1);
   std::vector<std::vector<double>> in(static_cast<std::size_t>(world_));
   std::vector<double> got;
   double worst = 0;
   for (std::size_t c0 = 0; c0 < std::max(n_in, std::size_t(1)); c0 += chunk) {
     const std::size_t len = std::min(chunk, n_in - c0);
-    for (int r = 0; r < world_; ++r) in[r].assign(inputs[r].begin() + c0, inputs[r].begin() + c0 + len);
+    // The inputs as write_inputs stored them (rounded to T), drawn again; chunks start even.
+    with_type(spec_.dtype, [&]<class T>() {
+      for (int r = 0; r < world_; ++r) {
+        const uint64_t stream = input_stream(call, r);
+        in[r].resize(len);
+        double* v = in[r].data();
+        auto value = [](uint64_t bits) { return double(Conv<T>::load(Conv<T>::store(draw_input(bits)))); };
+        std::size_t i = 0;
+        for (; i + 1 < len; i += 2) {
+          const uint64_t z = splitmix64(stream + c0 + i);
+          v[i] = value(z >> 40);
+          v[i + 1] = value(z >> 8);
+        }
+        if (i < len) v[i] = value(splitmix64(stream + c0 + i) >> 40);
+      }
+    });
     const auto want = reference(op, spec_.op, in);
     const std::size_t o0 = op == Op::kAllReduce ? c0 : 0, olen = op == Op::kAllReduce ? len : n_out;
     // all_reduce and all_gather give every rank the same answer: a rank whose bytes equal rank

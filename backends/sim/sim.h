@@ -25,6 +25,7 @@ struct Machine {
   double store_latency_us = 0;         // one way: a remote store lands after this
   double flag_latency_us = 0;          // one way: a remote flag lands after this
   double load_rtt_us = 0;              // round trip of a remote load
+  double acquire_us = 0;               // an acquire wait's own cost once its flag is seen (0: none)
   double block_GBps = 0;               // per-block cap on any transfer
   int sms = 0;
   double hbm_GBps = 0;                 // local read+write bandwidth

@@ -36,6 +36,12 @@ namespace symm::sim {
 
 constexpr uint32_t kNoSlice = UINT32_MAX;  // a trace slice handle: none
 
+// The random inputs: elements i and i+1 (i even) of a rank's call come from one 64-bit hash,
+// symm::splitmix64(stream + i), as two 24-bit draws (bits >> 40 and >> 8). write_inputs stores
+// them; check_outputs draws them again rather than keeping a float copy of every input.
+// An odd multiple of 2^-23 in (-1, 1): forcing the low bit keeps -1 out without a branch.
+inline float draw_input(uint64_t bits) { return float((bits & 0xFFFFFF) | 1) * 0x1p-23f - 1.0f; }
+
 enum class BlockState : uint8_t { kIdle, kRunning, kTransfer, kFlag, kPackets, kStores, kDone };
 
 struct Block {
@@ -157,6 +163,9 @@ class Simulator {
   template <class T>
   void write_inputs(Host& h, int call);
   double check_outputs(int call);  // run.cpp
+  uint64_t input_stream(int call, int r) const {
+    return splitmix64(spec_.seed ^ splitmix64(uint64_t(call) << 32 | uint32_t(r)));
+  }
 
   // ---- addresses, memory and the race check (memory.cpp) ----
   static uintptr_t addr(int space, uint64_t off) {
@@ -243,7 +252,7 @@ class Simulator {
   const std::vector<int> call_blocks_;
   const int world_, blocks_;  // blocks_: the most any call uses (the stride of blocks_v_)
   const bool data_, race_;
-  const TimePs launch_ps_, rtt_ps_, store_ps_, flag_ps_;
+  const TimePs launch_ps_, rtt_ps_, store_ps_, flag_ps_, acquire_ps_;
   const BytesPerPs block_bpp_;
   std::size_t in_bytes_, out_bytes_, scratch_bytes_;
   HeapLayout layout_;  // core/heap_layout.h, this run's program alone

@@ -244,6 +244,13 @@ void Simulator::wait(Block& b, uint32_t slot, uint32_t value, MemOrder order) {
     b.state = BlockState::kFlag;
     yield(b);
   }
+  // The acquire's own cost once the flag is seen (machine key acquire_us; 0 in a machine file
+  // whose calibration has not measured it, and then no event at all).
+  if (order == MemOrder::kAcquire && acquire_ps_ > 0) {
+    q_.push(q_.now() + acquire_ps_, kResumeBlock, uint32_t(b.rank * blocks_ + b.index), 0);
+    b.state = BlockState::kTransfer;
+    yield(b);
+  }
   b.last_wait = slot;
   if (race_ && order == MemOrder::kAcquire) {  // a relaxed wait joins nothing
     auto it = flag_snap_.find(key);

@@ -1,0 +1,131 @@
+// symmcoll calibrate / fit: microbenchmark rows (measured on GPUs, or predicted by the simulator
+// from a machine file) and the fit that turns them into a machine file (backends/sim/calib.h).
+#include "apps/cmd_calib.h"
+
+#include <boost/program_options.hpp>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+#include "apps/cli.h"
+#include "backends/sim/calib.h"
+#include "core/result.h"
+
+#if SYMM_HAVE_CUDA
+#include "backends/cuda/calibrate.h"
+#endif
+
+namespace po = boost::program_options;
+
+namespace symm::apps {
+namespace {
+
+const char* kCalibrateUsage =
+    "usage: symmcoll calibrate --backend cuda|sim --csv FILE [options]\n"
+    "\n"
+    "Runs the calibration microbenchmarks (launch, flag ping-pong, remote load chain, copies by\n"
+    "block count and pattern, copy engine, GEMM) and writes one row per setting, the command\n"
+    "line in the CSV's first comment. GPUs: symmcoll launch -n N -- symmcoll calibrate --backend\n"
+    "cuda --csv experiments/results/<machine>/calibrate_<machine>.csv. The simulator predicts the\n"
+    "same rows from --machine (what `symmcoll fit` must invert).";
+
+std::string command_line(int argc, char** argv) {
+  std::string s = " command: symmcoll";
+  for (int i = 0; i < argc; ++i) s += std::string(" ") + argv[i];
+  return s;
+}
+
+}  // namespace
+
+int cmd_calibrate(int argc, char** argv) {
+  std::string backend, machine = "h200x4", csv;
+  int world = 0;
+  po::options_description d("calibrate options", 110, 50);
+  // clang-format off
+  d.add_options()
+      ("help,h", "show this help")
+      ("backend", po::value(&backend)->required(), "cuda (measure this host's GPUs) | sim (predict from --machine)")
+      ("machine,m", po::value(&machine)->default_value(machine), "sim: the machine file to predict from")
+      ("world,w", po::value(&world)->default_value(world), "sim: ranks (0: the machine's GPU count)")
+      ("csv", po::value(&csv)->required(), "write the rows here");
+  // clang-format on
+  po::variables_map vm;
+  parse_args(argc, argv, d, vm);
+  if (vm.count("help")) {
+    std::cout << kCalibrateUsage << "\n" << d << "\n";
+    return kExitOk;
+  }
+  po::notify(vm);
+  if (backend == "cuda") {
+#if SYMM_HAVE_CUDA
+    return cuda::calibrate_main(csv, command_line(argc, argv));
+#else
+    fail(ErrorCode::kInvalidArgument, "--backend cuda: this build has no CUDA backend (nvcc not found at configure time)");
+#endif
+  }
+  if (backend != "sim") fail(ErrorCode::kInvalidArgument, "--backend '" + backend + "' is not cuda or sim");
+  const sim::Machine m = for_option("--machine", [&] { return sim::Machine::by_name(machine); });
+  const int w = world ? world : m.gpus;
+  if (w < 2 || w > m.gpus)
+    fail(ErrorCode::kInvalidArgument, "--world " + std::to_string(w) + " is outside 2.." + std::to_string(m.gpus));
+  check_writable(csv);
+  sim::CalibTable t;
+  t.comments.push_back(command_line(argc, argv));
+  t.comments.push_back(" predicted by the simulator from " + std::filesystem::path(m.path).filename().string());
+  t.rows = sim::simulate_calibration(m, w);
+  std::ofstream f(csv);
+  sim::write_calibration(f, t);
+  if (!f) fail(ErrorCode::kIo, "writing '" + csv + "' failed");
+  std::printf("symmcoll calibrate: %zu rows predicted for %s at world %d -> %s\n", t.rows.size(), m.name.c_str(), w,
+              csv.c_str());
+  return kExitOk;
+}
+
+int cmd_fit(int argc, char** argv) {
+  std::string calibration, out, base, name;
+  po::options_description d("fit options", 110, 50);
+  // clang-format off
+  d.add_options()
+      ("help,h", "show this help")
+      ("calibration,c", po::value(&calibration)->required(), "the rows of `symmcoll calibrate` (CSV)")
+      ("out,o", po::value(&out)->required(), "the machine file to write (.ini)")
+      ("base", po::value(&base),
+       "machine file whose values the keys no row calibrates keep (default: --out if it exists)")
+      ("name", po::value(&name), "machine name in the header (default: --out's stem)");
+  // clang-format on
+  po::variables_map vm;
+  parse_args(argc, argv, d, vm);
+  if (vm.count("help")) {
+    std::cout << "usage: symmcoll fit --calibration FILE.csv --out MACHINE.ini [--base OLD.ini]\n\n"
+                 "Fits every machine-file key the rows determine (least squares / NNLS, Eigen) and writes\n"
+                 "the file with each key's provenance (rows, residual) as a comment.\n\n"
+              << d << "\n";
+    return kExitOk;
+  }
+  po::notify(vm);
+  if (base.empty()) base = out;
+  const sim::Machine b = for_option("--base", [&] {
+    if (!std::filesystem::exists(base))
+      fail(ErrorCode::kInvalidArgument, "'" + base + "' does not exist (keys the rows do not calibrate need a base)");
+    return sim::Machine::load(base);
+  });
+  const sim::CalibTable t = for_option("--calibration", [&] { return sim::read_calibration(calibration); });
+  if (name.empty()) name = std::filesystem::path(out).stem().string();
+  const std::string source = std::filesystem::path(calibration).filename().string();
+  const sim::FitResult r = sim::fit_machine(t, b, name, source);
+  // Written whole, then renamed: a failed fit never leaves half a machine file.
+  const std::string tmp = out + ".tmp";
+  {
+    std::ofstream f(tmp);
+    f << r.ini;
+    if (!f) fail(ErrorCode::kIo, "writing '" + tmp + "' failed");
+  }
+  std::filesystem::rename(tmp, out);
+  sim::Machine::load(out);  // the reader accepts what was written
+  std::printf("symmcoll fit: %s from %zu rows of %s\n", out.c_str(), t.rows.size(), calibration.c_str());
+  return kExitOk;
+}
+
+}  // namespace symm::apps

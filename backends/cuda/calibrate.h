@@ -1,0 +1,25 @@
+// symmcoll calibrate --backend cuda: the calibration microbenchmarks on this host's GPUs (the
+// programs of core/calib_programs.h, copy engines, cuBLASLt GEMMs), one process per GPU through
+// `symmcoll launch`. Rows in backends/sim/calib.h's CSV (bench,world,blocks,graph,x,time_us),
+// written by rank 0; `symmcoll fit` turns them into a machine file.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <string>
+
+#include "backends/cuda/device_handle.h"
+#include "core/coll_args.h"
+
+namespace symm::cuda {
+
+// The device programs calibrate runs (calibrate_kernels.cu).
+enum class CalibProgram { kEmpty, kPingPongRelaxed, kPingPongAcqRel, kPingPongStore, kLoadChain,
+                          kCopyLocal, kCopyPeer, kCopyScatter, kCopyIncast };
+void launch_calib(CalibProgram p, const DeviceHandle& h, const CollArgs& a, int blocks, cudaStream_t s);
+
+// Runs every microbenchmark and writes `csv` (rank 0); `command` is recorded as its first
+// comment. Returns the process exit code.
+int calibrate_main(const std::string& csv, const std::string& command);
+
+}  // namespace symm::cuda

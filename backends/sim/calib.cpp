@@ -1,0 +1,132 @@
+// Calibration rows: their CSV, and the simulator's predictions of them (the programs of
+// core/calib_programs.h run through sim::run, timing-only). The fit is in fit.cpp.
+#include "backends/sim/calib.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <fstream>
+#include <ostream>
+#include <sstream>
+
+#include "backends/sim/testing.h"
+#include "core/calib_programs.h"
+
+namespace symm::sim {
+
+void write_calibration(std::ostream& out, const CalibTable& t) {
+  for (const std::string& c : t.comments) out << "#" << c << "\n";
+  out << "bench,world,blocks,graph,x,time_us\n";
+  char buf[256];
+  for (const CalibRow& r : t.rows) {
+    std::snprintf(buf, sizeof buf, "%s,%d,%d,%d,%.17g,%.6f\n", r.bench.c_str(), r.world, r.blocks, int(r.graph), r.x,
+                  r.time_us);
+    out << buf;
+  }
+}
+
+CalibTable read_calibration(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) fail(ErrorCode::kIo, "cannot read calibration file '" + path + "'");
+  CalibTable t;
+  std::string line;
+  int n = 0;
+  bool header = false;
+  while (std::getline(in, line)) {
+    ++n;
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    if (line.empty()) continue;
+    if (line[0] == '#') {
+      t.comments.push_back(line.substr(1));
+      continue;
+    }
+    const std::string where = path + ":" + std::to_string(n);
+    if (!header) {
+      if (line != "bench,world,blocks,graph,x,time_us")
+        fail(ErrorCode::kInvalidArgument, where + ": expected the header 'bench,world,blocks,graph,x,time_us'");
+      header = true;
+      continue;
+    }
+    std::vector<std::string> f;
+    std::stringstream ss(line);
+    for (std::string cell; std::getline(ss, cell, ',');) f.push_back(cell);
+    if (f.size() != 6) fail(ErrorCode::kInvalidArgument, where + ": expected 6 fields, got " + std::to_string(f.size()));
+    CalibRow r;
+    r.bench = f[0];
+    try {
+      std::size_t used = 0;
+      auto num = [&](const std::string& s) {
+        const double v = std::stod(s, &used);
+        if (used != s.size()) throw std::invalid_argument(s);
+        return v;
+      };
+      r.world = int(num(f[1]));
+      r.blocks = int(num(f[2]));
+      r.graph = num(f[3]) != 0;
+      r.x = num(f[4]);
+      r.time_us = num(f[5]);
+    } catch (const std::exception&) {
+      fail(ErrorCode::kInvalidArgument, where + ": a field is not a number");
+    }
+    if (!(r.time_us > 0)) fail(ErrorCode::kInvalidArgument, where + ": time_us must be positive");
+    t.rows.push_back(r);
+  }
+  if (!header) fail(ErrorCode::kInvalidArgument, path + ": no header line (bench,world,blocks,graph,x,time_us)");
+  return t;
+}
+
+namespace {
+
+// The programs run under a registry algorithm that only lends its buffer sizes (in = out =
+// bytes) and limits: all_reduce.ld_reduce.
+template <class Program>
+double sim_time(const Machine& m, int world, std::size_t bytes, int blocks, bool graph) {
+  RunSpec s;
+  s.machine = m;
+  s.world = world;
+  s.algo = &find_algo("all_reduce.ld_reduce");
+  s.dtype = DType::kBF16;
+  s.bytes = bytes;
+  s.blocks = blocks;
+  s.graph = graph;
+  s.timing_only = true;
+  return run_program<Program>(s).time_us;
+}
+
+}  // namespace
+
+std::vector<CalibRow> simulate_calibration(const Machine& m, int world, const CalibPlan& plan) {
+  using namespace calib;
+  std::vector<CalibRow> rows;
+  auto add = [&](const char* bench, int blocks, bool graph, double x, double t) {
+    rows.push_back(CalibRow{bench, world, blocks, graph, x, t});
+  };
+  add("device_gpus", 0, true, m.gpus, 1);
+  add("device_sms", 0, true, m.sms, 1);
+  add("device_copy_engines", 0, true, m.copy_engines, 1);
+  for (bool graph : {true, false}) add("launch", 1, graph, 0, sim_time<Empty>(m, world, kVecBytes, 1, graph));
+  for (int n : plan.rounds) {
+    const std::size_t b = std::size_t(n) * kVecBytes;
+    add("pingpong_relaxed", 1, true, n, sim_time<PingPongRelaxed>(m, world, b, 1, true));
+    add("pingpong_acqrel", 1, true, n, sim_time<PingPongAcqRel>(m, world, b, 1, true));
+    add("pingpong_store", 1, true, n, sim_time<PingPongStore>(m, world, b, 1, true));
+    add("load_chain", 1, true, n, sim_time<LoadChain>(m, world, b, 1, true));
+  }
+  for (int blocks : plan.peer_blocks) {
+    if (blocks > m.sms) continue;
+    for (double b : plan.small_bytes)
+      add("copy_peer", blocks, true, b, sim_time<BulkCopy<Pattern::kPeer>>(m, world, std::size_t(b), blocks, true));
+  }
+  const int all = std::min(m.sms, find_algo("all_reduce.ld_reduce").block_limit);
+  for (double b : plan.big_bytes) {
+    // Scatter / incast move (world-1) equal slices: x is what crosses rank 0's side.
+    const std::size_t slice = std::size_t(b) / std::size_t(world - 1) / kVecBytes * kVecBytes;
+    const double crossing = double(slice) * (world - 1);
+    add("copy_scatter", all, true, crossing,
+        sim_time<BulkCopy<Pattern::kScatter>>(m, world, std::size_t(b), all, true));
+    add("copy_incast", all, true, crossing, sim_time<BulkCopy<Pattern::kIncast>>(m, world, std::size_t(b), all, true));
+    add("copy_local", all, true, b, sim_time<BulkCopy<Pattern::kLocal>>(m, world, std::size_t(b), all, true));
+  }
+  return rows;
+}
+
+}  // namespace symm::sim

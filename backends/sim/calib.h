@@ -1,0 +1,67 @@
+// Calibration: microbenchmark rows (what `symmcoll calibrate` measures on GPUs, or predicts on
+// the simulator), their CSV, and the fit that turns them into a machine file.
+//
+// One row is one microbenchmark at one setting: `time_us` is the time of one call, launch to
+// the end of its last block (as RunResult::time_us; CUDA: a graph replay of many calls / calls).
+// What `x` means, and the parameter each bench isolates (core/calib_programs.h):
+//
+//   bench             x                 model of time_us                        parameter
+//   launch            0                 L                                       launch_graph_us / launch_eager_us
+//   pingpong_relaxed  round trips       c + 2x f                                flag_latency_us = f
+//   pingpong_acqrel   round trips       c + 2x (f + a)                          acquire_us = a
+//   pingpong_store    round trips       c + 2x (f + a + s + 16/B)               store_latency_us = s
+//   load_chain        16-byte loads     c + x (r + 16/B)                        load_rtt_us = r
+//   copy_peer         bytes             c + x / (blocks B), blocks <= 2          block_GBps = B
+//   copy_scatter      bytes out of 0    c + x / E                               nvlink_egress_GBps = E
+//   copy_incast       bytes into 0      c + x / I                               nvlink_ingress_GBps = I
+//   copy_local        bytes             c + x / H                               hbm_GBps = H
+//   ce_copy           bytes             S + x / C                               ce_startup_us = S, ce_GBps = C
+//   gemm              flops             c + x / (G 1e6)                         gemm_TFLOPs = G
+//   device_gpus / device_sms / device_copy_engines: x = the count               gpus / sms / copy_engines
+//
+// copy_peer rows at more blocks are kept as the rate-vs-blocks curve; the fit uses blocks <= 2.
+#pragma once
+
+#include <iosfwd>
+#include <string>
+#include <vector>
+
+#include "backends/sim/sim.h"
+#include "core/calib_plan.h"
+
+namespace symm::sim {
+
+struct CalibRow {
+  std::string bench;
+  int world = 0, blocks = 0;
+  bool graph = true;
+  double x = 0;
+  double time_us = 0;
+};
+
+struct CalibTable {
+  std::vector<std::string> comments;  // '#' lines of the CSV, without the '#' (the command first)
+  std::vector<CalibRow> rows;
+};
+
+// CSV: '#' comment lines, then the header "bench,world,blocks,graph,x,time_us", then rows.
+void write_calibration(std::ostream& out, const CalibTable& t);
+CalibTable read_calibration(const std::string& path);  // throws kIo / kInvalidArgument (line named)
+
+using calib::CalibPlan;  // the settings (core/calib_plan.h)
+
+// The rows the simulator predicts for `m` at `world` ranks: the programs of
+// core/calib_programs.h run through sim::run (timing-only), plus the device counts.
+std::vector<CalibRow> simulate_calibration(const Machine& m, int world, const CalibPlan& plan = {});
+
+// The fit: every key of a machine file from the rows, each with its provenance (which rows, the
+// residual) as an INI comment. Keys no row calibrates (nvls_GBps; copy-engine and GEMM keys
+// when those rows are absent) are copied from `base`, and say so. `source` names the CSV in the
+// header. Deterministic: the same rows give the same bytes.
+struct FitResult {
+  Machine machine;
+  std::string ini;
+};
+FitResult fit_machine(const CalibTable& t, const Machine& base, const std::string& name, const std::string& source);
+
+}  // namespace symm::sim

@@ -1,0 +1,291 @@
+// The fit (calib.h): machine-file keys from microbenchmark rows, by least squares (Eigen), with
+// non-negative least squares where a row's time is a sum of costs (the ping-pongs).
+#include <Eigen/Dense>
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <cstdio>
+#include <functional>
+#include <map>
+#include <sstream>
+
+#include "backends/sim/calib.h"
+
+namespace symm::sim {
+namespace {
+
+using Eigen::MatrixXd;
+using Eigen::VectorXd;
+
+// min |A x - b| subject to x >= 0 (Lawson and Hanson's active-set method).
+VectorXd nnls(const MatrixXd& A, const VectorXd& b) {
+  const int n = int(A.cols());
+  VectorXd x = VectorXd::Zero(n);
+  std::vector<bool> passive(std::size_t(n), false);
+  for (int outer = 0; outer < 3 * n + 10; ++outer) {
+    const VectorXd w = A.transpose() * (b - A * x);
+    int j = -1;
+    double best = 1e-12 * (1 + b.norm());
+    for (int i = 0; i < n; ++i)
+      if (!passive[std::size_t(i)] && w(i) > best) best = w(i), j = i;
+    if (j < 0) break;
+    passive[std::size_t(j)] = true;
+    for (int inner = 0; inner < 3 * n + 10; ++inner) {
+      std::vector<int> p;
+      for (int i = 0; i < n; ++i)
+        if (passive[std::size_t(i)]) p.push_back(i);
+      MatrixXd Ap(A.rows(), Eigen::Index(p.size()));
+      for (std::size_t k = 0; k < p.size(); ++k) Ap.col(Eigen::Index(k)) = A.col(p[k]);
+      const VectorXd zp = Ap.colPivHouseholderQr().solve(b);
+      VectorXd z = VectorXd::Zero(n);
+      for (std::size_t k = 0; k < p.size(); ++k) z(p[k]) = zp(Eigen::Index(k));
+      bool feasible = true;
+      for (int i : p) feasible &= z(i) > 0;
+      if (feasible) {
+        x = z;
+        break;
+      }
+      double alpha = 1;
+      for (int i : p)
+        if (z(i) <= 0) alpha = std::min(alpha, x(i) / (x(i) - z(i)));
+      x += alpha * (z - x);
+      for (int i : p)
+        if (x(i) <= 1e-15) passive[std::size_t(i)] = false, x(i) = 0;
+    }
+  }
+  return x;
+}
+
+struct Fit {
+  VectorXd p;                 // the parameters
+  double rms_rel = 0;         // root mean square of (pred - meas) / meas over the rows used
+  std::vector<int> lines;     // row indices used
+};
+
+// time = A p (rows given by their design row), non-negative, with the residual.
+Fit solve(const std::vector<std::vector<double>>& design, const std::vector<double>& t, const std::vector<int>& idx) {
+  const int m = int(design.size()), n = int(design.empty() ? 0 : design[0].size());
+  MatrixXd A(m, n);
+  VectorXd b(m);
+  // Rows weighted by 1/time: the fit minimises relative error, as the validation judges it.
+  for (int i = 0; i < m; ++i) {
+    for (int j = 0; j < n; ++j) A(i, j) = design[std::size_t(i)][std::size_t(j)] / t[std::size_t(i)];
+    b(i) = 1;
+  }
+  Fit f;
+  f.p = nnls(A, b);
+  const VectorXd r = A * f.p - b;
+  f.rms_rel = m ? std::sqrt(r.squaredNorm() / m) : 0;
+  f.lines = idx;
+  return f;
+}
+
+std::string fmt(double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.6g", v);
+  return buf;
+}
+
+// A residual as a percentage, to 0.01% (noise below it would make the file differ for nothing).
+std::string pct(double rel) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.2f%%", 100 * rel + 0.0);
+  return buf;
+}
+
+// "rows 12-17" / "rows 3, 5, 9": 1-based data-row numbers of the CSV.
+std::string rows_of(const std::vector<int>& idx) {
+  if (idx.empty()) return "no rows";
+  std::vector<int> v = idx;
+  std::sort(v.begin(), v.end());
+  bool contiguous = v.back() - v.front() + 1 == int(v.size());
+  if (v.size() == 1) return "data row " + std::to_string(v[0] + 1);
+  if (contiguous) return "data rows " + std::to_string(v.front() + 1) + "-" + std::to_string(v.back() + 1);
+  std::string s = "data rows ";
+  for (std::size_t i = 0; i < v.size(); ++i) s += (i ? "," : "") + std::to_string(v[i] + 1);
+  return s;
+}
+
+}  // namespace
+
+FitResult fit_machine(const CalibTable& t, const Machine& base, const std::string& name, const std::string& source) {
+  Machine m = base;
+  m.name = name;
+  std::map<std::string, std::string> why;  // key -> provenance comment
+  const std::vector<CalibRow>& R = t.rows;
+  auto select = [&](const std::function<bool(const CalibRow&)>& pred) {
+    std::vector<int> idx;
+    for (int i = 0; i < int(R.size()); ++i)
+      if (pred(R[std::size_t(i)])) idx.push_back(i);
+    return idx;
+  };
+  auto bench = [&](const char* b) { return select([&](const CalibRow& r) { return r.bench == b; }); };
+  auto note = [&](const std::string& key, const std::string& what, const Fit& f) {
+    why[key] = what + ", " + rows_of(f.lines) + ", rms residual " + pct(f.rms_rel);
+  };
+  // Counts: the device rows.
+  auto count = [&](const char* b, const char* key, int& out) {
+    const std::vector<int> idx = bench(b);
+    if (idx.empty()) return;
+    out = int(std::lround(R[std::size_t(idx.back())].x));
+    why[key] = std::string("device property (") + b + "), " + rows_of({idx.back()});
+  };
+  count("device_gpus", "gpus", m.gpus);
+  count("device_sms", "sms", m.sms);
+  count("device_copy_engines", "copy_engines", m.copy_engines);
+
+  // Linear fits t = c + s x over a row set: p = (c, s).
+  auto linear = [&](const std::vector<int>& idx, const std::function<double(const CalibRow&)>& x,
+                    const std::function<double(const CalibRow&)>& t_adj = nullptr) {
+    std::vector<std::vector<double>> d;
+    std::vector<double> tt;
+    for (int i : idx) {
+      const CalibRow& r = R[std::size_t(i)];
+      d.push_back({1.0, x(r)});
+      tt.push_back(t_adj ? t_adj(r) : r.time_us);
+    }
+    return solve(d, tt, idx);
+  };
+  auto need = [&](const std::vector<int>& idx, std::size_t n) { return idx.size() >= n; };
+
+  // Launch: the mean of the launch rows (one parameter, intercept only).
+  for (bool graph : {true, false}) {
+    const std::vector<int> idx = select([&](const CalibRow& r) { return r.bench == "launch" && r.graph == graph; });
+    if (idx.empty()) continue;
+    std::vector<std::vector<double>> d(idx.size(), std::vector<double>{1.0});
+    std::vector<double> tt;
+    for (int i : idx) tt.push_back(R[std::size_t(i)].time_us);
+    const Fit f = solve(d, tt, idx);
+    const char* key = graph ? "launch_graph_us" : "launch_eager_us";
+    (graph ? m.launch_graph_us : m.launch_eager_us) = f.p(0);
+    note(key, std::string("mean of launch (empty kernel, ") + (graph ? "graph" : "eager") + ")", f);
+  }
+
+  // Per-block rate first: the ping-pong store and the load chain carry a 16-byte transfer each.
+  {
+    const std::vector<int> idx = select([](const CalibRow& r) { return r.bench == "copy_peer" && r.blocks <= 2; });
+    if (need(idx, 2)) {
+      const Fit f = linear(idx, [](const CalibRow& r) { return r.x / r.blocks; });
+      m.block_GBps = 1e-3 / f.p(1);
+      note("block_GBps", "copy_peer at 1-2 blocks: t = c + bytes/(blocks B)", f);
+    }
+  }
+  const double vec_us = 16.0 / (m.block_GBps * 1e3);  // one 16-byte vector at the block rate
+  {
+    // The three ping-pongs at once, each with its own intercept, hops sharing costs:
+    //   relaxed  t = c1 + 2x f
+    //   acqrel   t = c2 + 2x (f + a)           a: the acquire (acquire_us)
+    //   store    t = c3 + 2x (f + a + s)       s: the store's landing before the release (+ the vector)
+    // Without acqrel rows a is not separable: it is fixed at 0 and s absorbs it.
+    const std::vector<int> a = bench("pingpong_relaxed"), q = bench("pingpong_acqrel"), b = bench("pingpong_store");
+    if (need(a, 2) && need(b, 2)) {
+      const bool acq = need(q, 2);
+      std::vector<std::vector<double>> d;
+      std::vector<double> tt;
+      std::vector<int> idx;
+      for (int i : a) d.push_back({1, 0, 0, 2 * R[std::size_t(i)].x, 0, 0}), tt.push_back(R[std::size_t(i)].time_us);
+      if (acq)
+        for (int i : q) {
+          const double x = R[std::size_t(i)].x;
+          d.push_back({0, 1, 0, 2 * x, 2 * x, 0});
+          tt.push_back(R[std::size_t(i)].time_us);
+        }
+      for (int i : b) {
+        const CalibRow& r = R[std::size_t(i)];
+        d.push_back({0, 0, 1, 2 * r.x, acq ? 2 * r.x : 0, 2 * r.x});
+        tt.push_back(r.time_us - 2 * r.x * vec_us);
+      }
+      idx = a;
+      if (acq) idx.insert(idx.end(), q.begin(), q.end());
+      idx.insert(idx.end(), b.begin(), b.end());
+      const Fit f = solve(d, tt, idx);
+      m.flag_latency_us = f.p(3);
+      m.acquire_us = acq ? f.p(4) : 0;
+      m.store_latency_us = f.p(5);
+      const std::string names = acq ? "pingpong_relaxed/acqrel/store" : "pingpong_relaxed/store";
+      note("flag_latency_us", names + " (NNLS): one-way flag f", f);
+      if (acq) note("acquire_us", names + " (NNLS): acquire a per hop (acqrel - relaxed)", f);
+      note("store_latency_us", names + " (NNLS): store landing s per hop (store - acqrel)", f);
+    }
+  }
+  {
+    const std::vector<int> idx = bench("load_chain");
+    if (need(idx, 2)) {
+      const Fit f = linear(idx, [](const CalibRow& r) { return r.x; },
+                           [&](const CalibRow& r) { return r.time_us - r.x * vec_us; });
+      m.load_rtt_us = f.p(1);
+      note("load_rtt_us", "load_chain: t = c + n (rtt + 16 B at the block rate)", f);
+    }
+  }
+  auto rate = [&](const char* b, const char* key, double& out, const char* what) {
+    const std::vector<int> idx = bench(b);
+    if (!need(idx, 2)) return;
+    const Fit f = linear(idx, [](const CalibRow& r) { return r.x; });
+    out = 1e-3 / f.p(1);
+    note(key, what, f);
+  };
+  rate("copy_scatter", "nvlink_egress_GBps", m.nvlink_egress_GBps, "copy_scatter (rank 0 to every peer): t = c + bytes/E");
+  rate("copy_incast", "nvlink_ingress_GBps", m.nvlink_ingress_GBps, "copy_incast (every peer to rank 0): t = c + bytes/I");
+  rate("copy_local", "hbm_GBps", m.hbm_GBps, "copy_local (all SMs, every rank): t = c + bytes/H");
+  {
+    const std::vector<int> idx = bench("ce_copy");
+    if (need(idx, 2)) {
+      const Fit f = linear(idx, [](const CalibRow& r) { return r.x; });
+      m.ce_startup_us = f.p(0);
+      m.ce_GBps = 1e-3 / f.p(1);
+      note("ce_startup_us", "ce_copy (cudaMemcpyAsync to a peer): intercept of t = S + bytes/C", f);
+      note("ce_GBps", "ce_copy (cudaMemcpyAsync to a peer): slope of t = S + bytes/C", f);
+    }
+  }
+  {
+    const std::vector<int> idx = bench("gemm");
+    if (need(idx, 2)) {
+      const Fit f = linear(idx, [](const CalibRow& r) { return r.x; });
+      m.gemm_TFLOPs = 1e-6 / f.p(1);
+      note("gemm_TFLOPs", "gemm (cuBLASLt bf16): t = c + flops/G", f);
+    }
+  }
+
+  // The file: every key in machine.cpp's order, its value and where it came from.
+  struct K {
+    const char* key;
+    double v;
+    bool integer;
+    bool zero_ok = false;
+  };
+  const K keys[] = {{"gpus", double(m.gpus), true},
+                    {"nvlink_egress_GBps", m.nvlink_egress_GBps, false},
+                    {"nvlink_ingress_GBps", m.nvlink_ingress_GBps, false},
+                    {"store_latency_us", m.store_latency_us, false},
+                    {"flag_latency_us", m.flag_latency_us, false},
+                    {"load_rtt_us", m.load_rtt_us, false},
+                    {"acquire_us", m.acquire_us, false, true},
+                    {"block_GBps", m.block_GBps, false},
+                    {"sms", double(m.sms), true},
+                    {"hbm_GBps", m.hbm_GBps, false},
+                    {"launch_eager_us", m.launch_eager_us, false},
+                    {"launch_graph_us", m.launch_graph_us, false},
+                    {"copy_engines", double(m.copy_engines), true},
+                    {"ce_startup_us", m.ce_startup_us, false},
+                    {"ce_GBps", m.ce_GBps, false},
+                    {"nvls_GBps", m.nvls_GBps, false},
+                    {"gemm_TFLOPs", m.gemm_TFLOPs, false}};
+  std::ostringstream o;
+  o << "# " << name << ": generated by `symmcoll fit` from " << source << " (" << R.size()
+    << " rows); do not edit, rerun the fit.\n";
+  for (const std::string& c : t.comments) o << "# calibration:" << c << "\n";
+  for (const K& k : keys) {
+    if (!(k.zero_ok ? k.v >= 0 : k.v > 0) || !std::isfinite(k.v))
+      fail(ErrorCode::kInvalidArgument, source + ": the fit of '" + k.key + "' is " + fmt(k.v) +
+                                            " (not positive): the rows do not determine it");
+    const auto it = why.find(k.key);
+    // Times to the simulator's resolution (1 ps): the fit's noise below it would only make files differ.
+    const bool us = std::string(k.key).ends_with("_us");
+    const std::string v = k.integer ? std::to_string(std::lround(k.v)) : fmt(us ? std::round(k.v * 1e6) / 1e6 + 0.0 : k.v);
+    o << k.key << " = " << v << "  # "
+      << (it != why.end() ? it->second : "not calibrated: as in " + std::filesystem::path(base.path).filename().string()) << "\n";
+  }
+  return FitResult{m, o.str()};
+}
+
+}  // namespace symm::sim

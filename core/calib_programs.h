@@ -1,0 +1,123 @@
+// Calibration microbenchmarks as device programs (symmcoll calibrate): written once in the
+// verbs, run by the CUDA backend to measure a machine and by the simulator to produce the rows a
+// machine file predicts (the fit's test: parameters in, rows out, parameters back).
+//
+// Each program isolates one machine-file parameter (docs: the table in calib_rows.h). The size
+// argument carries the program's knob: `units(a)` = count * sizeof(T) / 16, i.e. a call of
+// `bytes` runs bytes / 16 rounds, loads or 16-byte vectors. Every program is SPMD and safe to
+// launch again (epochs come from advance(), as barriers' do).
+#pragma once
+
+#include "core/coll_args.h"
+#include "core/signal_pad.h"
+#include "core/verbs.h"
+
+namespace symm::calib {
+
+template <class T>
+SYMM_HD std::size_t units(const CollArgs& a) {
+  return a.count * sizeof(T) / kVecBytes;
+}
+
+// The flag channel and counter the ping-pong uses (barriers use channel 0 and counter 0).
+inline constexpr int kChannel = 3, kCounter = 3;
+
+// Nothing: the launch alone.
+struct Empty {
+  template <class T, class Ctx>
+  SYMM_HD static void run(Ctx&, const CollArgs&) {}
+};
+
+// Ranks 0 and 1, block 0: units(a) round trips on one flag each way. kStore: each hop first
+// stores 16 bytes into the peer's `out` and publishes them with a release signal (the receiver
+// acquires): the hop then costs a store landing plus a flag. Other ranks and blocks return.
+template <MemOrder kSignal, MemOrder kWait, bool kStore>
+struct PingPong {
+  template <class T, class Ctx>
+  SYMM_HD static void run(Ctx& ctx, const CollArgs& a) {
+    if (ctx.block() != 0 || ctx.rank() > 1) return;
+    const int me = ctx.rank(), peer = 1 - me;
+    const uint32_t n = uint32_t(units<T>(a));
+    const uint32_t base = (ctx.advance(pad::counter(0, kCounter)) - 1) * n;
+    const uint32_t mine = pad::flag(kChannel, 0, peer);  // the flag the peer writes into my pad
+    char* dst = static_cast<char*>(ctx.peer(a.out, peer));
+    const char* src = static_cast<const char*>(a.in);
+    auto hop = [&](uint32_t v) {
+      if (kStore) ctx.copy(dst + (v % n) * kVecBytes, src, kVecBytes);
+      ctx.signal(peer, pad::flag(kChannel, 0, me), v, kSignal);
+    };
+    for (uint32_t i = 1; i <= n; ++i) {
+      if (me == 0) {
+        hop(base + i);
+        ctx.wait(mine, base + i, kWait);
+      } else {
+        ctx.wait(mine, base + i, kWait);
+        hop(base + i);
+      }
+    }
+  }
+};
+using PingPongRelaxed = PingPong<MemOrder::kRelaxed, MemOrder::kRelaxed, false>;
+using PingPongAcqRel = PingPong<MemOrder::kRelease, MemOrder::kAcquire, false>;
+using PingPongStore = PingPong<MemOrder::kRelease, MemOrder::kAcquire, true>;
+
+// Rank 0, block 0: units(a) remote loads of 16 bytes from rank 1's `in`, one after the other
+// (each copy's store needs its load: in-order issue makes a chain of round trips).
+struct LoadChain {
+  template <class T, class Ctx>
+  SYMM_HD static void run(Ctx& ctx, const CollArgs& a) {
+    if (ctx.block() != 0 || ctx.rank() != 0) return;
+    const std::size_t n = units<T>(a);
+    const char* src = static_cast<const char*>(ctx.peer(a.in, 1));
+    char* dst = static_cast<char*>(a.out);
+    for (std::size_t i = 0; i < n; ++i) ctx.copy(dst + i * kVecBytes, src + i * kVecBytes, kVecBytes);
+  }
+};
+
+// Bulk copies of `bytes` (count * sizeof(T)) split evenly over the blocks, by pattern:
+//   kLocal    every rank: its `in` to its own `out` (HBM)
+//   kPeer     rank 0 only: its `in` to rank 1's `out` (one link; per-block rate at few blocks)
+//   kScatter  rank 0 only: slices of its `in` to every peer's `out` (rank 0's egress)
+//   kIncast   every rank but 0: its `in` to its slice of rank 0's `out` (rank 0's ingress)
+// In kScatter / kIncast `bytes` is what crosses rank 0's side: (world-1) slices of bytes/(world-1).
+enum class Pattern { kLocal, kPeer, kScatter, kIncast };
+
+template <Pattern kPattern>
+struct BulkCopy {
+  template <class T, class Ctx>
+  SYMM_HD static void run(Ctx& ctx, const CollArgs& a) {
+    const int me = ctx.rank(), n = ctx.world(), b = ctx.block(), nb = ctx.blocks();
+    const std::size_t bytes = a.count * sizeof(T);
+    const char* in = static_cast<const char*>(a.in);
+    char* out = static_cast<char*>(a.out);
+    // [lo, hi) of `len` bytes for block b, in whole 16-byte vectors.
+    auto piece = [&](std::size_t len, std::size_t& lo, std::size_t& hi) {
+      const std::size_t v = len / kVecBytes;
+      lo = v * std::size_t(b) / std::size_t(nb) * kVecBytes;
+      hi = v * std::size_t(b + 1) / std::size_t(nb) * kVecBytes;
+    };
+    std::size_t lo = 0, hi = 0;
+    if constexpr (kPattern == Pattern::kLocal) {
+      piece(bytes, lo, hi);
+      ctx.copy(out + lo, in + lo, hi - lo);
+    } else if constexpr (kPattern == Pattern::kPeer) {
+      if (me != 0) return;
+      piece(bytes, lo, hi);
+      ctx.copy(static_cast<char*>(ctx.peer(a.out, 1)) + lo, in + lo, hi - lo);
+    } else {
+      const std::size_t slice = bytes / std::size_t(n - 1) / kVecBytes * kVecBytes;
+      piece(slice, lo, hi);
+      if (kPattern == Pattern::kScatter && me == 0) {
+        // Block b starts at peer 1 + b % (n-1), so every link has work from the first moment.
+        for (int i = 0; i < n - 1; ++i) {
+          const int p = 1 + (b + i) % (n - 1);
+          ctx.copy(static_cast<char*>(ctx.peer(a.out, p)) + std::size_t(p - 1) * slice + lo, in + lo, hi - lo);
+        }
+      } else if (kPattern == Pattern::kIncast && me != 0) {
+        ctx.copy(static_cast<char*>(ctx.peer(a.out, 0)) + std::size_t(me - 1) * slice + lo, in + lo, hi - lo);
+      }
+    }
+  }
+};
+
+}  // namespace symm::calib

@@ -1,0 +1,156 @@
+// The calibration fit: parameters in, microbenchmark rows out (the simulator running the
+// programs of core/calib_programs.h), the fit, parameters back within 1%. The fit is
+// deterministic, a changed row changes the file, and the machine reader accepts what it writes.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+
+#include "backends/sim/calib.h"
+
+namespace symm::sim {
+namespace {
+
+Machine machine(const char* name) { return Machine::by_name(std::string(SYMM_MACHINES_DIR_TEST) + "/" + name + ".ini"); }
+
+// Distinct values for every key (store != flag, HBM under the all-SM block cap, ingress under
+// egress), so a fit that swaps or merges two parameters cannot pass.
+Machine odd_machine() {
+  Machine m = machine("h200x4");
+  m.name = "odd";
+  m.nvlink_egress_GBps = 300;
+  m.nvlink_ingress_GBps = 250;
+  m.store_latency_us = 0.8;
+  m.acquire_us = 0.35;
+  m.flag_latency_us = 1.7;
+  m.load_rtt_us = 3.1;
+  m.block_GBps = 41;
+  m.hbm_GBps = 2500;
+  m.launch_eager_us = 5.5;
+  m.launch_graph_us = 1.2;
+  m.sms = 100;
+  m.copy_engines = 3;
+  m.ce_startup_us = 6.5;
+  m.ce_GBps = 210;
+  m.gemm_TFLOPs = 700;
+  return m;
+}
+
+// Copy-engine and GEMM rows: the simulator models them in host plans (streams.cpp), not as
+// device programs, so these rows come from the machine file's formula t = S + bytes / rate.
+void add_formula_rows(const Machine& m, int world, std::vector<CalibRow>& rows) {
+  for (double b : {1 << 20, 8 << 20, 64 << 20})
+    rows.push_back({"ce_copy", world, 0, true, b, m.ce_startup_us + b / (m.ce_GBps * 1e3)});
+  for (double n : {2048.0, 4096.0, 8192.0}) {
+    const double flops = 2 * n * n * n;
+    rows.push_back({"gemm", world, 0, true, flops, 3.0 + flops / (m.gemm_TFLOPs * 1e6)});
+  }
+}
+
+CalibTable table_for(const Machine& m, int world) {
+  CalibTable t;
+  t.comments.push_back(" test rows");
+  t.rows = simulate_calibration(m, world);
+  add_formula_rows(m, world, t.rows);
+  return t;
+}
+
+void expect_near_rel(double got, double want, const char* key) {
+  // A cost set to 0 must come back as 0 to the simulator's resolution (1 ps).
+  EXPECT_LE(std::fabs(got - want), want == 0 ? 1e-6 : 0.01 * std::fabs(want))
+      << key << ": fitted " << got << ", set " << want;
+}
+
+void expect_recovers(const Machine& in, int world) {
+  Machine base = machine("h200x8");  // a different machine: nothing may be copied from it
+  const FitResult f = fit_machine(table_for(in, world), base, "fitted", "test.csv");
+  const Machine& out = f.machine;
+  EXPECT_EQ(out.gpus, in.gpus);
+  EXPECT_EQ(out.sms, in.sms);
+  EXPECT_EQ(out.copy_engines, in.copy_engines);
+  expect_near_rel(out.nvlink_egress_GBps, in.nvlink_egress_GBps, "nvlink_egress_GBps");
+  expect_near_rel(out.nvlink_ingress_GBps, in.nvlink_ingress_GBps, "nvlink_ingress_GBps");
+  expect_near_rel(out.store_latency_us, in.store_latency_us, "store_latency_us");
+  expect_near_rel(out.acquire_us, in.acquire_us, "acquire_us");
+  expect_near_rel(out.flag_latency_us, in.flag_latency_us, "flag_latency_us");
+  expect_near_rel(out.load_rtt_us, in.load_rtt_us, "load_rtt_us");
+  expect_near_rel(out.block_GBps, in.block_GBps, "block_GBps");
+  expect_near_rel(out.hbm_GBps, in.hbm_GBps, "hbm_GBps");
+  expect_near_rel(out.launch_eager_us, in.launch_eager_us, "launch_eager_us");
+  expect_near_rel(out.launch_graph_us, in.launch_graph_us, "launch_graph_us");
+  expect_near_rel(out.ce_startup_us, in.ce_startup_us, "ce_startup_us");
+  expect_near_rel(out.ce_GBps, in.ce_GBps, "ce_GBps");
+  expect_near_rel(out.gemm_TFLOPs, in.gemm_TFLOPs, "gemm_TFLOPs");
+  // The one key no microbenchmark measures comes from the base, and the file says so.
+  EXPECT_EQ(out.nvls_GBps, base.nvls_GBps);
+  EXPECT_NE(f.ini.find("nvls_GBps = " + std::to_string(int(base.nvls_GBps)) + "  # not calibrated: as in h200x8.ini"),
+            std::string::npos)
+      << f.ini;
+}
+
+TEST(Calib, FitRecoversTheShippedMachine) { expect_recovers(machine("h200x4"), 4); }
+TEST(Calib, FitRecoversDistinctParameters) { expect_recovers(odd_machine(), 4); }
+TEST(Calib, FitRecoversAtEightRanks) { expect_recovers(odd_machine(), 8); }
+
+TEST(Calib, DeterministicAndThroughTheCsv) {
+  const CalibTable t = table_for(odd_machine(), 4);
+  const Machine base = machine("h200x4");
+  const std::string a = fit_machine(t, base, "m", "x.csv").ini;
+  EXPECT_EQ(a, fit_machine(t, base, "m", "x.csv").ini);
+  // Written and read back, the rows give the same file.
+  const std::string path = testing::TempDir() + "calib_rows.csv";
+  {
+    std::ofstream f(path);
+    write_calibration(f, t);
+  }
+  const CalibTable back = read_calibration(path);
+  ASSERT_EQ(back.rows.size(), t.rows.size());
+  EXPECT_EQ(fit_machine(back, base, "m", "x.csv").ini, a);
+  // And the machine reader takes the file, comments and all, with the fitted values.
+  const std::string ini = testing::TempDir() + "calib_fit.ini";
+  {
+    std::ofstream f(ini);
+    f << a;
+  }
+  const Machine m = Machine::load(ini);
+  EXPECT_NEAR(m.flag_latency_us, 1.7, 0.017);
+  EXPECT_EQ(m.sms, 100);
+}
+
+TEST(Calib, AChangedRowChangesTheFile) {
+  CalibTable t = table_for(odd_machine(), 4);
+  const Machine base = machine("h200x4");
+  const std::string a = fit_machine(t, base, "m", "x.csv").ini;
+  for (CalibRow& r : t.rows)
+    if (r.bench == "load_chain" && r.x == 8) r.time_us *= 1.1;
+  const FitResult b = fit_machine(t, base, "m", "x.csv");
+  EXPECT_NE(b.ini, a);
+  EXPECT_GT(b.machine.load_rtt_us, 3.1 * 1.01);  // the change moved the key it belongs to
+}
+
+TEST(Calib, RowsThatDetermineNothingAreRefused) {
+  CalibTable t = table_for(odd_machine(), 4);
+  // A copy that gets faster with more bytes: a negative rate, which the fit must not write.
+  for (CalibRow& r : t.rows)
+    if (r.bench == "copy_local") r.time_us = 1000.0 / r.x * 1e6;
+  EXPECT_THROW(fit_machine(t, machine("h200x4"), "m", "x.csv"), Error);
+}
+
+TEST(Calib, CsvErrorsNameTheLine) {
+  const std::string path = testing::TempDir() + "calib_bad.csv";
+  {
+    std::ofstream f(path);
+    f << "# c\nbench,world,blocks,graph,x,time_us\nlaunch,4,1,1,0,0.7\nlaunch,4,1,x,0,0.7\n";
+  }
+  try {
+    read_calibration(path);
+    FAIL() << "accepted a bad field";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find(":4:"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace symm::sim
