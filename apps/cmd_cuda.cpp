@@ -14,6 +14,7 @@
 #include "apps/cli.h"
 #include "backends/cuda/bench.h"
 #include "backends/cuda/host_logic.h"
+#include "core/plan.h"
 #include "core/sizes.h"
 
 namespace po = boost::program_options;
@@ -54,13 +55,32 @@ void require_devices(int n, const std::string& who) {
                                       std::to_string(count) + " (CUDA_VISIBLE_DEVICES limits what it shows)");
 }
 
+// ---- bounds and testing (the reliability part of bench's help; environment, not options) --
+constexpr const char* kBenchCudaBoundsHelp =
+    "bounds (no call hangs):\n"
+    "  every GPU wait gives up after SYMM_WAIT_TIMEOUT_S seconds (default 2; converted to cycles\n"
+    "  at the device clock; SYMM_WAIT_TIMEOUT_CYCLES or --wait-timeout-cycles set cycles directly).\n"
+    "  The first expired wait poisons the rank (its later waits return at once); the host, which\n"
+    "  polls while it waits, prints rank, block, slot or packet buffer, expected and seen values\n"
+    "  and the call, aborts the NCCL communicator and exits 1; `symmcoll launch` then stops the\n"
+    "  other ranks (SIGTERM, SIGKILL a second later). A stream that has not finished after\n"
+    "  SYMM_STREAM_TIMEOUT_S seconds with nothing reported (default max(30, 4 x the wait bound))\n"
+    "  is reported the same way.\n\n";
+constexpr const char* kBenchCudaTestingHelp =
+    "testing (make ranks disagree; the GPU suite's no-hang cases; R = a rank):\n"
+    "  SYMM_TEST_RANK_ALGO=R:ALGO   rank R runs ALGO (same op) instead of each requested algorithm\n"
+    "  SYMM_TEST_RANK_SIZE=R:SIZE   rank R runs every call at SIZE bytes\n"
+    "  SYMM_TEST_RANK_SKIP=R        rank R never launches the collectives (NCCL calls still run)\n"
+    "  SYMM_TEST_RANK_KILL=R        rank R kills itself (SIGKILL) with its first timed samples in flight\n"
+    "  --probe-timeout              run only the bounded-wait error-path probes\n";
+
 }  // namespace
 
 int cmd_bench_cuda(int argc, char** argv) {
   if (names_fused_op(argc, argv)) return cmd_bench_fused_cuda(argc, argv);
   cuda::BenchOptions o;
   std::string ops = "all_reduce", algos = "all", dtypes = "bf16", sizes = "4K:256M", mode = "both", blocks = "0",
-              op = "sum", check_up_to = "64M", heap = "0", format = "table";
+              op = "sum", check_up_to = "64M", heap = "0", format = "table", chunk = "0";
   po::options_description d(
       "usage: symmcoll launch -n N -- symmcoll bench --backend cuda [options]\n\n"
       "Each algorithm next to NCCL (plain buffers: nccl; symmetric windows: nccl_symm), checked\n"
@@ -85,14 +105,23 @@ int cmd_bench_cuda(int argc, char** argv) {
       "blocks", po::value(&blocks)->default_value(blocks), "block counts, comma list; 0 = the registry default")(
       "threads", po::value(&o.threads)->default_value(o.threads),
       "threads per block; 0 = by size (<= 512); not with --csv: the schema has no threads column")(
-      "no-nccl", "skip the nccl and nccl_symm baselines")("timing-only", "time only, no correctness check")(
+      "no-nccl", "skip the NCCL baselines (nccl, nccl_symm, and nccl_ce: NCCL's copy-engine all-gather)")(
+      "timing-only", "time only, no correctness check")(
+      "streams", po::value(&o.streams)->default_value(o.streams),
+      "host plans (ce, ce_overlap): streams per rank, the caller's included (1..8)")(
+      "chunk-bytes", po::value(&chunk)->default_value(chunk),
+      "host plans: bytes per copy and progress flag; 0 = the plan's default")(
+      "plan-timeout", po::value(&o.plan_timeout_s)->default_value(o.plan_timeout_s),
+      "host plans: seconds a checked call may take before the watchdog names the stream wait that never "
+      "ended")(
       "no-timing", "check only (with --replays: the GPU test suite)")(
       "check-up-to", po::value(&check_up_to)->default_value(check_up_to), "check sizes up to this; larger: err -1")(
       "replays", po::value(&o.replays)->default_value(0), "also replay a one-call graph this often, then check")(
       "heap", po::value(&heap)->default_value(heap), "symmetric heap per rank; 0 = what the sizes need")(
       "wait-timeout-cycles", po::value(&o.timeout_cycles)->default_value(0),
-      "bound of every spin-wait in clock cycles; 0 = SYMM_WAIT_TIMEOUT_CYCLES or ~4 s")("csv", po::value(&o.csv),
-                                                                                        "write rows here (rank 0)")(
+      "bound of every spin-wait in clock cycles; 0 = SYMM_WAIT_TIMEOUT_CYCLES, else SYMM_WAIT_TIMEOUT_S "
+      "seconds (default 2) at the device clock (see 'bounds' below)")("csv", po::value(&o.csv),
+                                                                    "write rows here (rank 0)")(
       "format", po::value(&format)->default_value(format),
       "stdout: table, or nccl-tests (its columns and '# Avg bus bandwidth' footer, one table per algorithm)")(
       "machine", po::value(&o.machine), "machine column; default from the device name and world, e.g. h200x4")(
@@ -104,7 +133,7 @@ int cmd_bench_cuda(int argc, char** argv) {
   po::variables_map vm;
   parse_args(argc, argv, all, vm);
   if (vm.count("help")) {
-    std::cout << d << "\n";
+    std::cout << d << "\n" << kBenchCudaBoundsHelp << kBenchCudaTestingHelp;
     return 0;
   }
   po::notify(vm);
@@ -128,6 +157,12 @@ int cmd_bench_cuda(int argc, char** argv) {
   o.timing = !vm.count("no-timing");
   o.check_max = for_option("--check-up-to", [&] { return parse_size(check_up_to); });
   o.heap = heap == "0" ? 0 : for_option("--heap", [&] { return parse_size(heap); });
+  o.chunk_bytes = chunk == "0" ? 0 : for_option("--chunk-bytes", [&] { return parse_size(chunk); });
+  if (o.streams < 1 || o.streams > kMaxStreams)
+    fail(ErrorCode::kInvalidArgument, "--streams " + std::to_string(o.streams) + " is outside 1.." + std::to_string(kMaxStreams));
+  if (o.chunk_bytes % kVecBytes)
+    fail(ErrorCode::kInvalidArgument, "--chunk-bytes " + chunk + " is not a multiple of 16");
+  if (!(o.plan_timeout_s > 0)) fail(ErrorCode::kInvalidArgument, "--plan-timeout must be > 0");
   o.probe_timeout = vm.count("probe-timeout") > 0;
   o.nccl_tests_format = parse_format(format);
   // Rows of these would read as the defaults' rows: refused before any rank touches a GPU.

@@ -79,7 +79,7 @@ int cmd_bench_fused_cuda(int argc, char** argv) {
       "chunk-rows", po::value(&o.chunk_rows)->default_value(0),
       "rows per progress flag / GEMM; 0 = each plan's default; not with --csv")(
       "no-baselines", "skip the cublaslt and nccl_cublaslt rows (nccl_cublaslt still runs for the check)")(
-      "no-check", "time only")("no-timing", "check only (with --replays: the GPU test suite)")(
+      "timing-only", "time only")("no-timing", "check only (with --replays: the GPU test suite)")(
       "ref-max", po::value(&o.ref_max)->default_value(o.ref_max),
       "float64 reference when M*N*K (mm_rs: /world) is at most this")(
       "replays", po::value(&o.replays)->default_value(0), "also replay a one-call graph this often, then check")(
@@ -122,7 +122,7 @@ int cmd_bench_fused_cuda(int argc, char** argv) {
       o.shapes.push_back(s);
     }
   o.baselines = !vm.count("no-baselines");
-  o.check = !vm.count("no-check");
+  o.check = !vm.count("timing-only");
   o.timing = !vm.count("no-timing");
   if (o.streams != 3) refuse_with_csv(o.csv, "--streams", std::to_string(o.streams), "plan streams", "3");
   if (o.chunk_rows != 0) refuse_with_csv(o.csv, "--chunk-rows", std::to_string(o.chunk_rows), "chunk rows", "0");

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "apps/cli.h"
+#include "core/plan.h"
 #include "backends/sim/sim.h"
 #include "core/auto_select.h"
 #include "core/nccl_tests_format.h"
@@ -39,6 +40,8 @@ struct Common {
   bool timing_only = false;
   std::string mode = "graph";
   uint64_t seed = 1;
+  int streams = 3;             // host plans
+  std::string chunk = "0";     // host plans: bytes per copy / progress flag
 };
 
 void add_common(po::options_description& d, Common& c) {
@@ -61,7 +64,11 @@ void add_common(po::options_description& d, Common& c) {
        "no data arrays: predicts time only, no correctness check (fast, any size)")
       ("mode", po::value(&c.mode)->default_value(c.mode),
        "launch latency charged: graph (CUDA-graph replay, as nccl-tests -G) | eager")
-      ("seed", po::value(&c.seed)->default_value(c.seed), "seed of the random inputs");
+      ("seed", po::value(&c.seed)->default_value(c.seed), "seed of the random inputs")
+      ("streams", po::value(&c.streams)->default_value(c.streams),
+       "host plans (ce, ce_overlap): streams per rank, the caller's included (1..8)")
+      ("chunk-bytes", po::value(&c.chunk)->default_value(c.chunk),
+       "host plans: bytes per copy and progress flag (0: the plan's default)");
   // clang-format on
 }
 
@@ -102,6 +109,11 @@ Resolved resolve(const Common& c, const char* cmd) {
   r.reduce = for_option("--reduce", [&] { return parse_reduce_op(c.reduce); });
   r.graph = parse_mode(c.mode, /*allow_both=*/false)[0];
   if (c.blocks < 0) fail(ErrorCode::kInvalidArgument, "--blocks " + std::to_string(c.blocks) + " is negative");
+  if (c.streams < 1 || c.streams > kMaxStreams)
+    fail(ErrorCode::kInvalidArgument, "--streams " + std::to_string(c.streams) + " is outside 1.." +
+                                          std::to_string(kMaxStreams));
+  if (c.chunk != "0" && for_option("--chunk-bytes", [&] { return parse_size(c.chunk); }) % kVecBytes)
+    fail(ErrorCode::kInvalidArgument, "--chunk-bytes " + c.chunk + " is not a multiple of 16");
   r.machine = for_option("--machine", [&] { return sim::Machine::by_name(c.machine); });
   r.world = c.world ? c.world : r.machine.gpus;
   if (r.world < 2 || r.world > kMaxWorld)
@@ -122,6 +134,8 @@ sim::RunSpec make_spec(const Resolved& r, const Common& c, const AlgoInfo& a, st
   s.graph = r.graph;
   s.timing_only = c.timing_only;
   s.seed = c.seed;
+  s.streams = c.streams;
+  s.chunk_bytes = c.chunk == "0" ? 0 : for_option("--chunk-bytes", [&] { return parse_size(c.chunk); });
   return s;
 }
 

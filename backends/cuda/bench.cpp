@@ -2,11 +2,13 @@
 
 #include <algorithm>
 #include <cmath>
+#include <csignal>
 #include <cstdio>
 #include <fstream>
 #include <functional>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "backends/cuda/bench_common.h"
@@ -14,6 +16,7 @@
 #include "backends/cuda/host_logic.h"
 #include "backends/cuda/kernels.h"
 #include "backends/cuda/plan_exec.h"
+#include "backends/cuda/nvtx.h"
 #include "backends/cuda/runtime.h"
 #include "core/auto_select.h"
 #include "core/coll_args.h"
@@ -87,7 +90,7 @@ struct NcclCe {
 
 class Bench {
  public:
-  Bench(const BenchOptions& o, Runtime& rt) : o_(o), rt_(rt) {
+  Bench(const BenchOptions& o, Runtime& rt, const TestRankOverrides& test) : o_(o), rt_(rt), test_(test) {
     SYMM_CUDA_CHECK(cudaMalloc(&stat_buf_, 8 * sizeof(double)));
     events_.resize(std::size_t(2 * std::max(o.iters, 1)));
     for (cudaEvent_t& e : events_) SYMM_CUDA_CHECK(cudaEventCreate(&e));
@@ -99,6 +102,7 @@ class Bench {
     }
   }
   ~Bench() {
+    if (rt_.aborted()) return;  // cudaFree would wait for the device: the process is exiting
     if (ce_.win) ncclCommWindowDeregister(ce_.comm, ce_.win);
     if (ce_.comm) ncclCommDestroy(ce_.comm);
     for (cudaEvent_t e : events_) cudaEventDestroy(e);
@@ -118,7 +122,9 @@ class Bench {
   void run_op(Op op, DType t, const std::vector<const AlgoInfo*>& algos, bool auto_algo) {
     const int world = rt_.world();
     const std::vector<std::size_t> sizes = op == Op::kBarrier ? std::vector<std::size_t>{0} : o_.sizes;
-    for (std::size_t bytes : sizes) {
+    for (std::size_t bytes_asked : sizes) {
+      // Testing (SYMM_TEST_RANK_SIZE): one rank runs another size than the others.
+      const std::size_t bytes = test_.size_rank == rt_.rank() && op != Op::kBarrier ? test_.size : bytes_asked;
       if (op == Op::kReduceScatter || op == Op::kAllGather) {
         if (bytes % (kVecBytes * std::size_t(world))) {
           note("skip " + format_size(bytes) + ": not a multiple of 16 * world for " + op_name(op));
@@ -210,11 +216,13 @@ class Bench {
       ~Restore() { rt.set_timeout_cycles(cycles); }
     } restore{rt_, rt_.handle().timeout_cycles};
     rt_.set_timeout_cycles(2'000'000);  // ~1 ms
+    rt_.set_context("");
     launch();
     try {
       rt_.sync();
     } catch (const Error& e) {
       if (e.code() != ErrorCode::kTimeout) throw;
+      rt_.recover();  // the poisoned probe has drained: clear the record for the next one
       return e.what();
     }
     return "";
@@ -269,9 +277,11 @@ class Bench {
       // symmetric kernels, which accumulate in fp32 as ours do; NCCL's ring on plain buffers
       // rounds every partial sum to the element type, so near-cancelling sums differ by far
       // more than one rounding (its own row reports that error against the reference).
+      rt_.set_context(describe(Case{nullptr, true, 0}, op, t, bytes) + ", the answer every algorithm is compared with");
       nccl_answer = run_once<T>(Case{nullptr, true, 0}, op, t, bytes, count, input, out_count, nullptr);
     }
-    for (const Case& c : cases) {
+    for (const Case& asked : cases) {
+      const Case c = testing_case(asked, op);
       LaunchPlan plan{0, 0};
       if (c.plan()) {  // blocks: the plan's reduce kernel (0: copies only)
         plan = LaunchPlan{c.blocks > 0 ? c.blocks : c.info->default_blocks(bytes, world), kDefaultThreads};
@@ -291,9 +301,12 @@ class Bench {
       double err = -1, err_nccl = -1;
       bool row_failed = false;
       if (check) {
+        rt_.set_context(describe(c, op, t, bytes) + ", checked call");
         auto got = run_once<T>(c, op, t, bytes, count, input, out_count, &plan);
         double e[2] = {max_rel_err(got, want), max_rel_err(got, nccl_answer)};
         if (o_.replays > 0 && (c.info || c.ce)) {
+          rt_.set_context(describe(c, op, t, bytes) + ", graph of 1 call replayed " + std::to_string(o_.replays) +
+                          " times");
           got = run_replays<T>(c, op, t, bytes, count, input, out_count, plan);
           e[0] = std::max(e[0], max_rel_err(got, want));
           e[1] = std::max(e[1], max_rel_err(got, nccl_answer));
@@ -324,6 +337,9 @@ class Bench {
         if ((graph && !o_.graph) || (!graph && !o_.eager)) continue;
         if (c.mode >= 0 && c.mode != int(graph)) continue;  // an auto choice for the other mode
         const int calls = o_.calls > 0 ? o_.calls : bytes <= (1u << 20) ? 100 : bytes <= (16u << 20) ? 20 : 5;
+        rt_.set_context(describe(c, op, t, bytes) + ", timing " + std::to_string(o_.warmup) + "+" +
+                        std::to_string(o_.iters) + " samples of " + std::to_string(calls) +
+                        (graph ? " calls in a CUDA graph" : " eager calls"));
         const Stats s = time_case(c, op, t, bytes, count, plan, graph, calls);
         row.graph = graph;
         row.time_us_median = s.median;
@@ -372,6 +388,8 @@ class Bench {
                                 const LaunchPlan* plan) {
     const Buffers b = buffers(c, op, bytes);
     cudaStream_t s = rt_.stream();
+    // One NVTX range per call (nsys shows it), labelled once per case.
+    const auto label = std::make_shared<const std::string>("symmcoll " + describe(c, op, t, bytes));
     if (c.plan()) {
       PlanArgs pa;
       pa.coll.in = b.in;
@@ -383,7 +401,11 @@ class Bench {
       pa.blocks = plan->blocks;
       PlanExec* x = &plan_exec();
       const PlanKind k = *find_plan_kind(c.info->id);
-      return [=]() { x->enqueue(k, t, pa); };
+      if (test_.skip_rank == rt_.rank()) return [=]() { NvtxRange r(label->c_str()); };  // testing: never calls
+      return [=]() {
+        NvtxRange r(label->c_str());
+        x->enqueue(k, t, pa);
+      };
     }
     if (c.info) {
       CollArgs a;
@@ -392,21 +414,35 @@ class Bench {
       a.scratch = b.scratch;
       a.count = count;
       a.op = o_.rop;
+      if (rt_.heap_mc()) a.out_mc = rt_.heap_mc() + (static_cast<char*>(b.out) - rt_.heap());
       const DeviceHandle* h = &rt_.handle();
       const AlgoKind k = c.info->kind;
       const LaunchPlan p = *plan;
-      return [=]() { launch_program(k, t, *h, a, p.blocks, p.threads, s); };
+      if (test_.skip_rank == rt_.rank()) return [=]() { NvtxRange r(label->c_str()); };  // testing: never calls
+      return [=]() {
+        NvtxRange r(label->c_str());
+        launch_program(k, t, *h, a, p.blocks, p.threads, s);
+      };
     }
     ncclComm_t comm = c.ce ? ce_.comm : rt_.comm();
     const ncclDataType_t nt = nccl_type(t);
     const ncclRedOp_t nop = nccl_op(o_.rop);
     switch (op) {
       case Op::kAllReduce:
-        return [=]() { SYMM_CUDA_CHECK(ncclAllReduce(b.in, b.out, count, nt, nop, comm, s)); };
+        return [=]() {
+          NvtxRange r(label->c_str());
+          SYMM_CUDA_CHECK(ncclAllReduce(b.in, b.out, count, nt, nop, comm, s));
+        };
       case Op::kReduceScatter:
-        return [=]() { SYMM_CUDA_CHECK(ncclReduceScatter(b.in, b.out, count, nt, nop, comm, s)); };
+        return [=]() {
+          NvtxRange r(label->c_str());
+          SYMM_CUDA_CHECK(ncclReduceScatter(b.in, b.out, count, nt, nop, comm, s));
+        };
       case Op::kAllGather:
-        return [=]() { SYMM_CUDA_CHECK(ncclAllGather(b.in, b.out, count, nt, comm, s)); };
+        return [=]() {
+          NvtxRange r(label->c_str());
+          SYMM_CUDA_CHECK(ncclAllGather(b.in, b.out, count, nt, comm, s));
+        };
       default:
         fail(ErrorCode::kInternal, "no NCCL baseline for this op");
     }
@@ -486,6 +522,8 @@ class Bench {
       sample();
       SYMM_CUDA_CHECK(cudaEventRecord(events_[std::size_t(2 * i + 1)], s));
     }
+    // Testing (SYMM_TEST_RANK_KILL): this rank dies with its samples in flight.
+    if (test_.kill_rank == rt_.rank()) std::raise(SIGKILL);
     rt_.sync();
     if (exec) SYMM_CUDA_CHECK(cudaGraphExecDestroy(exec));
     std::vector<double> us(static_cast<std::size_t>(n));
@@ -534,14 +572,34 @@ class Bench {
 
   // Element-wise maximum over ranks, in place.
   void reduce_max(double* v, int n) {
+    rt_.set_context("the max over ranks of errors or times (an NCCL all-reduce)");
     SYMM_CUDA_CHECK(cudaMemcpyAsync(stat_buf_, v, sizeof(double) * std::size_t(n), cudaMemcpyHostToDevice, rt_.stream()));
     SYMM_CUDA_CHECK(ncclAllReduce(stat_buf_, stat_buf_, std::size_t(n), ncclFloat64, ncclMax, rt_.comm(), rt_.stream()));
+    // Bounded first: a copy into pageable memory would block the host until the all-reduce is done.
+    rt_.sync();
     SYMM_CUDA_CHECK(cudaMemcpyAsync(v, stat_buf_, sizeof(double) * std::size_t(n), cudaMemcpyDeviceToHost, rt_.stream()));
     rt_.sync();
   }
 
+  // "all_reduce one_shot (all_reduce.ld_reduce) bf16 65536 B": names the call in NVTX ranges and errors.
+  std::string describe(const Case& c, Op op, DType t, std::size_t bytes) const {
+    std::string s = std::string(op_name(op)) + " ";
+    s += c.info ? c.info->alias + " (" + c.info->id + ")" : c.name();
+    return s + " " + dtype_name(t) + " " + std::to_string(bytes) + " B";
+  }
+
+  // Testing (SYMM_TEST_RANK_ALGO): the named rank runs another algorithm of the same op.
+  Case testing_case(const Case& c, Op op) const {
+    if (!c.info || test_.algo_rank != rt_.rank()) return c;
+    Case x = c;
+    x.info = &find_algo(op, test_.algo);
+    x.blocks = 0;  // the other algorithm's own default
+    return x;
+  }
+
   const BenchOptions& o_;
   Runtime& rt_;
+  const TestRankOverrides test_;
   std::string machine_;
   std::ofstream csv_;
   double* stat_buf_ = nullptr;
@@ -568,12 +626,19 @@ int run_bench(const BenchOptions& o) {
          "bench --backend cuda needs at least 2 ranks (WORLD_SIZE=" + std::to_string(env.world) +
              "): start it with 'symmcoll launch -n N -- symmcoll bench --backend cuda ...'");
   if (!o.probe_timeout && o.sizes.empty()) fail(ErrorCode::kInvalidArgument, "bench needs --sizes, e.g. 4K:256M");
+  const TestRankOverrides test = test_rank_overrides(process_env());
+  if (test.algo_rank >= 0)
+    for (Op op : o.ops) find_algo(op, test.algo);  // a bad name fails here, on every rank alike
+  // Every rank sizes its heap for the testing size too: symmetric windows are the same everywhere.
+  std::vector<std::size_t> heap_sizes = o.sizes;
+  if (test.size_rank >= 0) heap_sizes.push_back(test.size);
 
   // Resolve algorithms per op and size the heap before touching a GPU, so bad input fails fast.
   std::vector<std::vector<const AlgoInfo*>> per_op;
   // --algo auto chooses per size on the GPU's machine (its name needs the device): the heap is
   // sized for every algorithm the table may name, those of `all`.
   const bool auto_algo = std::find(o.algos.begin(), o.algos.end(), "auto") != o.algos.end();
+  bool multicast = false;
   std::size_t need = 1u << 20, in_max = 16, out_max = 16;
   for (Op op : o.ops) {
     std::vector<const AlgoInfo*> list;
@@ -585,14 +650,17 @@ int run_bench(const BenchOptions& o) {
         continue;
       }
       const AlgoInfo& a = find_algo(op, name);
-      if (auto why = multicast_refusal(a, process_env(), false)) fail(ErrorCode::kUnsupported, *why);
+      // The safety variables refuse before any GPU is touched (and before NCCL is asked).
+      if (auto why = multicast_refusal(a, process_env(), true)) fail(ErrorCode::kUnsupported, *why);
+      multicast = multicast || a.needs_multicast;
       list.push_back(&a);
     }
     std::vector<const AlgoInfo*> sized = list;
     if (auto_algo)
       for (const AlgoInfo& a : algorithms())
         if (a.op == op && !a.needs_multicast) sized.push_back(&a);
-    for (std::size_t bytes : o.sizes) {
+    if (test.algo_rank >= 0) sized.push_back(&find_algo(op, test.algo));
+    for (std::size_t bytes : heap_sizes) {
       for (const AlgoInfo* a : sized) {
         if (a->max_bytes_for(env.world) && bytes > a->max_bytes_for(env.world))
           continue;  // skipped in run_op
@@ -615,23 +683,37 @@ int run_bench(const BenchOptions& o) {
                                           " bytes of symmetric heap per rank; --heap gives " + std::to_string(o.heap));
   // Whole 4 MiB granules: the heap is one NCCL window, mapped in physical-memory granules anyway.
   const std::size_t heap = o.heap ? o.heap : (need + (4u << 20) - 1) / (4u << 20) * (4u << 20);
-  const unsigned long long cycles = o.timeout_cycles ? o.timeout_cycles : wait_timeout_cycles(process_env());
 
-  Runtime rt(env, heap, cycles);
-  Bench b(o, rt);
-  b.set_seed(o.seed * 1000003ull);
-  if (o.probe_timeout) {
-    b.probe_timeout();
+  // o.timeout_cycles 0: the runtime converts SYMM_WAIT_TIMEOUT_S (or the default) at the device clock.
+  Runtime rt(env, heap, o.timeout_cycles, multicast);
+  std::optional<Bench> bench;  // outlives the try: destroyed only after rt.abort() below
+  try {
+    for (const auto& list : per_op)
+      for (const AlgoInfo* a : list)
+        if (auto why = multicast_refusal(*a, process_env(), rt.heap_mc() != nullptr))
+          fail(ErrorCode::kUnsupported, *why);
+    Bench& b = bench.emplace(o, rt, test);
+    b.set_seed(o.seed * 1000003ull);
+    if (o.probe_timeout) {
+      b.probe_timeout();
+      return b.failures() ? 1 : 0;
+    }
+    b.alloc_plain(in_max, out_max);
+    b.print_header();
+    for (std::size_t i = 0; i < o.ops.size(); ++i)
+      for (DType t : o.dtypes) b.run_op(o.ops[i], t, per_op[i], auto_algo && o.ops[i] != Op::kBarrier);
+    rt.set_context("the closing barrier");
+    rt.barrier();
+    b.print_nccl_tests();
+    if (rt.rank() == 0) std::printf("# %d check failure(s)\n", b.failures());
     return b.failures() ? 1 : 0;
+  } catch (...) {
+    // A peer may be waiting in NCCL for this rank, or this rank's stream for a peer: abort the
+    // communicator and wait for nothing more (Bench and Runtime then free nothing that could
+    // wait for the device); the caller reports and exits non-zero.
+    rt.abort();
+    throw;
   }
-  b.alloc_plain(in_max, out_max);
-  b.print_header();
-  for (std::size_t i = 0; i < o.ops.size(); ++i)
-    for (DType t : o.dtypes) b.run_op(o.ops[i], t, per_op[i], auto_algo && o.ops[i] != Op::kBarrier);
-  rt.barrier();
-  b.print_nccl_tests();
-  if (rt.rank() == 0) std::printf("# %d check failure(s)\n", b.failures());
-  return b.failures() ? 1 : 0;
 }
 
 }  // namespace symm::cuda

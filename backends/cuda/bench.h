@@ -36,7 +36,7 @@ struct BenchOptions {
   std::size_t check_max = 64u << 20;  // larger sizes are timed but not checked (max_rel_err -1)
   int replays = 0;                  // > 0: also replay a one-call graph this often, then check
   std::size_t heap = 0;             // symmetric heap per rank; 0: what the sizes need
-  unsigned long long timeout_cycles = 0;  // 0: SYMM_WAIT_TIMEOUT_CYCLES or the default
+  unsigned long long timeout_cycles = 0;  // 0: SYMM_WAIT_TIMEOUT_CYCLES, else SYMM_WAIT_TIMEOUT_S at the clock
   bool probe_timeout = false;       // run only the bounded-wait error-path test
   bool timing = true;
   std::string csv, machine;

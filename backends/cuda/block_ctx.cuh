@@ -26,6 +26,11 @@
 //    the protocol relies on.) Nothing orders packets among themselves, and nothing needs to:
 //    every packet carries its own flag, so no fence and no separate flag. Stale packets hold
 //    older epochs of the same block (core/algos/ll_layout.h), hence the exact-equality test.
+//  - Bounded waits: every wait (flag or packets) gives up after h_.timeout_cycles, records the
+//    first expiry in h_.error (the host polls it) and poisons the rank (h_.poison); a wait whose
+//    first look fails reads the poison word, and again every kPoisonEvery polls, and returns at
+//    once if it is set. A failed call thus drains in microseconds, and an already satisfied
+//    wait pays nothing for the check.
 #pragma once
 
 #include <cuda_bf16.h>
@@ -39,6 +44,16 @@
 namespace symm::cuda {
 
 namespace detail {
+
+// Polls between two looks at the poison word inside a spin loop (a power of two).
+inline constexpr uint32_t kPoisonEvery = 64;
+
+// Has a wait of this rank expired? Device memory, written once by the first expiry.
+__device__ __forceinline__ bool poisoned(const uint32_t* p) {
+  uint32_t v;
+  asm volatile("ld.relaxed.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
+  return v != 0;
+}
 
 template <class T>
 struct Vec {
@@ -220,11 +235,12 @@ __device__ __forceinline__ uint4 poll_vec(const ulonglong2* src, std::size_t i, 
 
 // Data vector i of a packet buffer is the 32 bytes at [32 i, 32 i + 32): two 16-byte loads.
 // Each thread keeps kN sources x kU vectors x 2 loads in flight, and re-polls only the
-// 16-byte halves whose epochs are not there yet. Returns false (and fills miss) on timeout.
+// 16-byte halves whose epochs are not there yet. Returns false on timeout (and fills miss) or
+// when the rank is poisoned (miss.src stays -1: an earlier wait has reported already).
 template <class T, int kN, int kU>
 __device__ __forceinline__ bool reduce_ll_n(uint4* dst, const ulonglong2* const* src, int nsrc, std::size_t n,
                                             uint32_t epoch, ReduceOp op, unsigned long long timeout,
-                                            LlMiss& miss) {
+                                            const uint32_t* poison, LlMiss& miss) {
   constexpr int kPer = Vec<T>::kPer;
   const std::size_t stride = blockDim.x;
   bool ok = true;
@@ -238,6 +254,7 @@ __device__ __forceinline__ bool reduce_ll_n(uint4* dst, const ulonglong2* const*
         for (int h = 0; h < 2; ++h)
           if (s < nsrc && i + u * stride < n) p[s][u][h] = ld_packets(src[s] + 2 * (i + u * stride) + h);
     long long t0 = 0;
+    uint32_t polls = 0;
     for (bool first = true;; first = false) {
       bool all = true;
 #pragma unroll
@@ -248,6 +265,10 @@ __device__ __forceinline__ bool reduce_ll_n(uint4* dst, const ulonglong2* const*
           for (int h = 0; h < 2; ++h)
             if (s < nsrc && i + u * stride < n && !ready(p[s][u][h], epoch)) all = false;
       if (all) break;
+      if ((polls++ & (kPoisonEvery - 1)) == 0 && poisoned(poison)) {
+        ok = false;
+        break;
+      }
       if (first) {
         t0 = clock64();
       } else if (static_cast<unsigned long long>(clock64() - t0) > timeout) {
@@ -368,8 +389,9 @@ class CudaBlockCtx {
     pending_ = true;
   }
 
-  // NVLS. Compiled so the multimem program is real device code; the host refuses to launch
-  // it on this backend (backends/cuda/host_logic.h, multicast_refusal), so it never runs.
+  // NVLS. `mc` is a multicast address NCCL set up (Runtime::heap_mc); the host launches a
+  // multimem program only where it has one and no safety variable forbids it
+  // (backends/cuda/host_logic.h, multicast_refusal), never on the lent machines.
   template <class T>
   __device__ void multimem_reduce(T* mc, std::size_t count, ReduceOp op) {
     flush_wait();
@@ -435,13 +457,13 @@ class CudaBlockCtx {
 #pragma unroll
       for (int i = 0; i < 8; ++i) s[i] = i < nsrc ? static_cast<const ulonglong2*>(srcs[i]) : nullptr;
       if (nsrc == 1)
-        ok = detail::reduce_ll_n<T, 1, 4>(d, s, nsrc, n, epoch, op, to, miss);
+        ok = detail::reduce_ll_n<T, 1, 4>(d, s, nsrc, n, epoch, op, to, h_.poison, miss);
       else if (nsrc <= 2)
-        ok = detail::reduce_ll_n<T, 2, 4>(d, s, nsrc, n, epoch, op, to, miss);
+        ok = detail::reduce_ll_n<T, 2, 4>(d, s, nsrc, n, epoch, op, to, h_.poison, miss);
       else if (nsrc <= 4)
-        ok = detail::reduce_ll_n<T, 4, 2>(d, s, nsrc, n, epoch, op, to, miss);
+        ok = detail::reduce_ll_n<T, 4, 2>(d, s, nsrc, n, epoch, op, to, h_.poison, miss);
       else
-        ok = detail::reduce_ll_n<T, 8, 1>(d, s, nsrc, n, epoch, op, to, miss);
+        ok = detail::reduce_ll_n<T, 8, 1>(d, s, nsrc, n, epoch, op, to, h_.poison, miss);
     } else {
       // Beyond one NVSwitch node (simulator-scale worlds): one vector of one source at a
       // time, correct, not tuned.
@@ -458,7 +480,7 @@ class CudaBlockCtx {
         d[i] = detail::pack<T>(acc);
       }
     }
-    if (!ok) report_ll_timeout(srcs[miss.src], miss.packet, epoch, miss.seen);
+    if (!ok && miss.src >= 0) report_ll_timeout(srcs[miss.src], miss.packet, epoch, miss.seen);
     pending_ = true;
   }
 
@@ -482,12 +504,13 @@ class CudaBlockCtx {
       const bool acquire = order == MemOrder::kAcquire || order == MemOrder::kAcqRel;
       const long long t0 = clock64();
       uint32_t v;
-      for (;;) {
+      for (uint32_t polls = 0;; ++polls) {
         if (acquire)
           asm volatile("ld.acquire.sys.global.u32 %0, [%1];" : "=r"(v) : "l"(f) : "memory");
         else
           asm volatile("ld.relaxed.sys.global.u32 %0, [%1];" : "=r"(v) : "l"(f) : "memory");
         if (v >= value) break;
+        if ((polls & (detail::kPoisonEvery - 1)) == 0 && detail::poisoned(h_.poison)) break;
         if (static_cast<unsigned long long>(clock64() - t0) > h_.timeout_cycles) {
           report_timeout(slot, value, v);
           break;
@@ -539,7 +562,12 @@ class CudaBlockCtx {
     }
   }
 
+  // The first expiry of the rank poisons it (every later wait returns at once) and fills the
+  // record; later expiries (other threads or blocks racing it) change neither.
+  __device__ void poison() const { atomicExch(h_.poison, 1u); }
+
   __device__ void report_timeout(uint32_t slot, uint32_t expected, uint32_t seen) const {
+    poison();
     WaitError* e = h_.error;
     if (atomicCAS_system(&e->tripped, 0u, 1u) == 0u) {
       e->rank = h_.rank;
@@ -548,11 +576,13 @@ class CudaBlockCtx {
       e->expected = expected;
       e->seen = seen;
       e->kind = WaitError::kFlag;
-      __threadfence_system();
+      __threadfence_system();  // the fields before `complete`: the host reads them after it
+      *reinterpret_cast<volatile uint32_t*>(&e->complete) = 1u;
     }
   }
 
   __device__ void report_ll_timeout(const void* buf, std::size_t packet, uint32_t expected, uint32_t seen) const {
+    poison();
     WaitError* e = h_.error;
     if (atomicCAS_system(&e->tripped, 0u, 1u) == 0u) {
       e->rank = h_.rank;
@@ -563,7 +593,8 @@ class CudaBlockCtx {
       e->kind = WaitError::kPackets;
       e->packet = uint32_t(packet);
       e->offset = static_cast<unsigned long long>(static_cast<const char*>(buf) - h_.heap_base);
-      __threadfence_system();
+      __threadfence_system();  // the fields before `complete`: the host reads them after it
+      *reinterpret_cast<volatile uint32_t*>(&e->complete) = 1u;
     }
   }
 

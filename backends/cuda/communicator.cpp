@@ -65,7 +65,14 @@ class CudaCommunicator final : public Communicator {
     h_.rank = rank;
     h_.world = world;
     h_.pad_local = static_cast<uint32_t*>(pad_);
-    h_.timeout_cycles = o.wait_timeout_cycles ? o.wait_timeout_cycles : cuda::wait_timeout_cycles(cuda::process_env());
+    int device = 0, clock_khz = 0;
+    SYMM_CUDA_CHECK(cudaGetDevice(&device));
+    SYMM_CUDA_CHECK(cudaDeviceGetAttribute(&clock_khz, cudaDevAttrClockRate, device));
+    h_.timeout_cycles =
+        o.wait_timeout_cycles ? o.wait_timeout_cycles : cuda::wait_timeout_cycles(cuda::process_env(), clock_khz);
+    // The rank's poison word: the first wait that times out sets it, later waits return at once.
+    SYMM_CUDA_CHECK(cudaMalloc(&h_.poison, sizeof(uint32_t)));
+    SYMM_CUDA_CHECK(cudaMemsetAsync(h_.poison, 0, sizeof(uint32_t), stream_));
     const auto heaps = bases(heap_win_), pads = bases(pad_win_);
     for (int r = 0; r < world; ++r) {
       h_.heap_peer[r] = heaps[std::size_t(r)];
@@ -92,6 +99,7 @@ class CudaCommunicator final : public Communicator {
     if (h_.heap_base) ncclMemFree(h_.heap_base);
     if (pad_) ncclMemFree(pad_);
     if (error_host_) cudaFreeHost(error_host_);
+    if (h_.poison) cudaFree(h_.poison);
     if (stream_) cudaStreamDestroy(stream_);
   }
 

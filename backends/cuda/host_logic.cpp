@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "core/signal_pad.h"
+#include "core/sizes.h"
 
 namespace symm::cuda {
 
@@ -82,16 +83,25 @@ std::string await_blob(const std::string& dir, const std::string& name, std::siz
   }
 }
 
+std::optional<std::string> multicast_disabled_by(const GetEnv& env) {
+  for (auto [k, v] : {std::pair{"NCCL_NVLS_ENABLE", "0"}, std::pair{"TORCH_SYMM_MEM_DISABLE_MULTICAST", "1"},
+                      std::pair{"NVSHMEM_DISABLE_NVLS", "1"}})
+    if (env_is(env, k, v)) return std::string(k) + "=" + v;
+  return std::nullopt;
+}
+
+void* multicast_base(const GetEnv& env, const std::function<void*()>& ask_nccl) {
+  if (multicast_disabled_by(env)) return nullptr;
+  return ask_nccl();
+}
+
 std::optional<std::string> multicast_refusal(const AlgoInfo& a, const GetEnv& env, bool platform_multicast) {
   if (!a.needs_multicast) return std::nullopt;
   const std::string who = a.id + " needs NVLink multicast (NVLS), ";
-  if (env_is(env, "NCCL_NVLS_ENABLE", "0")) return who + "which NCCL_NVLS_ENABLE=0 disables";
-  if (env_is(env, "TORCH_SYMM_MEM_DISABLE_MULTICAST", "1"))
-    return who + "which TORCH_SYMM_MEM_DISABLE_MULTICAST=1 disables";
-  if (env_is(env, "NVSHMEM_DISABLE_NVLS", "1")) return who + "which NVSHMEM_DISABLE_NVLS=1 disables";
+  if (auto var = multicast_disabled_by(env)) return who + "which " + *var + " disables";
   if (!platform_multicast)
-    return who + "which the CUDA backend does not set up (it never creates multicast objects); "
-                 "multimem algorithms are verified on the simulator (--backend sim)";
+    return who + "and NCCL set up none for the symmetric heap here (no multicast address from its device "
+                 "API: the GPUs or NCCL lack NVLS); multimem algorithms are verified on the simulator (--backend sim)";
   return std::nullopt;
 }
 
@@ -177,7 +187,42 @@ std::string describe_wait_timeout(const WaitError& e) {
   return os.str();
 }
 
-unsigned long long wait_timeout_cycles(const GetEnv& env) {
+namespace {
+
+double env_seconds(const GetEnv& env, const char* name, double fallback) {
+  const char* v = env(name);
+  if (!v || !*v) return fallback;
+  char* end = nullptr;
+  const double x = std::strtod(v, &end);
+  if (*end || !(x > 0) || x > 1e6)
+    fail(ErrorCode::kInvalidArgument, std::string(name) + "='" + v + "' is not a positive number of seconds");
+  return x;
+}
+
+// "R:REST" -> (R, REST); `rest` may be absent (then REST must be empty).
+int rank_prefix(const GetEnv& env, const char* name, std::string* rest) {
+  const char* v = env(name);
+  if (!v || !*v) return -1;
+  const std::string s = v;
+  const std::size_t colon = s.find(':');
+  const std::string r = s.substr(0, colon);
+  char* end = nullptr;
+  const long x = std::strtol(r.c_str(), &end, 10);
+  const bool want_rest = rest != nullptr;
+  if (r.empty() || *end || x < 0 || x >= kMaxNodeWorld || want_rest != (colon != std::string::npos) ||
+      (want_rest && colon + 1 >= s.size()))
+    fail(ErrorCode::kInvalidArgument, std::string(name) + "='" + s + "' is not " +
+                                          (want_rest ? "RANK:VALUE" : "a RANK") + " (rank 0.." +
+                                          std::to_string(kMaxNodeWorld - 1) + ")");
+  if (rest) *rest = s.substr(colon + 1);
+  return int(x);
+}
+
+}  // namespace
+
+double wait_timeout_seconds(const GetEnv& env) { return env_seconds(env, "SYMM_WAIT_TIMEOUT_S", kDefaultWaitTimeoutS); }
+
+unsigned long long wait_timeout_cycles(const GetEnv& env, int clock_khz) {
   if (const char* v = env("SYMM_WAIT_TIMEOUT_CYCLES"); v && *v) {
     char* end = nullptr;
     const unsigned long long x = std::strtoull(v, &end, 10);
@@ -185,7 +230,29 @@ unsigned long long wait_timeout_cycles(const GetEnv& env) {
       fail(ErrorCode::kInvalidArgument, std::string("SYMM_WAIT_TIMEOUT_CYCLES='") + v + "' is not a positive integer");
     return x;
   }
-  return 8'000'000'000ull;  // ~4 s at 1.98 GHz: far beyond any healthy wait, short enough to report
+  if (clock_khz <= 0) fail(ErrorCode::kInternal, "device clock rate " + std::to_string(clock_khz) + " kHz");
+  return static_cast<unsigned long long>(wait_timeout_seconds(env) * double(clock_khz) * 1e3);
+}
+
+double stream_timeout_seconds(const GetEnv& env, double wait_s) {
+  return env_seconds(env, "SYMM_STREAM_TIMEOUT_S", std::max(kDefaultStreamTimeoutS, 4 * wait_s));
+}
+
+TestRankOverrides test_rank_overrides(const GetEnv& env) {
+  TestRankOverrides t;
+  t.algo_rank = rank_prefix(env, "SYMM_TEST_RANK_ALGO", &t.algo);
+  std::string size;
+  t.size_rank = rank_prefix(env, "SYMM_TEST_RANK_SIZE", &size);
+  if (t.size_rank >= 0) {
+    try {
+      t.size = parse_size(size);
+    } catch (const Error& e) {
+      fail(ErrorCode::kInvalidArgument, "SYMM_TEST_RANK_SIZE: " + std::string(e.what()));
+    }
+  }
+  t.skip_rank = rank_prefix(env, "SYMM_TEST_RANK_SKIP", nullptr);
+  t.kill_rank = rank_prefix(env, "SYMM_TEST_RANK_KILL", nullptr);
+  return t;
 }
 
 std::string machine_name(const std::string& device_name, int world) {

@@ -36,11 +36,20 @@ void publish_blob(const std::string& dir, const std::string& name, const std::st
 std::string await_blob(const std::string& dir, const std::string& name, std::size_t size, double timeout_s);
 
 // ---- multicast (NVLS) interlock ------------------------------------------------------
-// Why an algorithm that needs multicast may not run here, or nullopt if it may. Refused when
-// any of NCCL_NVLS_ENABLE=0, TORCH_SYMM_MEM_DISABLE_MULTICAST=1, NVSHMEM_DISABLE_NVLS=1 is set
-// or the platform has no multicast. This backend never creates a multicast object (no call
-// into the driver's multicast API anywhere), so `platform_multicast` is false in practice and
-// multimem programs are verified on the simulator only.
+// This backend never creates a multicast object itself. Where NCCL sets up NVLS for the
+// symmetric windows (a device communicator with multimem on the LSA team), NCCL's device API
+// gives the multicast address of a window (ncclGetLsaMultimemPointer), and only then may a
+// multimem program run.
+// Which safety variable forbids multicast (NCCL_NVLS_ENABLE=0, TORCH_SYMM_MEM_DISABLE_MULTICAST=1,
+// NVSHMEM_DISABLE_NVLS=1), as "NAME=value", or nullopt when none is set.
+std::optional<std::string> multicast_disabled_by(const GetEnv& env);
+// The multicast base address of the symmetric heap, or nullptr. The variables come first: while
+// one is set, ask_nccl (which makes NCCL set up NVLS and returns its address, nullptr if NCCL
+// would not) is not even called.
+void* multicast_base(const GetEnv& env, const std::function<void*()>& ask_nccl);
+// Why an algorithm that needs multicast may not run here, or nullopt if it may: refused while
+// any safety variable is set, or where NCCL gave no multicast address (platform_multicast
+// false: the device or NCCL has no NVLS; the lent machines, where NCCL_NVLS_ENABLE=0, always).
 std::optional<std::string> multicast_refusal(const AlgoInfo& a, const GetEnv& env, bool platform_multicast);
 
 // ---- plans ---------------------------------------------------------------------------
@@ -76,8 +85,35 @@ void check_heap(const AlgoInfo& a, std::size_t bytes, int world, std::size_t hea
 // (packet P of that buffer): expected epoch E, saw V" (O: the packet buffer's byte offset in the
 // symmetric heap, which names the program's scratch region, the block and the source rank).
 std::string describe_wait_timeout(const WaitError& e);
-// Default spin bound: SYMM_WAIT_TIMEOUT_CYCLES if set, else ~4 s at H200 clocks.
-unsigned long long wait_timeout_cycles(const GetEnv& env);
+
+// ---- bounds: no wait runs unbounded ----------------------------------------------------
+inline constexpr double kDefaultWaitTimeoutS = 2.0;
+inline constexpr double kDefaultStreamTimeoutS = 30.0;
+// Seconds a device spin-wait may last: SYMM_WAIT_TIMEOUT_S, else kDefaultWaitTimeoutS.
+double wait_timeout_seconds(const GetEnv& env);
+// The same bound in SM clock cycles, as the kernels count it: SYMM_WAIT_TIMEOUT_CYCLES if set,
+// else wait_timeout_seconds x the device clock (cudaDevAttrClockRate, kHz). At lower clocks than
+// the peak a wait lasts longer than the bound in seconds, never shorter.
+unsigned long long wait_timeout_cycles(const GetEnv& env, int clock_khz);
+// Seconds the host waits for a stream in which no device wait has reported (an NCCL call whose
+// peer is gone, a host-plan stream wait): SYMM_STREAM_TIMEOUT_S, else the larger of
+// kDefaultStreamTimeoutS and 4 x the wait bound.
+double stream_timeout_seconds(const GetEnv& env, double wait_s);
+
+// ---- testing: make ranks disagree (the GPU suite's no-hang cases) ---------------------
+// SYMM_TEST_RANK_ALGO=R:ALGO   rank R runs ALGO (name or alias of the same op) instead of each
+//                              algorithm the command asks for
+// SYMM_TEST_RANK_SIZE=R:SIZE   rank R runs every call at SIZE bytes instead
+// SYMM_TEST_RANK_SKIP=R        rank R never launches the collectives (NCCL's calls still run)
+// SYMM_TEST_RANK_KILL=R        rank R kills itself (SIGKILL) in the middle of its first timed run
+// `rank` is -1 where the variable is unset. Throws kInvalidArgument naming the variable.
+struct TestRankOverrides {
+  int algo_rank = -1, size_rank = -1, skip_rank = -1, kill_rank = -1;
+  std::string algo;
+  std::size_t size = 0;
+  bool any() const { return algo_rank >= 0 || size_rank >= 0 || skip_rank >= 0 || kill_rank >= 0; }
+};
+TestRankOverrides test_rank_overrides(const GetEnv& env);
 
 // ---- machine -------------------------------------------------------------------------
 // (Size lists: symm::parse_size_list in core/sizes.h, the grammar every command shares.)
@@ -95,8 +131,8 @@ namespace symm::cuda {
 
 // Runs `cmd` (after resolve_rank_command) as n ranks on this host with RANK, WORLD_SIZE,
 // LOCAL_RANK and SYMM_RUN_DIR (a fresh mkdtemp directory, removed afterwards) set; waits for
-// all. If one rank fails, the others are terminated (SIGTERM, then SIGKILL after 5 s) and its
-// exit code is returned (128 + signal for a killed rank); 0 if all succeed.
+// all. If one rank fails, the others are terminated (SIGTERM at once, SIGKILL 1 s later) and
+// its exit code is returned (128 + signal for a killed rank); 0 if all succeed.
 int launch_ranks(int n, const std::vector<std::string>& cmd);
 
 }  // namespace symm::cuda

@@ -32,6 +32,10 @@ __global__ void gather_kernel(ncclWindow_t win, int world, void** out) {
   if (threadIdx.x == 0) out[world] = ncclGetLocalPointer(win, 0);
 }
 
+__global__ void multimem_base_kernel(ncclWindow_t win, const ncclDevComm dc, void** out) {
+  out[0] = dc.lsaMultimem.mcBasePtr ? ncclGetLsaMultimemPointer(win, 0, dc) : nullptr;
+}
+
 }  // namespace
 
 void launch_program(AlgoKind kind, DType t, const DeviceHandle& h, const CollArgs& a, int blocks, int threads,
@@ -55,6 +59,41 @@ void launch_ll_probe(const DeviceHandle& h, const void* packets, void* dst, uint
 void gather_window_bases(ncclWindow_t win, int world, void** out, cudaStream_t s) {
   gather_kernel<<<1, 64, 0, s>>>(win, world, out);
   SYMM_CUDA_CHECK(cudaGetLastError());
+}
+
+}  // namespace symm::cuda
+
+namespace symm::cuda {
+
+void* nccl_lsa_multimem_base(ncclComm_t comm, ncclWindow_t win, cudaStream_t s, void** devcomm) {
+  *devcomm = nullptr;
+  ncclDevCommRequirements reqs{};
+  reqs.lsaMultimem = true;
+  auto* dc = new ncclDevComm{};
+  // NCCL refuses (ncclInvalidArgument, "no multicast support") where it has no NVLS: that is
+  // an answer (no multicast here), not an error of this program.
+  const bool created = ncclDevCommCreate(comm, &reqs, dc) == ncclSuccess;
+  if (!created || dc->lsaMultimem.mcBasePtr == nullptr) {
+    if (created) ncclDevCommDestroy(comm, dc);
+    delete dc;
+    return nullptr;
+  }
+  *devcomm = dc;
+  void** dev = nullptr;
+  SYMM_CUDA_CHECK(cudaMalloc(&dev, sizeof(void*)));
+  multimem_base_kernel<<<1, 1, 0, s>>>(win, *dc, dev);
+  SYMM_CUDA_CHECK(cudaGetLastError());
+  void* base = nullptr;
+  SYMM_CUDA_CHECK(cudaMemcpyAsync(&base, dev, sizeof(void*), cudaMemcpyDeviceToHost, s));
+  SYMM_CUDA_CHECK(cudaStreamSynchronize(s));  // one tiny kernel, no wait in it
+  SYMM_CUDA_CHECK(cudaFree(dev));
+  return base;
+}
+
+void nccl_devcomm_destroy(ncclComm_t comm, void* devcomm) {
+  auto* dc = static_cast<ncclDevComm*>(devcomm);
+  ncclDevCommDestroy(comm, dc);
+  delete dc;
 }
 
 }  // namespace symm::cuda

@@ -29,4 +29,12 @@ void launch_ll_probe(const DeviceHandle& h, const void* packets, void* dst, uint
 // `out` is device memory of world + 1 pointers.
 void gather_window_bases(ncclWindow_t win, int world, void** out, cudaStream_t s);
 
+// Asks NCCL for a device communicator with multimem on the LSA team (NCCL then sets up NVLS
+// itself, where it can) and returns the multicast address of offset 0 of `win`
+// (ncclGetLsaMultimemPointer), or nullptr where NCCL gives none. Collective: every rank calls it.
+// *devcomm receives the device communicator to release with nccl_devcomm_destroy (or nullptr).
+// Only ever called where no multicast safety variable is set (multicast_base, host_logic.h).
+void* nccl_lsa_multimem_base(ncclComm_t comm, ncclWindow_t win, cudaStream_t s, void** devcomm);
+void nccl_devcomm_destroy(ncclComm_t comm, void* devcomm);
+
 }  // namespace symm::cuda

@@ -59,7 +59,10 @@ int launch_ranks(int n, const std::vector<std::string>& cmd_in) {
   }
 
   // Poll rather than block so that a failed rank's siblings can be escalated to SIGKILL;
-  // only unreaped pids are ever signalled, so no recycled pid is hit.
+  // only unreaped pids are ever signalled, so no recycled pid is hit. A rank stuck in a GPU
+  // wait or an NCCL call may not die of SIGTERM at once: kKillAfter later it gets SIGKILL, so
+  // the whole run ends within about a second of the first failure.
+  constexpr auto kKillAfter = std::chrono::milliseconds(1000);
   int rc = 0, alive = n;
   std::chrono::steady_clock::time_point failed_at{};
   bool killed = false;
@@ -68,7 +71,7 @@ int launch_ranks(int n, const std::vector<std::string>& cmd_in) {
     const pid_t pid = waitpid(-1, &status, WNOHANG);
     if (pid < 0) break;
     if (pid == 0) {
-      if (rc != 0 && !killed && std::chrono::steady_clock::now() - failed_at > std::chrono::seconds(5)) {
+      if (rc != 0 && !killed && std::chrono::steady_clock::now() - failed_at > kKillAfter) {
         for (pid_t p : pids)
           if (p > 0) kill(p, SIGKILL);
         killed = true;
@@ -76,14 +79,19 @@ int launch_ranks(int n, const std::vector<std::string>& cmd_in) {
       std::this_thread::sleep_for(std::chrono::milliseconds(20));
       continue;
     }
-    for (pid_t& p : pids)
-      if (p == pid) p = 0;
+    int rank = -1;
+    for (int r = 0; r < n; ++r)
+      if (pids[std::size_t(r)] == pid) pids[std::size_t(r)] = 0, rank = r;
     --alive;
     const int code = exit_code(status);
     if (code != 0 && rc == 0) {
       rc = code;
       failed_at = std::chrono::steady_clock::now();
-      std::fprintf(stderr, "symmcoll launch: a rank exited with code %d; stopping the others\n", code);
+      if (WIFSIGNALED(status))
+        std::fprintf(stderr, "symmcoll launch: rank %d was killed by signal %d; stopping the others\n", rank,
+                     WTERMSIG(status));
+      else
+        std::fprintf(stderr, "symmcoll launch: rank %d exited with code %d; stopping the others\n", rank, code);
       for (pid_t p : pids)
         if (p > 0) kill(p, SIGTERM);
     }

@@ -1,11 +1,14 @@
 #include "backends/cuda/runtime.h"
 
+#include <atomic>
 #include <cstdlib>
 #include <cstring>
 #include <vector>
 
 #include "backends/cuda/check.h"
 #include "backends/cuda/kernels.h"
+#include "backends/cuda/nvtx.h"
+#include "backends/cuda/watchdog.h"
 #include "core/signal_pad.h"
 
 namespace symm::cuda {
@@ -58,7 +61,7 @@ std::vector<char*> window_bases(ncclWindow_t win, int world, int rank, void* loc
 
 }  // namespace
 
-Runtime::Runtime(const RankEnv& env, std::size_t heap_bytes, unsigned long long timeout_cycles) {
+Runtime::Runtime(const RankEnv& env, std::size_t heap_bytes, unsigned long long timeout_cycles, bool multicast) {
   int ndev = 0;
   SYMM_CUDA_CHECK(cudaGetDeviceCount(&ndev));
   if (env.local_rank >= ndev)
@@ -98,7 +101,10 @@ Runtime::Runtime(const RankEnv& env, std::size_t heap_bytes, unsigned long long 
   h_.world = env.world;
   h_.heap_base = static_cast<char*>(heap);
   h_.pad_local = static_cast<uint32_t*>(pad_);
-  h_.timeout_cycles = timeout_cycles;
+  int clock_khz = 0;
+  SYMM_CUDA_CHECK(cudaDeviceGetAttribute(&clock_khz, cudaDevAttrClockRate, env.local_rank));
+  h_.timeout_cycles = timeout_cycles ? timeout_cycles : wait_timeout_cycles(process_env(), clock_khz);
+  stream_timeout_s_ = stream_timeout_seconds(process_env(), double(h_.timeout_cycles) / (double(clock_khz) * 1e3));
   const auto heaps = window_bases(heap_win_, env.world, env.rank, heap, stream_);
   const auto pads = window_bases(pad_win_, env.world, env.rank, pad_, stream_);
   for (int r = 0; r < env.world; ++r) {
@@ -112,14 +118,26 @@ Runtime::Runtime(const RankEnv& env, std::size_t heap_bytes, unsigned long long 
   void* dev_err = nullptr;
   SYMM_CUDA_CHECK(cudaHostGetDevicePointer(&dev_err, error_host_, 0));
   h_.error = static_cast<WaitError*>(dev_err);
+  SYMM_CUDA_CHECK(cudaMalloc(&h_.poison, sizeof(uint32_t)));
+  SYMM_CUDA_CHECK(cudaMemsetAsync(h_.poison, 0, sizeof(uint32_t), stream_));
+
+  // Every rank decides alike (same variables, same NCCL), as NCCL's device-communicator
+  // creation is collective.
+  if (multicast)
+    heap_mc_ = static_cast<char*>(
+        multicast_base(process_env(), [&]() { return nccl_lsa_multimem_base(comm_, heap_win_, stream_, &devcomm_); }));
 
   SYMM_CUDA_CHECK(cudaMalloc(&one_, sizeof(float)));
   barrier();  // no rank signals into a pad a peer has not zeroed yet
 }
 
 Runtime::~Runtime() {
+  // After abort() nothing here may wait for the device or a peer: the process is about to
+  // exit non-zero, and the driver reclaims everything.
+  if (aborted_) return;
   // Best effort: a destructor must not throw, and a failed teardown changes no result.
   if (stream_) cudaStreamSynchronize(stream_);
+  if (comm_ && devcomm_) nccl_devcomm_destroy(comm_, devcomm_);
   if (comm_) {
     if (heap_win_) ncclCommWindowDeregister(comm_, heap_win_);
     if (pad_win_) ncclCommWindowDeregister(comm_, pad_win_);
@@ -128,19 +146,16 @@ Runtime::~Runtime() {
   if (pad_) ncclMemFree(pad_);
   if (one_) cudaFree(one_);
   if (error_host_) cudaFreeHost(error_host_);
+  if (h_.poison) cudaFree(h_.poison);
   if (comm_) ncclCommDestroy(comm_);
   if (stream_) cudaStreamDestroy(stream_);
 }
 
-void Runtime::sync() {
-  const cudaError_t e = cudaStreamSynchronize(stream_);
-  check_waits();  // a timeout explains a later failure better than the failure itself
-  SYMM_CUDA_CHECK(e);
-}
-
-void Runtime::check_waits() {
+std::optional<std::string> Runtime::device_report() const {
   volatile WaitError* e = error_host_;
-  if (!e->tripped) return;
+  // tripped is claimed first, the fields follow: report only once the kernel says they are written.
+  if (!e->tripped || !e->complete) return std::nullopt;
+  std::atomic_thread_fence(std::memory_order_acquire);
   WaitError copy;
   copy.tripped = e->tripped;
   copy.rank = e->rank;
@@ -151,8 +166,52 @@ void Runtime::check_waits() {
   copy.kind = e->kind;
   copy.packet = e->packet;
   copy.offset = e->offset;
-  e->tripped = 0;
-  fail(ErrorCode::kTimeout, describe_wait_timeout(copy));
+  return describe_wait_timeout(copy);
+}
+
+void Runtime::sync() {
+  NvtxRange range("symmcoll sync");
+  cudaError_t status = cudaSuccess;
+  Watchdog dog(
+      [&]() {
+        const cudaError_t e = cudaStreamQuery(stream_);
+        if (e == cudaErrorNotReady) return false;
+        status = e;
+        return true;
+      },
+      [&]() { return device_report(); }, stream_timeout_s_);
+  for (Watchdog::Watch& w : stream_waits_) dog.add(std::move(w));
+  stream_waits_.clear();
+  const Watchdog::Result r = dog.wait();
+  const std::string in = context_.empty() ? "" : " (in " + context_ + ")";
+  switch (r.outcome) {
+    case Watchdog::Outcome::kDeviceReport:
+      fail(ErrorCode::kTimeout, r.message + in);
+    case Watchdog::Outcome::kHostTimeout:
+      fail(ErrorCode::kTimeout, "rank " + std::to_string(h_.rank) + ": " + r.message + in);
+    case Watchdog::Outcome::kDone:
+      break;
+  }
+  SYMM_CUDA_CHECK(status);
+}
+
+void Runtime::recover() {
+  // The poisoned kernels drain in microseconds; bounded all the same.
+  const Watchdog dog([&]() { return cudaStreamQuery(stream_) != cudaErrorNotReady; },
+                     []() { return std::optional<std::string>(); }, stream_timeout_s_);
+  const Watchdog::Result r = dog.wait();
+  if (r.outcome != Watchdog::Outcome::kDone)
+    fail(ErrorCode::kTimeout, "rank " + std::to_string(h_.rank) + ": " + r.message + " (draining after a timeout)");
+  SYMM_CUDA_CHECK(cudaMemsetAsync(h_.poison, 0, sizeof(uint32_t), stream_));
+  SYMM_CUDA_CHECK(cudaStreamSynchronize(stream_));  // a memset of 4 bytes: cannot hang
+  *error_host_ = WaitError{};
+}
+
+void Runtime::abort() noexcept {
+  if (aborted_) return;
+  aborted_ = true;
+  if (comm_) ncclCommAbort(comm_);
+  comm_ = nullptr;
 }
 
 void Runtime::barrier() {

@@ -7,22 +7,35 @@
 // for at most SYMM_BOOTSTRAP_TIMEOUT_S seconds (default 120). `symmcoll launch` creates a
 // fresh private directory with mkdtemp and removes it afterwards; under torchrun / mpirun set
 // SYMM_RUN_DIR to a fresh directory on this host yourself.
+//
+// No hang: sync() never blocks in cudaStreamSynchronize. It polls the stream and the mapped
+// wait-error record (Watchdog, watchdog.h) and throws kTimeout, naming the wait and the call
+// (set_context), as soon as a device wait expires, or when the stream has not finished after
+// the stream bound. The caller then abort()s: NCCL's communicator is aborted (ncclCommAbort),
+// nothing waits for the device again, and the process exits non-zero; `symmcoll launch` stops
+// the other ranks.
 #pragma once
 
 #include <cuda_runtime.h>
 #include <nccl.h>
 
 #include <cstddef>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "backends/cuda/device_handle.h"
 #include "backends/cuda/host_logic.h"
+#include "backends/cuda/watchdog.h"
 
 namespace symm::cuda {
 
 class Runtime {
  public:
-  Runtime(const RankEnv& env, std::size_t heap_bytes, unsigned long long timeout_cycles);
+  // timeout_cycles: the device wait bound (0: SYMM_WAIT_TIMEOUT_CYCLES, or SYMM_WAIT_TIMEOUT_S
+  // seconds at this device's clock). multicast: the run needs a multicast address of the heap
+  // (asked of NCCL only where no safety variable forbids it; heap_mc() says what came back).
+  Runtime(const RankEnv& env, std::size_t heap_bytes, unsigned long long timeout_cycles, bool multicast = false);
   ~Runtime();
   Runtime(const Runtime&) = delete;
   Runtime& operator=(const Runtime&) = delete;
@@ -36,11 +49,30 @@ class Runtime {
   const DeviceHandle& handle() const { return h_; }
   const std::string& device_name() const { return device_name_; }
   void set_timeout_cycles(unsigned long long c) { h_.timeout_cycles = c; }
+  unsigned long long timeout_cycles() const { return h_.timeout_cycles; }
+  double stream_timeout_s() const { return stream_timeout_s_; }
+  // Multicast address of heap offset 0 (NVLS set up by NCCL), or nullptr.
+  char* heap_mc() const { return heap_mc_; }
 
-  // Synchronises the stream, then throws kTimeout if any wait on this rank expired.
+  // What the stream is doing, for error messages ("all_reduce one_shot bf16 65536 B, graph of
+  // 100 calls"); sync() appends it to a timeout.
+  void set_context(std::string what) { context_ = std::move(what); }
+
+  // A stream wait a host plan has enqueued (cuStreamWaitValue32 on a host-visible flag): the
+  // next sync() watches it and, if the stream is stuck, names the flag that never came.
+  void add_stream_wait(Watchdog::Watch w) { stream_waits_.push_back(std::move(w)); }
+
+  // Waits for the stream (Watchdog: polls it and the wait-error record). Throws kTimeout the
+  // moment a device wait of this rank has expired, or when the stream is not done after
+  // stream_timeout_s(); throws kCuda if the stream failed. Forgets the stream waits it watched.
   void sync();
-  // Throws kTimeout describing the first expired wait, and clears it so later calls start clean.
-  void check_waits();
+  // After a reported device timeout that the caller survives (the error-path probes only):
+  // waits until the poisoned kernels have drained, then clears the record and the poison.
+  void recover();
+  // After any failure: aborts the NCCL communicator so no rank blocks in NCCL for a peer that
+  // will not come, and makes the destructor skip every call that could wait for the device.
+  void abort() noexcept;
+  bool aborted() const { return aborted_; }
   // All ranks meet (a one-element NCCL all-reduce, synchronised).
   void barrier();
 
@@ -54,6 +86,14 @@ class Runtime {
   WaitError* error_host_ = nullptr;
   float* one_ = nullptr;
   std::string device_name_;
+  std::string context_;
+  double stream_timeout_s_ = 0;
+  char* heap_mc_ = nullptr;
+  void* devcomm_ = nullptr;  // NCCL device communicator holding the multicast team, when asked
+  bool aborted_ = false;
+  std::vector<Watchdog::Watch> stream_waits_;
+
+  std::optional<std::string> device_report() const;
 };
 
 }  // namespace symm::cuda

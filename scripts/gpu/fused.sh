@@ -44,7 +44,7 @@ fi
 if [ "$WHAT" = chunks ]; then
   : > "$DIR/fused_chunks_$M.log"
   for c in 256 512 1024 2048 4096; do
-    timeout 60 $B --op ag_mm,mm_rs --algo all --no-baselines --no-check --dtype bf16 --shape 70b,8b --m 16384 \
+    timeout 60 $B --op ag_mm,mm_rs --algo all --no-baselines --timing-only --dtype bf16 --shape 70b,8b --m 16384 \
       --mode graph --chunk-rows $c >> "$DIR/fused_chunks_$M.log" 2>&1 || rc=1
   done
   grep -vE "^#" "$DIR/fused_chunks_$M.log" | grep -v "^op" | sort -k2,2 -k5,5n -k8,8n

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # One device run (the `run` tool), from the repository root, binary carried in .carry/:
 #   scripts/gpu/h200.sh <world> [suite|bench|tune|lltune|all]     (all = suite + bench + lltune)
-# Writes under $OUT: topo.txt, suite_<m>.log, bench_<m>.csv/.log, tune_<m>.csv/.log (<= 8 files).
+#   scripts/gpu/h200.sh <world> [hang|sanitize|reliability]         (reliability = hang + sanitize)
+# Writes under $OUT: topo.txt, suite_<m>.log, bench_<m>.csv/.log, tune_<m>.csv/.log (<= 8 files);
+# hang: hang_<m>.log; sanitize: sanitize_<m>.log + sanitize_<tool>_w<W>.log per tool and world.
 # Multicast stays off in every command (never run multimem on the lent machines).
 set -uo pipefail
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
@@ -18,9 +20,25 @@ head -12 "$OUT/topo.txt"
 rc=0
 SECONDS=0
 if [ "$WHAT" = suite ] || [ "$WHAT" = all ]; then
-  timeout ${SUITE_TIMEOUT:-200} tests/gpu/run.sh .carry 2>&1 | tee "$OUT/suite_$M.log" | grep -E "^(===|---|GPU suite|FAIL|probe)" || true
+  timeout ${SUITE_TIMEOUT:-200} tests/gpu/run.sh .carry correctness 2>&1 | tee "$OUT/suite_$M.log" | grep -E "^(===|---|GPU suite|FAIL|probe)" || true
   grep -q "all passed" "$OUT/suite_$M.log" || rc=1
   echo "# suite done at ${SECONDS}s"
+fi
+if [ "$WHAT" = hang ] || [ "$WHAT" = reliability ]; then
+  # Ranks that disagree must end in seconds with a named error (world 2 whatever W is).
+  SYMM_TEST_LOGDIR=/tmp/hanglogs timeout ${HANG_TIMEOUT:-200} tests/gpu/run.sh .carry hang 2>&1 | tee "$OUT/hang_$M.log" \
+    | grep -E "^(===|---|GPU suite|symmcoll)" || true
+  grep -q "all passed" "$OUT/hang_$M.log" || rc=1
+  echo "# hang done at ${SECONDS}s"
+fi
+if [ "$WHAT" = sanitize ] || [ "$WHAT" = reliability ]; then
+  # compute-sanitizer memcheck, racecheck, synccheck over every algorithm; worlds 2..W.
+  worlds=""
+  for w in 2 4; do [ $w -le $W ] && worlds="$worlds $w"; done
+  SAN_WORLDS="$worlds" SYMM_TEST_LOGDIR="$OUT" timeout ${SAN_TIMEOUT:-540} tests/gpu/run.sh .carry sanitize 2>&1 \
+    | tee "$OUT/sanitize_$M.log" | grep -E "^(===|---|GPU suite|=+ (ERROR|RACECHECK))" || true
+  grep -q "all passed" "$OUT/sanitize_$M.log" || rc=1
+  echo "# sanitize done at ${SECONDS}s"
 fi
 if [ "$WHAT" = bench ] || [ "$WHAT" = all ]; then
   devs=$(seq -s, 0 $((W - 1)))

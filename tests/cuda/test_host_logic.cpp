@@ -83,7 +83,27 @@ TEST(Multicast, EachSafetyVariableRefuses) {
 TEST(Multicast, NoPlatformSupportRefuses) {
   const auto why = multicast_refusal(multimem(), env_of({}), false);
   ASSERT_TRUE(why.has_value());
+  EXPECT_NE(why->find("NCCL set up none"), std::string::npos);
   EXPECT_NE(why->find("simulator"), std::string::npos);
+}
+
+// The variables come first: while one is set, NCCL is not even asked to set up NVLS.
+TEST(Multicast, VariablesSkipAskingNccl) {
+  static char heap_mc[1];
+  for (auto [k, v] : {std::pair{"NCCL_NVLS_ENABLE", "0"}, std::pair{"TORCH_SYMM_MEM_DISABLE_MULTICAST", "1"},
+                      std::pair{"NVSHMEM_DISABLE_NVLS", "1"}}) {
+    int asked = 0;
+    EXPECT_EQ(multicast_base(env_of({{k, v}}), [&]() -> void* { return ++asked, heap_mc; }), nullptr) << k;
+    EXPECT_EQ(asked, 0) << k;
+    EXPECT_EQ(multicast_disabled_by(env_of({{k, v}})), std::string(k) + "=" + v);
+  }
+  int asked = 0;
+  EXPECT_EQ(multicast_base(env_of({{"NCCL_NVLS_ENABLE", "1"}}), [&]() -> void* { return ++asked, heap_mc; }), heap_mc);
+  EXPECT_EQ(asked, 1);
+  // NCCL's answer decides where no variable is set: no address, no multicast.
+  const void* got = multicast_base(env_of({}), []() -> void* { return nullptr; });
+  EXPECT_EQ(got, nullptr);
+  EXPECT_TRUE(multicast_refusal(multimem(), env_of({}), got != nullptr).has_value());
 }
 
 TEST(Multicast, AllowedOnlyWithSupportAndNoVariable) {
@@ -182,10 +202,50 @@ TEST(Timeout, MessageNamesRankBlockSlotChannelAndPeer) {
   EXPECT_EQ(describe_wait_timeout(e),
             "rank 2 block 5 timed out waiting on slot " + std::to_string(pad::flag(0, 5, 3)) +
                 " (channel 0, from rank 3): expected >= 7, saw 6");
-  EXPECT_EQ(wait_timeout_cycles(env_of({{"SYMM_WAIT_TIMEOUT_CYCLES", "1000"}})), 1000u);
-  EXPECT_GT(wait_timeout_cycles(env_of({})), 1'000'000'000u);
-  EXPECT_EQ(code_of([] { wait_timeout_cycles(env_of({{"SYMM_WAIT_TIMEOUT_CYCLES", "0"}})); }),
+}
+
+TEST(Timeout, BoundsInSecondsAtTheDeviceClock) {
+  const int h200_khz = 1'980'000;
+  EXPECT_EQ(wait_timeout_cycles(env_of({{"SYMM_WAIT_TIMEOUT_CYCLES", "1000"}}), h200_khz), 1000u);
+  // The default: a few seconds, whatever the clock.
+  EXPECT_DOUBLE_EQ(wait_timeout_seconds(env_of({})), kDefaultWaitTimeoutS);
+  EXPECT_GE(kDefaultWaitTimeoutS, 1.0);
+  EXPECT_LE(kDefaultWaitTimeoutS, 5.0);
+  EXPECT_EQ(wait_timeout_cycles(env_of({}), h200_khz), static_cast<unsigned long long>(kDefaultWaitTimeoutS * 1.98e9));
+  EXPECT_EQ(wait_timeout_cycles(env_of({{"SYMM_WAIT_TIMEOUT_S", "0.5"}}), 1'000'000), 500'000'000u);
+  EXPECT_EQ(code_of([] { wait_timeout_cycles(env_of({{"SYMM_WAIT_TIMEOUT_CYCLES", "0"}}), 1); }),
             ErrorCode::kInvalidArgument);
+  EXPECT_EQ(code_of([] { wait_timeout_seconds(env_of({{"SYMM_WAIT_TIMEOUT_S", "-1"}})); }), ErrorCode::kInvalidArgument);
+  EXPECT_EQ(code_of([] { wait_timeout_seconds(env_of({{"SYMM_WAIT_TIMEOUT_S", "2x"}})); }), ErrorCode::kInvalidArgument);
+  // The host waits longer than any device wait, so a device report always comes first.
+  EXPECT_DOUBLE_EQ(stream_timeout_seconds(env_of({}), 2.0), kDefaultStreamTimeoutS);
+  EXPECT_DOUBLE_EQ(stream_timeout_seconds(env_of({}), 60.0), 240.0);
+  EXPECT_DOUBLE_EQ(stream_timeout_seconds(env_of({{"SYMM_STREAM_TIMEOUT_S", "5"}}), 2.0), 5.0);
+}
+
+TEST(Testing, RankOverridesParse) {
+  EXPECT_FALSE(test_rank_overrides(env_of({})).any());
+  const TestRankOverrides t = test_rank_overrides(env_of({{"SYMM_TEST_RANK_ALGO", "1:one_shot_ll"},
+                                                          {"SYMM_TEST_RANK_SIZE", "0:64K"},
+                                                          {"SYMM_TEST_RANK_SKIP", "1"},
+                                                          {"SYMM_TEST_RANK_KILL", "3"}}));
+  EXPECT_EQ(t.algo_rank, 1);
+  EXPECT_EQ(t.algo, "one_shot_ll");
+  EXPECT_EQ(t.size_rank, 0);
+  EXPECT_EQ(t.size, 64u << 10);
+  EXPECT_EQ(t.skip_rank, 1);
+  EXPECT_EQ(t.kill_rank, 3);
+  for (auto [k, v] : {std::pair{"SYMM_TEST_RANK_ALGO", "one_shot_ll"}, std::pair{"SYMM_TEST_RANK_ALGO", "1:"},
+                      std::pair{"SYMM_TEST_RANK_ALGO", "9:one_shot"}, std::pair{"SYMM_TEST_RANK_SIZE", "1:lots"},
+                      std::pair{"SYMM_TEST_RANK_SKIP", "1:x"}, std::pair{"SYMM_TEST_RANK_KILL", "-1"}}) {
+    try {
+      test_rank_overrides(env_of({{k, v}}));
+      ADD_FAILURE() << k << "=" << v << " accepted";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), ErrorCode::kInvalidArgument);
+      EXPECT_NE(std::string(e.what()).find(k), std::string::npos) << e.what();
+    }
+  }
 }
 
 TEST(Machine, NameFromDevice) {
@@ -203,9 +263,16 @@ TEST(Launch, ResolvesSymmcollToThisProgram) {
 
 TEST(Launch, PropagatesFailureAndStopsTheOthers) {
   EXPECT_EQ(launch_ranks(3, {"/bin/sh", "-c", "test \"$WORLD_SIZE\" = 3 && test -d \"$SYMM_RUN_DIR\""}), 0);
-  const auto t0 = std::chrono::steady_clock::now();
+  auto t0 = std::chrono::steady_clock::now();
   EXPECT_EQ(launch_ranks(3, {"/bin/sh", "-c", "if [ \"$RANK\" = 1 ]; then exit 3; fi; exec sleep 30"}), 3);
-  EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(10));
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(2));
+  // Ranks that ignore SIGTERM (stuck in a driver call, say) are killed a second later.
+  t0 = std::chrono::steady_clock::now();
+  EXPECT_EQ(launch_ranks(3, {"/bin/sh", "-c", "trap '' TERM; if [ \"$RANK\" = 2 ]; then sleep 0.2; exit 1; fi; exec sleep 30"}),
+            1);
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::milliseconds(2500));
+  // A rank killed by a signal counts as failed (128 + signal).
+  EXPECT_EQ(launch_ranks(2, {"/bin/sh", "-c", "if [ \"$RANK\" = 0 ]; then kill -9 $$; fi; exec sleep 30"}), 128 + 9);
 }
 
 }  // namespace

@@ -1,51 +1,179 @@
 #!/usr/bin/env bash
 # GPU test suite (make test-gpu BUILD=<dir>): run on a GPU machine, never in CI.
-#   every algorithm x dtype x world {2,4,8} (as many as the machine has) x sizes vs NCCL and the float64 reference, with a
-#   1000-replay CUDA graph of each (epochs only grow: no hang, no wrong answer), and the
-#   bounded-wait error path (a wait nobody signals must be reported, not hang); the fused
-#   matmul + collective plans (ag_mm, mm_rs) vs the float64 reference, replayed 100x in a graph.
+#   tests/gpu/run.sh <build-dir> [all|correctness|hang|sanitize]...      (default: all)
+# correctness  every algorithm x dtype x world {2,4,8} (as many as the machine has) x sizes vs NCCL
+#              and the float64 reference, with a 1000-replay CUDA graph of each (epochs only grow:
+#              no hang, no wrong answer), the fused matmul + collective plans (ag_mm, mm_rs) replayed
+#              100x, the bounded-wait error-path probes, and the refusals.
+# hang         ranks that disagree must end within 2 x the wait bound + start-up, non-zero, with
+#              a named error: mismatched programs (device and LL programs, graph and eager),
+#              mismatched sizes, a rank that never calls, a rank killed mid-run (world 2).
+# sanitize     every algorithm under compute-sanitizer memcheck (--report-api-errors no: NCCL's
+#              initialisation probes report benign API errors), racecheck and synccheck, small and
+#              large sizes, worlds 2 and 4 where the machine has them; zero errors required. One
+#              log per tool and world: $SYMM_TEST_LOGDIR/sanitize_<tool>_w<W>.log.
+# Environment: SYMM_TEST_SIZES, SYMM_TEST_REPLAYS (correctness); SYMM_TEST_LOGDIR (default
+# <build-dir>/gpu-logs); SAN_TOOLS (default "memcheck racecheck synccheck"), SAN_SIZES (default
+# 16K,4M), SAN_WORLDS (default "2 4"), SAN_KERNELS (compute-sanitizer --kernel-name filter,
+# default kns=program_kernel: this project's kernels; "" checks NCCL's too).
 # Exits non-zero on any failure. Multicast stays off (never run multimem here).
 set -uo pipefail
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
-BUILD=${1:?usage: tests/gpu/run.sh <build-dir>}
+BUILD=${1:?usage: tests/gpu/run.sh <build-dir> [all|correctness|hang|sanitize]...}
+shift
+PARTS=${*:-all}
+want() { [[ " $PARTS " == *" all "* || " $PARTS " == *" $1 "* ]]; }
 BIN=""
 for c in "$BUILD/apps/symmcoll" "$BUILD/symmcoll" "$BUILD/backends/cuda/symmcoll_cuda" "$BUILD/symmcoll_cuda"; do
   [ -x "$c" ] && { BIN=$c; break; }
 done
 [ -n "$BIN" ] || { echo "no symmcoll binary under $BUILD" >&2; exit 2; }
 NGPU=$(nvidia-smi -L 2>/dev/null | wc -l)
-SIZES=${SYMM_TEST_SIZES:-16K,64K,1M,4M}
-REPLAYS=${SYMM_TEST_REPLAYS:-1000}
+LOGDIR=${SYMM_TEST_LOGDIR:-$BUILD/gpu-logs}
+mkdir -p "$LOGDIR"
 fail=0
+now() { date +%s.%N; }
+calc() { awk "BEGIN { print $* }"; }  # float arithmetic and comparisons (1/0), no bc needed
 run() {  # name, timeout seconds, command...
   local name=$1 t=$2; shift 2
   echo "=== $name"
   if timeout "$t" "$@"; then echo "--- ok: $name"; else echo "--- FAIL ($?): $name"; fail=1; fi
 }
-for w in 2 4 8; do
-  [ "$NGPU" -ge "$w" ] || { echo "=== skip world $w: $NGPU GPU(s)"; continue; }
-  devs=$(seq -s, 0 $((w - 1)))
-  run "correctness world $w" 240 env CUDA_VISIBLE_DEVICES=$devs "$BIN" launch -n $w -- "$BIN" bench --backend cuda \
-    --op all_reduce,reduce_scatter,all_gather --algo all --dtype bf16,fp16,fp32 --sizes "$SIZES" \
-    --no-timing --replays "$REPLAYS"
-  run "fused correctness world $w" 180 env CUDA_VISIBLE_DEVICES=$devs "$BIN" launch -n $w -- "$BIN" bench --backend cuda \
-    --op ag_mm,mm_rs --algo all --dtype bf16,fp16 --n 512 --k 1024 --m 256,1536 --chunk-rows 32 \
-    --no-timing --replays 100
-  run "bounded wait world $w" 60 env CUDA_VISIBLE_DEVICES=$devs "$BIN" launch -n $w -- "$BIN" bench --backend cuda \
-    --probe-timeout
-done
-# Refusals that must fail cleanly (exit 2, one line), not crash or hang.
-if [ "$NGPU" -ge 2 ]; then
-  echo "=== multicast refused"
-  out=$(timeout 60 env CUDA_VISIBLE_DEVICES=0,1 "$BIN" launch -n 2 -- "$BIN" bench --backend cuda --algo multimem --sizes 4K 2>&1)
-  rc=$?
-  echo "$out" | head -3
-  if [ $rc -eq 2 ] && echo "$out" | grep -q "multicast"; then echo "--- ok"; else echo "--- FAIL: rc=$rc"; fail=1; fi
-  echo "=== more ranks than GPUs refused"
-  out=$(timeout 60 env CUDA_VISIBLE_DEVICES=0 "$BIN" launch -n 2 -- "$BIN" bench --backend cuda --sizes 4K 2>&1)
-  rc=$?
-  echo "$out" | grep -m2 error
-  if [ $rc -ne 0 ] && echo "$out" | grep -q "fewer GPUs than ranks"; then echo "--- ok"; else echo "--- FAIL: rc=$rc"; fail=1; fi
+
+# ---- correctness -------------------------------------------------------------------------
+if want correctness; then
+  SIZES=${SYMM_TEST_SIZES:-16K,64K,1M,4M}
+  REPLAYS=${SYMM_TEST_REPLAYS:-1000}
+  for w in 2 4 8; do
+    [ "$NGPU" -ge "$w" ] || { echo "=== skip world $w: $NGPU GPU(s)"; continue; }
+    devs=$(seq -s, 0 $((w - 1)))
+    run "correctness world $w" 240 env CUDA_VISIBLE_DEVICES=$devs "$BIN" launch -n $w -- "$BIN" bench --backend cuda \
+      --op all_reduce,reduce_scatter,all_gather --algo all --dtype bf16,fp16,fp32 --sizes "$SIZES" \
+      --no-timing --replays "$REPLAYS"
+    run "fused correctness world $w" 180 env CUDA_VISIBLE_DEVICES=$devs "$BIN" launch -n $w -- "$BIN" bench --backend cuda \
+      --op ag_mm,mm_rs --algo all --dtype bf16,fp16 --n 512 --k 1024 --m 256,1536 --chunk-rows 32 \
+      --no-timing --replays 100
+    run "bounded wait world $w" 60 env CUDA_VISIBLE_DEVICES=$devs "$BIN" launch -n $w -- "$BIN" bench --backend cuda \
+      --probe-timeout
+  done
+  # Refusals that must fail cleanly (exit 2, one line), not crash or hang.
+  if [ "$NGPU" -ge 2 ]; then
+    echo "=== multicast refused"
+    out=$(timeout 60 env CUDA_VISIBLE_DEVICES=0,1 "$BIN" launch -n 2 -- "$BIN" bench --backend cuda --algo multimem --sizes 4K 2>&1)
+    rc=$?
+    echo "$out" | head -3
+    if [ $rc -eq 2 ] && echo "$out" | grep -q "NCCL_NVLS_ENABLE=0 disables"; then echo "--- ok"; else echo "--- FAIL: rc=$rc"; fail=1; fi
+    echo "=== more ranks than GPUs refused"
+    out=$(timeout 60 env CUDA_VISIBLE_DEVICES=0 "$BIN" launch -n 2 -- "$BIN" bench --backend cuda --sizes 4K 2>&1)
+    rc=$?
+    echo "$out" | grep -m2 error
+    if [ $rc -ne 0 ] && echo "$out" | grep -q "fewer GPUs than ranks"; then echo "--- ok"; else echo "--- FAIL: rc=$rc"; fail=1; fi
+  fi
 fi
-[ $fail -eq 0 ] && echo "GPU suite: all passed" || echo "GPU suite: FAILURES"
+
+# ---- hang: ranks that disagree end in seconds ----------------------------------------------
+if want hang && [ "$NGPU" -ge 2 ]; then
+  BOUND=2  # seconds; the default bound, set explicitly so the limit below is exact
+  export SYMM_WAIT_TIMEOUT_S=$BOUND
+  B="$BIN launch -n 2 -- $BIN bench --backend cuda --no-nccl --timing-only --iters 3 --warmup 1 --dtype bf16"
+  # Start-up: the same shape of run with nothing wrong (NCCL init, heap, first launches).
+  t0=$(now)
+  env CUDA_VISIBLE_DEVICES=0,1 $B --op all_reduce --algo one_shot --sizes 64K --mode graph > "$LOGDIR/hang_startup.log" 2>&1
+  rc=$?
+  STARTUP=$(calc "$(now) - $t0")
+  echo "=== hang: start-up of a healthy run: ${STARTUP}s (rc=$rc)"
+  [ $rc -eq 0 ] || { echo "--- FAIL: the healthy run failed"; tail -5 "$LOGDIR/hang_startup.log"; fail=1; }
+  LIMIT=$(calc "2 * $BOUND + $STARTUP + 1")
+  # The error-path probes: each timeout reported with its exact message, and the world usable after.
+  run "hang: bounded-wait probes world 2" 60 env CUDA_VISIBLE_DEVICES=0,1 "$BIN" launch -n 2 -- "$BIN" bench \
+    --backend cuda --probe-timeout
+  hang_case() {  # name, message regex, VAR=value..., -- bench args...
+    local name=$1 msg=$2; shift 2
+    local envs=()
+    while [ "$1" != "--" ]; do envs+=("$1"); shift; done
+    shift
+    echo "=== hang: $name (limit ${LIMIT}s)"
+    local t0 out rc dt
+    t0=$(now)
+    out=$(timeout 120 env CUDA_VISIBLE_DEVICES=0,1 "${envs[@]}" $B "$@" 2>&1)
+    rc=$?
+    dt=$(calc "$(now) - $t0")
+    echo "$out" | grep -E "error|launch:|timed out|not done" | head -4
+    if [ $rc -ne 0 ] && [ $rc -ne 124 ] && [ "$(calc "$dt <= $LIMIT")" = 1 ] && echo "$out" | grep -qE "$msg"; then
+      echo "--- ok: $name: rc=$rc in ${dt}s"
+    else
+      echo "--- FAIL: $name: rc=$rc in ${dt}s (limit ${LIMIT}s), want /$msg/"
+      echo "$out" | tail -8
+      fail=1
+    fi
+  }
+  TO="timed out waiting .*\(in all_"
+  hang_case "mismatched programs, device vs LL, graph" "$TO" SYMM_TEST_RANK_ALGO=1:one_shot_ll -- \
+    --op all_reduce --algo one_shot --sizes 64K --mode graph
+  hang_case "mismatched programs, device vs LL, eager" "$TO" SYMM_TEST_RANK_ALGO=1:one_shot_ll -- \
+    --op all_reduce --algo one_shot --sizes 64K --mode eager
+  hang_case "mismatched device programs, graph" "$TO" SYMM_TEST_RANK_ALGO=1:two_shot -- \
+    --op all_reduce --algo one_shot --sizes 64K --mode graph
+  hang_case "mismatched programs, LL vs device (all_gather), eager" "$TO" SYMM_TEST_RANK_ALGO=1:pull -- \
+    --op all_gather --algo push_ll --sizes 64K --mode eager
+  hang_case "mismatched sizes, LL program, graph" "$TO" SYMM_TEST_RANK_SIZE=1:256K -- \
+    --op all_reduce --algo one_shot_ll --sizes 64K --mode graph
+  hang_case "mismatched sizes, device program, eager" "$TO" SYMM_TEST_RANK_SIZE=1:4M -- \
+    --op all_reduce --algo two_shot --sizes 16K --mode eager
+  hang_case "a rank that never calls" "$TO" SYMM_TEST_RANK_SKIP=1 -- \
+    --op all_reduce --algo one_shot --sizes 64K --mode graph
+  hang_case "a rank killed mid-run" "rank 1 was killed by signal 9" SYMM_TEST_RANK_KILL=1 -- \
+    --op all_reduce --algo one_shot --sizes 64K --mode graph
+  unset SYMM_WAIT_TIMEOUT_S
+fi
+
+# ---- sanitize: compute-sanitizer over every algorithm ----------------------------------------
+if want sanitize; then
+  SAN=${SAN:-/usr/local/cuda/bin/compute-sanitizer}
+  [ -x "$SAN" ] || SAN=$(command -v compute-sanitizer || true)
+  if [ -z "$SAN" ]; then
+    echo "=== sanitize: FAIL: no compute-sanitizer"; fail=1
+  else
+    SAN_SIZES=${SAN_SIZES:-16K,4M}
+    SAN_KERNELS=${SAN_KERNELS-kns=program_kernel}
+    # Instrumented kernels run far slower than their peers expect: generous bounds here.
+    export SYMM_WAIT_TIMEOUT_S=120 SYMM_STREAM_TIMEOUT_S=600
+    for w in ${SAN_WORLDS:-2 4}; do
+      [ "$NGPU" -ge "$w" ] || { echo "=== skip sanitize world $w: $NGPU GPU(s)"; continue; }
+      devs=$(seq -s, 0 $((w - 1)))
+      for tool in ${SAN_TOOLS:-memcheck racecheck synccheck}; do
+        log="$LOGDIR/sanitize_${tool}_w$w.log"
+        extra=()
+        [ "$tool" = memcheck ] && extra+=(--report-api-errors no --leak-check no)
+        [ -n "$SAN_KERNELS" ] && extra+=(--kernel-name "$SAN_KERNELS")
+        tmp=$(mktemp -d)
+        echo "=== sanitize $tool world $w (sizes $SAN_SIZES, every algorithm, bf16, checked once each)"
+        t0=$(now)
+        timeout 300 env CUDA_VISIBLE_DEVICES=$devs "$BIN" launch -n $w -- "$SAN" --tool "$tool" "${extra[@]}" \
+          --error-exitcode 3 --log-file "$tmp/rank_%p.log" \
+          "$BIN" bench --backend cuda --op all_reduce,reduce_scatter,all_gather --algo all --dtype bf16 \
+          --sizes "$SAN_SIZES" --no-timing > "$tmp/bench.out" 2>&1
+        rc=$?
+        dt=$(calc "$(now) - $t0")
+        { echo "# compute-sanitizer --tool $tool ${extra[*]} world $w, sizes $SAN_SIZES: rc=$rc in ${dt}s"
+          echo "# bench output"; cat "$tmp/bench.out"
+          for f in "$tmp"/rank_*.log; do echo "# $(basename "$f")"; cat "$f"; done; } > "$log"
+        rm -rf "$tmp"
+        # Every rank's summary must say 0 (memcheck/synccheck: ERROR SUMMARY; racecheck: RACECHECK SUMMARY).
+        summaries=$(grep -cE "(ERROR|RACECHECK) SUMMARY" "$log")
+        nonzero=$(grep -E "(ERROR|RACECHECK) SUMMARY" "$log" | grep -vcE "SUMMARY: 0 (errors|hazards)")
+        grep -E "SUMMARY|check failure|error" "$log" | head -6
+        if [ $rc -eq 0 ] && [ "$summaries" -ge "$w" ] && [ "$nonzero" -eq 0 ]; then
+          echo "--- ok: sanitize $tool world $w in ${dt}s"
+        else
+          echo "--- FAIL: sanitize $tool world $w: rc=$rc, $summaries summaries, $nonzero non-zero (log: $log)"
+          fail=1
+        fi
+      done
+    done
+    unset SYMM_WAIT_TIMEOUT_S SYMM_STREAM_TIMEOUT_S
+  fi
+fi
+
+[ $fail -eq 0 ] && echo "GPU suite ($PARTS): all passed" || echo "GPU suite ($PARTS): FAILURES"
 exit $fail
