@@ -173,9 +173,10 @@ void refuse_auto_blocks(const Common& c) {
                                                       " with --algo auto: auto runs the block count its table chose");
 }
 
-AutoChoice choose_auto(const Resolved& r, std::size_t bytes) {
+// `prefix`: "# " in sweep, whose stdout is a table (or nccl-tests' format) with '#' comments.
+AutoChoice choose_auto(const Resolved& r, std::size_t bytes, const char* prefix = "") {
   const AutoChoice a = auto_choose(AutoQuery{r.machine.name, r.op, bytes, r.world, r.dtype, r.graph});
-  std::printf("auto: %s %s: %s at %s; %s\n", op_name(r.op), format_size(bytes).c_str(), a.algo->id.c_str(),
+  std::printf("%sauto: %s %s: %s at %s; %s\n", prefix, op_name(r.op), format_size(bytes).c_str(), a.algo->id.c_str(),
               a.blocks ? ("blocks=" + std::to_string(a.blocks)).c_str() : "its default block count", a.why.c_str());
   return a;
 }
@@ -399,7 +400,7 @@ int cmd_sweep(int argc, char** argv) {
   if (auto_algo) {
     refuse_auto_blocks(c);
     for (const std::size_t bytes : sizes) {
-      const AutoChoice a = for_option("--algo", [&] { return choose_auto(r, bytes); });
+      const AutoChoice a = for_option("--algo", [&] { return choose_auto(r, bytes, "# "); });
       jobs.push_back({a.algo, bytes, a.blocks});
       if (std::find(algos.begin(), algos.end(), a.algo) == algos.end()) algos.push_back(a.algo);
     }
