@@ -116,9 +116,9 @@ Resolved resolve(const Common& c, const char* cmd) {
     fail(ErrorCode::kInvalidArgument, "--chunk-bytes " + c.chunk + " is not a multiple of 16");
   r.machine = for_option("--machine", [&] { return sim::Machine::by_name(c.machine); });
   r.world = c.world ? c.world : r.machine.gpus;
-  if (r.world < 2 || r.world > kMaxWorld)
+  if (r.world < 2 || r.world > kPadWorld)
     fail(ErrorCode::kInvalidArgument,
-         "--world " + std::to_string(r.world) + " is outside 2.." + std::to_string(kMaxWorld));
+         "--world " + std::to_string(r.world) + " is outside 2.." + std::to_string(kPadWorld));
   return r;
 }
 

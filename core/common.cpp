@@ -1,5 +1,7 @@
 #include "core/common.h"
 
+#include <iterator>
+
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -19,7 +21,7 @@ E parse_enum(const std::string& s, const char* const (&names)[N], const char* wh
 const char* const kDTypeNames[] = {"bf16", "fp16", "fp32"};
 const char* const kOpNames[] = {"all_reduce", "reduce_scatter", "all_gather", "barrier"};
 const char* const kReduceOpNames[] = {"sum", "max", "min"};
-const char* const kOrderNames[] = {"relaxed", "release", "acquire", "acq_rel"};
+const char* const kOrderNames[] = {"relaxed", "release", "acquire"};
 
 uint32_t bits_of(float f) {
   uint32_t u;
@@ -42,7 +44,9 @@ const char* reduce_op_name(ReduceOp op) { return kReduceOpNames[int(op)]; }
 ReduceOp parse_reduce_op(const std::string& s) {
   return parse_enum<ReduceOp>(s, kReduceOpNames, "reduce op");
 }
-const char* order_name(MemOrder o) { return kOrderNames[int(o)]; }
+const char* order_name(MemOrder o) {
+  return int(o) >= 0 && int(o) < int(std::size(kOrderNames)) ? kOrderNames[int(o)] : "invalid";
+}
 
 float to_float(bf16 v) { return float_of(uint32_t(v.bits) << 16); }
 

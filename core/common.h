@@ -21,23 +21,28 @@
 
 namespace symm {
 
-// Limits shared by both backends. kMaxWorld bounds the simulator's timing-only runs;
-// real nodes have at most 8 GPUs (NVSwitch), but the same programs run unchanged.
-inline constexpr int kMaxWorld = 64;
-inline constexpr int kMaxBlocks = 160;
-// Programs that barrier need all their blocks resident at once: one per SM of an H100/H200.
-inline constexpr int kSymmMaxBlocks = 132;
-// Block-count defaults in each program's Config (kBytesPerBlock, kDefaultMaxBlocks) come
-// from the block-count sweep on 4x H200 (experiments/results/h200x4/tune_h200x4.csv).
+// Limits shared by both backends.
+// kPadWorld: the ranks the signal pad (core/signal_pad.h) has flags for, so the largest world
+// any run may have. Only the simulator's timing-only runs go past one node; a GPU node has at
+// most 8 (each context narrows it: BlockCtx::kWorldLimit, core/verbs.h).
+inline constexpr int kPadWorld = 64;
+// kPadBlocks: the blocks the signal pad has flags and counters for; every program's block
+// limit (Config::kBlockLimit) is at most this.
+inline constexpr int kPadBlocks = 160;
+// kResidentBlocks: programs that barrier need all their blocks resident at once: one per SM of
+// an H100/H200 (132), the block limit of every barrier-based program.
+inline constexpr int kResidentBlocks = 132;
+static_assert(kResidentBlocks <= kPadBlocks);
 // All data verbs move whole 16-byte vectors: sizes and offsets are multiples of this.
 inline constexpr std::size_t kVecBytes = 16;
 
 enum class DType : int { kBF16 = 0, kFP16 = 1, kFP32 = 2 };
 enum class ReduceOp : int { kSum = 0, kMax = 1, kMin = 2 };
 // Ordering carried by signal/wait. kRelaxed orders nothing but the flag itself;
-// kRelease (signal) publishes this block's earlier stores; kAcquire (wait) makes the
-// stores published by the matching release visible to this block.
-enum class MemOrder : int { kRelaxed = 0, kRelease = 1, kAcquire = 2, kAcqRel = 3 };
+// kRelease (signal only) publishes this block's earlier stores; kAcquire (wait only) makes the
+// stores published by the matching release visible to this block. No verb both reads and
+// writes a flag, so there is no acq_rel order (core/verbs.h: is_signal_order, is_wait_order).
+enum class MemOrder : int { kRelaxed = 0, kRelease = 1, kAcquire = 2 };
 enum class Op : int { kAllReduce = 0, kReduceScatter = 1, kAllGather = 2, kBarrier = 3 };
 
 // Storage-only 16-bit floats. Device code reinterprets them as __nv_bfloat16 / __half;

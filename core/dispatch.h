@@ -1,57 +1,109 @@
-// From run-time (AlgoKind, DType) to compile-time (Program, T): the one switch every
-// backend instantiates its kernels through. Header-only so nvcc instantiates device code.
+// The registry's entries as one type list, and the switches from run-time (entry, DType) to
+// compile-time (Program, T) that every backend instantiates its kernels through. Header-only so
+// nvcc instantiates device code.
+//
+// Adding an algorithm: its file in core/algos/ (the program, its Config and its Descriptor),
+// its #include and one entry in Algorithms below. The registry (core/registry.cpp) reads the
+// rest from the entry itself.
 #pragma once
 
+#include <type_traits>
+
 #include "core/algos/all_gather_ce_st.h"
+#include "core/algos/all_gather_ld.h"
 #include "core/algos/all_gather_st.h"
 #include "core/algos/all_gather_st_ll.h"
 #include "core/algos/all_reduce_ld_reduce.h"
 #include "core/algos/all_reduce_mc_ld_reduce_mc_st.h"
+#include "core/algos/all_reduce_rs_ld_ag_ld.h"
 #include "core/algos/all_reduce_rs_ld_ag_st.h"
 #include "core/algos/all_reduce_st_ll_reduce.h"
 #include "core/algos/all_reduce_st_reduce.h"
 #include "core/algos/barrier_signal_wait.h"
+#include "core/algos/barrier_signal_wait_relaxed.h"
 #include "core/algos/reduce_scatter_ce_st_chunk_reduce.h"
 #include "core/algos/reduce_scatter_ce_st_ring_reduce.h"
 #include "core/algos/reduce_scatter_ld_reduce.h"
 #include "core/algos/reduce_scatter_st_ll_reduce.h"
+#include "core/descriptor.h"
 #include "core/registry.h"
 
 namespace symm {
 
-// f.template operator()<Program>() for the program of `kind`.
-template <class F>
-decltype(auto) with_program(AlgoKind kind, F&& f) {
-  switch (kind) {
-    case AlgoKind::kBarrierAcqRel: return f.template operator()<BarrierAcqRel>();
-    case AlgoKind::kBarrierRelaxed: return f.template operator()<BarrierRelaxed>();
-    case AlgoKind::kAllReduceLdReduce: return f.template operator()<AllReduceLdReduce>();
-    case AlgoKind::kAllReduceStReduce: return f.template operator()<AllReduceStReduce>();
-    case AlgoKind::kAllReduceRsLdAgSt: return f.template operator()<AllReduceRsLdAgSt>();
-    case AlgoKind::kAllReduceRsLdAgLd: return f.template operator()<AllReduceRsLdAgLd>();
-    case AlgoKind::kAllReduceMcLdReduceMcSt: return f.template operator()<AllReduceMcLdReduceMcSt>();
-    case AlgoKind::kReduceScatterLdReduce: return f.template operator()<ReduceScatterLdReduce>();
-    case AlgoKind::kAllGatherSt: return f.template operator()<AllGatherSt>();
-    case AlgoKind::kAllGatherLd: return f.template operator()<AllGatherLd>();
-    case AlgoKind::kAllReduceStLlReduce: return f.template operator()<AllReduceStLlReduce>();
-    case AlgoKind::kReduceScatterStLlReduce: return f.template operator()<ReduceScatterStLlReduce>();
-    case AlgoKind::kAllGatherStLl: return f.template operator()<AllGatherStLl>();
-    case AlgoKind::kPlanAllGatherCeSt:
-    case AlgoKind::kPlanReduceScatterCeStRingReduce:
-    case AlgoKind::kPlanReduceScatterCeStChunkReduce: break;  // host plans: with_plan
-  }
-  return f.template operator()<BarrierAcqRel>();  // unreachable: callers check AlgoInfo::plan
+template <class... Ts>
+struct TypeList {
+  static constexpr int kSize = int(sizeof...(Ts));
+};
+
+// Every entry of the registry, in `symmcoll list` order: the device programs, then the host
+// plans (core/plan.h; Descriptor::kind = kHostPlan).
+using DevicePrograms = TypeList<BarrierAcqRel, BarrierRelaxed,                                  //
+                                AllReduceLdReduce, AllReduceStReduce, AllReduceRsLdAgSt,          //
+                                AllReduceRsLdAgLd, AllReduceMcLdReduceMcSt,                       //
+                                ReduceScatterLdReduce, AllGatherSt, AllGatherLd,                  //
+                                AllReduceStLlReduce, ReduceScatterStLlReduce, AllGatherStLl>;
+using HostPlans = TypeList<AllGatherCeSt, ReduceScatterCeStRingReduce, ReduceScatterCeStChunkReduce>;
+
+template <class... A, class... B>
+TypeList<A..., B...> concat(TypeList<A...>, TypeList<B...>);
+using Algorithms = decltype(concat(DevicePrograms{}, HostPlans{}));
+
+// f.template operator()<Entry>() for every entry, in order (i: its index in the list).
+template <class F, class... Ts>
+void for_each_entry(TypeList<Ts...>, F&& f) {
+  int i = 0;
+  (f.template operator()<Ts>(i++), ...);
 }
 
-// f.template operator()<Plan>() for the host plan of `kind` (AlgoInfo::plan).
-template <class F>
-decltype(auto) with_plan(AlgoKind kind, F&& f) {
-  switch (kind) {
-    case AlgoKind::kPlanReduceScatterCeStRingReduce: return f.template operator()<ReduceScatterCeStRingReduce>();
-    case AlgoKind::kPlanReduceScatterCeStChunkReduce: return f.template operator()<ReduceScatterCeStChunkReduce>();
-    default: break;
+// The index of Entry in Algorithms (AlgoInfo::index).
+template <class Entry, class... Ts>
+consteval int index_of(TypeList<Ts...>) {
+  int i = 0, found = -1;
+  ((std::is_same_v<Entry, Ts> ? (found = i, ++i) : ++i), ...);
+  return found;
+}
+template <class Entry>
+inline constexpr int kEntryIndex = index_of<Entry>(Algorithms{});
+
+namespace detail {
+// f.template operator()<the index-th entry of the list>() (the last one for an index past it:
+// the callers check the index first).
+template <class F, class T, class... Ts>
+decltype(auto) with_nth(int index, F&& f, TypeList<T, Ts...>) {
+  if constexpr (sizeof...(Ts) == 0) {
+    return f.template operator()<T>();
+  } else {
+    if (index <= 0) return f.template operator()<T>();
+    return with_nth(index - 1, f, TypeList<Ts...>{});
   }
-  return f.template operator()<AllGatherCeSt>();  // kPlanAllGatherCeSt (callers check AlgoInfo::plan)
+}
+template <EntryKind K, class... Ts>
+consteval bool all_of_kind(TypeList<Ts...>) {
+  return ((Ts::kDescriptor.kind == K) && ...);
+}
+static_assert(all_of_kind<EntryKind::kDeviceProgram>(DevicePrograms{}));
+static_assert(all_of_kind<EntryKind::kHostPlan>(HostPlans{}));
+}  // namespace detail
+
+// f.template operator()<Program>() for the device program of registry entry `a` (host code).
+template <class F>
+decltype(auto) with_program(const AlgoInfo& a, F&& f) {
+#if !defined(__CUDA_ARCH__)
+  SYMM_REQUIRE(a.kind == EntryKind::kDeviceProgram && a.index >= 0 && a.index < DevicePrograms::kSize,
+               ErrorCode::kInternal, a.id + " is not a device program of the registry");
+#endif
+  return detail::with_nth(a.index, f, DevicePrograms{});
+}
+
+// f.template operator()<Plan>() for the host plan of registry entry `a` (host code).
+template <class F>
+decltype(auto) with_plan(const AlgoInfo& a, F&& f) {
+  const int i = a.index - DevicePrograms::kSize;
+#if !defined(__CUDA_ARCH__)
+  SYMM_REQUIRE(a.kind == EntryKind::kHostPlan && i >= 0 && i < HostPlans::kSize, ErrorCode::kInternal,
+               a.id + " is not a host plan of the registry");
+#endif
+  return detail::with_nth(i, f, HostPlans{});
 }
 
 // f.template operator()<T>() for the element type of `t`.

@@ -7,82 +7,28 @@
 namespace symm {
 namespace {
 
-template <class P>
-void set_config(AlgoInfo& a) {
-  a.max_blocks = P::Config::kMaxBlocks;
-  a.default_max_blocks = P::Config::kDefaultMaxBlocks;
-  a.bytes_per_block = P::Config::kBytesPerBlock;
-  if constexpr (requires { P::Config::kPieceBytes; }) a.piece_bytes = P::Config::kPieceBytes;
-  if constexpr (requires { P::Config::kBlocksPerPeer; }) a.blocks_per_peer = P::Config::kBlocksPerPeer;
-}
-
 std::vector<AlgoInfo> build() {
   std::vector<AlgoInfo> v;
-  v.reserve(32);  // add() hands out pointers into v
-  auto add = [&](AlgoKind k, Op op, const char* phases, const char* alias, const char* summary) {
+  for_each_entry(Algorithms{}, [&]<class P>(int index) {
+    constexpr Descriptor d = P::kDescriptor;
     AlgoInfo a;
-    a.kind = k;
-    a.op = op;
-    a.id = std::string(op_name(op)) + "." + phases;
-    a.alias = alias;
-    a.summary = summary;
-    with_program(k, [&]<class P>() {
-      if constexpr (requires { P::Config::kMaxBlocks; })
-        set_config<P>(a);
-      else
-        a.max_blocks = a.default_max_blocks = kSymmMaxBlocks;  // barriers: every block resident
-    });
+    a.kind = d.kind;
+    a.plan = d.kind == EntryKind::kHostPlan;
+    a.index = index;
+    a.op = d.op;
+    a.id = std::string(op_name(d.op)) + "." + d.name;
+    a.alias = d.alias;
+    a.summary = d.summary;
+    a.needs_multicast = d.needs_multicast;
+    using C = typename P::Config;
+    static_assert(C::kBlockLimit <= kPadBlocks && C::kDefaultBlockCap <= C::kBlockLimit);
+    a.block_limit = C::kBlockLimit;
+    a.default_block_cap = C::kDefaultBlockCap;
+    a.bytes_per_block = C::kBytesPerBlock;
+    if constexpr (requires { C::kPieceBytes; }) a.piece_bytes = C::kPieceBytes;
+    if constexpr (requires { C::kBlocksPerPeer; }) a.blocks_per_peer = C::kBlocksPerPeer;
     v.push_back(a);
-    return &v.back();
-  };
-  add(AlgoKind::kBarrierAcqRel, Op::kBarrier, "signal_wait", "acq_rel",
-      "blockwise barrier on signal pads, release signals / acquire waits");
-  add(AlgoKind::kBarrierRelaxed, Op::kBarrier, "signal_wait_relaxed", "relaxed",
-      "blockwise barrier on signal pads, relaxed (orders execution only)");
-  add(AlgoKind::kAllReduceLdReduce, Op::kAllReduce, "ld_reduce", "one_shot",
-      "barrier; load every peer's input and reduce locally; barrier");
-  add(AlgoKind::kAllReduceStReduce, Op::kAllReduce, "st_reduce", "one_shot_push",
-      "push input into every peer's scratch (release), reduce the received copies locally");
-  add(AlgoKind::kAllReduceRsLdAgSt, Op::kAllReduce, "rs_ld_ag_st", "two_shot",
-      "reduce-scatter by loads, all-gather by stores");
-  add(AlgoKind::kAllReduceRsLdAgLd, Op::kAllReduce, "rs_ld_ag_ld", "two_shot_ld",
-      "reduce-scatter by loads, barrier, all-gather by loads");
-  add(AlgoKind::kAllReduceMcLdReduceMcSt, Op::kAllReduce, "mc_ld_reduce_mc_st", "multimem",
-      "NVSwitch multimem.ld_reduce + multimem.st on each rank's slice (NVLS)")->needs_multicast = true;
-  add(AlgoKind::kReduceScatterLdReduce, Op::kReduceScatter, "ld_reduce", "pull",
-      "each rank loads its slice from every peer and reduces");
-  add(AlgoKind::kAllGatherSt, Op::kAllGather, "st", "push",
-      "each rank stores its input into every rank's output");
-  add(AlgoKind::kAllGatherLd, Op::kAllGather, "ld", "pull",
-      "each rank loads every peer's input into its output");
-  // Flagged-packet (LL) programs: no barrier, one one-way trip; small messages.
-  add(AlgoKind::kAllReduceStLlReduce, Op::kAllReduce, "st_ll_reduce", "one_shot_ll",
-      "push input as flagged packets to every rank, reduce the packets received");
-  add(AlgoKind::kReduceScatterStLlReduce, Op::kReduceScatter, "st_ll_reduce", "push_ll",
-      "push slice q to rank q as flagged packets, reduce the packets received");
-  add(AlgoKind::kAllGatherStLl, Op::kAllGather, "st_ll", "push_ll",
-      "push input as flagged packets to every rank, unpack the packets received");
-  // Host plans: copy engines move the bytes; SMs only reduce (blocks = the reduce kernel's).
-  auto add_plan = [&](AlgoKind k, Op op, const char* phases, const char* alias, const char* summary) {
-    AlgoInfo a;
-    a.kind = k;
-    a.op = op;
-    a.id = std::string(op_name(op)) + "." + phases;
-    a.alias = alias;
-    a.summary = summary;
-    a.plan = true;
-    const bool kernel = op != Op::kAllGather;  // the all-gather plan runs no kernel at all
-    a.max_blocks = kernel ? LocalReduceRing::Config::kMaxBlocks : 0;
-    a.default_max_blocks = kernel ? LocalReduceRing::Config::kDefaultMaxBlocks : 0;
-    a.bytes_per_block = LocalReduceRing::Config::kBytesPerBlock;
-    v.push_back(a);
-  };
-  add_plan(AlgoKind::kPlanAllGatherCeSt, Op::kAllGather, "ce_st", "ce",
-           "host plan: copy engines push the input into every peer's output, a flag per chunk");
-  add_plan(AlgoKind::kPlanReduceScatterCeStRingReduce, Op::kReduceScatter, "ce_st_ring_reduce", "ce",
-           "host plan: copy engines scatter slices into owners' scratch; one kernel reduces in ring order");
-  add_plan(AlgoKind::kPlanReduceScatterCeStChunkReduce, Op::kReduceScatter, "ce_st_chunk_reduce", "ce_overlap",
-           "host plan: as ce, the reduce of chunk k starts when chunk k of every peer has landed");
+  });
   return v;
 }
 
@@ -104,7 +50,7 @@ std::size_t AlgoInfo::per_rank_bytes(std::size_t bytes, int world) const {
 }
 std::size_t AlgoInfo::max_bytes_for(int world) const {
   if (!piece_bytes || op == Op::kBarrier) return 0;
-  const std::size_t per_rank = piece_bytes * std::size_t(pieces_per_source(max_blocks, world));
+  const std::size_t per_rank = piece_bytes * std::size_t(pieces_per_source(block_limit, world));
   return op == Op::kAllReduce ? per_rank : per_rank * std::size_t(world);
 }
 std::size_t AlgoInfo::count(std::size_t bytes, DType t, int world) const {
@@ -117,15 +63,15 @@ std::size_t AlgoInfo::scratch_bytes(std::size_t bytes, int world) const {
 }
 int AlgoInfo::default_blocks(std::size_t bytes, int world) const {
   if (op == Op::kBarrier) return 1;
-  if (plan && op == Op::kAllGather) return 0;  // copies only: no SM
+  if (block_limit == 0) return 0;  // a host plan that runs no kernel (copies only)
   // Work per block: what this rank moves, spread so each block has ~bytes_per_block.
   const std::size_t per_rank = per_rank_bytes(bytes, world);
   const std::size_t mult = blocks_per_peer ? std::size_t(world) : 1;  // blocks per piece
   std::size_t pieces = (per_rank + bytes_per_block - 1) / bytes_per_block;
-  pieces = std::min<std::size_t>(pieces, std::size_t(default_max_blocks) / mult);
+  pieces = std::min<std::size_t>(pieces, std::size_t(default_block_cap) / mult);
   if (piece_bytes) pieces = std::max(pieces, (per_rank + piece_bytes - 1) / piece_bytes);
   const std::size_t vecs = per_rank / kVecBytes;  // no point in blocks with nothing to do
-  pieces = std::min<std::size_t>({pieces, std::size_t(max_blocks) / mult, std::max<std::size_t>(vecs, 1)});
+  pieces = std::min<std::size_t>({pieces, std::size_t(block_limit) / mult, std::max<std::size_t>(vecs, 1)});
   return int(std::max<std::size_t>(pieces, 1) * mult);
 }
 
@@ -152,9 +98,9 @@ const AlgoInfo& find_algo(std::string_view full_name) {
 void check_args(const AlgoInfo& a, DType t, std::size_t bytes, int world, int blocks, ReduceOp rop) {
   const std::string who = std::string(dtype_name(t)) + " " + a.id;
   auto bad = [&](ErrorCode c, const std::string& m) { fail(c, m); };
-  if (world < 2 || world > kMaxWorld)
+  if (world < 2 || world > kPadWorld)
     bad(ErrorCode::kInvalidArgument,
-        "world=" + std::to_string(world) + " is outside 2.." + std::to_string(kMaxWorld));
+        "world=" + std::to_string(world) + " is outside 2.." + std::to_string(kPadWorld));
   if (world < a.min_world || world > a.max_world)
     bad(ErrorCode::kUnsupported, "world=" + std::to_string(world) + " is outside " + a.id + "'s range " +
                                      std::to_string(a.min_world) + ".." + std::to_string(a.max_world));
@@ -171,7 +117,7 @@ void check_args(const AlgoInfo& a, DType t, std::size_t bytes, int world, int bl
       bad(ErrorCode::kUnsupported,
           "bytes=" + std::to_string(bytes) + " exceeds " + a.id + "'s maximum of " + std::to_string(most) +
               " at world=" + std::to_string(world) +
-              (a.piece_bytes ? " (" + std::to_string(a.pieces_per_source(a.max_blocks, world)) + " pieces of " +
+              (a.piece_bytes ? " (" + std::to_string(a.pieces_per_source(a.block_limit, world)) + " pieces of " +
                                    std::to_string(a.piece_bytes) + " bytes per rank)"
                              : std::string()));
   }
@@ -179,13 +125,13 @@ void check_args(const AlgoInfo& a, DType t, std::size_t bytes, int world, int bl
   if (a.needs_multicast && t == DType::kFP32 && rop != ReduceOp::kSum)
     bad(ErrorCode::kUnsupported, std::string("reduce op ") + reduce_op_name(rop) + " on fp32 has no multimem.ld_reduce: " +
                                      a.id + " supports fp32 sum only");
-  if (a.plan && a.op == Op::kAllGather) {
+  if (a.block_limit == 0) {
     if (blocks != 0)
       bad(ErrorCode::kInvalidArgument, "blocks=" + std::to_string(blocks) + ": " + a.id +
                                            " runs no kernel (copy engines only), so it takes no block count");
-  } else if (blocks < 1 || blocks > a.max_blocks)
+  } else if (blocks < 1 || blocks > a.block_limit)
     bad(ErrorCode::kInvalidArgument, "blocks=" + std::to_string(blocks) + " is outside 1.." +
-                                         std::to_string(a.max_blocks) + " for " + a.id);
+                                         std::to_string(a.block_limit) + " for " + a.id);
   if (a.piece_bytes && a.op != Op::kBarrier) {
     const std::size_t per_rank = a.per_rank_bytes(bytes, world);
     const std::string what = " for " + who + " of " + std::to_string(bytes) + " bytes";

@@ -3,6 +3,8 @@
 // Ids are "<op>.<phases>" after the file that holds the program (all_reduce.rs_ld_ag_st);
 // the friendly names (two_shot) are aliases. The CLI, the tests and the result CSVs all go
 // through this table, and check_args() is the one place the constraints are enforced.
+// The table is built from the type list core/dispatch.h: each entry's Descriptor (id, alias,
+// summary, multicast) and Config (block limits, per-block scratch) say everything below.
 #pragma once
 
 #include <string>
@@ -10,42 +12,24 @@
 #include <vector>
 
 #include "core/common.h"
+#include "core/descriptor.h"
 
 namespace symm {
 
-enum class AlgoKind : int {
-  kBarrierAcqRel,
-  kBarrierRelaxed,
-  kAllReduceLdReduce,
-  kAllReduceStReduce,
-  kAllReduceRsLdAgSt,
-  kAllReduceRsLdAgLd,
-  kAllReduceMcLdReduceMcSt,
-  kReduceScatterLdReduce,
-  kAllGatherSt,
-  kAllGatherLd,
-  kAllReduceStLlReduce,
-  kReduceScatterStLlReduce,
-  kAllGatherStLl,
-  // Host plans (core/plan.h): stream programs of copy engines, flags and kernels.
-  kPlanAllGatherCeSt,
-  kPlanReduceScatterCeStRingReduce,
-  kPlanReduceScatterCeStChunkReduce,
-};
-
 struct AlgoInfo {
-  AlgoKind kind;
+  EntryKind kind = EntryKind::kDeviceProgram;
+  bool plan = false;  // kind == kHostPlan: copy engines and stream flags (core/plan.h), with_plan
+  int index = -1;  // position in core/dispatch.h's Algorithms (with_program)
   Op op;
   std::string id;       // "all_reduce.rs_ld_ag_st"
   std::string alias;    // "two_shot"
   std::string summary;  // one line for `symmcoll list`
   int min_world = 2;
-  int max_world = kMaxWorld;
+  int max_world = kPadWorld;
   bool needs_multicast = false;
-  bool plan = false;  // a host plan (with_plan), not a device program (with_program)
-  int max_blocks = kMaxBlocks;          // hard limit (check_args)
-  int default_max_blocks = kMaxBlocks;  // the default block count never exceeds this
-  std::size_t bytes_per_block = 64 << 10;  // default block count aims at this much per block
+  int block_limit = kPadBlocks;        // Config::kBlockLimit: no call may use more (check_args)
+  int default_block_cap = kPadBlocks;  // Config::kDefaultBlockCap: the default count stays under it
+  std::size_t bytes_per_block = 64 << 10;  // Config::kBytesPerBlock: the default count aims at this
   // Programs on fixed per-block scratch regions (core/algos/block_regions.h): each block
   // carries at most this many bytes of one rank's data, and every block at least one vector.
   // 0: the program has no such regions.

@@ -2,15 +2,15 @@
 //
 // Layout (flag index = "slot"):
 //
-//   [0, kFlagSlots)            flags[kChannels][kMaxBlocks][kMaxWorld]
+//   [0, kFlagSlots)            flags[kChannels][kPadBlocks][kPadWorld]
 //                              flags[c][b][r] on rank R is written by rank r's block b
 //                              (signal) and read by rank R's block b (wait). Values are
 //                              epochs that only grow: no one ever resets a flag, so a
 //                              captured CUDA graph replays with no host-side work.
-//   [kFlagSlots, kPlanBase)    counters[kMaxBlocks][kCounters]
+//   [kFlagSlots, kPlanBase)    counters[kPadBlocks][kCounters]
 //                              counters[b][k] on rank R is written and read only by rank R's
 //                              block b (advance()); it is the call counter epochs come from.
-//   [kPlanBase, kPadSlots)     plan_flags[kPlanChannels][kPlanChunks][kMaxWorld]
+//   [kPlanBase, kPadSlots)     plan_flags[kPlanChannels][kPlanChunks][kPadWorld]
 //                              host plans' stream flags (core/plan.h): plan_flags[c][k][r] on
 //                              rank R is written by rank r's stream (write_flag) and consumed
 //                              (waited for, then reset to 0) by rank R's stream (wait_flag).
@@ -26,12 +26,12 @@ namespace symm::pad {
 
 inline constexpr int kChannels = 4;   // independent flag sets (0: barriers, 1..: data-ready)
 inline constexpr int kCounters = 4;   // per-block counters (0: barrier epochs)
-inline constexpr uint32_t kFlagSlots = uint32_t(kChannels) * kMaxBlocks * kMaxWorld;
-inline constexpr uint32_t kPlanBase = kFlagSlots + uint32_t(kMaxBlocks) * kCounters;
+inline constexpr uint32_t kFlagSlots = uint32_t(kChannels) * kPadBlocks * kPadWorld;
+inline constexpr uint32_t kPlanBase = kFlagSlots + uint32_t(kPadBlocks) * kCounters;
 inline constexpr int kPlanChannels = 4;  // 0: entry handshake, 1..: data-ready per chunk
 inline constexpr int kPlanReady = 0, kPlanData = 1, kPlanData2 = 2;
 inline constexpr int kPlanChunks = 64;   // progress flags per (channel, source rank)
-inline constexpr uint32_t kPadSlots = kPlanBase + uint32_t(kPlanChannels) * kPlanChunks * kMaxWorld;
+inline constexpr uint32_t kPadSlots = kPlanBase + uint32_t(kPlanChannels) * kPlanChunks * kPadWorld;
 inline constexpr std::size_t kPadBytes = std::size_t(kPadSlots) * sizeof(uint32_t);
 // Each rank's pad starts on its own 128-byte line group (vLLM's Signal is alignas(128)).
 inline constexpr std::size_t kPadAlign = 128;
@@ -39,7 +39,7 @@ static_assert(kPadBytes % kPadAlign == 0, "pad must tile whole 128-byte lines");
 
 // Flag written by `from_rank`'s block `block` into the owner's pad, channel `channel`.
 SYMM_HD constexpr uint32_t flag(int channel, int block, int from_rank) {
-  return (uint32_t(channel) * kMaxBlocks + uint32_t(block)) * kMaxWorld + uint32_t(from_rank);
+  return (uint32_t(channel) * kPadBlocks + uint32_t(block)) * kPadWorld + uint32_t(from_rank);
 }
 // Block-private counter k of `block`.
 SYMM_HD constexpr uint32_t counter(int block, int k = 0) {
@@ -48,7 +48,7 @@ SYMM_HD constexpr uint32_t counter(int block, int k = 0) {
 
 // Plan flag of `channel`, chunk `chunk`, written by `from_rank` into the owner's pad.
 SYMM_HD constexpr uint32_t plan_flag(int channel, int chunk, int from_rank) {
-  return kPlanBase + (uint32_t(channel) * kPlanChunks + uint32_t(chunk)) * kMaxWorld + uint32_t(from_rank);
+  return kPlanBase + (uint32_t(channel) * kPlanChunks + uint32_t(chunk)) * kPadWorld + uint32_t(from_rank);
 }
 SYMM_HD constexpr bool is_plan_flag(uint32_t slot) { return slot >= kPlanBase && slot < kPadSlots; }
 

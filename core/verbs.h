@@ -6,10 +6,13 @@
 // what is the backend's business. Adding a verb means: both implementations, the concept
 // below, and a test in tests/.
 //
-// Memory ordering is in the signature (STYLE.md 5). A signal with kRelease publishes every
+// Memory ordering is in the signature. A signal with kRelease publishes every
 // store this block issued before it (and, cumulatively, everything the block had acquired
 // or that preceded its launch on the stream); a wait with kAcquire makes the published
 // stores of the matching releases visible to this block. kRelaxed orders only the flag.
+// Any other order is outside the contract: barrier orders are checked when the constant is made
+// (a compile error, core/algos/barrier_signal_wait.h); a signal or wait given one at run time
+// throws kInvalidArgument in the simulator and traps the kernel on the GPU.
 #pragma once
 
 #include <concepts>
@@ -19,6 +22,10 @@
 namespace symm {
 // Bytes of the packet buffer that carries `bytes` of data (half of each packet is the epoch).
 SYMM_HD constexpr std::size_t ll_bytes(std::size_t bytes) { return 2 * bytes; }
+
+// The orders signal and wait accept.
+SYMM_HD constexpr bool is_signal_order(MemOrder o) { return o == MemOrder::kRelaxed || o == MemOrder::kRelease; }
+SYMM_HD constexpr bool is_wait_order(MemOrder o) { return o == MemOrder::kRelaxed || o == MemOrder::kAcquire; }
 }  // namespace symm
 
 namespace symm {
@@ -26,10 +33,10 @@ namespace symm {
 // ---- block verbs -----------------------------------------------------------------------
 //
 //   int rank(), world(), block(), blocks()        who am I
-//   Ctx::kMaxWorld                                the most ranks this context serves: programs
+//   Ctx::kWorldLimit                                the most ranks this context serves: programs
 //                                                 size their per-rank arrays by it, so a GPU
 //                                                 context (one NVSwitch node, 8) keeps them small
-//                                                 while the simulator scales to symm::kMaxWorld
+//                                                 while the simulator scales to symm::kPadWorld
 //   T* peer(T* p, int r)                          same offset of p's symmetric buffer on rank r
 //                                                 (r == rank() returns p)
 //   void copy(void* dst, const void* src, size_t bytes)
@@ -59,7 +66,6 @@ namespace symm {
 //                                                 value: the persistent per-block call counter
 //                                                 that epochs come from (survives launches and
 //                                                 CUDA-graph replays; never reset)
-//   void sync()                                   block-wide barrier
 //
 //   Flagged packets (NCCL's LL protocol): data and its epoch travel in one 8-byte packet
 //   {4 data bytes, 4-byte epoch}, stored with one single-copy-atomic 8-byte store, so a reader
@@ -83,8 +89,8 @@ template <class C>
 concept BlockCtx = requires(C& c, const C& cc, void* p, const void* cp, float* fp,
                             const float* const* srcs, std::size_t n, int r, uint32_t u,
                             MemOrder o, ReduceOp op) {
-  { C::kMaxWorld } -> std::convertible_to<int>;
-  requires C::kMaxWorld >= 2 && C::kMaxWorld <= kMaxWorld;
+  { C::kWorldLimit } -> std::convertible_to<int>;
+  requires C::kWorldLimit >= 2 && C::kWorldLimit <= kPadWorld;
   { cc.rank() } -> std::convertible_to<int>;
   { cc.world() } -> std::convertible_to<int>;
   { cc.block() } -> std::convertible_to<int>;
@@ -96,7 +102,6 @@ concept BlockCtx = requires(C& c, const C& cc, void* p, const void* cp, float* f
   c.signal(r, u, u, o);
   c.wait(u, u, o);
   { c.advance(u) } -> std::convertible_to<uint32_t>;
-  c.sync();
   c.put_ll(&p, &cp, r, n, u);
   c.template reduce_ll<float>(fp, &cp, r, n, u, op);
 };

@@ -400,11 +400,11 @@ class Bench {
       pa.chunk_bytes = o_.chunk_bytes;
       pa.blocks = plan->blocks;
       PlanExec* x = &plan_exec();
-      const PlanKind k = *find_plan_kind(c.info->id);
+      const AlgoInfo* k = c.info;
       if (test_.skip_rank == rt_.rank()) return [=]() { NvtxRange r(label->c_str()); };  // testing: never calls
       return [=]() {
         NvtxRange r(label->c_str());
-        x->enqueue(k, t, pa);
+        x->enqueue(*k, t, pa);
       };
     }
     if (c.info) {
@@ -416,12 +416,12 @@ class Bench {
       a.op = o_.rop;
       if (rt_.heap_mc()) a.out_mc = rt_.heap_mc() + (static_cast<char*>(b.out) - rt_.heap());
       const DeviceHandle* h = &rt_.handle();
-      const AlgoKind k = c.info->kind;
+      const AlgoInfo* info = c.info;
       const LaunchPlan p = *plan;
       if (test_.skip_rank == rt_.rank()) return [=]() { NvtxRange r(label->c_str()); };  // testing: never calls
       return [=]() {
         NvtxRange r(label->c_str());
-        launch_program(k, t, *h, a, p.blocks, p.threads, s);
+        launch_program(*info, t, *h, a, p.blocks, p.threads, s);
       };
     }
     ncclComm_t comm = c.ce ? ce_.comm : rt_.comm();

@@ -213,26 +213,6 @@ struct LlMiss {
   uint32_t seen = 0;
 };
 
-// One data vector i of one packet buffer, polled until its 4 packets carry `epoch` (bounded).
-__device__ __forceinline__ uint4 poll_vec(const ulonglong2* src, std::size_t i, uint32_t epoch,
-                                          unsigned long long timeout, LlMiss& miss, bool& ok) {
-  ulonglong2 lo = ld_packets(src + 2 * i), hi = ld_packets(src + 2 * i + 1);
-  const long long t0 = clock64();
-  while (!ready(lo, epoch) || !ready(hi, epoch)) {
-    if (static_cast<unsigned long long>(clock64() - t0) > timeout) {
-      const ulonglong2& q = ready(lo, epoch) ? hi : lo;
-      const bool x = uint32_t(q.x >> 32) != epoch;
-      miss.packet = 4 * i + (ready(lo, epoch) ? 2 : 0) + (x ? 0 : 1);
-      miss.seen = uint32_t((x ? q.x : q.y) >> 32);
-      ok = false;
-      break;
-    }
-    if (!ready(lo, epoch)) lo = ld_packets(src + 2 * i);
-    if (!ready(hi, epoch)) hi = ld_packets(src + 2 * i + 1);
-  }
-  return data_of(lo, hi);
-}
-
 // Data vector i of a packet buffer is the 32 bytes at [32 i, 32 i + 32): two 16-byte loads.
 // Each thread keeps kN sources x kU vectors x 2 loads in flight, and re-polls only the
 // 16-byte halves whose epochs are not there yet. Returns false on timeout (and fills miss) or
@@ -324,7 +304,8 @@ __device__ __forceinline__ bool reduce_ll_n(uint4* dst, const ulonglong2* const*
 
 class CudaBlockCtx {
  public:
-  static constexpr int kMaxWorld = kMaxNodeWorld;
+  static constexpr int kWorldLimit = kNodeWorld;
+  static_assert(kWorldLimit == 8, "reduce / reduce_ll / put_ll unroll for at most 8 sources");
 
   __device__ CudaBlockCtx(const DeviceHandle& h, uint32_t* smem_word) : h_(h), smem_(smem_word) {}
 
@@ -363,29 +344,16 @@ class CudaBlockCtx {
     flush_wait();
     const std::size_t n = count * sizeof(T) / kVecBytes;
     auto* d = reinterpret_cast<uint4*>(dst);
-    if (nsrc <= 8) {
-      const uint4* s[8];
+    // nsrc <= kWorldLimit (8): every program passes at most world sources.
+    const uint4* s[kWorldLimit];
 #pragma unroll
-      for (int i = 0; i < 8; ++i) s[i] = i < nsrc ? reinterpret_cast<const uint4*>(srcs[i]) : nullptr;
-      if (nsrc <= 2)
-        detail::reduce_n<T, 2, 4>(d, s, nsrc, n, op);
-      else if (nsrc <= 4)
-        detail::reduce_n<T, 4, 2>(d, s, nsrc, n, op);
-      else
-        detail::reduce_n<T, 8, 1>(d, s, nsrc, n, op);
-    } else {
-      // Beyond one NVSwitch node (simulator-scale worlds): correct, not tuned.
-      constexpr int kPer = detail::Vec<T>::kPer;
-      for (std::size_t i = threadIdx.x; i < n; i += blockDim.x) {
-        float acc[kPer], f[kPer];
-        detail::unpack<T>(reinterpret_cast<const uint4*>(srcs[0])[i], acc);
-        for (int s = 1; s < nsrc; ++s) {
-          detail::unpack<T>(reinterpret_cast<const uint4*>(srcs[s])[i], f);
-          for (int k = 0; k < kPer; ++k) acc[k] = detail::apply(acc[k], f[k], op);
-        }
-        d[i] = detail::pack<T>(acc);
-      }
-    }
+    for (int i = 0; i < kWorldLimit; ++i) s[i] = i < nsrc ? reinterpret_cast<const uint4*>(srcs[i]) : nullptr;
+    if (nsrc <= 2)
+      detail::reduce_n<T, 2, 4>(d, s, nsrc, n, op);
+    else if (nsrc <= 4)
+      detail::reduce_n<T, 4, 2>(d, s, nsrc, n, op);
+    else
+      detail::reduce_n<T, 8, 1>(d, s, nsrc, n, op);
     pending_ = true;
   }
 
@@ -416,12 +384,12 @@ class CudaBlockCtx {
     // slowed larger pieces (256 KiB all-reduce, 4 KiB per transfer: 8.7 -> 12.3 us; 1 MiB
     // reduce-scatter 9.5 -> 13.3 us). So only latency-bound pieces are issued together.
     constexpr std::size_t kTogetherMaxBytes = 1024;
-    if (n <= 8 && bytes <= kTogetherMaxBytes) {
-      ulonglong2* d[8];
-      const uint4* s[8];
+    if (bytes <= kTogetherMaxBytes) {  // n <= kWorldLimit (8): one transfer per rank
+      ulonglong2* d[kWorldLimit];
+      const uint4* s[kWorldLimit];
       bool same = true;
 #pragma unroll
-      for (int i = 0; i < 8; ++i) {
+      for (int i = 0; i < kWorldLimit; ++i) {
         d[i] = i < n ? static_cast<ulonglong2*>(dsts[i]) : nullptr;
         s[i] = i < n ? static_cast<const uint4*>(srcs[i]) : nullptr;
         if (i < n && s[i] != s[0]) same = false;
@@ -433,7 +401,7 @@ class CudaBlockCtx {
       else
         detail::put_ll_n<8, 2>(d, s, n, same, nv, epoch);
     } else {
-      // Bandwidth-bound pieces, and worlds beyond one NVSwitch node: one transfer at a time.
+      // Bandwidth-bound pieces: one transfer at a time.
       for (int t = 0; t < n; ++t) {
         ulonglong2* d = static_cast<ulonglong2*>(dsts[t]);
         const uint4* s = static_cast<const uint4*>(srcs[t]);
@@ -452,41 +420,27 @@ class CudaBlockCtx {
     const unsigned long long to = h_.timeout_cycles;
     detail::LlMiss miss;
     bool ok = true;
-    if (nsrc <= 8) {
-      const ulonglong2* s[8];
+    const ulonglong2* s[kWorldLimit];  // nsrc <= kWorldLimit, as in reduce
 #pragma unroll
-      for (int i = 0; i < 8; ++i) s[i] = i < nsrc ? static_cast<const ulonglong2*>(srcs[i]) : nullptr;
-      if (nsrc == 1)
-        ok = detail::reduce_ll_n<T, 1, 4>(d, s, nsrc, n, epoch, op, to, h_.poison, miss);
-      else if (nsrc <= 2)
-        ok = detail::reduce_ll_n<T, 2, 4>(d, s, nsrc, n, epoch, op, to, h_.poison, miss);
-      else if (nsrc <= 4)
-        ok = detail::reduce_ll_n<T, 4, 2>(d, s, nsrc, n, epoch, op, to, h_.poison, miss);
-      else
-        ok = detail::reduce_ll_n<T, 8, 1>(d, s, nsrc, n, epoch, op, to, h_.poison, miss);
-    } else {
-      // Beyond one NVSwitch node (simulator-scale worlds): one vector of one source at a
-      // time, correct, not tuned.
-      constexpr int kPer = detail::Vec<T>::kPer;
-      for (std::size_t i = threadIdx.x; i < n && ok; i += blockDim.x) {
-        float acc[kPer], f[kPer];
-        for (int s = 0; s < nsrc && ok; ++s) {
-          const uint4 v = detail::poll_vec(static_cast<const ulonglong2*>(srcs[s]), i, epoch, to, miss, ok);
-          if (!ok) miss.src = s;
-          detail::unpack<T>(v, s == 0 ? acc : f);
-          if (s > 0)
-            for (int k = 0; k < kPer; ++k) acc[k] = detail::apply(acc[k], f[k], op);
-        }
-        d[i] = detail::pack<T>(acc);
-      }
-    }
+    for (int i = 0; i < kWorldLimit; ++i) s[i] = i < nsrc ? static_cast<const ulonglong2*>(srcs[i]) : nullptr;
+    if (nsrc == 1)
+      ok = detail::reduce_ll_n<T, 1, 4>(d, s, nsrc, n, epoch, op, to, h_.poison, miss);
+    else if (nsrc <= 2)
+      ok = detail::reduce_ll_n<T, 2, 4>(d, s, nsrc, n, epoch, op, to, h_.poison, miss);
+    else if (nsrc <= 4)
+      ok = detail::reduce_ll_n<T, 4, 2>(d, s, nsrc, n, epoch, op, to, h_.poison, miss);
+    else
+      ok = detail::reduce_ll_n<T, 8, 1>(d, s, nsrc, n, epoch, op, to, h_.poison, miss);
     if (!ok && miss.src >= 0) report_ll_timeout(srcs[miss.src], miss.packet, epoch, miss.seen);
     pending_ = true;
   }
 
+  // Orders outside the contract (core/verbs.h) trap the kernel: programs pass constants, so the
+  // check folds away for valid ones (barrier orders are checked at compile time).
   __device__ void signal(int peer_rank, uint32_t slot, uint32_t value, MemOrder order) {
+    if (!is_signal_order(order)) __trap();
     flush_wait();
-    const bool release = order == MemOrder::kRelease || order == MemOrder::kAcqRel;
+    const bool release = order == MemOrder::kRelease;
     if (release && pending_) {
       __syncthreads();
       if (threadIdx.x == 0) asm volatile("fence.acq_rel.sys;" ::: "memory");
@@ -499,9 +453,10 @@ class CudaBlockCtx {
   }
 
   __device__ void wait(uint32_t slot, uint32_t value, MemOrder order) {
+    if (!is_wait_order(order)) __trap();
+    const bool acquire = order == MemOrder::kAcquire;
     if (threadIdx.x == 0) {
       const uint32_t* f = h_.pad_local + slot;
-      const bool acquire = order == MemOrder::kAcquire || order == MemOrder::kAcqRel;
       const long long t0 = clock64();
       uint32_t v;
       for (uint32_t polls = 0;; ++polls) {
@@ -520,7 +475,7 @@ class CudaBlockCtx {
     wait_sync_ = true;
     // What this acquire made visible must be covered by the next release too (cumulativity,
     // core/verbs.h): a fence issued before this wait does not, so the next release fences again.
-    if (order == MemOrder::kAcquire || order == MemOrder::kAcqRel) pending_ = true;
+    if (acquire) pending_ = true;
   }
 
   __device__ uint32_t advance(uint32_t slot) {
@@ -544,11 +499,6 @@ class CudaBlockCtx {
     cached_slot_ = slot;
     cached_value_ = *smem_;
     return cached_value_;
-  }
-
-  __device__ void sync() {
-    wait_sync_ = false;
-    __syncthreads();
   }
 
   // Called by the kernel after the program so a trailing wait's bar.sync is not lost.

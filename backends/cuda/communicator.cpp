@@ -40,9 +40,9 @@ class CudaCommunicator final : public Communicator {
       fail(ErrorCode::kInvalidArgument, "cuda_communicator: the current device is " + std::to_string(current) +
                                             " but the NCCL communicator's is " + std::to_string(dev) +
                                             " (cudaSetDevice first)");
-    if (world < 2 || world > cuda::kMaxNodeWorld)
+    if (world < 2 || world > cuda::kNodeWorld)
       fail(ErrorCode::kUnsupported, "cuda_communicator: world " + std::to_string(world) + " is outside 2.." +
-                                        std::to_string(cuda::kMaxNodeWorld) + " (the GPUs of one NVLink node)");
+                                        std::to_string(cuda::kNodeWorld) + " (the GPUs of one NVLink node)");
     cudaDeviceProp prop{};
     SYMM_CUDA_CHECK(cudaGetDeviceProperties(&prop, dev));
     machine_ = cuda::machine_name(prop.name, world);  // the "auto" table's name, e.g. h200x4
@@ -241,9 +241,9 @@ class CudaCommunicator final : public Communicator {
       PlanArgs pa;
       pa.coll = args;
       pa.blocks = plan.blocks;
-      x->enqueue(*cuda::find_plan_kind(a.id), t, pa);
+      x->enqueue(a, t, pa);
     } else {
-      cuda::launch_program(a.kind, t, h_, args, plan.blocks, plan.threads, s);
+      cuda::launch_program(a, t, h_, args, plan.blocks, plan.threads, s);
     }
     if (stage_out) SYMM_CUDA_CHECK(cudaMemcpyAsync(out, args.out, out_b, cudaMemcpyDefault, s));
     CallInfo info;

@@ -11,9 +11,9 @@
 namespace symm::cuda {
 
 // The most ranks this backend runs: the GPUs of one NVSwitch node. The programs' per-rank
-// arrays and the peer tables below are sized by it (CudaBlockCtx::kMaxWorld), which keeps them
-// small; the simulator alone scales to symm::kMaxWorld.
-inline constexpr int kMaxNodeWorld = 8;
+// arrays and the peer tables below are sized by it (CudaBlockCtx::kWorldLimit), which keeps them
+// small; the simulator alone scales to symm::kPadWorld.
+inline constexpr int kNodeWorld = 8;
 
 // The first wait that timed out on this rank, written by the kernel into mapped pinned host
 // memory, which the host polls while it waits for the stream (Runtime::sync, watchdog.h).
@@ -35,8 +35,8 @@ struct DeviceHandle {
   int rank = 0;
   int world = 0;
   char* heap_base = nullptr;            // this rank's symmetric heap (data window)
-  char* heap_peer[kMaxNodeWorld] = {};     // every rank's heap base in this process's address space
-  uint32_t* pad_peer[kMaxNodeWorld] = {};  // every rank's signal pad
+  char* heap_peer[kNodeWorld] = {};     // every rank's heap base in this process's address space
+  uint32_t* pad_peer[kNodeWorld] = {};  // every rank's signal pad
   uint32_t* pad_local = nullptr;        // == pad_peer[rank]
   unsigned long long timeout_cycles = 0;
   WaitError* error = nullptr;           // mapped pinned host memory

@@ -48,9 +48,9 @@ RankEnv rank_env(const GetEnv& env) {
   if (r.world < 1 || r.rank >= r.world)
     fail(ErrorCode::kInvalidArgument,
          "RANK=" + std::to_string(r.rank) + " is outside WORLD_SIZE=" + std::to_string(r.world));
-  if (r.world > kMaxNodeWorld)
+  if (r.world > kNodeWorld)
     fail(ErrorCode::kInvalidArgument,
-         "WORLD_SIZE=" + std::to_string(r.world) + " exceeds the " + std::to_string(kMaxNodeWorld) +
+         "WORLD_SIZE=" + std::to_string(r.world) + " exceeds the " + std::to_string(kNodeWorld) +
              " GPUs of one NVSwitch node this backend runs on (the simulator scales further)");
   return r;
 }
@@ -145,7 +145,7 @@ HeapLayout heap_layout(const AlgoInfo& a, std::size_t bytes, int world) {
   std::size_t ll_at = 0;
   for (const AlgoInfo& x : algorithms()) {
     if (!x.piece_bytes) continue;
-    if (&x == &a || x.kind == a.kind) break;
+    if (&x == &a || x.index == a.index) break;
     ll_at += up(x.scratch_bytes(0, world));
   }
   h.in = fixed_scratch_bytes(world);
@@ -177,8 +177,8 @@ std::string describe_wait_timeout(const WaitError& e) {
   }
   os << "rank " << e.rank << " block " << e.block << " timed out waiting on slot " << e.slot;
   if (e.slot < pad::kFlagSlots) {
-    const uint32_t channel = e.slot / (uint32_t(kMaxBlocks) * kMaxWorld);
-    const uint32_t from = e.slot % kMaxWorld;
+    const uint32_t channel = e.slot / (uint32_t(kPadBlocks) * kPadWorld);
+    const uint32_t from = e.slot % kPadWorld;
     os << " (channel " << channel << ", from rank " << from << ")";
   } else {
     os << " (block counter " << (e.slot - pad::kFlagSlots) % pad::kCounters << ")";
@@ -209,11 +209,11 @@ int rank_prefix(const GetEnv& env, const char* name, std::string* rest) {
   char* end = nullptr;
   const long x = std::strtol(r.c_str(), &end, 10);
   const bool want_rest = rest != nullptr;
-  if (r.empty() || *end || x < 0 || x >= kMaxNodeWorld || want_rest != (colon != std::string::npos) ||
+  if (r.empty() || *end || x < 0 || x >= kNodeWorld || want_rest != (colon != std::string::npos) ||
       (want_rest && colon + 1 >= s.size()))
     fail(ErrorCode::kInvalidArgument, std::string(name) + "='" + s + "' is not " +
                                           (want_rest ? "RANK:VALUE" : "a RANK") + " (rank 0.." +
-                                          std::to_string(kMaxNodeWorld - 1) + ")");
+                                          std::to_string(kNodeWorld - 1) + ")");
   if (rest) *rest = s.substr(colon + 1);
   return int(x);
 }

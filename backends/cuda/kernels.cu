@@ -38,9 +38,9 @@ __global__ void multimem_base_kernel(ncclWindow_t win, const ncclDevComm dc, voi
 
 }  // namespace
 
-void launch_program(AlgoKind kind, DType t, const DeviceHandle& h, const CollArgs& a, int blocks, int threads,
-                    cudaStream_t s) {
-  with_program(kind, [&]<class P>() {
+void launch_program(const AlgoInfo& algo, DType t, const DeviceHandle& h, const CollArgs& a, int blocks,
+                    int threads, cudaStream_t s) {
+  with_program(algo, [&]<class P>() {
     with_type(t, [&]<class T>() { program_kernel<P, T><<<blocks, threads, 0, s>>>(h, a); });
   });
   SYMM_CUDA_CHECK(cudaGetLastError());

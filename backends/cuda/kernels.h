@@ -11,11 +11,11 @@
 
 namespace symm::cuda {
 
-// Enqueue the core program of `kind` for element type `t` on `blocks` x `threads`. Every
+// Enqueue the core program of registry entry `algo` for element type `t` on `blocks` x `threads`. Every
 // program x dtype is instantiated behind this switch, which is also the compile-time proof
 // that all of core/ is valid sm_90a device code. The caller has already refused multicast
 // programs (multicast_refusal) and checked arguments (plan_launch).
-void launch_program(AlgoKind kind, DType t, const DeviceHandle& h, const CollArgs& a, int blocks, int threads,
+void launch_program(const AlgoInfo& algo, DType t, const DeviceHandle& h, const CollArgs& a, int blocks, int threads,
                     cudaStream_t s);
 
 // One block waits (acquire) on `slot` for `value`: the bounded-wait error path's probe.

@@ -30,9 +30,9 @@ int exit_code(int status) {
 }  // namespace
 
 int launch_ranks(int n, const std::vector<std::string>& cmd_in) {
-  if (n < 1 || n > kMaxNodeWorld)
+  if (n < 1 || n > kNodeWorld)
     fail(ErrorCode::kInvalidArgument,
-         "launch -n " + std::to_string(n) + " is outside 1.." + std::to_string(kMaxNodeWorld) + " (one NVSwitch node)");
+         "launch -n " + std::to_string(n) + " is outside 1.." + std::to_string(kNodeWorld) + " (one NVSwitch node)");
   const std::vector<std::string> cmd = resolve_rank_command(cmd_in, self_exe());
   const char* tmp = std::getenv("TMPDIR");
   std::string templ = std::string(tmp && *tmp ? tmp : "/tmp") + "/symmcoll-run-XXXXXX";

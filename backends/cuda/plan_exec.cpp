@@ -28,15 +28,6 @@ void check_cu(CUresult r, const char* what) {
 
 }  // namespace
 
-const PlanKind* find_plan_kind(const std::string& id) {
-  static const PlanKind ag = PlanKind::kAllGatherCeSt, rs = PlanKind::kReduceScatterCeStRingReduce,
-                        rso = PlanKind::kReduceScatterCeStChunkReduce;
-  if (id == "all_gather.ce_st") return &ag;
-  if (id == "reduce_scatter.ce_st_ring_reduce") return &rs;
-  if (id == "reduce_scatter.ce_st_chunk_reduce") return &rso;
-  return nullptr;
-}
-
 PlanExec::PlanExec(const DeviceHandle& h, cudaStream_t main, int streams, int threads) : h_(h), threads_(threads) {
   if (streams < 1 || streams > kMaxStreams)
     fail(ErrorCode::kInvalidArgument,
@@ -128,8 +119,8 @@ std::string PlanExec::describe_stuck_wait() {
       cudaStreamDestroy(s);
     }
     const uint32_t rel = w.slot - pad::kPlanBase;
-    const uint32_t from = rel % kMaxWorld, chunk = (rel / kMaxWorld) % pad::kPlanChunks,
-                   channel = rel / kMaxWorld / pad::kPlanChunks;
+    const uint32_t from = rel % kPadWorld, chunk = (rel / kPadWorld) % pad::kPlanChunks,
+                   channel = rel / kPadWorld / pad::kPlanChunks;
     return "rank " + std::to_string(h_.rank) + " stream " + std::to_string(w.stream) +
            " timed out waiting on plan slot " + std::to_string(w.slot) + " (channel " + std::to_string(channel) +
            ", chunk " + std::to_string(chunk) + ", from rank " + std::to_string(from) + "): expected " +

@@ -22,11 +22,9 @@
 #include "backends/cuda/gemm.h"
 #include "core/fused.h"
 #include "core/plan.h"
+#include "core/registry.h"
 
 namespace symm::cuda {
-
-// The plans this backend runs (host plans of core/algos/, by id).
-enum class PlanKind : int { kAllGatherCeSt, kReduceScatterCeStRingReduce, kReduceScatterCeStChunkReduce };
 
 // One stream wait a call enqueued: which flag, and the event recorded right after it.
 struct PlanWait {
@@ -43,9 +41,10 @@ class PlanExec {
   PlanExec(const PlanExec&) = delete;
   PlanExec& operator=(const PlanExec&) = delete;
 
-  // Enqueues one call of plan `kind` for element type `t` on the main stream (and the side
-  // streams, forked from and joined back into it). In CUDA-graph capture too.
-  void enqueue(PlanKind kind, DType t, const PlanArgs& a);
+  // Enqueues one call of host plan `a` (a registry entry, AlgoInfo::plan) for element type `t`
+  // on the main stream (and the side streams, forked from and joined back into it). In CUDA-graph
+  // capture too.
+  void enqueue(const AlgoInfo& a, DType t, const PlanArgs& args);
   // The same for a fused matmul + collective plan (core/fused.h), by its table entry; element
   // type a.dtype. a.streams is overridden by this executor's stream count.
   void enqueue_fused(const FusedAlgo& algo, const FusedArgs& a);
@@ -86,8 +85,5 @@ class PlanExec {
   void* write_fn_ = nullptr;  // cuStreamWriteValue32
   void* wait_fn_ = nullptr;   // cuStreamWaitValue32
 };
-
-// Plan ids and their kinds; nullptr if `id` names no plan this backend runs.
-const PlanKind* find_plan_kind(const std::string& id);
 
 }  // namespace symm::cuda

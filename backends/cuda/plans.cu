@@ -49,15 +49,6 @@ class CudaHost {
 };
 static_assert(HostCtx<CudaHost>);
 
-template <class F>
-void with_plan(PlanKind k, F&& f) {
-  switch (k) {
-    case PlanKind::kAllGatherCeSt: return f.template operator()<AllGatherCeSt>();
-    case PlanKind::kReduceScatterCeStRingReduce: return f.template operator()<ReduceScatterCeStRingReduce>();
-    case PlanKind::kReduceScatterCeStChunkReduce: return f.template operator()<ReduceScatterCeStChunkReduce>();
-  }
-}
-
 // The fused plans (core/fused.h's table), by id.
 template <class F>
 void with_fused_plan(const std::string& id, F&& f) {
@@ -91,12 +82,12 @@ void PlanExec::enqueue_fused(const FusedAlgo& algo, const FusedArgs& a) {
   end_call();
 }
 
-void PlanExec::enqueue(PlanKind kind, DType t, const PlanArgs& a) {
-  PlanArgs args = a;
+void PlanExec::enqueue(const AlgoInfo& a, DType t, const PlanArgs& pa) {
+  PlanArgs args = pa;
   args.streams = streams();
   begin_call();
   CudaHost host(*this);
-  with_plan(kind, [&]<class P>() { with_type(t, [&]<class T>() { P::template run<T>(host, args); }); });
+  with_plan(a, [&]<class P>() { with_type(t, [&]<class T>() { P::template run<T>(host, args); }); });
   end_call();
 }
 

@@ -30,9 +30,9 @@ class Node {
  public:
   explicit Node(const SimOptions& o) : options_(o), machine_(sim::Machine::by_name(o.machine)) {
     world_ = o.world ? o.world : machine_.gpus;
-    if (world_ < 2 || world_ > kMaxWorld)
+    if (world_ < 2 || world_ > kPadWorld)
       fail(ErrorCode::kInvalidArgument,
-           "sim_node: world " + std::to_string(world_) + " is outside 2.." + std::to_string(kMaxWorld));
+           "sim_node: world " + std::to_string(world_) + " is outside 2.." + std::to_string(kPadWorld));
   }
   int world() const { return world_; }
 

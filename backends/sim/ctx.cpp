@@ -18,9 +18,18 @@ void Ctx::multimem_impl(DType t, void* mc, std::size_t count, ReduceOp op) {
   sim_->multimem(*blk_, t, reinterpret_cast<uintptr_t>(mc), count, op);
 }
 void Ctx::signal(int peer, uint32_t slot, uint32_t value, MemOrder order) {
+  if (!is_signal_order(order)) bad_order("signal", order, "kRelaxed or kRelease");
   sim_->signal(*blk_, peer, slot, value, order);
 }
-void Ctx::wait(uint32_t slot, uint32_t value, MemOrder order) { sim_->wait(*blk_, slot, value, order); }
+void Ctx::wait(uint32_t slot, uint32_t value, MemOrder order) {
+  if (!is_wait_order(order)) bad_order("wait", order, "kRelaxed or kAcquire");
+  sim_->wait(*blk_, slot, value, order);
+}
+void Ctx::bad_order(const char* verb, MemOrder order, const char* allowed) const {
+  fail(ErrorCode::kInvalidArgument, "rank " + std::to_string(rank()) + " block " + std::to_string(block()) + ": " +
+                                        verb + " with memory order " + order_name(order) + " (" +
+                                        std::to_string(int(order)) + "): the verb contract allows " + allowed);
+}
 uint32_t Ctx::advance(uint32_t slot) { return sim_->advance(*blk_, slot); }
 // The transfers are issued one after another, as the block's posted stores would be; each
 // reads its source when issued (a block has all its loads in flight at once on the GPU, which

@@ -19,7 +19,7 @@ struct Block;
 
 class Ctx {
  public:
-  static constexpr int kMaxWorld = symm::kMaxWorld;  // timing-only runs scale to 64 ranks
+  static constexpr int kWorldLimit = symm::kPadWorld;  // timing-only runs scale to 64 ranks
 
   Ctx(Simulator* sim, Block* blk) : sim_(sim), blk_(blk) {}
 
@@ -44,7 +44,6 @@ class Ctx {
   void signal(int peer, uint32_t slot, uint32_t value, MemOrder order);
   void wait(uint32_t slot, uint32_t value, MemOrder order);
   uint32_t advance(uint32_t slot);
-  void sync() {}
   void put_ll(void* const* dsts, const void* const* srcs, int n, std::size_t bytes, uint32_t epoch);
   template <class T>
   void reduce_ll(T* dst, const void* const* srcs, int nsrc, std::size_t count, uint32_t epoch, ReduceOp op) {
@@ -53,6 +52,7 @@ class Ctx {
 
  private:
   uintptr_t peer_addr(uintptr_t p, int r) const;
+  [[noreturn]] void bad_order(const char* verb, MemOrder order, const char* allowed) const;
   void reduce_impl(DType t, void* dst, const void* const* srcs, int nsrc, std::size_t count, ReduceOp op);
   void multimem_impl(DType t, void* mc, std::size_t count, ReduceOp op);
   void reduce_ll_impl(DType t, void* dst, const void* const* srcs, int nsrc, std::size_t count,

@@ -277,8 +277,8 @@ void Simulator::deadlock() {
   const uint32_t s = first->wait_slot;
   std::string slot = "slot " + std::to_string(s);
   if (s < pad::kFlagSlots) {
-    const uint32_t from = s % kMaxWorld, blk = (s / kMaxWorld) % kMaxBlocks,
-                   ch = s / (kMaxWorld * kMaxBlocks);
+    const uint32_t from = s % kPadWorld, blk = (s / kPadWorld) % kPadBlocks,
+                   ch = s / (kPadWorld * kPadBlocks);
     slot += " (channel " + std::to_string(ch) + ", block " + std::to_string(blk) + ", from rank " +
             std::to_string(from) + ")";
   }

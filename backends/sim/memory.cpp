@@ -111,8 +111,8 @@ void Simulator::check_read(int tid, const VClock& clock, const Block* blk, int r
       const uint32_t w = blk->last_wait;
       last = "last wait: slot " + std::to_string(w);
       if (w < pad::kFlagSlots)
-        last += " = channel " + std::to_string(w / (kMaxWorld * kMaxBlocks)) + ", block " +
-                std::to_string((w / kMaxWorld) % kMaxBlocks) + ", from rank " + std::to_string(w % kMaxWorld);
+        last += " = channel " + std::to_string(w / (kPadWorld * kPadBlocks)) + ", block " +
+                std::to_string((w / kPadWorld) % kPadBlocks) + ", from rank " + std::to_string(w % kPadWorld);
     }
     fail(ErrorCode::kRace, "race: " + who(tid) + " reads [" + std::to_string(lo) + "," + std::to_string(hi) +
                                ") of " + where(rank, lo) + " written by " + who(s.tid) +

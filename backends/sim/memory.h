@@ -21,7 +21,7 @@ namespace symm::sim {
 
 constexpr uintptr_t kAddrBase = uintptr_t(1) << 44;
 constexpr int kSpaceShift = 37;  // 128 GiB of symmetric heap per rank
-constexpr int kMcSpace = kMaxWorld;
+constexpr int kMcSpace = kPadWorld;
 
 inline uint64_t align_up(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
 

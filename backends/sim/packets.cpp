@@ -129,14 +129,14 @@ void Simulator::reduce_ll(Block& b, DType t, uintptr_t dst, const void* const* s
                           uint32_t epoch, ReduceOp op) {
   const std::size_t bytes = count * dtype_size(t);
   if (bytes == 0) return;
-  if (n < 1 || n > kMaxWorld)
-    fail(ErrorCode::kInvalidArgument, "reduce_ll() needs 1.." + std::to_string(kMaxWorld) + " sources");
+  if (n < 1 || n > kPadWorld)
+    fail(ErrorCode::kInvalidArgument, "reduce_ll() needs 1.." + std::to_string(kPadWorld) + " sources");
   const int me = b.rank;
   const std::size_t pb = ll_bytes(bytes);
   const Loc d = decode(b, dst, bytes, "reduce_ll");
   if (d.space == kMcSpace)
     fail(ErrorCode::kInvalidArgument, "reduce_ll() cannot store to a multicast address");
-  uint64_t off[kMaxWorld];
+  uint64_t off[kPadWorld];
   for (int k = 0; k < n; ++k) {
     const Loc s = decode(b, reinterpret_cast<uintptr_t>(srcs[k]), pb, "reduce_ll");
     if (s.space != me)
@@ -216,7 +216,7 @@ void Simulator::reduce_ll(Block& b, DType t, uintptr_t dst, const void* const* s
     if (n == 1) {
       x.data.assign(ll_unpacked_.begin(), ll_unpacked_.begin() + std::ptrdiff_t(bytes));
     } else {
-      const void* host_src[kMaxWorld];
+      const void* host_src[kPadWorld];
       for (int s = 0; s < n; ++s) host_src[s] = ll_unpacked_.data() + std::size_t(s) * bytes;
       with_type(t, [&]<class T>() {
         reduce_data<T>(acc_, x.data, reinterpret_cast<const T* const*>(host_src), n, count, op);

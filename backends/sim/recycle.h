@@ -33,7 +33,7 @@ std::vector<T> take_buffer() {
 template <class T>
 void give_buffer(std::vector<T>&& v) {
   auto& c = recycled<T>();
-  if (c.size() < std::size_t(kMaxWorld) && v.capacity() * sizeof(T) <= (std::size_t(256) << 20))
+  if (c.size() < std::size_t(kPadWorld) && v.capacity() * sizeof(T) <= (std::size_t(256) << 20))
     c.push_back(std::move(v));
 }
 

@@ -89,8 +89,8 @@ RunResult run_with(const RunSpec& spec, ProgramFn fn, const std::vector<int>& bl
 
 RunResult run(const RunSpec& spec) {
   SYMM_REQUIRE(spec.algo, ErrorCode::kInvalidArgument, "no algorithm given");
-  if (spec.algo->plan) return with_plan(spec.algo->kind, [&]<class P>() { return run_plan<P>(spec); });
-  return with_program(spec.algo->kind, [&]<class P>() { return run_program<P>(spec); });
+  if (spec.algo->plan) return with_plan(*spec.algo, [&]<class P>() { return run_plan<P>(spec); });
+  return with_program(*spec.algo, [&]<class P>() { return run_program<P>(spec); });
 }
 
 }  // namespace symm::sim

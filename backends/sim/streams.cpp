@@ -521,9 +521,9 @@ void Simulator::start_gemm(Stream& s) {
 
 std::string Simulator::plan_slot_name(uint32_t slot) {
   const uint32_t rel = slot - pad::kPlanBase;
-  return "plan slot " + std::to_string(slot) + " (channel " + std::to_string(rel / kMaxWorld / pad::kPlanChunks) +
-         ", chunk " + std::to_string((rel / kMaxWorld) % pad::kPlanChunks) + ", from rank " +
-         std::to_string(rel % kMaxWorld) + ")";
+  return "plan slot " + std::to_string(slot) + " (channel " + std::to_string(rel / kPadWorld / pad::kPlanChunks) +
+         ", chunk " + std::to_string((rel / kPadWorld) % pad::kPlanChunks) + ", from rank " +
+         std::to_string(rel % kPadWorld) + ")";
 }
 
 bool Simulator::stream_deadlock() {

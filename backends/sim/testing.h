@@ -50,12 +50,12 @@ inline RunResult run_calls(const RunSpec& spec, const std::vector<int>& blocks_p
   SYMM_REQUIRE(spec.algo, ErrorCode::kInvalidArgument, "no algorithm given");
   SYMM_REQUIRE(!blocks_per_call.empty(), ErrorCode::kInvalidArgument, "no calls given");
   if (spec.algo->plan)
-    return with_plan(spec.algo->kind, [&]<class P>() {
+    return with_plan(*spec.algo, [&]<class P>() {
       return with_type(spec.dtype, [&]<class T>() {
         return detail::run_with(spec, nullptr, blocks_per_call, &detail::invoke_plan<P, T>);
       });
     });
-  return with_program(spec.algo->kind, [&]<class P>() {
+  return with_program(*spec.algo, [&]<class P>() {
     return with_type(spec.dtype, [&]<class T>() {
       return detail::run_with(spec, &detail::invoke<P, T>, blocks_per_call);
     });

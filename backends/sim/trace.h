@@ -24,7 +24,7 @@ namespace symm::sim {
 
 class Trace {
  public:
-  // Track ids that are not blocks (blocks use block_tid(), < kMaxBlocks + 1).
+  // Track ids that are not blocks (blocks use block_tid(), < kPadBlocks + 1).
   static constexpr int kStreamTid = 1000;
   static constexpr int kHostTid = 1001;
   static constexpr int kCopyEngineTid = 1100;  // + engine index (host plans)

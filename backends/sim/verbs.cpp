@@ -75,8 +75,8 @@ void Simulator::reduce(Block& b, DType t, uintptr_t dst, const void* const* srcs
                        ReduceOp op) {
   const std::size_t bytes = count * dtype_size(t);
   if (bytes == 0) return;
-  if (n < 1 || n > kMaxWorld)
-    fail(ErrorCode::kInvalidArgument, "reduce() needs 1.." + std::to_string(kMaxWorld) + " sources");
+  if (n < 1 || n > kPadWorld)
+    fail(ErrorCode::kInvalidArgument, "reduce() needs 1.." + std::to_string(kPadWorld) + " sources");
   const int me = b.rank;
   const Loc d = decode(b, dst, bytes, "reduce");
   uint32_t index;
@@ -85,7 +85,7 @@ void Simulator::reduce(Block& b, DType t, uintptr_t dst, const void* const* srcs
   x.dst_space = d.space;
   x.dst_off = d.off;
   x.bytes = bytes;
-  const void* host_src[kMaxWorld];
+  const void* host_src[kPadWorld];
   if (race_) access_epoch(b);
   for (int k = 0; k < n; ++k) {
     const Loc s = decode(b, reinterpret_cast<uintptr_t>(srcs[k]), bytes, "reduce");
@@ -144,7 +144,7 @@ void Simulator::multimem(Block& b, DType t, uintptr_t mc, std::size_t count, Red
     add_use(res_ingress(r), 1);
   }
   if (data_) {
-    const void* host_src[kMaxWorld];
+    const void* host_src[kPadWorld];
     if (race_) access_epoch(b);
     for (int r = 0; r < world_; ++r) {
       if (race_) {
@@ -170,7 +170,7 @@ void Simulator::signal(Block& b, int peer, uint32_t slot, uint32_t value, MemOrd
                                           ": signal(peer=" + std::to_string(peer) + ", slot=" +
                                           std::to_string(slot) + ") is outside the world or the pad's flags");
   const TimePs t0 = q_.now();
-  const bool release = order == MemOrder::kRelease || order == MemOrder::kAcqRel;
+  const bool release = order == MemOrder::kRelease;
   if (release && b.inflight) {
     b.state = BlockState::kStores;
     yield(b);
@@ -245,7 +245,7 @@ void Simulator::wait(Block& b, uint32_t slot, uint32_t value, MemOrder order) {
     yield(b);
   }
   b.last_wait = slot;
-  if (race_ && (order == MemOrder::kAcquire || order == MemOrder::kAcqRel)) {
+  if (race_ && order == MemOrder::kAcquire) {  // a relaxed wait joins nothing
     auto it = flag_snap_.find(key);
     if (it != flag_snap_.end() && it->second && join(b.clock, *it->second)) b.release_snap.reset();
   }

@@ -18,15 +18,21 @@
 // consumer start on the first chunk. Bytes over NVLink per rank: (world-1)/world * bytes.
 #pragma once
 
+#include "core/descriptor.h"
 #include "core/plan.h"
 
 namespace symm {
 
 template <PlanFault kFault = PlanFault::kNone>
 struct AllGatherCeT {
+  static constexpr Descriptor kDescriptor{
+      EntryKind::kHostPlan, Op::kAllGather, "ce_st", "ce",
+      "host plan: copy engines push the input into every peer's output, a flag per chunk"};
   struct Config {
+    static constexpr int kBlockLimit = 0;  // no kernel: copy engines only
+    static constexpr int kDefaultBlockCap = 0;
+    static constexpr std::size_t kBytesPerBlock = 0;
     static constexpr std::size_t kChunkBytes = 8 << 20;  // per copy and per progress flag
-    static constexpr int kStreams = 3;                   // main + 2 side streams
   };
 
   // Steps 1-3 and the side streams' end events (events 1 .. streams()-1); returns the chunking.

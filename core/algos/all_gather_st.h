@@ -5,12 +5,9 @@
 //   2. peer(out, r)[me * count + piece] = in[piece] for every rank r (itself included)
 //   3. barrier (release/acquire): every rank's stores into my `out` have landed
 //
-// all_gather.ld ("pull") loads instead:
-//   1. barrier (release/acquire): every rank's `in` is published
-//   2. out[r * count + piece] = peer(in, r)[piece] for every rank r
-//   3. barrier (release/acquire): no rank returns while a peer may still load its `in`
-//
 // Bytes over NVLink per rank: (world-1)/world * bytes (bytes = the whole output).
+// AllGatherT is also all_gather.ld (all_gather_ld.h), which loads instead of storing. kOrder is
+// the barriers' ordering: tests instantiate weaker ones to show the simulator catches them.
 #pragma once
 
 #include "core/algos/barrier_signal_wait.h"
@@ -18,11 +15,11 @@
 
 namespace symm {
 
-template <bool kByStores>
+template <bool kByStores, BarrierOrder kOrder = kBarrierAcqRel>
 struct AllGatherT {
   struct Config {
-    static constexpr int kMaxBlocks = kSymmMaxBlocks;
-    static constexpr int kDefaultMaxBlocks = 64;
+    static constexpr int kBlockLimit = kResidentBlocks;
+    static constexpr int kDefaultBlockCap = 64;
     static constexpr std::size_t kBytesPerBlock = 8 << 10;
   };
 
@@ -34,7 +31,7 @@ struct AllGatherT {
     const T* in = static_cast<const T*>(a.in) + piece.begin;
     T* out = static_cast<T*>(a.out) + piece.begin;
 
-    barrier(ctx, kBarrierAcqRel);
+    barrier(ctx, kOrder);
     for (int i = 0; i < n && bytes; ++i) {
       const int r = (me + i) % n;
       if constexpr (kByStores)
@@ -42,10 +39,15 @@ struct AllGatherT {
       else
         ctx.copy(out + std::size_t(r) * a.count, ctx.peer(in, r), bytes);
     }
-    barrier(ctx, kBarrierAcqRel);
+    barrier(ctx, kOrder);
   }
 };
-using AllGatherSt = AllGatherT<true>;
-using AllGatherLd = AllGatherT<false>;
+
+struct AllGatherSt : AllGatherT<true> {
+  static constexpr Descriptor kDescriptor{.op = Op::kAllGather,
+                                          .name = "st",
+                                          .alias = "push",
+                                          .summary = "each rank stores its input into every rank's output"};
+};
 
 }  // namespace symm

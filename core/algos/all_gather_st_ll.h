@@ -17,11 +17,17 @@
 
 #include "core/algos/ll_layout.h"
 #include "core/coll_args.h"
+#include "core/descriptor.h"
 #include "core/partition.h"
 
 namespace symm {
 
 struct AllGatherStLl {
+  static constexpr Descriptor kDescriptor{
+      .op = Op::kAllGather,
+      .name = "st_ll",
+      .alias = "push_ll",
+      .summary = "push input as flagged packets to every rank, unpack the packets received"};
   struct Config : LlConfig {
     static constexpr bool kBlocksPerPeer = true;
   };

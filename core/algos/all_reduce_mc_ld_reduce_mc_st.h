@@ -7,8 +7,8 @@
 //   4. barrier (release/acquire): every slice has landed on every rank
 //
 // Bytes over NVLink per rank: bytes/world out and (about) bytes in, independent of world.
-// Needs NVLS (multicast): refused at run time where multicast is disabled. Verified on the
-// simulator only on the lent machines.
+// Needs NVLS (multicast): refused at run time where multicast is disabled. kOrder is the
+// barriers' ordering (tests instantiate weaker ones).
 #pragma once
 
 #include "core/algos/barrier_signal_wait.h"
@@ -16,10 +16,17 @@
 
 namespace symm {
 
-struct AllReduceMcLdReduceMcSt {
+template <BarrierOrder kOrder = kBarrierAcqRel>
+struct AllReduceMcLdReduceMcStT {
+  static constexpr Descriptor kDescriptor{
+      .op = Op::kAllReduce,
+      .name = "mc_ld_reduce_mc_st",
+      .alias = "multimem",
+      .summary = "NVSwitch multimem.ld_reduce + multimem.st on each rank's slice (NVLS)",
+      .needs_multicast = true};
   struct Config {
-    static constexpr int kMaxBlocks = kSymmMaxBlocks;
-    static constexpr int kDefaultMaxBlocks = 64;
+    static constexpr int kBlockLimit = kResidentBlocks;
+    static constexpr int kDefaultBlockCap = 64;
     static constexpr std::size_t kBytesPerBlock = 128 << 10;
   };
 
@@ -34,12 +41,13 @@ struct AllReduceMcLdReduceMcSt {
       const Range p = split_vec<T>(split_vec<T>(a.count, n, s), nb, b);
       if (p.count) ctx.copy(out + p.begin, in + p.begin, p.count * sizeof(T));
     }
-    barrier(ctx, kBarrierAcqRel);
+    barrier(ctx, kOrder);
     const Range mine = split_vec<T>(split_vec<T>(a.count, n, me), nb, b);
     if (mine.count)
       ctx.template multimem_reduce<T>(static_cast<T*>(a.out_mc) + mine.begin, mine.count, a.op);
-    barrier(ctx, kBarrierAcqRel);
+    barrier(ctx, kOrder);
   }
 };
+using AllReduceMcLdReduceMcSt = AllReduceMcLdReduceMcStT<>;
 
 }  // namespace symm

@@ -10,10 +10,9 @@
 // Bytes over NVLink per rank: 2 * (world-1)/world * bytes (in and out each). Latency: two
 // flag trips, one load trip. Best for large messages.
 //
-// all_reduce.rs_ld_ag_ld is the same with step 3 done by loads after a barrier:
-//   3'. barrier (release/acquire): every slice is reduced and published
-//   4'. out[slice r][piece] = peer(out, r)[slice r][piece] for every peer r
-//   5'. barrier (release/acquire): no rank returns while a peer may still load its `out`
+// AllReduceRsLdAgT is also all_reduce.rs_ld_ag_ld (all_reduce_rs_ld_ag_ld.h), step 3 by loads.
+// The other template parameters are for tests: kOrder is the barriers' ordering, kEndBarrier
+// false drops the last barrier.
 #pragma once
 
 #include "core/algos/barrier_signal_wait.h"
@@ -21,11 +20,11 @@
 
 namespace symm {
 
-template <bool kGatherByStores>
+template <bool kGatherByStores, BarrierOrder kOrder = kBarrierAcqRel, bool kEndBarrier = true>
 struct AllReduceRsLdAgT {
   struct Config {
-    static constexpr int kMaxBlocks = kSymmMaxBlocks;
-    static constexpr int kDefaultMaxBlocks = 64;
+    static constexpr int kBlockLimit = kResidentBlocks;
+    static constexpr int kDefaultBlockCap = 64;
     static constexpr std::size_t kBytesPerBlock = 64 << 10;
   };
 
@@ -36,31 +35,36 @@ struct AllReduceRsLdAgT {
     T* out = static_cast<T*>(a.out);
     auto piece_of = [&](int slice) { return split_vec<T>(split_vec<T>(a.count, n, slice), nb, b); };
 
-    barrier(ctx, kBarrierAcqRel);
+    barrier(ctx, kOrder);
     const Range mine = piece_of(me);
     const std::size_t bytes = mine.count * sizeof(T);
     if (bytes) {
-      const T* srcs[Ctx::kMaxWorld];
+      const T* srcs[Ctx::kWorldLimit];
       for (int r = 0; r < n; ++r) srcs[r] = ctx.peer(in + mine.begin, r);
       ctx.template reduce<T>(out + mine.begin, srcs, n, mine.count, a.op);
     }
     if constexpr (kGatherByStores) {
       for (int i = 1; i < n && bytes; ++i)
         ctx.copy(ctx.peer(out + mine.begin, (me + i) % n), out + mine.begin, bytes);
-      barrier(ctx, kBarrierAcqRel);
+      if constexpr (kEndBarrier) barrier(ctx, kOrder);
     } else {
-      barrier(ctx, kBarrierAcqRel);
+      barrier(ctx, kOrder);
       for (int i = 1; i < n; ++i) {
         const int r = (me + i) % n;
         const Range theirs = piece_of(r);
         if (theirs.count)
           ctx.copy(out + theirs.begin, ctx.peer(out + theirs.begin, r), theirs.count * sizeof(T));
       }
-      barrier(ctx, kBarrierAcqRel);
+      if constexpr (kEndBarrier) barrier(ctx, kOrder);
     }
   }
 };
-using AllReduceRsLdAgSt = AllReduceRsLdAgT<true>;
-using AllReduceRsLdAgLd = AllReduceRsLdAgT<false>;
+
+struct AllReduceRsLdAgSt : AllReduceRsLdAgT<true> {
+  static constexpr Descriptor kDescriptor{.op = Op::kAllReduce,
+                                          .name = "rs_ld_ag_st",
+                                          .alias = "two_shot",
+                                          .summary = "reduce-scatter by loads, all-gather by stores"};
+};
 
 }  // namespace symm

@@ -1,4 +1,5 @@
-// barrier_signal_wait: a blockwise barrier across ranks on signal pads.
+// barrier.signal_wait ("acq_rel"): a blockwise barrier across ranks on signal pads, and the
+// barrier() every other barrier-based program is built from.
 //
 //   1. e = advance(counter[block])            this block's epoch for this barrier (only grows)
 //   2. signal every peer's flags[ch][block][me] := e     (relaxed, or release)
@@ -12,17 +13,28 @@
 #pragma once
 
 #include "core/coll_args.h"
+#include "core/descriptor.h"
 #include "core/signal_pad.h"
 #include "core/verbs.h"
 
 namespace symm {
 
+void barrier_order_outside_the_verb_contract();  // never defined: named in compile errors
+
+// The orders of a barrier's signals and waits, checked against the verb contract when the
+// constant is made (a compile error, in both contexts): signal kRelaxed or kRelease, wait
+// kRelaxed or kAcquire.
 struct BarrierOrder {
-  MemOrder signal;  // kRelaxed or kRelease
-  MemOrder wait;    // kRelaxed or kAcquire
+  MemOrder signal;
+  MemOrder wait;
+  consteval BarrierOrder(MemOrder s, MemOrder w) : signal(s), wait(w) {
+    if (!is_signal_order(s) || !is_wait_order(w)) barrier_order_outside_the_verb_contract();
+  }
 };
 inline constexpr BarrierOrder kBarrierRelaxed{MemOrder::kRelaxed, MemOrder::kRelaxed};
 inline constexpr BarrierOrder kBarrierAcqRel{MemOrder::kRelease, MemOrder::kAcquire};
+// Test mutant: releases that no wait acquires (orders execution only, publishes nothing).
+inline constexpr BarrierOrder kBarrierRelaxedWait{MemOrder::kRelease, MemOrder::kRelaxed};
 
 template <class Ctx>
 SYMM_HD void barrier(Ctx& ctx, BarrierOrder order, int channel = 0) {
@@ -34,14 +46,27 @@ SYMM_HD void barrier(Ctx& ctx, BarrierOrder order, int channel = 0) {
 }
 
 // The barrier as a collective of its own (op "barrier"): useful to measure flag latency.
+// Every block must be resident at once (block b of every rank meets block b of every other).
 template <BarrierOrder kOrder>
 struct BarrierProgram {
+  static constexpr BarrierOrder kOrders = kOrder;
+  struct Config {
+    static constexpr int kBlockLimit = kResidentBlocks;
+    static constexpr int kDefaultBlockCap = kResidentBlocks;
+    static constexpr std::size_t kBytesPerBlock = 64 << 10;  // unused: a barrier moves no data
+  };
+
   template <class T, class Ctx>
   SYMM_HD static void run(Ctx& ctx, const CollArgs&) {
     barrier(ctx, kOrder);
   }
 };
-using BarrierAcqRel = BarrierProgram<kBarrierAcqRel>;
-using BarrierRelaxed = BarrierProgram<kBarrierRelaxed>;
+
+struct BarrierAcqRel : BarrierProgram<kBarrierAcqRel> {
+  static constexpr Descriptor kDescriptor{.op = Op::kBarrier,
+                                          .name = "signal_wait",
+                                          .alias = "acq_rel",
+                                          .summary = "blockwise barrier on signal pads, release signals / acquire waits"};
+};
 
 }  // namespace symm

@@ -1,7 +1,7 @@
 // Fixed per-block, double-buffered scratch: the layout of the programs that skip the end
 // barrier (the flagged-packet programs and all_reduce.st_reduce).
 //
-//   scratch = region[kMaxBlocks]        region b is written only by block b of every rank
+//   scratch = region[kRegions]          region b is written only by block b of every rank
 //   region  = half[2]                   half e & 1 carries the call in which block b's epoch is e
 //   half    = slot[world]               slot r holds what rank r sent to this block
 //   slot    = kSlotBytes                the most one block receives from one source
@@ -29,11 +29,11 @@
 namespace symm {
 
 struct BlockRegions {
-  static constexpr int kMaxBlocks = 64;
+  static constexpr int kRegions = 64;  // one per block: the block limit of these programs
   static constexpr std::size_t kSlotBytes = 32 << 10;
 
   SYMM_HD static constexpr std::size_t scratch_bytes(int world) {
-    return std::size_t(kMaxBlocks) * 2 * std::size_t(world) * kSlotBytes;
+    return std::size_t(kRegions) * 2 * std::size_t(world) * kSlotBytes;
   }
   SYMM_HD static char* slot(void* scratch, int world, int block, uint32_t epoch, int from) {
     const std::size_t i = (std::size_t(block) * 2 + (epoch & 1)) * std::size_t(world) + std::size_t(from);

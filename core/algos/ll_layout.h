@@ -17,8 +17,8 @@ struct LlLayout : BlockRegions {
 
 // The Config every LL program shares.
 struct LlConfig {
-  static constexpr int kMaxBlocks = LlLayout::kMaxBlocks;
-  static constexpr int kDefaultMaxBlocks = LlLayout::kMaxBlocks;
+  static constexpr int kBlockLimit = LlLayout::kRegions;
+  static constexpr int kDefaultBlockCap = LlLayout::kRegions;
   // From the LL block-count sweep on 4x H200 (tune_h200x4.csv): 1 KiB per block (per
   // source piece) was at, or within ~0.1 us of, the best count at every size of all three ops.
   static constexpr std::size_t kBytesPerBlock = 1 << 10;
@@ -37,8 +37,8 @@ template <class Ctx, class SrcFor>
 SYMM_HD void ll_send(Ctx& ctx, void* scratch, uint32_t e, std::size_t bytes, SrcFor src_for) {
   const int me = ctx.rank(), n = ctx.world();
   char* mine = LlLayout::slot(scratch, n, ctx.block(), e, me);
-  void* dsts[Ctx::kMaxWorld];
-  const void* srcs[Ctx::kMaxWorld];
+  void* dsts[Ctx::kWorldLimit];
+  const void* srcs[Ctx::kWorldLimit];
   for (int i = 0; i < n; ++i) {
     const int q = (me + i) % n;
     dsts[i] = ctx.peer(mine, q);

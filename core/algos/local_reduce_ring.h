@@ -18,8 +18,8 @@ namespace symm {
 
 struct LocalReduceRing {
   struct Config {
-    static constexpr int kMaxBlocks = kSymmMaxBlocks;
-    static constexpr int kDefaultMaxBlocks = 32;
+    static constexpr int kBlockLimit = kResidentBlocks;
+    static constexpr int kDefaultBlockCap = 32;
     static constexpr std::size_t kBytesPerBlock = 256 << 10;
   };
   // The block count a plan uses for `count` elements of T when it is not told.
@@ -27,7 +27,7 @@ struct LocalReduceRing {
   static int default_blocks(std::size_t count) {
     const std::size_t want = (count * sizeof(T) + Config::kBytesPerBlock - 1) / Config::kBytesPerBlock;
     const std::size_t vecs = count * sizeof(T) / kVecBytes;
-    std::size_t b = want < std::size_t(Config::kDefaultMaxBlocks) ? want : std::size_t(Config::kDefaultMaxBlocks);
+    std::size_t b = want < std::size_t(Config::kDefaultBlockCap) ? want : std::size_t(Config::kDefaultBlockCap);
     if (b > vecs) b = vecs;
     return b ? int(b) : 1;
   }
@@ -38,7 +38,7 @@ struct LocalReduceRing {
     const std::size_t stride = a.stride ? a.stride : a.count;
     const Range piece = split_vec<T>(a.count, ctx.blocks(), ctx.block());
     if (!piece.count) return;
-    const T* srcs[Ctx::kMaxWorld];
+    const T* srcs[Ctx::kWorldLimit];
     srcs[0] = static_cast<const T*>(a.in) + piece.begin;
     for (int j = 1; j < n; ++j)
       srcs[j] = static_cast<const T*>(a.scratch) + std::size_t((me + j) % n) * stride + piece.begin;

@@ -20,15 +20,25 @@
 #pragma once
 
 #include "core/algos/local_reduce_ring.h"
+#include "core/descriptor.h"
 #include "core/plan.h"
 
 namespace symm {
 
 template <bool kOverlap, PlanFault kFault = PlanFault::kNone>
 struct ReduceScatterCeT {
+  static constexpr Descriptor kDescriptor =
+      kOverlap ? Descriptor{EntryKind::kHostPlan, Op::kReduceScatter, "ce_st_chunk_reduce", "ce_overlap",
+                            "host plan: as ce, the reduce of chunk k starts when chunk k of every peer has landed"}
+               : Descriptor{EntryKind::kHostPlan, Op::kReduceScatter, "ce_st_ring_reduce", "ce",
+                            "host plan: copy engines scatter slices into owners' scratch; one kernel reduces in "
+                            "ring order"};
+  // Blocks: the reduce kernel's (local_reduce_ring); the copies take no SM.
   struct Config {
+    static constexpr int kBlockLimit = LocalReduceRing::Config::kBlockLimit;
+    static constexpr int kDefaultBlockCap = LocalReduceRing::Config::kDefaultBlockCap;
+    static constexpr std::size_t kBytesPerBlock = LocalReduceRing::Config::kBytesPerBlock;
     static constexpr std::size_t kChunkBytes = kOverlap ? (4 << 20) : (8 << 20);
-    static constexpr int kStreams = 3;
   };
 
   template <class T, class Host>

@@ -177,7 +177,7 @@ class PlanWorld {
   };
   // The device-program context local_reduce_ring needs (core/verbs.h's reduce).
   struct BlockCtx {
-    static constexpr int kMaxWorld = symm::kMaxWorld;
+    static constexpr int kWorldLimit = symm::kPadWorld;
     int r, n, nb, b;
     int rank() const { return r; }
     int world() const { return n; }

@@ -134,7 +134,7 @@ TEST(Plan, BadInputNamesTheValue) {
     EXPECT_EQ(e.code(), ErrorCode::kInvalidArgument);
     EXPECT_NE(std::string(e.what()).find("bytes=1000"), std::string::npos);
   }
-  EXPECT_EQ(code_of([&] { plan_launch(a, DType::kBF16, 4096, 4, a.max_blocks + 1, 0); }), ErrorCode::kInvalidArgument);
+  EXPECT_EQ(code_of([&] { plan_launch(a, DType::kBF16, 4096, 4, a.block_limit + 1, 0); }), ErrorCode::kInvalidArgument);
   EXPECT_EQ(code_of([&] { plan_launch(a, DType::kBF16, 4096, 4, 1, 100); }), ErrorCode::kInvalidArgument);
   EXPECT_EQ(code_of([&] { plan_launch(a, DType::kBF16, 4096, 1, 1, 0); }), ErrorCode::kInvalidArgument);
   const AlgoInfo& push = find_algo(Op::kAllReduce, "one_shot_push");

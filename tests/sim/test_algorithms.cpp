@@ -4,6 +4,8 @@
 #include <algorithm>
 
 #include "backends/sim/sim.h"
+#include "backends/sim/testing.h"
+#include "core/partition.h"
 
 namespace symm::sim {
 namespace {
@@ -34,10 +36,57 @@ void expect_correct(const RunSpec& s) {
   EXPECT_GT(r.time_us, 0);
 }
 
+// A barrier has no output to compare: its rows check what it promises instead. Every rank runs
+// the barrier entry's program, stores its `in` into the next rank's `out` (posted), and runs the
+// barrier again; at the end of the call every host reads its `out`. A release/acquire barrier
+// orders the host's earlier writes of `out` before the peer's stores, and those stores before the
+// end of the call (no race); a relaxed one orders execution only, which the race check must report.
+template <class Barrier>
+struct StoreThenBarrier {
+  template <class T, class Ctx>
+  static void run(Ctx& ctx, const CollArgs& a) {
+    Barrier::template run<T>(ctx, a);
+    const Range piece = split_vec<T>(a.count, ctx.blocks(), ctx.block());
+    if (piece.count)
+      ctx.copy(ctx.peer(static_cast<T*>(a.out) + piece.begin, (ctx.rank() + 1) % ctx.world()),
+               static_cast<const T*>(a.in) + piece.begin, piece.count * sizeof(T));
+    Barrier::template run<T>(ctx, a);
+  }
+};
+
+void expect_barrier_orders(const AlgoInfo& a) {
+  int checked = 0;
+  with_program(a, [&]<class P>() {
+    if constexpr (requires { P::kOrders; }) {
+      for (int world : {2, 3, 4, 8}) {
+        RunSpec s = spec_for(a, DType::kBF16, world, 16 * 37, 3);
+        s.blocks = 3;
+        s.calls = 2;
+        SCOPED_TRACE(a.id + " world=" + std::to_string(world));
+        std::string msg;
+        try {
+          run_program<StoreThenBarrier<P>>(s);
+        } catch (const Error& e) {
+          ASSERT_EQ(e.code(), ErrorCode::kRace) << e.what();
+          msg = e.what();
+        }
+        if (P::kOrders.wait == MemOrder::kAcquire && P::kOrders.signal == MemOrder::kRelease)
+          EXPECT_EQ(msg, "") << "a release/acquire barrier did not order the stores before it";
+        else
+          EXPECT_NE(msg.find("release/acquire chain"), std::string::npos)
+              << "a barrier without release/acquire was taken to order stores: " << msg;
+        ++checked;
+      }
+    }
+  });
+  EXPECT_EQ(checked, 4) << a.id << " is a barrier entry without BarrierProgram's kOrders";
+}
+
 class EveryAlgorithm : public ::testing::TestWithParam<std::size_t> {};
 
 TEST_P(EveryAlgorithm, MatchesReference) {
   const AlgoInfo& a = algorithms()[GetParam()];
+  if (a.op == Op::kBarrier) return expect_barrier_orders(a);
   uint64_t seed = 1000 * GetParam();
   int ran = 0, skipped = 0;
   for (int world : {2, 3, 4, 8}) {
@@ -52,9 +101,9 @@ TEST_P(EveryAlgorithm, MatchesReference) {
     };
     // One vector (on 4 blocks, so some blocks have nothing to move), odd vector counts that
     // split unevenly across ranks and blocks, and one call over 1 MiB.
-    const Size sizes[] = {{unit, std::min(4, a.max_blocks)},
+    const Size sizes[] = {{unit, std::min(4, a.block_limit)},
                           {3 * unit * w + unit, 0},
-                          {7 * unit * w + 5 * unit, std::min(3, a.max_blocks)},
+                          {7 * unit * w + 5 * unit, std::min(3, a.block_limit)},
                           {((std::size_t(1) << 20) / unit + 3) * unit, 0}};
     for (const Size& sz : sizes) {
       const bool large = sz.bytes > (std::size_t(1) << 20);
@@ -70,7 +119,7 @@ TEST_P(EveryAlgorithm, MatchesReference) {
       }
       for (DType t : {DType::kBF16, DType::kFP16, DType::kFP32}) {
         if (large && t != DType::kBF16) continue;  // one dtype is enough at this size
-        try {  // sizes a program refuses (LL: over piece_bytes x max_blocks per rank)
+        try {  // sizes a program refuses (LL: over piece_bytes x block_limit per rank)
           check_args(a, t, sz.bytes, world, blocks ? blocks : a.default_blocks(sz.bytes, world));
         } catch (const Error& e) {
           ASSERT_EQ(e.code(), ErrorCode::kUnsupported) << e.what();
@@ -96,11 +145,11 @@ TEST_P(EveryAlgorithm, MatchesReference) {
 TEST(Sim, LlProgramsAtTheirLimit) {
   for (const char* id : {"all_reduce.one_shot_ll", "reduce_scatter.push_ll", "all_gather.push_ll"}) {
     const AlgoInfo& a = find_algo(id);
-    const std::size_t most = a.piece_bytes * std::size_t(a.pieces_per_source(a.max_blocks, 4));  // per rank
+    const std::size_t most = a.piece_bytes * std::size_t(a.pieces_per_source(a.block_limit, 4));  // per rank
     const std::size_t bytes = a.op == Op::kAllReduce ? most : 4 * most;
     RunSpec s = spec_for(a, DType::kBF16, 4, bytes, 9);
     expect_correct(s);
-    EXPECT_EQ(run(s).blocks, a.max_blocks);
+    EXPECT_EQ(run(s).blocks, a.block_limit);
     s.bytes = bytes + (a.op == Op::kAllReduce ? 16 : 64);
     try {
       run(s);

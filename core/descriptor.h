@@ -1,0 +1,25 @@
+// What every registry entry says about itself, beside its Config: the entry is self-describing,
+// so the registry (core/registry.h) is a type list (core/dispatch.h) and adding an algorithm is
+// its file plus one entry in that list.
+#pragma once
+
+#include "core/common.h"
+
+namespace symm {
+
+// What kind of thing an entry is. Device programs are block-level kernels written in the verbs
+// (core/verbs.h); host plans (per-rank stream programs: copy engines, flags, events, GEMM) are
+// listed beside them under the same names and checks, and each backend dispatches on this kind.
+// No host plan exists yet: with_program() (core/dispatch.h) accepts device programs only.
+enum class EntryKind : int { kDeviceProgram = 0, kHostPlan = 1 };
+
+struct Descriptor {
+  EntryKind kind = EntryKind::kDeviceProgram;
+  Op op = Op::kAllReduce;
+  const char* name = "";     // the id's suffix, after the program's phases: "rs_ld_ag_st"
+  const char* alias = "";    // the friendly name: "two_shot"
+  const char* summary = "";  // one line for `symmcoll list`
+  bool needs_multicast = false;  // NVLS: refused where multicast is off (check_args, backends)
+};
+
+}  // namespace symm
