@@ -71,6 +71,14 @@ struct DTypeOf<float> {
 
 SYMM_HD constexpr std::size_t dtype_size(DType t) { return t == DType::kFP32 ? 4 : 2; }
 
+// SplitMix64 (Steele, Lea, Flood 2014): the one hash both backends draw test inputs from.
+SYMM_HD constexpr uint64_t splitmix64(uint64_t x) {
+  x += 0x9E3779B97F4A7C15ull;
+  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
+  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+  return x ^ (x >> 31);
+}
+
 // fp32 accumulation is the contract of every reduction: combine() is the scalar rule.
 // max and min propagate NaN (a + b does), so a poisoned, unwritten source is never hidden.
 SYMM_HD float combine(float a, float b, ReduceOp op) {

@@ -13,14 +13,8 @@ namespace symm::cuda {
 
 // ---- inputs: every rank can regenerate every rank's input from (seed, rank, index), so the
 // float64 reference of its own output needs no communication.
-inline uint64_t splitmix(uint64_t x) {
-  x += 0x9E3779B97F4A7C15ull;
-  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
-  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
-  return x ^ (x >> 31);
-}
 inline float gen(uint64_t seed, int rank, std::size_t i) {
-  const uint64_t h = splitmix((seed << 20) ^ (uint64_t(rank) << 56) ^ uint64_t(i));
+  const uint64_t h = splitmix64((seed << 20) ^ (uint64_t(rank) << 56) ^ uint64_t(i));
   return float(double(h >> 11) * (2.0 / 9007199254740992.0) - 1.0);  // [-1, 1)
 }
 template <class T>

@@ -26,7 +26,7 @@ namespace {
 using cuda::DeviceHandle;
 using cuda::WaitError;
 
-std::size_t up(std::size_t x) { return (x + cuda::kHeapAlign - 1) / cuda::kHeapAlign * cuda::kHeapAlign; }
+std::size_t up(std::size_t x) { return (x + kHeapAlign - 1) / kHeapAlign * kHeapAlign; }
 
 class CudaCommunicator final : public Communicator {
  public:
@@ -46,7 +46,7 @@ class CudaCommunicator final : public Communicator {
     cudaDeviceProp prop{};
     SYMM_CUDA_CHECK(cudaGetDeviceProperties(&prop, dev));
     machine_ = cuda::machine_name(prop.name, world);  // the "auto" table's name, e.g. h200x4
-    fixed_ = cuda::fixed_scratch_bytes(world);
+    fixed_ = fixed_scratch_bytes(world);
     arena_ = fixed_ + up(o.staging_bytes);
     if (o.heap_bytes < arena_)
       fail(ErrorCode::kInvalidArgument, "cuda_communicator: heap_bytes " + std::to_string(o.heap_bytes) +
@@ -220,7 +220,7 @@ class CudaCommunicator final : public Communicator {
     at += stage_out ? up(out_b) : 0;
     std::size_t scratch_off = at;
     if (a.piece_bytes)
-      scratch_off = cuda::heap_layout(a, bytes, world).scratch;
+      scratch_off = heap_layout(a, bytes, world).scratch;
     else
       at += up(a.scratch_bytes(bytes, world));
     if (at > arena_)

@@ -127,39 +127,6 @@ LaunchPlan plan_launch(const AlgoInfo& a, DType t, std::size_t bytes, int world,
   return p;
 }
 
-std::size_t fixed_scratch_bytes(int world) {
-  auto up = [](std::size_t x) { return (x + kHeapAlign - 1) / kHeapAlign * kHeapAlign; };
-  std::size_t total = 0;
-  for (const AlgoInfo& a : algorithms())
-    if (a.piece_bytes) total += up(a.scratch_bytes(0, world));
-  return total;
-}
-
-HeapLayout heap_layout(const AlgoInfo& a, std::size_t bytes, int world) {
-  auto up = [](std::size_t x) { return (x + kHeapAlign - 1) / kHeapAlign * kHeapAlign; };
-  HeapLayout h;
-  // Programs on fixed per-block regions (the LL programs, st_reduce): one region per program at
-  // the start of the heap, the same for every size and block count, and written by nothing
-  // else (core/algos/block_regions.h: a block's region must only ever see that block's growing
-  // epochs).
-  std::size_t ll_at = 0;
-  for (const AlgoInfo& x : algorithms()) {
-    if (!x.piece_bytes) continue;
-    if (&x == &a || x.index == a.index) break;
-    ll_at += up(x.scratch_bytes(0, world));
-  }
-  h.in = fixed_scratch_bytes(world);
-  h.out = h.in + up(a.in_bytes(bytes, world));
-  if (a.piece_bytes) {
-    h.scratch = ll_at;
-    h.total = h.out + up(a.out_bytes(bytes, world));
-  } else {
-    h.scratch = h.out + up(a.out_bytes(bytes, world));
-    h.total = h.scratch + up(a.scratch_bytes(bytes, world));
-  }
-  return h;
-}
-
 void check_heap(const AlgoInfo& a, std::size_t bytes, int world, std::size_t heap_bytes) {
   const HeapLayout h = heap_layout(a, bytes, world);
   if (h.total > heap_bytes)

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "backends/cuda/device_handle.h"
+#include "core/heap_layout.h"
 #include "core/registry.h"
 
 namespace symm::cuda {
@@ -65,17 +66,8 @@ struct LaunchPlan {
 // Runs symm::check_args, so a bad size, world or block count throws here with its message.
 LaunchPlan plan_launch(const AlgoInfo& a, DType t, std::size_t bytes, int world, int blocks, int threads);
 
-// Where in, out and scratch live in the symmetric heap (same offsets on every rank). The heap
-// starts with fixed_scratch_bytes(world): one fixed region per program on per-block regions
-// (the LL programs, st_reduce), never written by anything else; in, out and other programs'
-// scratch follow it.
-struct HeapLayout {
-  std::size_t in = 0, out = 0, scratch = 0;  // byte offsets
-  std::size_t total = 0;                     // bytes of heap this call needs
-};
-inline constexpr std::size_t kHeapAlign = 4096;
-std::size_t fixed_scratch_bytes(int world);
-HeapLayout heap_layout(const AlgoInfo& a, std::size_t bytes, int world);
+// The heap layout (in, out, scratch, fixed regions) is core/heap_layout.h, shared with the
+// simulator; this backend's heap holds every program (HeapUse::kEveryProgram).
 // Throws kInvalidArgument: "bytes=... needs N bytes of symmetric heap per rank; the heap has M".
 void check_heap(const AlgoInfo& a, std::size_t bytes, int world, std::size_t heap_bytes);
 

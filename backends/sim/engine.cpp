@@ -48,10 +48,11 @@ Simulator::Simulator(const RunSpec& spec, ProgramFn fn, std::vector<int> call_bl
   in_bytes_ = a.in_bytes(spec.bytes, world_);
   out_bytes_ = a.out_bytes(spec.bytes, world_);
   scratch_bytes_ = a.scratch_bytes(spec.bytes, world_);
-  in_off_ = 0;
-  out_off_ = align_up(in_bytes_, 4096);
-  scratch_off_ = align_up(out_off_ + out_bytes_, 4096);
-  heap_bytes_ = align_up(scratch_off_ + scratch_bytes_, 4096);
+  layout_ = heap_layout(a, spec.bytes, world_, HeapUse::kOneProgram);
+  in_off_ = layout_.in;
+  out_off_ = layout_.out;
+  scratch_off_ = layout_.scratch;
+  heap_bytes_ = layout_.total;
   if (heap_bytes_ >= (uint64_t(1) << kSpaceShift))
     fail(ErrorCode::kUnsupported,
          "bytes=" + std::to_string(spec.bytes) + " needs a symmetric heap over 128 GiB");
@@ -263,9 +264,7 @@ void Simulator::deadlock() {
       " (and " + std::to_string(others) + " other blocked wait" + (others == 1 ? "" : "s") + ")";
   if (first->state == BlockState::kPackets) {
     const std::string who = "rank " + std::to_string(first->rank) + " block " + std::to_string(first->index);
-    const uint64_t base = first->ll_buf >= scratch_off_ ? scratch_off_
-                          : first->ll_buf >= out_off_   ? out_off_
-                                                        : in_off_;
+    const uint64_t base = layout_.buffer_at(first->ll_buf).base;
     const std::string buf = where(first->rank, first->ll_buf);  // "rank R's scratch at byte N"
     fail(ErrorCode::kDeadlock,
          "deadlock: " + who + " waits in reduce_ll for epoch " + std::to_string(first->ll_epoch) +

@@ -45,9 +45,8 @@ Loc Simulator::decode(const Block& b, uintptr_t a, std::size_t bytes, const char
 }
 
 std::string Simulator::where(int rank, uint64_t off) const {
-  const char* buf = off >= scratch_off_ ? "scratch" : off >= out_off_ ? "out" : "in";
-  const uint64_t base = off >= scratch_off_ ? scratch_off_ : off >= out_off_ ? out_off_ : in_off_;
-  return "rank " + std::to_string(rank) + "'s " + buf + " at byte " + std::to_string(off - base);
+  const HeapLayout::Buffer b = layout_.buffer_at(off);
+  return "rank " + std::to_string(rank) + "'s " + b.name + " at byte " + std::to_string(off - b.base);
 }
 
 std::string Simulator::who(int tid) const {
@@ -70,8 +69,7 @@ uint32_t Simulator::access_epoch(Block& b) {
 }
 
 std::string Simulator::range(int rank, uint64_t lo, uint64_t hi) const {
-  const char* buf = lo >= scratch_off_ ? "scratch" : lo >= out_off_ ? "out" : "in";
-  const uint64_t base = lo >= scratch_off_ ? scratch_off_ : lo >= out_off_ ? out_off_ : in_off_;
+  const auto [buf, base] = layout_.buffer_at(lo);
   std::string s = "[";  // appended piecewise: GCC 12 warns (-Wrestrict) on one long "+" chain here
   s += std::to_string(lo - base);
   s += ',';

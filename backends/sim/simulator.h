@@ -30,6 +30,7 @@
 #include "backends/sim/streams.h"
 #include "backends/sim/trace.h"
 #include "backends/sim/vclock.h"
+#include "core/heap_layout.h"
 
 namespace symm::sim {
 
@@ -245,6 +246,7 @@ class Simulator {
   const TimePs launch_ps_, rtt_ps_, store_ps_, flag_ps_;
   const BytesPerPs block_bpp_;
   std::size_t in_bytes_, out_bytes_, scratch_bytes_;
+  HeapLayout layout_;  // core/heap_layout.h, this run's program alone
   uint64_t in_off_, out_off_, scratch_off_, heap_bytes_;
   std::vector<CollArgs> args_;
   EventQueue q_;

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "core/dispatch.h"
+#include "core/heap_layout.h"
 #include "core/registry.h"
 
 namespace symm {
@@ -169,6 +170,35 @@ TEST(Common, MaxMinPropagateNaN) {
   EXPECT_TRUE(std::isnan(combine(1.0f, NAN, ReduceOp::kMin)));
   EXPECT_EQ(combine(1.0f, 2.0f, ReduceOp::kMax), 2.0f);
   EXPECT_EQ(combine(1.0f, 2.0f, ReduceOp::kMin), 1.0f);
+}
+
+}  // namespace symm
+
+namespace symm {
+
+// One layout for both backends (core/heap_layout.h): the simulator's heap holds one program, the
+// CUDA heap every program; in both, fixed regions come first and in/out/scratch are aligned.
+TEST(HeapLayout, OneProgramAndEveryProgram) {
+  const AlgoInfo& ll = find_algo("all_reduce.one_shot_ll");
+  const HeapLayout one = heap_layout(ll, 4096, 4, HeapUse::kOneProgram);
+  EXPECT_EQ(one.scratch, 0u);
+  EXPECT_EQ(one.in, ll.scratch_bytes(0, 4));  // a multiple of kHeapAlign already
+  EXPECT_EQ(one.out, one.in + 4096);
+  EXPECT_EQ(one.total, one.out + 4096);
+  const HeapLayout every = heap_layout(ll, 4096, 4, HeapUse::kEveryProgram);
+  EXPECT_EQ(every.in, fixed_scratch_bytes(4));
+  EXPECT_GT(every.in, one.in);  // the other programs' regions too
+  const AlgoInfo& two = find_algo("all_reduce.two_shot");
+  const HeapLayout t = heap_layout(two, 1000 * 16, 4, HeapUse::kOneProgram);
+  EXPECT_EQ(t.in, 0u);
+  EXPECT_EQ(t.out, 16384u);  // 16000 bytes rounded up to kHeapAlign
+  for (const HeapLayout& l : {one, every, t}) {
+    EXPECT_STREQ(l.buffer_at(l.in).name, "in");
+    EXPECT_STREQ(l.buffer_at(l.out + 17).name, "out");
+    EXPECT_EQ(l.buffer_at(l.out + 17).base, l.out);
+  }
+  EXPECT_STREQ(one.buffer_at(100).name, "scratch");
+  EXPECT_EQ(one.buffer_at(100).base, 0u);
 }
 
 }  // namespace symm
