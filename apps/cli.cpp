@@ -61,8 +61,9 @@ void refuse_with_csv(const std::string& csv, const std::string& option, const st
                      const std::string& column, const std::string& default_value) {
   if (csv.empty()) return;
   fail(ErrorCode::kInvalidArgument,
-       option + " " + value + " cannot go with --csv: the CSV schema (DESIGN.md \"Results\") has no column for the " +
-           column + ", so its rows could not be told from " + option + " " + default_value +
+       option + " " + value +
+           " cannot go with --csv: the CSV schema (docs/design.md \"Results\") has no column for the " + column +
+           ", so its rows could not be told from " + option + " " + default_value +
            " rows; drop --csv (the table on stdout shows it) or use " + option + " " + default_value);
 }
 

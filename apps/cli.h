@@ -32,7 +32,7 @@ std::string algo_label(const AlgoInfo& a);
 // there before (an empty CSV of a run that then fails would read as a run with no rows).
 void check_writable(const std::string& path);
 
-// The result schema (DESIGN.md "Results", core/result.h) has no column for some options (the
+// The result schema (docs/design.md "Results", core/result.h) has no column for some options (the
 // reduction, threads per block): a CSV row of `option value` could not be told from a row at
 // `option default_value`. Call it when such an option is off its default: with `csv` set it
 // throws kInvalidArgument, one line naming the option and the missing column; without --csv it

@@ -1,4 +1,4 @@
-// One measurement = one row, from either backend (DESIGN.md "Results").
+// One measurement = one row, from either backend (docs/design.md "Results").
 #pragma once
 
 #include <iosfwd>

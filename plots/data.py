@@ -107,7 +107,7 @@ def earlier_runs(machine):
 
 
 def baseline_rows():
-    """NCCL numbers quoted from HARDWARE.md; busbw computed where the document omits it."""
+    """NCCL numbers quoted from docs/hardware.md; busbw computed where the document omits it."""
     with open(BASELINE, newline="") as f:
         rows = list(csv.DictReader(f))
     for r in rows:

@@ -1,4 +1,4 @@
-// One way to fail for CUDA and NCCL calls (STYLE.md 8): SYMM_CUDA_CHECK(call) throws
+// One way to fail for CUDA and NCCL calls: SYMM_CUDA_CHECK(call) throws
 // symm::Error(kCuda, "<call> failed at file:line: <code> (<text>)"). Host code only.
 #pragma once
 

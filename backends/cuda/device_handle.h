@@ -1,5 +1,5 @@
 // What a kernel needs to reach the symmetric heap and the signal pads: a trivially
-// copyable handle (STYLE.md 4) built by the host Runtime and passed by value as a kernel
+// copyable handle built by the host Runtime and passed by value as a kernel
 // parameter. The peer tables live in the parameter (constant bank) rather than in global
 // memory so that the first peer() of a launch costs no dependent global load.
 #pragma once

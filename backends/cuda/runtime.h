@@ -1,4 +1,4 @@
-// One rank's CUDA runtime (host owner, STYLE.md 4): device, NCCL communicator, symmetric heap
+// One rank's CUDA runtime (host owner): device, NCCL communicator, symmetric heap
 // and signal pad (each an ncclMemAlloc buffer registered as an NCCL_WIN_COLL_SYMMETRIC window),
 // the per-peer base tables read once through the NCCL device API, and the wait-error area.
 //

@@ -1,4 +1,4 @@
-// The simulator's clock and event queue (STYLE.md 9: a tiny, typed event core).
+// The simulator's clock and event queue: a tiny, typed event core.
 #pragma once
 
 #include <cmath>

@@ -30,11 +30,12 @@ struct Machine {
   double hbm_GBps = 0;                 // local read+write bandwidth
   double launch_eager_us = 0;          // kernel launch, eager
   double launch_graph_us = 0;          // kernel launch inside a CUDA graph
+  // Copy engines and GEMM: read and validated now, used by the host plans (not implemented yet).
   int copy_engines = 0;
   double ce_startup_us = 0;
   double ce_GBps = 0;
   double nvls_GBps = 0;                // NVSwitch multicast / in-switch reduction, per GPU
-  double gemm_TFLOPs = 0;              // GEMM throughput model (later issues)
+  double gemm_TFLOPs = 0;              // GEMM throughput
 
   static Machine load(const std::string& path);
   // "h200x4" -> h200x4.ini from $SYMM_MACHINES_DIR, <exe>/../share/symmcoll/machines, the install

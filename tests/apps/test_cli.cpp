@@ -88,7 +88,7 @@ const BadInput kBad[] = {
     {"sweep --sizes 4K --csv /nonexistent-dir/out.csv", "/nonexistent-dir/out.csv"},
     // The CSV schema has no reduction column: a min row would read as a sum row.
     {"sweep --reduce min --algo one_shot --sizes 4K --csv /nonexistent-dir/out.csv",
-     "--reduce min cannot go with --csv: the CSV schema (DESIGN.md \"Results\") has no column for the "
+     "--reduce min cannot go with --csv: the CSV schema (docs/design.md \"Results\") has no column for the "
      "reduction"},
     {"bench --backend sim --reduce max --algo one_shot --sizes 4K --csv /nonexistent-dir/out.csv",
      "--reduce max cannot go with --csv"},
