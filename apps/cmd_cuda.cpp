@@ -3,6 +3,7 @@
 
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <boost/program_options.hpp>
 #include <cstdio>
 #include <iostream>
@@ -90,7 +91,8 @@ int cmd_bench_cuda(int argc, char** argv) {
       "all_reduce, reduce_scatter, all_gather, barrier (comma list); ag_mm, mm_rs: matmul fused\n"
       "with communication, its own options (--op ag_mm --help)")(
       "algo", po::value(&algos)->default_value(algos),
-      "names or aliases (one_shot,two_shot,...), or all = every non-multicast algorithm of the op")(
+      "names or aliases (one_shot,two_shot,...), all = every non-multicast algorithm of the op, or auto = the "
+      "machine's --algo auto choice per size and launch mode (experiments/auto/<machine>.csv)")(
       "dtype", po::value(&dtypes)->default_value(dtypes), "bf16, fp16, fp32 (comma list)")(
       "sizes", po::value(&sizes)->default_value(sizes), "LO:HI (x2 steps), LO:HI:x4, or a list 16K,64K,1M")(
       "reduce", po::value(&op)->default_value(op),
@@ -147,6 +149,9 @@ int cmd_bench_cuda(int argc, char** argv) {
   o.eager = !modes.back();
   o.blocks.clear();
   for (const auto& s : split_list(blocks)) o.blocks.push_back(parse_int(s, "--blocks"));
+  if (std::find(o.algos.begin(), o.algos.end(), "auto") != o.algos.end() &&
+      std::any_of(o.blocks.begin(), o.blocks.end(), [](int b) { return b != 0; }))
+    fail(ErrorCode::kInvalidArgument, "--blocks " + blocks + " with --algo auto: auto runs the block count its table chose");
   o.nccl = !vm.count("no-nccl");
   o.check = !vm.count("timing-only");
   o.timing = !vm.count("no-timing");

@@ -16,6 +16,7 @@
 #include "apps/cli.h"
 #include "core/plan.h"
 #include "backends/sim/sim.h"
+#include "core/auto_select.h"
 #include "core/nccl_tests_format.h"
 #include "core/reference.h"
 #include "core/result.h"
@@ -165,6 +166,21 @@ std::string fmt(const char* f, double v) {
   return buf;
 }
 
+// --algo auto: the machine's table entry for one size (core/auto_select.h), printed with why.
+// --blocks beside it is refused: auto runs the block count its table chose.
+void refuse_auto_blocks(const Common& c) {
+  if (c.blocks) fail(ErrorCode::kInvalidArgument, "--blocks " + std::to_string(c.blocks) +
+                                                      " with --algo auto: auto runs the block count its table chose");
+}
+
+// `prefix`: "# " in sweep, whose stdout is a table (or nccl-tests' format) with '#' comments.
+AutoChoice choose_auto(const Resolved& r, std::size_t bytes, const char* prefix = "") {
+  const AutoChoice a = auto_choose(AutoQuery{r.machine.name, r.op, bytes, r.world, r.dtype, r.graph});
+  std::printf("%sauto: %s %s: %s at %s; %s\n", prefix, op_name(r.op), format_size(bytes).c_str(), a.algo->id.c_str(),
+              a.blocks ? ("blocks=" + std::to_string(a.blocks)).c_str() : "its default block count", a.why.c_str());
+  return a;
+}
+
 // ---- the cost of a data-mode run, known before it starts -------------------------------------
 // The data-mode simulator moves every byte on the CPU: `run --bytes 1G` once held 15.8 GB and ran
 // for minutes. Runs the host cannot hold, or that would take more than kMaxDataSeconds, are
@@ -244,7 +260,8 @@ int cmd_run(int argc, char** argv) {
   // clang-format off
   d.add_options()
       ("algo,a", po::value(&algo)->required(),
-       "algorithm: alias (one_shot), id suffix (ld_reduce) or full id (all_reduce.ld_reduce); see 'symmcoll list'")
+       "algorithm: alias (one_shot), id suffix (ld_reduce), full id (all_reduce.ld_reduce), or auto (the machine's "
+       "table, experiments/auto/<machine>.csv); see 'symmcoll list'")
       ("bytes,b", po::value(&bytes_s)->default_value(bytes_s),
        "size in nccl-tests convention (all_gather: the output; reduce_scatter: the input): 4096, 4K, 1M, 1G")
       ("calls", po::value(&calls)->default_value(calls),
@@ -262,6 +279,14 @@ int cmd_run(int argc, char** argv) {
     c.op = op_name(a.op);
   }
   const Resolved r = resolve(c, "run");
+  if (algo == "auto") {
+    if (r.op == Op::kBarrier) fail(ErrorCode::kInvalidArgument, "--algo auto has no barrier choice; name one");
+    const std::size_t b = for_option("--bytes", [&] { return parse_size(bytes_s); });
+    refuse_auto_blocks(c);
+    const AutoChoice choice = for_option("--algo", [&] { return choose_auto(r, b); });
+    algo = choice.algo->id;
+    c.blocks = choice.blocks;
+  }
   const AlgoInfo& a = for_option("--algo", [&]() -> const AlgoInfo& {
     return algo.find('.') != std::string::npos ? find_algo(algo) : find_algo(r.op, algo);
   });
@@ -343,7 +368,8 @@ int cmd_sweep(int argc, char** argv) {
   // clang-format off
   d.add_options()
       ("algo,a", po::value(&algo_spec)->default_value(algo_spec),
-       "'all' (every algorithm of --op) or a comma list of names; see 'symmcoll list'")
+       "'all' (every algorithm of --op), a comma list of names (see 'symmcoll list'), or 'auto' (per size, the "
+       "machine's table, experiments/auto/<machine>.csv)")
       ("sizes,s", po::value(&sizes_spec)->default_value(sizes_spec),
        "A:B (x2 steps), A:B:xF (xF steps) or a comma list; ignored for --op barrier")
       ("check-up-to", po::value(&check_up_to_s)->default_value(check_up_to_s),
@@ -357,11 +383,32 @@ int cmd_sweep(int argc, char** argv) {
 
   const Resolved r = resolve(c, "sweep");
   const bool nccl_tests = parse_format(format);
-  const std::vector<const AlgoInfo*> algos = for_option("--algo", [&] { return parse_algo_list(r.op, algo_spec); });
+  const bool auto_algo = algo_spec == "auto";
+  if (auto_algo && r.op == Op::kBarrier) fail(ErrorCode::kInvalidArgument, "--algo auto has no barrier choice; name one");
   // A barrier moves no payload: one row per algorithm, bytes = 0.
   const std::vector<std::size_t> sizes = r.op == Op::kBarrier
                                              ? std::vector<std::size_t>{0}
                                              : for_option("--sizes", [&] { return parse_size_list(sizes_spec); });
+  // What runs: every (algorithm, size) of the list, or auto's one choice per size.
+  struct Job {
+    const AlgoInfo* algo;
+    std::size_t bytes;
+    int blocks;
+  };
+  std::vector<Job> jobs;
+  std::vector<const AlgoInfo*> algos;
+  if (auto_algo) {
+    refuse_auto_blocks(c);
+    for (const std::size_t bytes : sizes) {
+      const AutoChoice a = for_option("--algo", [&] { return choose_auto(r, bytes, "# "); });
+      jobs.push_back({a.algo, bytes, a.blocks});
+      if (std::find(algos.begin(), algos.end(), a.algo) == algos.end()) algos.push_back(a.algo);
+    }
+  } else {
+    algos = for_option("--algo", [&] { return parse_algo_list(r.op, algo_spec); });
+    for (const AlgoInfo* a : algos)
+      for (const std::size_t bytes : sizes) jobs.push_back({a, bytes, c.blocks});
+  }
   const std::size_t check_up_to = for_option("--check-up-to", [&] { return parse_size(check_up_to_s); });
   // The largest size run with data decides whether the sweep fits this host (check_data_cost).
   std::size_t largest_checked = 0;
@@ -387,18 +434,21 @@ int cmd_sweep(int argc, char** argv) {
   int failures = 0, skipped = 0;
   std::string first_skip;
   const bool tty = isatty(fileno(stderr));
-  const std::size_t total = algos.size() * sizes.size();
+  const std::size_t total = jobs.size();
   std::size_t done = 0;
   const auto t0 = std::chrono::steady_clock::now();
   auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(); };
 
-  for (const AlgoInfo* a : algos) {
+  for (std::size_t j = 0; j < jobs.size();) {
+    const AlgoInfo* a = jobs[j].algo;
     const double ta = elapsed();
     int ran = 0;
-    for (const std::size_t bytes : sizes) {
+    for (; j < jobs.size() && jobs[j].algo == a; ++j) {  // one progress line per run of one algorithm
+      const std::size_t bytes = jobs[j].bytes;
+      const int blocks = jobs[j].blocks;
       ++done;
       try {
-        check_args(*a, r.dtype, bytes, r.world, c.blocks ? c.blocks : a->default_blocks(bytes, r.world));
+        check_args(*a, r.dtype, bytes, r.world, blocks ? blocks : a->default_blocks(bytes, r.world));
       } catch (const Error& e) {
         // Per-combination limits are expected in a sweep; the global inputs were checked above.
         if (!quiet)
@@ -409,6 +459,7 @@ int cmd_sweep(int argc, char** argv) {
         continue;
       }
       sim::RunSpec spec = make_spec(r, c, *a, bytes);
+      spec.blocks = blocks;
       spec.timing_only = c.timing_only || bytes > check_up_to;
       if (!quiet && tty)
         std::fprintf(stderr, "\r\033[K[%zu/%zu] %s %s%s ...", done, total, a->id.c_str(), format_size(bytes).c_str(),

@@ -29,6 +29,7 @@ import data  # noqa: E402
 
 sys.path.insert(0, os.path.join(data.ROOT, "experiments"))
 import targets  # noqa: E402  (experiments/targets.py: ours vs NCCL's best and the tie rule, as in the tables)
+import auto_table  # noqa: E402  (experiments/auto_table.py: the --algo auto choice)
 
 # Fixed colours per algorithm so the same algorithm looks the same in every figure.
 COLORS = {
@@ -193,6 +194,72 @@ def fig_speedup(machine, out):
     bx.set_title("%s: bus bandwidth, ours vs NCCL best" % machine)
     bx.legend(loc="upper left", **LEGEND)
     fig.tight_layout(pad=0.3, w_pad=1.0)
+    fig.savefig(out, **SAVE)
+
+
+def fig_auto(machine, out):
+    """`--algo auto` vs NCCL's best, measured: per launch mode (columns), the speed-up NCCL best /
+    auto time per op (top; open markers: ties by the tie rule of experiments/targets.py) and both
+    bus bandwidths on a linear axis (bottom). auto's row is the one experiments/auto_table.py
+    chooses for the machine's table, NCCL's the fastest of its rows, from the same CSV rows
+    (bench and block-count sweeps of experiments/results/<machine>/)."""
+    rows = auto_table.measured_rows(machine)
+    chosen = auto_table.choose(rows, [], auto_table.multicast_algos())
+    nccl = {}
+    for r in rows:
+        if targets.is_nccl(r["algo"]):
+            k = (r["op"], r["graph"], r["bytes"])
+            if k not in nccl or r["time_us_median"] < nccl[k]["time_us_median"]:
+                nccl[k] = r
+    modes = [g for g in (1, 0) if any(k[3] == g for k in chosen)]
+    if not modes:
+        sys.exit("plot.py: no measured GPU results under experiments/results/%s/" % machine)
+    fig, axes = plt.subplots(2, len(modes), figsize=(FIG_W, 4.6), squeeze=False, sharex=True)
+    world = None
+    for col, graph in enumerate(modes):
+        ax, bx = axes[0][col], axes[1][col]
+        all_sizes = set()
+        for op in data.OPS:
+            pts = sorted((k[4], r) for k, (r, _) in chosen.items() if k[0] == op and k[3] == graph
+                         and (op, graph, k[4]) in nccl)
+            if not pts:
+                continue
+            world = pts[0][1]["world"]
+            sizes = [b for b, _ in pts]
+            all_sizes.update(sizes)
+            ours = [r for _, r in pts]
+            best = [nccl[(op, graph, b)] for b in sizes]
+            color = OP_COLORS[op]
+            speedup = [n["time_us_median"] / o["time_us_median"] for o, n in zip(ours, best)]
+            ax.fill_between(sizes, [n["time_us_p10"] / o["time_us_p90"] for o, n in zip(ours, best)],
+                            [n["time_us_p90"] / o["time_us_p10"] for o, n in zip(ours, best)],
+                            color=color, alpha=0.25, lw=0)
+            ax.plot(sizes, speedup, lw=1.2, color=color, label=OP_SHORT[op])
+            for tie in (False, True):
+                sel = [i for i in range(len(sizes)) if targets.tie(ours[i], best[i]) == tie]
+                ax.plot([sizes[i] for i in sel], [speedup[i] for i in sel], ls="none", marker="o",
+                        ms=4 if tie else 3, color=color, mfc="white" if tie else color)
+            bx.plot(sizes, [o["busbw_GBps"] for o in ours], marker=".", lw=1.2, color=color,
+                    label="%s, auto" % OP_SHORT[op])
+            bx.plot(sizes, [n["busbw_GBps"] for n in best], ls="--", lw=1, color=color,
+                    label="%s, NCCL best" % OP_SHORT[op])
+        sizes = sorted(all_sizes)
+        ax.axhline(1.0, color="k", lw=0.8)
+        _size_axis(ax, sizes, label=False)
+        _size_axis(bx, sizes)
+        mode = "CUDA graph" if graph else "eager"
+        ax.set_title("%s (world %s), %s: auto vs NCCL best" % (machine, world, mode))
+        bx.set_ylim(bottom=0)
+        bx.set_title("%s, %s: bus bandwidth" % (machine, mode))
+        if col == 0:
+            ax.set_ylabel("NCCL best / auto (time)")
+            bx.set_ylabel("busbw (GB/s)")
+            handles, labels = ax.get_legend_handles_labels()
+            handles.append(Line2D([], [], ls="none", marker="o", ms=4, color="0.3", mfc="white"))
+            labels.append("tie (p10-p90 overlap)")
+            ax.legend(handles, labels, loc="upper right", **LEGEND)
+            bx.legend(loc="upper left", **LEGEND)
+    fig.tight_layout(pad=0.3, h_pad=0.6, w_pad=1.0)
     fig.savefig(out, **SAVE)
 
 

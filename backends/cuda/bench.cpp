@@ -18,6 +18,7 @@
 #include "backends/cuda/plan_exec.h"
 #include "backends/cuda/nvtx.h"
 #include "backends/cuda/runtime.h"
+#include "core/auto_select.h"
 #include "core/coll_args.h"
 #include "core/dispatch.h"
 #include "core/nccl_tests_format.h"
@@ -73,6 +74,7 @@ struct Case {
   bool symm = false;               // NCCL on the symmetric window
   int blocks = 0;                  // requested (0: default)
   bool ce = false;                 // NCCL's copy-engine all-gather (its own communicator)
+  int mode = -1;                   // --algo auto: the one launch mode (1 graph, 0 eager) it was chosen for
   std::string name() const { return info ? info->id : ce ? "nccl_ce" : symm ? "nccl_symm" : "nccl"; }
   bool plan() const { return info && info->plan; }
 };
@@ -116,7 +118,8 @@ class Bench {
 
   int failures() const { return failures_; }
 
-  void run_op(Op op, DType t, const std::vector<const AlgoInfo*>& algos) {
+  // auto_algo: --algo auto, the machine's table entry per size and launch mode (core/auto_select.h).
+  void run_op(Op op, DType t, const std::vector<const AlgoInfo*>& algos, bool auto_algo) {
     const int world = rt_.world();
     const std::vector<std::size_t> sizes = op == Op::kBarrier ? std::vector<std::size_t>{0} : o_.sizes;
     for (std::size_t bytes_asked : sizes) {
@@ -152,10 +155,34 @@ class Bench {
           cases.push_back(Case{a, false, b});
         }
       }
+      if (auto_algo) add_auto_cases(op, t, bytes, cases);
       const uint64_t seed = next_seed_++;
       const bool check = o_.check && op != Op::kBarrier && bytes <= o_.check_max;
       with_type(t, [&]<class T>() { run_size<T>(op, t, bytes, seed, check, cases); });
     }
+  }
+
+  // --algo auto: the table's choice for each launch mode timed; one case where both modes agree.
+  void add_auto_cases(Op op, DType t, std::size_t bytes, std::vector<Case>& cases) {
+    std::vector<Case> chosen;
+    for (const bool graph : {true, false}) {
+      if ((graph && !o_.graph) || (!graph && !o_.eager)) continue;
+      AutoChoice c;
+      try {
+        c = auto_choose(AutoQuery{machine_, op, bytes, rt_.world(), t, graph});
+      } catch (const Error& e) {
+        note("skip auto at " + format_size(bytes) + ": " + e.what());
+        continue;
+      }
+      note("auto " + std::string(op_name(op)) + " " + dtype_name(t) + " " + format_size(bytes) + " " +
+           (graph ? "graph" : "eager") + ": " + c.algo->id + " at " +
+           (c.blocks ? "blocks=" + std::to_string(c.blocks) : "its default block count") + "; " + c.why);
+      if (!chosen.empty() && chosen.back().info == c.algo && chosen.back().blocks == c.blocks)
+        chosen.back().mode = -1;  // the same program for both modes: one case times both
+      else
+        chosen.push_back(Case{c.algo, false, c.blocks, false, graph ? 1 : 0});
+    }
+    cases.insert(cases.end(), chosen.begin(), chosen.end());
   }
 
   // The bounded-wait error paths: a wait nobody will ever satisfy must end in the message
@@ -308,6 +335,7 @@ class Bench {
       for (int mode = 0; mode < 2; ++mode) {
         const bool graph = mode == 0;
         if ((graph && !o_.graph) || (!graph && !o_.eager)) continue;
+        if (c.mode >= 0 && c.mode != int(graph)) continue;  // an auto choice for the other mode
         const int calls = o_.calls > 0 ? o_.calls : bytes <= (1u << 20) ? 100 : bytes <= (16u << 20) ? 20 : 5;
         rt_.set_context(describe(c, op, t, bytes) + ", timing " + std::to_string(o_.warmup) + "+" +
                         std::to_string(o_.iters) + " samples of " + std::to_string(calls) +
@@ -607,12 +635,15 @@ int run_bench(const BenchOptions& o) {
 
   // Resolve algorithms per op and size the heap before touching a GPU, so bad input fails fast.
   std::vector<std::vector<const AlgoInfo*>> per_op;
+  // --algo auto chooses per size on the GPU's machine (its name needs the device): the heap is
+  // sized for every algorithm the table may name, those of `all`.
+  const bool auto_algo = std::find(o.algos.begin(), o.algos.end(), "auto") != o.algos.end();
   bool multicast = false;
   std::size_t need = 1u << 20, in_max = 16, out_max = 16;
   for (Op op : o.ops) {
     std::vector<const AlgoInfo*> list;
     for (const std::string& name : o.algos) {
-      if (name == "nccl" || name == "nccl_symm") continue;  // the baselines come with --nccl
+      if (name == "nccl" || name == "nccl_symm" || name == "auto") continue;  // baselines: --nccl; auto below
       if (name == "all") {
         for (const AlgoInfo& a : algorithms())
           if (a.op == op && !a.needs_multicast) list.push_back(&a);
@@ -625,6 +656,9 @@ int run_bench(const BenchOptions& o) {
       list.push_back(&a);
     }
     std::vector<const AlgoInfo*> sized = list;
+    if (auto_algo)
+      for (const AlgoInfo& a : algorithms())
+        if (a.op == op && !a.needs_multicast) sized.push_back(&a);
     if (test.algo_rank >= 0) sized.push_back(&find_algo(op, test.algo));
     for (std::size_t bytes : heap_sizes) {
       for (const AlgoInfo* a : sized) {
@@ -667,7 +701,7 @@ int run_bench(const BenchOptions& o) {
     b.alloc_plain(in_max, out_max);
     b.print_header();
     for (std::size_t i = 0; i < o.ops.size(); ++i)
-      for (DType t : o.dtypes) b.run_op(o.ops[i], t, per_op[i]);
+      for (DType t : o.dtypes) b.run_op(o.ops[i], t, per_op[i], auto_algo && o.ops[i] != Op::kBarrier);
     rt.set_context("the closing barrier");
     rt.barrier();
     b.print_nccl_tests();

@@ -43,6 +43,9 @@ class CudaCommunicator final : public Communicator {
     if (world < 2 || world > cuda::kNodeWorld)
       fail(ErrorCode::kUnsupported, "cuda_communicator: world " + std::to_string(world) + " is outside 2.." +
                                         std::to_string(cuda::kNodeWorld) + " (the GPUs of one NVLink node)");
+    cudaDeviceProp prop{};
+    SYMM_CUDA_CHECK(cudaGetDeviceProperties(&prop, dev));
+    machine_ = cuda::machine_name(prop.name, world);  // the "auto" table's name, e.g. h200x4
     fixed_ = fixed_scratch_bytes(world);
     arena_ = fixed_ + up(o.staging_bytes);
     if (o.heap_bytes < arena_)
@@ -189,9 +192,18 @@ class CudaCommunicator final : public Communicator {
   CallInfo collective(Op op, const void* in, void* out, std::size_t bytes, DType t, ReduceOp rop, void* stream,
                       const std::string& algo) {
     const int world = h_.world;
-    const AlgoInfo& a = algo == "auto" ? choose_algo(op, bytes, world, t) : find_algo(op, algo);
+    cudaStream_t s = stream ? static_cast<cudaStream_t>(stream) : stream_;
+    // "auto": the machine's table entry for the launch mode the call is in (a stream being
+    // captured into a CUDA graph: graph; else eager), with the table's block count.
+    AutoChoice choice;
+    if (algo == "auto") {
+      cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
+      SYMM_CUDA_CHECK(cudaStreamIsCapturing(s, &capture));
+      choice = auto_choose(AutoQuery{machine_, op, bytes, world, t, capture == cudaStreamCaptureStatusActive});
+    }
+    const AlgoInfo& a = algo == "auto" ? *choice.algo : find_algo(op, algo);
     if (auto why = cuda::multicast_refusal(a, cuda::process_env(), false)) fail(ErrorCode::kUnsupported, *why);
-    const cuda::LaunchPlan plan = cuda::plan_launch(a, t, bytes, world, 0, 0);  // runs check_args
+    const cuda::LaunchPlan plan = cuda::plan_launch(a, t, bytes, world, choice.blocks, 0);  // runs check_args
     const std::size_t in_b = a.in_bytes(bytes, world), out_b = a.out_bytes(bytes, world);
     const char* ic = static_cast<const char*>(in);
     const char* oc = static_cast<const char*>(out);
@@ -216,7 +228,6 @@ class CudaCommunicator final : public Communicator {
            a.id + " at " + std::to_string(bytes) + " bytes needs " + std::to_string(at - fixed_) +
                " bytes of staging; CudaOptions::staging_bytes is " + std::to_string(options_.staging_bytes) +
                " (or pass buffers from alloc(), which need none)");
-    cudaStream_t s = stream ? static_cast<cudaStream_t>(stream) : stream_;
     CollArgs args;
     args.in = stage_in ? h_.heap_base + in_off : in;
     args.out = stage_out ? h_.heap_base + out_off : out;
@@ -246,6 +257,7 @@ class CudaCommunicator final : public Communicator {
   CudaOptions options_;
   DeviceHandle h_;
   cudaStream_t stream_ = nullptr;
+  std::string machine_;
   ncclWindow_t heap_win_ = nullptr, pad_win_ = nullptr;
   void* pad_ = nullptr;
   WaitError* error_host_ = nullptr;

@@ -23,6 +23,7 @@ struct Pending {
   std::vector<const void*> in;
   std::vector<void*> out;
   int arrived = 0;
+  int blocks = 0;  // 0: the algorithm's default ("auto" may choose a measured block count)
 };
 
 class Node {
@@ -39,11 +40,13 @@ class Node {
   CallInfo call(int rank, Op op, const void* in, void* out, std::size_t bytes, DType t, ReduceOp rop,
                 const std::string& algo) {
     std::lock_guard<std::mutex> lock(mu_);
-    const AlgoInfo& a = algo == "auto" ? choose_algo(op, bytes, world_, t) : find_algo(op, algo);
+    AutoChoice choice;
+    if (algo == "auto") choice = auto_choose(AutoQuery{machine_.name, op, bytes, world_, t, options_.graph});
+    const AlgoInfo& a = algo == "auto" ? *choice.algo : find_algo(op, algo);
     if (p_.arrived == 0) {
       p_ = Pending{
           op, &a, t, rop, bytes, std::vector<const void*>(std::size_t(world_)), std::vector<void*>(std::size_t(world_)),
-          0};
+          0, choice.blocks};
     } else if (p_.op != op || p_.algo != &a || p_.dtype != t || p_.bytes != bytes || p_.rop != rop) {
       fail(ErrorCode::kInvalidArgument, "rank " + std::to_string(rank) + " called " + a.id + " (" + dtype_name(t) +
                                             ", " + std::to_string(bytes) + " bytes) while the ranks before it called " +
@@ -67,8 +70,9 @@ class Node {
  private:
   CallInfo run() {
     const AlgoInfo& a = *p_.algo;
-    check_args(a, p_.dtype, p_.bytes, world_, a.default_blocks(p_.bytes, world_), p_.rop);
+    check_args(a, p_.dtype, p_.bytes, world_, p_.blocks ? p_.blocks : a.default_blocks(p_.bytes, world_), p_.rop);
     sim::RunSpec spec;
+    spec.blocks = p_.blocks;
     spec.machine = machine_;
     spec.world = world_;
     spec.algo = &a;

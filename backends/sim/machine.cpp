@@ -6,12 +6,7 @@
 #include <set>
 
 #include "backends/sim/sim.h"
-
-// The source tree's machine files (a binary run from its build tree) and the installed ones
-// (cmake --install), both set by CMake.
-#ifndef SYMM_MACHINES_DIR
-#define SYMM_MACHINES_DIR "experiments/machines"
-#endif
+#include "core/data_dirs.h"
 
 namespace symm::sim {
 namespace {
@@ -97,28 +92,6 @@ Machine Machine::load(const std::string& path) {
   }
   return m;
 }
-
-namespace {
-
-// Where a machine name is looked up, first match wins: $SYMM_MACHINES_DIR; next to the running
-// executable, <exe>/../share/symmcoll/machines (an installed or moved installation); the install
-// prefix's share/symmcoll/machines (a program linked against the installed library); the source
-// tree's experiments/machines (a binary in its build tree).
-std::vector<std::filesystem::path> machine_dirs() {
-  namespace fs = std::filesystem;
-  std::vector<fs::path> dirs;
-  if (const char* env = std::getenv("SYMM_MACHINES_DIR"); env && *env) dirs.emplace_back(env);
-  std::error_code ec;
-  const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
-  if (!ec) dirs.push_back(exe.parent_path().parent_path() / "share" / "symmcoll" / "machines");
-#ifdef SYMM_MACHINES_INSTALL_DIR
-  dirs.emplace_back(SYMM_MACHINES_INSTALL_DIR);
-#endif
-  dirs.emplace_back(SYMM_MACHINES_DIR);
-  return dirs;
-}
-
-}  // namespace
 
 Machine Machine::by_name(const std::string& name_or_path) {
   namespace fs = std::filesystem;

@@ -21,35 +21,24 @@
 #include <string>
 #include <vector>
 
+#include "core/auto_select.h"
 #include "core/common.h"
 #include "core/registry.h"
 
 namespace symm {
 
 // ---- "auto" ---------------------------------------------------------------------------------
-// The algorithm "auto" runs: the flagged-packet (LL) program of the op where the registry accepts
-// the call (small messages: one one-way trip, no barrier; up to 1M), else two_shot for all_reduce,
-// pull for reduce_scatter, push for all_gather (the registry's bandwidth programs; never one that
-// needs multicast). A simple documented rule, kept in this one function so a measured table can
-// replace it.
-inline const AlgoInfo& choose_algo(Op op, std::size_t bytes, int world, DType t) {
-  const char* order[2] = {};
-  switch (op) {
-    case Op::kAllReduce: order[0] = "one_shot_ll", order[1] = "two_shot"; break;
-    case Op::kReduceScatter: order[0] = "push_ll", order[1] = "pull"; break;
-    case Op::kAllGather: order[0] = "push_ll", order[1] = "push"; break;
-    default: fail(ErrorCode::kInvalidArgument, std::string("no automatic algorithm for ") + op_name(op));
-  }
-  for (int i = 0; i < 2; ++i) {
-    const AlgoInfo& a = find_algo(op, order[i]);
-    try {
-      check_args(a, t, bytes, world, a.default_blocks(bytes, world));
-      return a;
-    } catch (const Error&) {
-      if (i == 1) throw;  // the bandwidth program's own reason (size granularity, world)
-    }
-  }
-  fail(ErrorCode::kInternal, "choose_algo: unreachable");
+// The algorithm "auto" runs: the entry of the machine's table experiments/auto/<machine>.csv
+// (installed in share/symmcoll/auto; $SYMM_AUTO_DIR overrides) for this op, world, dtype, launch
+// mode and size: the fastest correct algorithm measured on that machine, or predicted by the
+// simulator where nothing was measured (core/auto_select.h has the neighbour and fallback rules).
+// Without a table for `machine`: the op's flagged-packet (LL) program where the registry accepts
+// the call, else two_shot / pull / push (auto_rule). The communicators pass their machine (the
+// simulator's machine file; CUDA: the device name and world, e.g. h200x4) and launch mode, and
+// run the table's block count too (auto_choose gives it, with a line saying why).
+inline const AlgoInfo& choose_algo(Op op, std::size_t bytes, int world, DType t, const std::string& machine = "",
+                                   bool graph = true) {
+  return *auto_choose(AutoQuery{machine, op, bytes, world, t, graph}).algo;
 }
 
 // What a call ran. The simulator also fills the prediction when the call completed the
