@@ -62,7 +62,8 @@ int cmd_calibrate(int argc, char** argv) {
 #if SYMM_HAVE_CUDA
     return cuda::calibrate_main(csv, command_line(argc, argv));
 #else
-    fail(ErrorCode::kInvalidArgument, "--backend cuda: this build has no CUDA backend (nvcc not found at configure time)");
+    fail(ErrorCode::kInvalidArgument,
+         "--backend cuda: this build has no CUDA backend (nvcc not found at configure time)");
 #endif
   }
   if (backend != "sim") fail(ErrorCode::kInvalidArgument, "--backend '" + backend + "' is not cuda or sim");

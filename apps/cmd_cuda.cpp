@@ -113,15 +113,14 @@ int cmd_bench_cuda(int argc, char** argv) {
       "host plans: bytes per copy and progress flag; 0 = the plan's default")(
       "plan-timeout", po::value(&o.plan_timeout_s)->default_value(o.plan_timeout_s),
       "host plans: seconds a checked call may take before the watchdog names the stream wait that never "
-      "ended")(
-      "no-timing", "check only (with --replays: the GPU test suite)")(
+      "ended")("no-timing", "check only (with --replays: the GPU test suite)")(
       "check-up-to", po::value(&check_up_to)->default_value(check_up_to), "check sizes up to this; larger: err -1")(
       "replays", po::value(&o.replays)->default_value(0), "also replay a one-call graph this often, then check")(
       "heap", po::value(&heap)->default_value(heap), "symmetric heap per rank; 0 = what the sizes need")(
       "wait-timeout-cycles", po::value(&o.timeout_cycles)->default_value(0),
       "bound of every spin-wait in clock cycles; 0 = SYMM_WAIT_TIMEOUT_CYCLES, else SYMM_WAIT_TIMEOUT_S "
       "seconds (default 2) at the device clock (see 'bounds' below)")("csv", po::value(&o.csv),
-                                                                    "write rows here (rank 0)")(
+                                                                      "write rows here (rank 0)")(
       "format", po::value(&format)->default_value(format),
       "stdout: table, or nccl-tests (its columns and '# Avg bus bandwidth' footer, one table per algorithm)")(
       "machine", po::value(&o.machine), "machine column; default from the device name and world, e.g. h200x4")(
@@ -151,7 +150,8 @@ int cmd_bench_cuda(int argc, char** argv) {
   for (const auto& s : split_list(blocks)) o.blocks.push_back(parse_int(s, "--blocks"));
   if (std::find(o.algos.begin(), o.algos.end(), "auto") != o.algos.end() &&
       std::any_of(o.blocks.begin(), o.blocks.end(), [](int b) { return b != 0; }))
-    fail(ErrorCode::kInvalidArgument, "--blocks " + blocks + " with --algo auto: auto runs the block count its table chose");
+    fail(ErrorCode::kInvalidArgument,
+         "--blocks " + blocks + " with --algo auto: auto runs the block count its table chose");
   o.nccl = !vm.count("no-nccl");
   o.check = !vm.count("timing-only");
   o.timing = !vm.count("no-timing");
@@ -159,7 +159,8 @@ int cmd_bench_cuda(int argc, char** argv) {
   o.heap = heap == "0" ? 0 : for_option("--heap", [&] { return parse_size(heap); });
   o.chunk_bytes = chunk == "0" ? 0 : for_option("--chunk-bytes", [&] { return parse_size(chunk); });
   if (o.streams < 1 || o.streams > kMaxStreams)
-    fail(ErrorCode::kInvalidArgument, "--streams " + std::to_string(o.streams) + " is outside 1.." + std::to_string(kMaxStreams));
+    fail(ErrorCode::kInvalidArgument,
+         "--streams " + std::to_string(o.streams) + " is outside 1.." + std::to_string(kMaxStreams));
   if (o.chunk_bytes % kVecBytes)
     fail(ErrorCode::kInvalidArgument, "--chunk-bytes " + chunk + " is not a multiple of 16");
   if (!(o.plan_timeout_s > 0)) fail(ErrorCode::kInvalidArgument, "--plan-timeout must be > 0");

@@ -41,8 +41,10 @@ std::size_t parse_dim(const std::string& s, const char* option) {
 bool names_fused_op(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i], v;
-    if (a == "--op" && i + 1 < argc) v = argv[i + 1];
-    else if (a.rfind("--op=", 0) == 0) v = a.substr(5);
+    if (a == "--op" && i + 1 < argc)
+      v = argv[i + 1];
+    else if (a.rfind("--op=", 0) == 0)
+      v = a.substr(5);
     for (const std::string& op : split(v))
       if (is_fused_op(op)) return true;
   }
@@ -61,16 +63,16 @@ int cmd_bench_fused_cuda(int argc, char** argv) {
       "Shapes: --shape 8b (N 1792, K 4096) / 70b (N 3584, K 8192), or --n and --k, crossed with --m.\n"
       "Checked per row against a float64 reference (small shapes, --ref-max) and against\n"
       "nccl_cublaslt's result; timed in CUDA-graph replay and eager, per call, max over ranks.\n\noptions");
-  d.add_options()("help,h", "this text")("backend", po::value<std::string>(), "cuda")(
-      "op", po::value(&ops), "ag_mm, mm_rs (comma list)")(
+  d.add_options()("help,h", "this text")("backend", po::value<std::string>(), "cuda")("op", po::value(&ops),
+                                                                                      "ag_mm, mm_rs (comma list)")(
       "algo", po::value(&o.algos)->default_value(o.algos),
       "ids, names or aliases (ag_mm: ce, ce_bulk; mm_rs: ce, st), or all")(
       "dtype", po::value(&dtypes)->default_value(dtypes), "bf16, fp16 (comma list)")(
       "shape", po::value(&shapes), "named shapes: 8b, 70b (comma list)")(
       "m", po::value(&ms)->default_value(ms), "M values (comma list); world must divide each")(
       "n", po::value(&n), "N of a custom shape (with --k, instead of --shape)")(
-      "k", po::value(&k), "K of a custom shape (with --n)")(
-      "mode", po::value(&mode)->default_value(mode), "graph, eager or both")(
+      "k", po::value(&k), "K of a custom shape (with --n)")("mode", po::value(&mode)->default_value(mode),
+                                                            "graph, eager or both")(
       "iters", po::value(&o.iters)->default_value(o.iters), "timed samples")(
       "warmup", po::value(&o.warmup)->default_value(o.warmup), "untimed samples first")(
       "calls", po::value(&o.calls)->default_value(o.calls), "calls per sample; 0: 20 small, 5 large")(
@@ -96,8 +98,9 @@ int cmd_bench_fused_cuda(int argc, char** argv) {
   o.ops.clear();
   for (const std::string& s : split(ops)) {
     if (!is_fused_op(s))
-      fail(ErrorCode::kInvalidArgument, "--op '" + ops + "' mixes fused ops (ag_mm, mm_rs) with collectives; "
-                                        "run them in separate bench calls");
+      fail(ErrorCode::kInvalidArgument, "--op '" + ops +
+                                            "' mixes fused ops (ag_mm, mm_rs) with collectives; "
+                                            "run them in separate bench calls");
     o.ops.push_back(parse_fused_op(s));
   }
   o.dtypes.clear();

@@ -14,10 +14,10 @@
 #include <vector>
 
 #include "apps/cli.h"
-#include "core/plan.h"
 #include "backends/sim/sim.h"
 #include "core/auto_select.h"
 #include "core/nccl_tests_format.h"
+#include "core/plan.h"
 #include "core/reference.h"
 #include "core/result.h"
 #include "core/sizes.h"
@@ -40,8 +40,8 @@ struct Common {
   bool timing_only = false;
   std::string mode = "graph";
   uint64_t seed = 1;
-  int streams = 3;             // host plans
-  std::string chunk = "0";     // host plans: bytes per copy / progress flag
+  int streams = 3;          // host plans
+  std::string chunk = "0";  // host plans: bytes per copy / progress flag
 };
 
 void add_common(po::options_description& d, Common& c) {
@@ -110,8 +110,8 @@ Resolved resolve(const Common& c, const char* cmd) {
   r.graph = parse_mode(c.mode, /*allow_both=*/false)[0];
   if (c.blocks < 0) fail(ErrorCode::kInvalidArgument, "--blocks " + std::to_string(c.blocks) + " is negative");
   if (c.streams < 1 || c.streams > kMaxStreams)
-    fail(ErrorCode::kInvalidArgument, "--streams " + std::to_string(c.streams) + " is outside 1.." +
-                                          std::to_string(kMaxStreams));
+    fail(ErrorCode::kInvalidArgument,
+         "--streams " + std::to_string(c.streams) + " is outside 1.." + std::to_string(kMaxStreams));
   if (c.chunk != "0" && for_option("--chunk-bytes", [&] { return parse_size(c.chunk); }) % kVecBytes)
     fail(ErrorCode::kInvalidArgument, "--chunk-bytes " + c.chunk + " is not a multiple of 16");
   r.machine = for_option("--machine", [&] { return sim::Machine::by_name(c.machine); });
@@ -169,8 +169,9 @@ std::string fmt(const char* f, double v) {
 // --algo auto: the machine's table entry for one size (core/auto_select.h), printed with why.
 // --blocks beside it is refused: auto runs the block count its table chose.
 void refuse_auto_blocks(const Common& c) {
-  if (c.blocks) fail(ErrorCode::kInvalidArgument, "--blocks " + std::to_string(c.blocks) +
-                                                      " with --algo auto: auto runs the block count its table chose");
+  if (c.blocks)
+    fail(ErrorCode::kInvalidArgument,
+         "--blocks " + std::to_string(c.blocks) + " with --algo auto: auto runs the block count its table chose");
 }
 
 // `prefix`: "# " in sweep, whose stdout is a table (or nccl-tests' format) with '#' comments.
@@ -384,7 +385,8 @@ int cmd_sweep(int argc, char** argv) {
   const Resolved r = resolve(c, "sweep");
   const bool nccl_tests = parse_format(format);
   const bool auto_algo = algo_spec == "auto";
-  if (auto_algo && r.op == Op::kBarrier) fail(ErrorCode::kInvalidArgument, "--algo auto has no barrier choice; name one");
+  if (auto_algo && r.op == Op::kBarrier)
+    fail(ErrorCode::kInvalidArgument, "--algo auto has no barrier choice; name one");
   // A barrier moves no payload: one row per algorithm, bytes = 0.
   const std::vector<std::size_t> sizes = r.op == Op::kBarrier
                                              ? std::vector<std::size_t>{0}

@@ -138,8 +138,7 @@ AutoChoice auto_choose_from(const std::string& path, const AutoQuery& q) {
   std::vector<const Row*> world_rows;
   for (const Row& r : rows)
     if (r.op == op && r.world == q.world) world_rows.push_back(&r);
-  if (world_rows.empty())
-    return rule(path + " has no " + op + " rows at world " + std::to_string(q.world));
+  if (world_rows.empty()) return rule(path + " has no " + op + " rows at world " + std::to_string(q.world));
 
   // The dtype: the call's, else bf16, else the first in the table; the graph mode likewise.
   std::string note;
@@ -172,13 +171,12 @@ AutoChoice auto_choose_from(const std::string& path, const AutoQuery& q) {
     if (!c.algo) continue;
     c.source = r.source;
     std::ostringstream why;
-    why << (r.source == "measured" ? "measured on " : "simulated with machine file ") << q.machine << " ("
-        << op << ", world " << r.world << ", " << r.dtype << ", " << mode_name(r.graph == 1) << ", "
-        << (r.bytes == q.bytes ? "this size" : format_size(r.bytes) + " row") << ": " << r.algo << ", blocks=" << r.blocks
-        << ", " << r.time_us << " us)";
+    why << (r.source == "measured" ? "measured on " : "simulated with machine file ") << q.machine << " (" << op
+        << ", world " << r.world << ", " << r.dtype << ", " << mode_name(r.graph == 1) << ", "
+        << (r.bytes == q.bytes ? "this size" : format_size(r.bytes) + " row") << ": " << r.algo
+        << ", blocks=" << r.blocks << ", " << r.time_us << " us)";
     if (c.blocks != r.blocks) why << "; the default block count (the row's is refused at this size)";
-    if (i != lo) why << "; the " << format_size(cand[lo]->bytes) << " row's " << cand[lo]->algo
-                     << " refuses this size";
+    if (i != lo) why << "; the " << format_size(cand[lo]->bytes) << " row's " << cand[lo]->algo << " refuses this size";
     c.why = why.str() + note + "; table " + path;
     return c;
   }

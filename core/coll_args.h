@@ -15,7 +15,7 @@ struct CollArgs {
   void* out_mc = nullptr;    // multicast address of `out` (NVLS algorithms only)
   std::size_t count = 0;     // elements, as above (NCCL's count / recvcount / sendcount)
   ReduceOp op = ReduceOp::kSum;
-  std::size_t stride = 0;    // plan kernels: elements between per-rank slots of scratch (0: count)
+  std::size_t stride = 0;  // plan kernels: elements between per-rank slots of scratch (0: count)
 };
 
 }  // namespace symm

@@ -1,9 +1,8 @@
 #include "core/common.h"
 
-#include <iterator>
-
 #include <cmath>
 #include <cstring>
+#include <iterator>
 #include <limits>
 
 namespace symm {
@@ -41,9 +40,7 @@ DType parse_dtype(const std::string& s) { return parse_enum<DType>(s, kDTypeName
 const char* op_name(Op op) { return kOpNames[int(op)]; }
 Op parse_op(const std::string& s) { return parse_enum<Op>(s, kOpNames, "op"); }
 const char* reduce_op_name(ReduceOp op) { return kReduceOpNames[int(op)]; }
-ReduceOp parse_reduce_op(const std::string& s) {
-  return parse_enum<ReduceOp>(s, kReduceOpNames, "reduce op");
-}
+ReduceOp parse_reduce_op(const std::string& s) { return parse_enum<ReduceOp>(s, kReduceOpNames, "reduce op"); }
 const char* order_name(MemOrder o) {
   return int(o) >= 0 && int(o) < int(std::size(kOrderNames)) ? kOrderNames[int(o)] : "invalid";
 }
@@ -92,8 +89,7 @@ fp16 from_float<fp16>(float f) {
 
 std::size_t parse_size(const std::string& s) {
   auto bad = [&](const char* why) {
-    fail(ErrorCode::kInvalidArgument,
-         "malformed size '" + s + "': " + why + " (examples: 4096, 4K, 1M, 256M, 1G)");
+    fail(ErrorCode::kInvalidArgument, "malformed size '" + s + "': " + why + " (examples: 4096, 4K, 1M, 256M, 1G)");
   };
   if (s.empty()) bad("empty");
   std::size_t i = 0;
@@ -107,9 +103,12 @@ std::size_t parse_size(const std::string& s) {
   unsigned shift = 0;
   if (i < s.size()) {
     switch (s[i]) {
-      case 'K': case 'k': shift = 10; break;
-      case 'M': case 'm': shift = 20; break;
-      case 'G': case 'g': shift = 30; break;
+      case 'K':
+      case 'k': shift = 10; break;
+      case 'M':
+      case 'm': shift = 20; break;
+      case 'G':
+      case 'g': shift = 30; break;
       default: bad("unknown suffix");
     }
     ++i;

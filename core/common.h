@@ -113,8 +113,8 @@ class Error : public std::runtime_error {
 
 [[noreturn]] inline void fail(ErrorCode code, const std::string& msg) { throw Error(code, msg); }
 
-#define SYMM_REQUIRE(cond, code, msg)       \
-  do {                                      \
+#define SYMM_REQUIRE(cond, code, msg)         \
+  do {                                        \
     if (!(cond)) ::symm::fail((code), (msg)); \
   } while (0)
 

@@ -16,9 +16,9 @@ enum class EntryKind : int { kDeviceProgram = 0, kHostPlan = 1 };
 struct Descriptor {
   EntryKind kind = EntryKind::kDeviceProgram;
   Op op = Op::kAllReduce;
-  const char* name = "";     // the id's suffix, after the program's phases: "rs_ld_ag_st"
-  const char* alias = "";    // the friendly name: "two_shot"
-  const char* summary = "";  // one line for `symmcoll list`
+  const char* name = "";         // the id's suffix, after the program's phases: "rs_ld_ag_st"
+  const char* alias = "";        // the friendly name: "two_shot"
+  const char* summary = "";      // one line for `symmcoll list`
   bool needs_multicast = false;  // NVLS: refused where multicast is off (check_args, backends)
 };
 

@@ -37,10 +37,10 @@ struct TypeList {
 
 // Every entry of the registry, in `symmcoll list` order: the device programs, then the host
 // plans (core/plan.h; Descriptor::kind = kHostPlan).
-using DevicePrograms = TypeList<BarrierAcqRel, BarrierRelaxed,                                  //
-                                AllReduceLdReduce, AllReduceStReduce, AllReduceRsLdAgSt,          //
-                                AllReduceRsLdAgLd, AllReduceMcLdReduceMcSt,                       //
-                                ReduceScatterLdReduce, AllGatherSt, AllGatherLd,                  //
+using DevicePrograms = TypeList<BarrierAcqRel, BarrierRelaxed,                            //
+                                AllReduceLdReduce, AllReduceStReduce, AllReduceRsLdAgSt,  //
+                                AllReduceRsLdAgLd, AllReduceMcLdReduceMcSt,               //
+                                ReduceScatterLdReduce, AllGatherSt, AllGatherLd,          //
                                 AllReduceStLlReduce, ReduceScatterStLlReduce, AllGatherStLl>;
 using HostPlans = TypeList<AllGatherCeSt, ReduceScatterCeStRingReduce, ReduceScatterCeStChunkReduce>;
 

@@ -82,9 +82,9 @@ inline constexpr int kMaxEvents = 64;  // events one call of a plan may record
 // (in, out, scratch in symmetric memory; count; op), the rest are the plan's knobs.
 struct PlanArgs {
   CollArgs coll;
-  int streams = 3;             // streams the plan may use, main included (2..kMaxStreams)
-  std::size_t chunk_bytes = 0; // bytes per copy / per progress flag (0: the plan's default)
-  int blocks = 0;              // blocks of the plan's kernels (0: the kernel's default)
+  int streams = 3;              // streams the plan may use, main included (2..kMaxStreams)
+  std::size_t chunk_bytes = 0;  // bytes per copy / per progress flag (0: the plan's default)
+  int blocks = 0;               // blocks of the plan's kernels (0: the kernel's default)
 };
 
 // One matrix product C = A x B, row-major: A is m x k (row stride lda elements), B is k x n
@@ -101,8 +101,8 @@ struct GemmArgs {
 
 // Host context concept: the verbs above. Checked by each backend's static_assert.
 template <class H>
-concept HostCtx = requires(H& h, const H& ch, float* fp, void* p, const void* cp, std::size_t n, int s,
-                           uint32_t u, const CollArgs& ca, const GemmArgs& g) {
+concept HostCtx = requires(H& h, const H& ch, float* fp, void* p, const void* cp, std::size_t n, int s, uint32_t u,
+                           const CollArgs& ca, const GemmArgs& g) {
   { ch.rank() } -> std::convertible_to<int>;
   { ch.world() } -> std::convertible_to<int>;
   { ch.streams() } -> std::convertible_to<int>;

@@ -14,8 +14,8 @@ std::vector<std::vector<double>> reference(Op op, ReduceOp rop, const std::vecto
     for (int r = 1; r < n; ++r) {
       const double v = in[r][i];
       acc = (rop == ReduceOp::kSum || std::isnan(acc) || std::isnan(v)) ? acc + v
-            : rop == ReduceOp::kMax                                   ? std::max(acc, v)
-                                                                      : std::min(acc, v);
+            : rop == ReduceOp::kMax                                     ? std::max(acc, v)
+                                                                        : std::min(acc, v);
     }
     return acc;
   };
@@ -42,8 +42,7 @@ std::vector<std::vector<double>> reference(Op op, ReduceOp rop, const std::vecto
       for (auto& o : out) o = all;
       break;
     }
-    case Op::kBarrier:
-      break;
+    case Op::kBarrier: break;
   }
   return out;
 }
@@ -63,7 +62,7 @@ double rel_err_bound(DType t, int world) {
   // 2^-24 fp32) plus fp32 accumulation in any order: at most world * 2^-23 * sum|x| absolute,
   // with inputs in (-1, 1), measured against max_rel_err's floor of 1e-3 ... 1e-2. A result
   // that reads a stale or unwritten element is off by O(1) and fails by orders of magnitude.
-  const double half_ulp = t == DType::kBF16 ? std::ldexp(1.0, -8)
+  const double half_ulp = t == DType::kBF16   ? std::ldexp(1.0, -8)
                           : t == DType::kFP16 ? std::ldexp(1.0, -11)
                                               : std::ldexp(1.0, -24);
   return half_ulp * 1.01 + double(world) * std::ldexp(1.0, -23) * 2.0 / 1e-2;
@@ -103,7 +102,7 @@ double matmul_err_bound(DType t, int world, bool reduced) {
   // Half an ulp of the row's largest element per rounding; a partial may be larger than the
   // sum it goes into (random signs: by about sqrt(world)), so each of the `world` rounded
   // partials counts with that factor. fp32 accumulation over K terms adds far less.
-  const double half_ulp = t == DType::kBF16 ? std::ldexp(1.0, -8)
+  const double half_ulp = t == DType::kBF16   ? std::ldexp(1.0, -8)
                           : t == DType::kFP16 ? std::ldexp(1.0, -11)
                                               : std::ldexp(1.0, -24);
   const double partials = reduced ? double(world) * std::sqrt(double(world)) * 2.0 : 0.0;

@@ -83,8 +83,8 @@ const AlgoInfo& find_algo(Op op, std::string_view name) {
     if (name == a.id || name == a.alias || name == suffix) return a;
     valid += (valid.empty() ? "" : ", ") + a.alias + " (" + std::string(suffix) + ")";
   }
-  fail(ErrorCode::kInvalidArgument, "unknown algorithm '" + std::string(name) + "' for op " +
-                                        op_name(op) + " (valid: " + valid + ")");
+  fail(ErrorCode::kInvalidArgument,
+       "unknown algorithm '" + std::string(name) + "' for op " + op_name(op) + " (valid: " + valid + ")");
 }
 
 const AlgoInfo& find_algo(std::string_view full_name) {
@@ -99,8 +99,7 @@ void check_args(const AlgoInfo& a, DType t, std::size_t bytes, int world, int bl
   const std::string who = std::string(dtype_name(t)) + " " + a.id;
   auto bad = [&](ErrorCode c, const std::string& m) { fail(c, m); };
   if (world < 2 || world > kPadWorld)
-    bad(ErrorCode::kInvalidArgument,
-        "world=" + std::to_string(world) + " is outside 2.." + std::to_string(kPadWorld));
+    bad(ErrorCode::kInvalidArgument, "world=" + std::to_string(world) + " is outside 2.." + std::to_string(kPadWorld));
   if (world < a.min_world || world > a.max_world)
     bad(ErrorCode::kUnsupported, "world=" + std::to_string(world) + " is outside " + a.id + "'s range " +
                                      std::to_string(a.min_world) + ".." + std::to_string(a.max_world));
@@ -123,27 +122,28 @@ void check_args(const AlgoInfo& a, DType t, std::size_t bytes, int world, int bl
   }
   // multimem.ld_reduce has max/min for 16-bit floats only (PTX ISA): fp32 max/min cannot run.
   if (a.needs_multicast && t == DType::kFP32 && rop != ReduceOp::kSum)
-    bad(ErrorCode::kUnsupported, std::string("reduce op ") + reduce_op_name(rop) + " on fp32 has no multimem.ld_reduce: " +
-                                     a.id + " supports fp32 sum only");
+    bad(ErrorCode::kUnsupported, std::string("reduce op ") + reduce_op_name(rop) +
+                                     " on fp32 has no multimem.ld_reduce: " + a.id + " supports fp32 sum only");
   if (a.block_limit == 0) {
     if (blocks != 0)
       bad(ErrorCode::kInvalidArgument, "blocks=" + std::to_string(blocks) + ": " + a.id +
                                            " runs no kernel (copy engines only), so it takes no block count");
   } else if (blocks < 1 || blocks > a.block_limit)
-    bad(ErrorCode::kInvalidArgument, "blocks=" + std::to_string(blocks) + " is outside 1.." +
-                                         std::to_string(a.block_limit) + " for " + a.id);
+    bad(ErrorCode::kInvalidArgument,
+        "blocks=" + std::to_string(blocks) + " is outside 1.." + std::to_string(a.block_limit) + " for " + a.id);
   if (a.piece_bytes && a.op != Op::kBarrier) {
     const std::size_t per_rank = a.per_rank_bytes(bytes, world);
     const std::string what = " for " + who + " of " + std::to_string(bytes) + " bytes";
     if (a.blocks_per_peer && blocks < world)
-      bad(ErrorCode::kInvalidArgument, "blocks=" + std::to_string(blocks) + " is too few" + what +
-                                           ": blocks are dealt to peers, so it needs >= world=" + std::to_string(world));
+      bad(ErrorCode::kInvalidArgument,
+          "blocks=" + std::to_string(blocks) + " is too few" + what +
+              ": blocks are dealt to peers, so it needs >= world=" + std::to_string(world));
     const std::size_t need = (per_rank + a.piece_bytes - 1) / a.piece_bytes;
     if (std::size_t(a.pieces_per_source(blocks, world)) < need)
       bad(ErrorCode::kInvalidArgument,
           "blocks=" + std::to_string(blocks) + " is too few" + what + ": each piece carries at most " +
-              std::to_string(a.piece_bytes) + " bytes, so it needs >= " +
-              std::to_string(need * (a.blocks_per_peer ? std::size_t(world) : 1)));
+              std::to_string(a.piece_bytes) +
+              " bytes, so it needs >= " + std::to_string(need * (a.blocks_per_peer ? std::size_t(world) : 1)));
     // The most pieces any source is cut into must each hold a vector.
     const std::size_t most_pieces = a.blocks_per_peer ? (std::size_t(blocks) + world - 1) / world : blocks;
     if (most_pieces > per_rank / kVecBytes)

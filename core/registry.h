@@ -19,7 +19,7 @@ namespace symm {
 struct AlgoInfo {
   EntryKind kind = EntryKind::kDeviceProgram;
   bool plan = false;  // kind == kHostPlan: copy engines and stream flags (core/plan.h), with_plan
-  int index = -1;  // position in core/dispatch.h's Algorithms (with_program)
+  int index = -1;     // position in core/dispatch.h's Algorithms (with_program)
   Op op;
   std::string id;       // "all_reduce.rs_ld_ag_st"
   std::string alias;    // "two_shot"
@@ -27,8 +27,8 @@ struct AlgoInfo {
   int min_world = 2;
   int max_world = kPadWorld;
   bool needs_multicast = false;
-  int block_limit = kPadBlocks;        // Config::kBlockLimit: no call may use more (check_args)
-  int default_block_cap = kPadBlocks;  // Config::kDefaultBlockCap: the default count stays under it
+  int block_limit = kPadBlocks;            // Config::kBlockLimit: no call may use more (check_args)
+  int default_block_cap = kPadBlocks;      // Config::kDefaultBlockCap: the default count stays under it
   std::size_t bytes_per_block = 64 << 10;  // Config::kBytesPerBlock: the default count aims at this
   // Programs on fixed per-block scratch regions (core/algos/block_regions.h): each block
   // carries at most this many bytes of one rank's data, and every block at least one vector.
@@ -68,8 +68,7 @@ const AlgoInfo& find_algo(std::string_view full_name);
 
 // Throws kInvalidArgument / kUnsupported with one line that names the offending value, e.g.
 // "bytes=1000 is not a multiple of 16 for bf16 all_reduce.ld_reduce".
-void check_args(const AlgoInfo& a, DType t, std::size_t bytes, int world, int blocks,
-                ReduceOp rop = ReduceOp::kSum);
+void check_args(const AlgoInfo& a, DType t, std::size_t bytes, int world, int blocks, ReduceOp rop = ReduceOp::kSum);
 
 // nccl-tests conventions: algbw = bytes / time; busbw = algbw * factor.
 double bus_factor(Op op, int world);

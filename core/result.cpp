@@ -4,7 +4,6 @@
 #include <ostream>
 
 #include "core/registry.h"
-
 #include "symm_git_sha.h"  // generated at build time by cmake/git_sha.cmake
 
 namespace symm {
@@ -16,12 +15,11 @@ std::string csv_header() {
 
 std::string csv_line(const ResultRow& r) {
   char nums[256];
-  std::snprintf(nums, sizeof nums, "%.3f,%.3f,%.3f,%.3f,%.3f,%.3g", r.time_us_median, r.time_us_p10,
-                r.time_us_p90, r.algbw_GBps, r.busbw_GBps, r.max_rel_err);
-  return r.backend + "," + r.machine + "," + std::to_string(r.world) + "," + r.op + "," + r.algo + "," +
-         r.dtype + "," + std::to_string(r.bytes) + "," + std::to_string(r.blocks) + "," +
-         (r.graph ? "1" : "0") + "," + nums + "," + r.git_sha + "," + std::to_string(r.m) + "," +
-         std::to_string(r.n) + "," + std::to_string(r.k);
+  std::snprintf(nums, sizeof nums, "%.3f,%.3f,%.3f,%.3f,%.3f,%.3g", r.time_us_median, r.time_us_p10, r.time_us_p90,
+                r.algbw_GBps, r.busbw_GBps, r.max_rel_err);
+  return r.backend + "," + r.machine + "," + std::to_string(r.world) + "," + r.op + "," + r.algo + "," + r.dtype + "," +
+         std::to_string(r.bytes) + "," + std::to_string(r.blocks) + "," + (r.graph ? "1" : "0") + "," + nums + "," +
+         r.git_sha + "," + std::to_string(r.m) + "," + std::to_string(r.n) + "," + std::to_string(r.k);
 }
 
 void write_csv(std::ostream& os, const std::vector<ResultRow>& rows, bool header) {

@@ -10,15 +10,15 @@
 namespace symm {
 
 struct ResultRow {
-  std::string backend;   // sim | cuda
-  std::string machine;   // machine file stem (sim) or machine kind (cuda), e.g. h200x4
+  std::string backend;  // sim | cuda
+  std::string machine;  // machine file stem (sim) or machine kind (cuda), e.g. h200x4
   int world = 0;
-  std::string op;        // all_reduce ...
-  std::string algo;      // registry id, or nccl / nccl_symm for the baselines
+  std::string op;    // all_reduce ...
+  std::string algo;  // registry id, or nccl / nccl_symm for the baselines
   std::string dtype;
-  std::size_t bytes = 0; // nccl-tests size
+  std::size_t bytes = 0;  // nccl-tests size
   int blocks = 0;
-  bool graph = false;    // CUDA-graph replay (sim: graph launch latency)
+  bool graph = false;  // CUDA-graph replay (sim: graph launch latency)
   double time_us_median = 0, time_us_p10 = 0, time_us_p90 = 0;
   double algbw_GBps = 0, busbw_GBps = 0;
   double max_rel_err = -1;  // -1: not checked (timing-only)

@@ -24,13 +24,13 @@
 
 namespace symm::pad {
 
-inline constexpr int kChannels = 4;   // independent flag sets (0: barriers, 1..: data-ready)
-inline constexpr int kCounters = 4;   // per-block counters (0: barrier epochs)
+inline constexpr int kChannels = 4;  // independent flag sets (0: barriers, 1..: data-ready)
+inline constexpr int kCounters = 4;  // per-block counters (0: barrier epochs)
 inline constexpr uint32_t kFlagSlots = uint32_t(kChannels) * kPadBlocks * kPadWorld;
 inline constexpr uint32_t kPlanBase = kFlagSlots + uint32_t(kPadBlocks) * kCounters;
 inline constexpr int kPlanChannels = 4;  // 0: entry handshake, 1..: data-ready per chunk
 inline constexpr int kPlanReady = 0, kPlanData = 1, kPlanData2 = 2;
-inline constexpr int kPlanChunks = 64;   // progress flags per (channel, source rank)
+inline constexpr int kPlanChunks = 64;  // progress flags per (channel, source rank)
 inline constexpr uint32_t kPadSlots = kPlanBase + uint32_t(kPlanChannels) * kPlanChunks * kPadWorld;
 inline constexpr std::size_t kPadBytes = std::size_t(kPadSlots) * sizeof(uint32_t);
 // Each rank's pad starts on its own 128-byte line group (vLLM's Signal is alignas(128)).

@@ -86,9 +86,8 @@ namespace symm {
 //                                                 dst[i] = op over s of srcs[s][i] in fp32,
 //                                                 stored as T (nsrc == 1 unpacks a copy)
 template <class C>
-concept BlockVerbs = requires(C& c, const C& cc, void* p, const void* cp, float* fp,
-                            const float* const* srcs, std::size_t n, int r, uint32_t u,
-                            MemOrder o, ReduceOp op) {
+concept BlockVerbs = requires(C& c, const C& cc, void* p, const void* cp, float* fp, const float* const* srcs,
+                              std::size_t n, int r, uint32_t u, MemOrder o, ReduceOp op) {
   { C::kWorldLimit } -> std::convertible_to<int>;
   requires C::kWorldLimit >= 2 && C::kWorldLimit <= kPadWorld;
   { cc.rank() } -> std::convertible_to<int>;

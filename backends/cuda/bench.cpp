@@ -15,8 +15,8 @@
 #include "backends/cuda/check.h"
 #include "backends/cuda/host_logic.h"
 #include "backends/cuda/kernels.h"
-#include "backends/cuda/plan_exec.h"
 #include "backends/cuda/nvtx.h"
+#include "backends/cuda/plan_exec.h"
 #include "backends/cuda/runtime.h"
 #include "core/auto_select.h"
 #include "core/coll_args.h"
@@ -132,7 +132,8 @@ class Bench {
         }
       }
       std::vector<Case> cases;
-      if (o_.nccl && op != Op::kBarrier) cases.push_back(Case{nullptr, false, 0}), cases.push_back(Case{nullptr, true, 0});
+      if (o_.nccl && op != Op::kBarrier)
+        cases.push_back(Case{nullptr, false, 0}), cases.push_back(Case{nullptr, true, 0});
       if (o_.nccl && op == Op::kAllGather && nccl_ce()) cases.push_back(Case{nullptr, true, 0, true});
       for (const AlgoInfo* a : algos) {
         if (a->max_bytes_for(world) && bytes > a->max_bytes_for(world)) {
@@ -192,18 +193,17 @@ class Bench {
     const uint32_t slot = pad::flag(pad::kChannels - 1, 0, from);
     expect_probe("probe-timeout",
                  timeout_message([&] { launch_wait_probe(rt_.handle(), slot, 0xFFFFFFF0u, rt_.stream()); }),
-                 "rank " + std::to_string(rt_.rank()) + " block 0 timed out waiting on slot " +
-                     std::to_string(slot) + " (channel " + std::to_string(pad::kChannels - 1) +
-                     ", from rank " + std::to_string(from) + "): expected >= 4294967280, saw 0");
+                 "rank " + std::to_string(rt_.rank()) + " block 0 timed out waiting on slot " + std::to_string(slot) +
+                     " (channel " + std::to_string(pad::kChannels - 1) + ", from rank " + std::to_string(from) +
+                     "): expected >= 4294967280, saw 0");
     // The flagged-packet wait: reduce_ll on a zeroed packet buffer nobody writes.
     const std::size_t off = 64 << 10;
-    expect_probe(
-        "probe-timeout-ll", timeout_message([&] {
-          SYMM_CUDA_CHECK(cudaMemsetAsync(rt_.heap() + off, 0, 4096, rt_.stream()));
-          launch_ll_probe(rt_.handle(), rt_.heap() + off, rt_.heap() + off + 2048, 0xFFFFFFF0u, rt_.stream());
-        }),
-        "rank " + std::to_string(rt_.rank()) + " block 0 timed out waiting for packets at heap offset " +
-            std::to_string(off) + " (packet 0 of that buffer): expected epoch 4294967280, saw 0");
+    expect_probe("probe-timeout-ll", timeout_message([&] {
+                   SYMM_CUDA_CHECK(cudaMemsetAsync(rt_.heap() + off, 0, 4096, rt_.stream()));
+                   launch_ll_probe(rt_.handle(), rt_.heap() + off, rt_.heap() + off + 2048, 0xFFFFFFF0u, rt_.stream());
+                 }),
+                 "rank " + std::to_string(rt_.rank()) + " block 0 timed out waiting for packets at heap offset " +
+                     std::to_string(off) + " (packet 0 of that buffer): expected epoch 4294967280, saw 0");
     rt_.barrier();  // the world is still usable after a reported timeout
   }
 
@@ -242,8 +242,9 @@ class Bench {
     if (rt_.rank() != 0) return;
     std::printf("# symmcoll bench, backend cuda, machine %s, world %d, device %s, git %s\n", machine_.c_str(),
                 rt_.world(), rt_.device_name().c_str(), git_sha());
-    std::printf("# times: per call, max over ranks of each rank's median / p10 / p90; err: max relative error vs "
-                "float64 reference (-1: not checked)\n");
+    std::printf(
+        "# times: per call, max over ranks of each rank's median / p10 / p90; err: max relative error vs "
+        "float64 reference (-1: not checked)\n");
     if (!o_.nccl_tests_format)
       std::printf("%-15s %-28s %-5s %10s %6s %5s %5s %10s %10s %10s %9s %9s %9s\n", "op", "algo", "type", "bytes",
                   "blocks", "thr", "graph", "time_us", "p10_us", "p90_us", "algbw", "busbw", "err");
@@ -263,8 +264,8 @@ class Bench {
   template <class T>
   void run_size(Op op, DType t, std::size_t bytes, uint64_t seed, bool check, const std::vector<Case>& cases) {
     const int world = rt_.world(), me = rt_.rank();
-    const AlgoInfo& any = *std::find_if(algorithms().begin(), algorithms().end(),
-                                        [&](const AlgoInfo& a) { return a.op == op; });
+    const AlgoInfo& any =
+        *std::find_if(algorithms().begin(), algorithms().end(), [&](const AlgoInfo& a) { return a.op == op; });
     const std::size_t count = any.count(bytes, t, world);
     const std::size_t in_count = any.in_bytes(bytes, world) / sizeof(T);
     const std::size_t out_count = any.out_bytes(bytes, world) / sizeof(T);
@@ -317,8 +318,9 @@ class Bench {
         const double bound = rel_err_bound(t, world);
         // Two correctly rounded results may differ by one rounding each: 2x the bound vs NCCL.
         // Plain NCCL is held to what intermediate rounding allows (finite, same magnitude).
-        const bool bad = c.info ? !(err <= bound) || !(err_nccl <= 2 * bound)
-                                : c.symm ? !(err <= bound) : !(err <= 1.0);
+        const bool bad = c.info   ? !(err <= bound) || !(err_nccl <= 2 * bound)
+                         : c.symm ? !(err <= bound)
+                                  : !(err <= 1.0);
         row_failed = bad;
         if (bad) {
           ++failures_;
@@ -377,9 +379,9 @@ class Bench {
       const HeapLayout l = heap_layout(*c.info, bytes, rt_.world());
       return Buffers{rt_.heap() + l.in, rt_.heap() + l.out, rt_.heap() + l.scratch};
     }
-    const AlgoInfo& a = c.info ? *c.info
-                               : *std::find_if(algorithms().begin(), algorithms().end(),
-                                               [&](const AlgoInfo& x) { return x.op == op; });
+    const AlgoInfo& a =
+        c.info ? *c.info
+               : *std::find_if(algorithms().begin(), algorithms().end(), [&](const AlgoInfo& x) { return x.op == op; });
     const HeapLayout l = heap_layout(a, bytes, rt_.world());
     return Buffers{rt_.heap() + l.in, rt_.heap() + l.out, rt_.heap() + l.scratch};
   }
@@ -443,8 +445,7 @@ class Bench {
           NvtxRange r(label->c_str());
           SYMM_CUDA_CHECK(ncclAllGather(b.in, b.out, count, nt, comm, s));
         };
-      default:
-        fail(ErrorCode::kInternal, "no NCCL baseline for this op");
+      default: fail(ErrorCode::kInternal, "no NCCL baseline for this op");
     }
   }
 
@@ -542,8 +543,7 @@ class Bench {
   // A host plan's stream waits are not bounded by the kernels' spin bound: wait for the call
   // under the plan watchdog, which names the stream wait that never ended.
   void settle(const Case& c, std::size_t bytes) {
-    if (c.plan())
-      plan_exec().wait_main(o_.plan_timeout_s, c.info->id + " bytes=" + std::to_string(bytes));
+    if (c.plan()) plan_exec().wait_main(o_.plan_timeout_s, c.info->id + " bytes=" + std::to_string(bytes));
   }
 
   PlanExec& plan_exec() {
@@ -573,11 +573,14 @@ class Bench {
   // Element-wise maximum over ranks, in place.
   void reduce_max(double* v, int n) {
     rt_.set_context("the max over ranks of errors or times (an NCCL all-reduce)");
-    SYMM_CUDA_CHECK(cudaMemcpyAsync(stat_buf_, v, sizeof(double) * std::size_t(n), cudaMemcpyHostToDevice, rt_.stream()));
-    SYMM_CUDA_CHECK(ncclAllReduce(stat_buf_, stat_buf_, std::size_t(n), ncclFloat64, ncclMax, rt_.comm(), rt_.stream()));
+    SYMM_CUDA_CHECK(
+        cudaMemcpyAsync(stat_buf_, v, sizeof(double) * std::size_t(n), cudaMemcpyHostToDevice, rt_.stream()));
+    SYMM_CUDA_CHECK(
+        ncclAllReduce(stat_buf_, stat_buf_, std::size_t(n), ncclFloat64, ncclMax, rt_.comm(), rt_.stream()));
     // Bounded first: a copy into pageable memory would block the host until the all-reduce is done.
     rt_.sync();
-    SYMM_CUDA_CHECK(cudaMemcpyAsync(v, stat_buf_, sizeof(double) * std::size_t(n), cudaMemcpyDeviceToHost, rt_.stream()));
+    SYMM_CUDA_CHECK(
+        cudaMemcpyAsync(v, stat_buf_, sizeof(double) * std::size_t(n), cudaMemcpyDeviceToHost, rt_.stream()));
     rt_.sync();
   }
 
@@ -662,8 +665,7 @@ int run_bench(const BenchOptions& o) {
     if (test.algo_rank >= 0) sized.push_back(&find_algo(op, test.algo));
     for (std::size_t bytes : heap_sizes) {
       for (const AlgoInfo* a : sized) {
-        if (a->max_bytes_for(env.world) && bytes > a->max_bytes_for(env.world))
-          continue;  // skipped in run_op
+        if (a->max_bytes_for(env.world) && bytes > a->max_bytes_for(env.world)) continue;  // skipped in run_op
         const HeapLayout l = heap_layout(*a, bytes, env.world);
         if (o.heap) check_heap(*a, bytes, env.world, o.heap);
         need = std::max(need, l.total);

@@ -23,24 +23,24 @@ struct BenchOptions {
   std::vector<std::size_t> sizes;
   ReduceOp rop = ReduceOp::kSum;
   bool graph = true, eager = true;
-  bool nccl = true;                 // the nccl and nccl_symm baselines (+ nccl_ce for all_gather:
-                                    // NCCL's copy-engine all-gather, CTA policy ZERO, symmetric windows)
-  int streams = 3;                  // host plans: streams per rank (main + side streams)
-  std::size_t chunk_bytes = 0;      // host plans: bytes per copy / progress flag (0: the plan's default)
-  double plan_timeout_s = 10;       // host plans: bound on a checked call before the watchdog reports
-  int iters = 50, warmup = 5;       // samples
-  int calls = 0;                    // collectives per sample; 0: by size (100 / 20 / 5)
-  std::vector<int> blocks{0};       // 0: the registry default; several: one row per count
-  int threads = 0;                  // 0: by size (plan_launch)
+  bool nccl = true;             // the nccl and nccl_symm baselines (+ nccl_ce for all_gather:
+                                // NCCL's copy-engine all-gather, CTA policy ZERO, symmetric windows)
+  int streams = 3;              // host plans: streams per rank (main + side streams)
+  std::size_t chunk_bytes = 0;  // host plans: bytes per copy / progress flag (0: the plan's default)
+  double plan_timeout_s = 10;   // host plans: bound on a checked call before the watchdog reports
+  int iters = 50, warmup = 5;   // samples
+  int calls = 0;                // collectives per sample; 0: by size (100 / 20 / 5)
+  std::vector<int> blocks{0};   // 0: the registry default; several: one row per count
+  int threads = 0;              // 0: by size (plan_launch)
   bool check = true;
-  std::size_t check_max = 64u << 20;  // larger sizes are timed but not checked (max_rel_err -1)
-  int replays = 0;                  // > 0: also replay a one-call graph this often, then check
-  std::size_t heap = 0;             // symmetric heap per rank; 0: what the sizes need
+  std::size_t check_max = 64u << 20;      // larger sizes are timed but not checked (max_rel_err -1)
+  int replays = 0;                        // > 0: also replay a one-call graph this often, then check
+  std::size_t heap = 0;                   // symmetric heap per rank; 0: what the sizes need
   unsigned long long timeout_cycles = 0;  // 0: SYMM_WAIT_TIMEOUT_CYCLES, else SYMM_WAIT_TIMEOUT_S at the clock
-  bool probe_timeout = false;       // run only the bounded-wait error-path test
+  bool probe_timeout = false;             // run only the bounded-wait error-path test
   bool timing = true;
   std::string csv, machine;
-  bool nccl_tests_format = false;   // stdout: nccl-tests' tables (core/nccl_tests_format.h) instead of ours
+  bool nccl_tests_format = false;  // stdout: nccl-tests' tables (core/nccl_tests_format.h) instead of ours
   std::uint64_t seed = 1;
 };
 

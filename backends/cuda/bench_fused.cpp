@@ -69,8 +69,9 @@ class FusedBench {
     if (rt_.rank() != 0) return;
     std::printf("# symmcoll bench (fused), backend cuda, machine %s, world %d, device %s, git %s, streams %d\n",
                 machine_.c_str(), rt_.world(), rt_.device_name().c_str(), git_sha(), exec_.streams());
-    std::printf("# times: per call, max over ranks of each rank's median / p10 / p90; err_ref: max relative error "
-                "per row vs float64 (-1: not computed); err_base: vs nccl_cublaslt's result\n");
+    std::printf(
+        "# times: per call, max over ranks of each rank's median / p10 / p90; err_ref: max relative error "
+        "per row vs float64 (-1: not computed); err_base: vs nccl_cublaslt's result\n");
     std::printf("%-6s %-27s %-5s %6s %6s %6s %5s %10s %10s %10s %8s %9s %9s\n", "op", "algo", "type", "M", "N", "K",
                 "graph", "time_us", "p10_us", "p90_us", "TFLOPS", "err_ref", "err_base");
     std::fflush(stdout);
@@ -182,7 +183,7 @@ class FusedBench {
       row.bytes = ag ? fb.gathered : fb.partial;  // the collective's nccl-tests size
       row.git_sha = git_sha();
       row.m = s.m, row.n = s.n, row.k = s.k;
-      double err[2] = {-1, -1};  // vs reference, vs nccl_cublaslt
+      double err[2] = {-1, -1};                                              // vs reference, vs nccl_cublaslt
       const bool checkable = o_.check && !(cs.algo == nullptr && !cs.nccl);  // the matmul alone has no C
       if (checkable) {
         const std::size_t out_rows = ag ? s.m : rows;
@@ -196,13 +197,15 @@ class FusedBench {
         if (cs.algo == nullptr) base_answer = got;
         if (o_.replays > 0 && cs.algo) measure(run_replays<T>(enqueue(cs), out_of(cs), c_count));
         reduce_max(err, 2);
-        const bool bad = (!want.empty() && !(err[0] <= bound)) || (cs.algo && !base_answer.empty() && !(err[1] <= 2 * bound));
+        const bool bad =
+            (!want.empty() && !(err[0] <= bound)) || (cs.algo && !base_answer.empty() && !(err[1] <= 2 * bound));
         if (bad) {
           ++failures_;
           if (me == 0)
-            std::printf("FAIL %s %s %s M=%zu N=%zu K=%zu: max row rel err %.3g vs reference, %.3g vs nccl_cublaslt "
-                        "(bound %.3g)\n",
-                        row.op.c_str(), row.algo.c_str(), row.dtype.c_str(), s.m, s.n, s.k, err[0], err[1], bound);
+            std::printf(
+                "FAIL %s %s %s M=%zu N=%zu K=%zu: max row rel err %.3g vs reference, %.3g vs nccl_cublaslt "
+                "(bound %.3g)\n",
+                row.op.c_str(), row.algo.c_str(), row.dtype.c_str(), s.m, s.n, s.k, err[0], err[1], bound);
         }
       } else {
         enqueue(cs)();  // one eager call first: GEMM plans and kernels load outside any capture
@@ -259,7 +262,8 @@ class FusedBench {
       const std::vector<double> a = as_double(make_input<T>(seed, r, s.m * kl));
       const std::vector<double> mine(a.begin() + std::ptrdiff_t(std::size_t(me) * rows * kl),
                                      a.begin() + std::ptrdiff_t(std::size_t(me + 1) * rows * kl));
-      const std::vector<double> p = reference_matmul(mine, as_double(make_input<T>(seed + 1, r, kl * s.n)), rows, s.n, kl);
+      const std::vector<double> p =
+          reference_matmul(mine, as_double(make_input<T>(seed + 1, r, kl * s.n)), rows, s.n, kl);
       for (std::size_t i = 0; i < sum.size(); ++i) sum[i] += p[i];
     }
     return sum;
@@ -346,9 +350,12 @@ class FusedBench {
   }
 
   void reduce_max(double* v, int n) {
-    SYMM_CUDA_CHECK(cudaMemcpyAsync(stat_buf_, v, sizeof(double) * std::size_t(n), cudaMemcpyHostToDevice, rt_.stream()));
-    SYMM_CUDA_CHECK(ncclAllReduce(stat_buf_, stat_buf_, std::size_t(n), ncclFloat64, ncclMax, rt_.comm(), rt_.stream()));
-    SYMM_CUDA_CHECK(cudaMemcpyAsync(v, stat_buf_, sizeof(double) * std::size_t(n), cudaMemcpyDeviceToHost, rt_.stream()));
+    SYMM_CUDA_CHECK(
+        cudaMemcpyAsync(stat_buf_, v, sizeof(double) * std::size_t(n), cudaMemcpyHostToDevice, rt_.stream()));
+    SYMM_CUDA_CHECK(
+        ncclAllReduce(stat_buf_, stat_buf_, std::size_t(n), ncclFloat64, ncclMax, rt_.comm(), rt_.stream()));
+    SYMM_CUDA_CHECK(
+        cudaMemcpyAsync(v, stat_buf_, sizeof(double) * std::size_t(n), cudaMemcpyDeviceToHost, rt_.stream()));
     rt_.sync();
   }
 
@@ -384,8 +391,8 @@ int run_fused_bench(const FusedBenchOptions& o) {
              "): start it with 'symmcoll launch -n N -- symmcoll bench --backend cuda ...'");
   if (o.shapes.empty()) fail(ErrorCode::kInvalidArgument, "bench --op ag_mm/mm_rs needs --shape or --n/--k, and --m");
   if (o.streams < 2 || o.streams > kMaxStreams)
-    fail(ErrorCode::kInvalidArgument, "--streams " + std::to_string(o.streams) + " is out of range 2.." +
-                                          std::to_string(kMaxStreams));
+    fail(ErrorCode::kInvalidArgument,
+         "--streams " + std::to_string(o.streams) + " is out of range 2.." + std::to_string(kMaxStreams));
   // Every shape, dtype and algorithm is checked before a GPU is touched.
   std::vector<std::vector<const FusedAlgo*>> per_op;
   std::size_t heap = 1u << 20;

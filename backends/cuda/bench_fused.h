@@ -21,18 +21,18 @@ namespace symm::cuda {
 
 struct FusedBenchOptions {
   std::vector<FusedOp> ops{FusedOp::kAgMm};
-  std::string algos = "all";          // per op: ids, suffixes, aliases, or all
+  std::string algos = "all";  // per op: ids, suffixes, aliases, or all
   std::vector<DType> dtypes{DType::kBF16};
-  std::vector<MatShape> shapes;       // global M, N, K each
+  std::vector<MatShape> shapes;  // global M, N, K each
   bool graph = true, eager = true;
   bool baselines = true;
   int iters = 20, warmup = 3;
-  int calls = 0;                      // per sample; 0: by work (20 small, 5 large)
-  int streams = 3;                    // main + side streams of the plans
-  std::size_t chunk_rows = 0;         // 0: each plan's default
+  int calls = 0;               // per sample; 0: by work (20 small, 5 large)
+  int streams = 3;             // main + side streams of the plans
+  std::size_t chunk_rows = 0;  // 0: each plan's default
   bool check = true;
-  double ref_max = 4.0e9;             // float64 reference when M x N x K (ag_mm; mm_rs: / world) <= this
-  int replays = 0;                    // > 0: also replay a one-call graph this often, then check
+  double ref_max = 4.0e9;  // float64 reference when M x N x K (ag_mm; mm_rs: / world) <= this
+  int replays = 0;         // > 0: also replay a one-call graph this often, then check
   bool timing = true;
   std::string csv, machine;
   std::uint64_t seed = 1;

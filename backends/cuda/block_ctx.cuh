@@ -119,8 +119,7 @@ __device__ __forceinline__ float apply(float a, float b, ReduceOp op) {
 // 16-byte loads are in flight per thread before the first use, which is what hides the
 // ~1-2 us NVLink load latency.
 template <class T, int kN, int kU>
-__device__ __forceinline__ void reduce_n(uint4* dst, const uint4* const* src, int nsrc, std::size_t n,
-                                         ReduceOp op) {
+__device__ __forceinline__ void reduce_n(uint4* dst, const uint4* const* src, int nsrc, std::size_t n, ReduceOp op) {
   constexpr int kPer = Vec<T>::kPer;
   const std::size_t stride = blockDim.x;
   std::size_t i = threadIdx.x;
@@ -157,7 +156,6 @@ __device__ __forceinline__ void reduce_n(uint4* dst, const uint4* const* src, in
     dst[i] = pack<T>(acc);
   }
 }
-
 
 // ---- flagged packets ------------------------------------------------------------------
 // Two packets (16 bytes) per access; each 64-bit element is single-copy atomic (see above).
@@ -368,8 +366,8 @@ class BlockCtx {
     for (std::size_t i = threadIdx.x; i < n; i += blockDim.x) {
       uint4 v;
       mm_ld_reduce<T>(p + i, v, op);
-      asm volatile("multimem.st.relaxed.sys.global.v4.f32 [%0], {%1,%2,%3,%4};" ::"l"(p + i), "r"(v.x),
-                   "r"(v.y), "r"(v.z), "r"(v.w)
+      asm volatile("multimem.st.relaxed.sys.global.v4.f32 [%0], {%1,%2,%3,%4};" ::"l"(p + i), "r"(v.x), "r"(v.y),
+                   "r"(v.z), "r"(v.w)
                    : "memory");
     }
     pending_ = true;
@@ -412,8 +410,7 @@ class BlockCtx {
   }
 
   template <class T>
-  __device__ void reduce_ll(T* dst, const void* const* srcs, int nsrc, std::size_t count, uint32_t epoch,
-                            ReduceOp op) {
+  __device__ void reduce_ll(T* dst, const void* const* srcs, int nsrc, std::size_t count, uint32_t epoch, ReduceOp op) {
     flush_wait();
     const std::size_t n = count * sizeof(T) / kVecBytes;
     auto* d = reinterpret_cast<uint4*>(dst);
@@ -549,19 +546,27 @@ class BlockCtx {
   }
 
   // One multimem.ld_reduce of 16 bytes; `op_type` is the PTX "<op>.<vector type>" suffix.
-#define SYMM_MM_LD_REDUCE(op_type)                                                          \
-  asm volatile("multimem.ld_reduce.relaxed.sys.global." op_type " {%0,%1,%2,%3}, [%4];"     \
-               : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "l"(p) : "memory")
+#define SYMM_MM_LD_REDUCE(op_type)                                                      \
+  asm volatile("multimem.ld_reduce.relaxed.sys.global." op_type " {%0,%1,%2,%3}, [%4];" \
+               : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)                             \
+               : "l"(p)                                                                 \
+               : "memory")
   template <class T>
   __device__ static void mm_ld_reduce(const uint4* p, uint4& v, ReduceOp op) {
     if constexpr (std::is_same_v<T, bf16>) {
-      if (op == ReduceOp::kSum) SYMM_MM_LD_REDUCE("add.acc::f32.v4.bf16x2");
-      else if (op == ReduceOp::kMax) SYMM_MM_LD_REDUCE("max.v4.bf16x2");
-      else SYMM_MM_LD_REDUCE("min.v4.bf16x2");
+      if (op == ReduceOp::kSum)
+        SYMM_MM_LD_REDUCE("add.acc::f32.v4.bf16x2");
+      else if (op == ReduceOp::kMax)
+        SYMM_MM_LD_REDUCE("max.v4.bf16x2");
+      else
+        SYMM_MM_LD_REDUCE("min.v4.bf16x2");
     } else if constexpr (std::is_same_v<T, fp16>) {
-      if (op == ReduceOp::kSum) SYMM_MM_LD_REDUCE("add.acc::f32.v4.f16x2");
-      else if (op == ReduceOp::kMax) SYMM_MM_LD_REDUCE("max.v4.f16x2");
-      else SYMM_MM_LD_REDUCE("min.v4.f16x2");
+      if (op == ReduceOp::kSum)
+        SYMM_MM_LD_REDUCE("add.acc::f32.v4.f16x2");
+      else if (op == ReduceOp::kMax)
+        SYMM_MM_LD_REDUCE("max.v4.f16x2");
+      else
+        SYMM_MM_LD_REDUCE("min.v4.f16x2");
     } else {
       // multimem.ld_reduce has no fp32 min/max: check_args refuses those (never launched anyway).
       if (op != ReduceOp::kSum) __trap();
@@ -572,8 +577,8 @@ class BlockCtx {
 
   const DeviceHandle& h_;
   uint32_t* smem_;
-  bool pending_ = true;     // data verbs (or the launch's predecessors) not yet covered by a fence
-  bool wait_sync_ = false;  // thread 0 finished waits the other threads have not synced on
+  bool pending_ = true;                 // data verbs (or the launch's predecessors) not yet covered by a fence
+  bool wait_sync_ = false;              // thread 0 finished waits the other threads have not synced on
   uint32_t cached_slot_ = 0xFFFFFFFFu;  // the counter slot last advanced, and its value
   uint32_t cached_value_ = 0;
 };

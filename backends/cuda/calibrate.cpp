@@ -47,8 +47,8 @@ class Calibrator {
     }
   }
   void device_row(const char* bench, int value) {
-    if (rt_.rank() == 0) out_ += std::string(bench) + "," + std::to_string(rt_.world()) + ",0,1," +
-                                 std::to_string(value) + ",1.000000\n";
+    if (rt_.rank() == 0)
+      out_ += std::string(bench) + "," + std::to_string(rt_.world()) + ",0,1," + std::to_string(value) + ",1.000000\n";
   }
 
   // A calibration program on `blocks` blocks over `bytes` of in (heap[0, half)) and out.
@@ -121,10 +121,10 @@ int calls_for(double bytes) { return bytes <= (1 << 20) ? 50 : bytes <= (16 << 2
 int calibrate_main(const std::string& csv, const std::string& command) {
   const RankEnv env = rank_env(process_env());
   if (env.world < 2)
-    fail(ErrorCode::kInvalidArgument, "calibrate --backend cuda needs at least 2 ranks (WORLD_SIZE=" +
-                                          std::to_string(env.world) +
-                                          "): start it with 'symmcoll launch -n N -- symmcoll calibrate --backend cuda "
-                                          "--csv FILE'");
+    fail(ErrorCode::kInvalidArgument,
+         "calibrate --backend cuda needs at least 2 ranks (WORLD_SIZE=" + std::to_string(env.world) +
+             "): start it with 'symmcoll launch -n N -- symmcoll calibrate --backend cuda "
+             "--csv FILE'");
   if (env.rank == 0) {
     std::ofstream probe(csv);
     if (!probe) fail(ErrorCode::kIo, "--csv: cannot write '" + csv + "'");
@@ -176,8 +176,9 @@ int calibrate_main(const std::string& csv, const std::string& command) {
     const char* src = rt.heap();
     cudaStream_t s = rt.stream();
     const std::size_t n = std::size_t(b);
-    c.row("ce_copy", 0, true, b,
-          [=]() { SYMM_CUDA_CHECK(cudaMemcpyAsync(dst, src, n, cudaMemcpyDeviceToDevice, s)); }, calls_for(b));
+    c.row(
+        "ce_copy", 0, true, b, [=]() { SYMM_CUDA_CHECK(cudaMemcpyAsync(dst, src, n, cudaMemcpyDeviceToDevice, s)); },
+        calls_for(b));
   }
   // GEMM (cuBLASLt bf16, fp32 accumulation) on square shapes, buffers outside the heap.
   {
@@ -201,7 +202,8 @@ int calibrate_main(const std::string& csv, const std::string& command) {
       ga.dtype = DType::kBF16;
       g.run(s, 0, ga);  // plans the shape outside the capture
       rt.sync();
-      c.row("gemm", 0, true, 2.0 * n * double(n) * n, [&g, s, ga]() { g.run(s, 0, ga); }, n >= 8192 ? 3 : 10);
+      c.row(
+          "gemm", 0, true, 2.0 * n * double(n) * n, [&g, s, ga]() { g.run(s, 0, ga); }, n >= 8192 ? 3 : 10);
     }
     cudaFree(a);
     cudaFree(bm);

@@ -14,8 +14,17 @@
 namespace symm::cuda {
 
 // The device programs calibrate runs (calibrate_kernels.cu).
-enum class CalibProgram { kEmpty, kPingPongRelaxed, kPingPongAcqRel, kPingPongStore, kLoadChain,
-                          kCopyLocal, kCopyPeer, kCopyScatter, kCopyIncast };
+enum class CalibProgram {
+  kEmpty,
+  kPingPongRelaxed,
+  kPingPongAcqRel,
+  kPingPongStore,
+  kLoadChain,
+  kCopyLocal,
+  kCopyPeer,
+  kCopyScatter,
+  kCopyIncast
+};
 void launch_calib(CalibProgram p, const DeviceHandle& h, const CollArgs& a, int blocks, cudaStream_t s);
 
 // Runs every microbenchmark and writes `csv` (rank 0); `command` is recorded as its first

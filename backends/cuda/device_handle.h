@@ -18,16 +18,16 @@ inline constexpr int kNodeWorld = 8;
 // The first wait that timed out on this rank, written by the kernel into mapped pinned host
 // memory, which the host polls while it waits for the stream (Runtime::sync, watchdog.h).
 struct WaitError {
-  uint32_t tripped;   // 0 until a wait expires; set with atomicCAS so the first report wins
+  uint32_t tripped;  // 0 until a wait expires; set with atomicCAS so the first report wins
   int32_t rank;
   int32_t block;
-  uint32_t slot;      // kFlag: the signal-pad slot; kPackets: unused (0)
+  uint32_t slot;  // kFlag: the signal-pad slot; kPackets: unused (0)
   uint32_t expected;
   uint32_t seen;
-  uint32_t kind = 0;  // kFlag (wait) or kPackets (reduce_ll)
-  uint32_t packet = 0;           // kPackets: index of the 8-byte packet within its buffer
-  unsigned long long offset = 0; // kPackets: byte offset of the packet buffer in the symmetric heap
-  uint32_t complete = 0;  // set (after a system fence) once the fields above are written
+  uint32_t kind = 0;              // kFlag (wait) or kPackets (reduce_ll)
+  uint32_t packet = 0;            // kPackets: index of the 8-byte packet within its buffer
+  unsigned long long offset = 0;  // kPackets: byte offset of the packet buffer in the symmetric heap
+  uint32_t complete = 0;          // set (after a system fence) once the fields above are written
   static constexpr uint32_t kFlag = 0, kPackets = 1;
 };
 
@@ -39,7 +39,7 @@ struct DeviceHandle {
   uint32_t* pad_peer[kNodeWorld] = {};  // every rank's signal pad
   uint32_t* pad_local = nullptr;        // == pad_peer[rank]
   unsigned long long timeout_cycles = 0;
-  WaitError* error = nullptr;           // mapped pinned host memory
+  WaitError* error = nullptr;  // mapped pinned host memory
   // Device memory, 0 until a wait of this rank expires; then every later wait (of this and
   // every later kernel) returns at once, so a failed call drains in microseconds instead of
   // spinning out each wait's bound. Read only when a wait's first look fails (no cost to a

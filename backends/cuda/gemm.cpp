@@ -59,8 +59,8 @@ const GemmRunner::Plan& GemmRunner::plan(const GemmArgs& g) {
   if (it != plans_.end()) return *it->second;
   if (g.m <= 0 || g.n <= 0 || g.k <= 0 || g.lda < std::size_t(g.k) || g.ldb < std::size_t(g.n) ||
       g.ldc < std::size_t(g.n))
-    fail(ErrorCode::kInternal, "gemm: bad shape m " + std::to_string(g.m) + " n " + std::to_string(g.n) + " k " +
-                                   std::to_string(g.k));
+    fail(ErrorCode::kInternal,
+         "gemm: bad shape m " + std::to_string(g.m) + " n " + std::to_string(g.n) + " k " + std::to_string(g.k));
   auto p = std::make_unique<Plan>();
   const cudaDataType_t t = lt_type(g.dtype);
   SYMM_LT_CHECK(cublasLtMatmulDescCreate(&p->op, CUBLAS_COMPUTE_32F, CUDA_R_32F));

@@ -74,8 +74,7 @@ std::string await_blob(const std::string& dir, const std::string& name, std::siz
       std::string s(size, '\0');
       f.read(s.data(), std::streamsize(size));
       if (std::size_t(f.gcount()) == size) return s;
-      fail(ErrorCode::kIo, path + " holds " + std::to_string(f.gcount()) + " bytes, expected " +
-                               std::to_string(size));
+      fail(ErrorCode::kIo, path + " holds " + std::to_string(f.gcount()) + " bytes, expected " + std::to_string(size));
     }
     if (std::chrono::steady_clock::now() > deadline)
       fail(ErrorCode::kTimeout, "waited " + std::to_string(timeout_s) + " s for rank 0 to publish " + path);
@@ -100,8 +99,9 @@ std::optional<std::string> multicast_refusal(const AlgoInfo& a, const GetEnv& en
   const std::string who = a.id + " needs NVLink multicast (NVLS), ";
   if (auto var = multicast_disabled_by(env)) return who + "which " + *var + " disables";
   if (!platform_multicast)
-    return who + "and NCCL set up none for the symmetric heap here (no multicast address from its device "
-                 "API: the GPUs or NCCL lack NVLS); multimem algorithms are verified on the simulator (--backend sim)";
+    return who +
+           "and NCCL set up none for the symmetric heap here (no multicast address from its device "
+           "API: the GPUs or NCCL lack NVLS); multimem algorithms are verified on the simulator (--backend sim)";
   return std::nullopt;
 }
 

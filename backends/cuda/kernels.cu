@@ -1,9 +1,8 @@
-#include "backends/cuda/kernels.h"
-
 #include <nccl_device.h>
 
 #include "backends/cuda/block_ctx.cuh"
 #include "backends/cuda/check.h"
+#include "backends/cuda/kernels.h"
 #include "backends/cuda/program_kernel.cuh"
 #include "core/dispatch.h"
 #include "core/signal_pad.h"
@@ -38,8 +37,8 @@ __global__ void multimem_base_kernel(ncclWindow_t win, const ncclDevComm dc, voi
 
 }  // namespace
 
-void launch_program(const AlgoInfo& algo, DType t, const DeviceHandle& h, const CollArgs& a, int blocks,
-                    int threads, cudaStream_t s) {
+void launch_program(const AlgoInfo& algo, DType t, const DeviceHandle& h, const CollArgs& a, int blocks, int threads,
+                    cudaStream_t s) {
   with_program(algo, [&]<class P>() {
     with_type(t, [&]<class T>() { program_kernel<P, T><<<blocks, threads, 0, s>>>(h, a); });
   });

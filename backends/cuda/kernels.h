@@ -13,8 +13,8 @@ namespace symm::cuda {
 
 // Enqueue the core program of registry entry `algo` for element type `t` on `blocks` x
 // `threads`. Every device program of core/dispatch.h's list x dtype is instantiated behind it,
-// which is also the compile-time proof that all of core/ is valid sm_90a device code. The caller has already refused multicast
-// programs (multicast_refusal) and checked arguments (plan_launch).
+// which is also the compile-time proof that all of core/ is valid sm_90a device code. The caller has already refused
+// multicast programs (multicast_refusal) and checked arguments (plan_launch).
 void launch_program(const AlgoInfo& algo, DType t, const DeviceHandle& h, const CollArgs& a, int blocks, int threads,
                     cudaStream_t s);
 

@@ -1,12 +1,13 @@
 // Host plans on CUDA, the host-only half of the executor (plan_exec.h): side streams, events,
 // the driver's stream memory operations and the watchdog that names a stuck stream wait.
+#include "backends/cuda/plan_exec.h"
+
 #include <cuda.h>
 
 #include <chrono>
 #include <thread>
 
 #include "backends/cuda/check.h"
-#include "backends/cuda/plan_exec.h"
 
 namespace symm::cuda {
 namespace {

@@ -78,7 +78,7 @@ class PlanExec {
   std::vector<cudaEvent_t> events_;    // per-call event ids (core/plan.h), created lazily
   cudaEvent_t fork_ = nullptr;
   std::vector<cudaEvent_t> joins_;
-  std::vector<PlanWait> waits_;        // of the calls enqueued since the last wait_main
+  std::vector<PlanWait> waits_;  // of the calls enqueued since the last wait_main
   std::vector<cudaEvent_t> wait_events_;
   std::size_t next_wait_event_ = 0;
   int threads_;

@@ -185,12 +185,10 @@ void Runtime::sync() {
   const Watchdog::Result r = dog.wait();
   const std::string in = context_.empty() ? "" : " (in " + context_ + ")";
   switch (r.outcome) {
-    case Watchdog::Outcome::kDeviceReport:
-      fail(ErrorCode::kTimeout, r.message + in);
+    case Watchdog::Outcome::kDeviceReport: fail(ErrorCode::kTimeout, r.message + in);
     case Watchdog::Outcome::kHostTimeout:
       fail(ErrorCode::kTimeout, "rank " + std::to_string(h_.rank) + ": " + r.message + in);
-    case Watchdog::Outcome::kDone:
-      break;
+    case Watchdog::Outcome::kDone: break;
   }
   SYMM_CUDA_CHECK(status);
 }

@@ -37,8 +37,7 @@ std::string Watchdog::describe_timeout(double waited_s) const {
   for (const Watch& w : watches_) {
     const uint32_t seen = *w.flag;
     if (arrived(seen, w.awaited)) continue;
-    os << (any ? "; " : "") << w.what << " never came (flag expected >= " << w.awaited << ", saw " << seen
-       << ")";
+    os << (any ? "; " : "") << w.what << " never came (flag expected >= " << w.awaited << ", saw " << seen << ")";
     any = true;
   }
   if (!any)

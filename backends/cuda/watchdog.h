@@ -40,8 +40,8 @@ class Watchdog {
   // done(): the stream has finished (all of its work, successfully or not);
   // device_report(): the first expired device wait, described, or nullopt;
   // bound_s: give up after this many seconds with nothing reported; poll_s: sleep between looks.
-  Watchdog(std::function<bool()> done, std::function<std::optional<std::string>()> device_report,
-           double bound_s, double poll_s = 0.0005);
+  Watchdog(std::function<bool()> done, std::function<std::optional<std::string>()> device_report, double bound_s,
+           double poll_s = 0.0005);
 
   // Host-plan waits that this stream has enqueued and may still block on.
   void add(Watch w) { watches_.push_back(std::move(w)); }

@@ -49,7 +49,8 @@ CalibTable read_calibration(const std::string& path) {
     std::vector<std::string> f;
     std::stringstream ss(line);
     for (std::string cell; std::getline(ss, cell, ',');) f.push_back(cell);
-    if (f.size() != 6) fail(ErrorCode::kInvalidArgument, where + ": expected 6 fields, got " + std::to_string(f.size()));
+    if (f.size() != 6)
+      fail(ErrorCode::kInvalidArgument, where + ": expected 6 fields, got " + std::to_string(f.size()));
     CalibRow r;
     r.bench = f[0];
     try {

@@ -44,9 +44,15 @@ class Node {
     if (algo == "auto") choice = auto_choose(AutoQuery{machine_.name, op, bytes, world_, t, options_.graph});
     const AlgoInfo& a = algo == "auto" ? *choice.algo : find_algo(op, algo);
     if (p_.arrived == 0) {
-      p_ = Pending{
-          op, &a, t, rop, bytes, std::vector<const void*>(std::size_t(world_)), std::vector<void*>(std::size_t(world_)),
-          0, choice.blocks};
+      p_ = Pending{op,
+                   &a,
+                   t,
+                   rop,
+                   bytes,
+                   std::vector<const void*>(std::size_t(world_)),
+                   std::vector<void*>(std::size_t(world_)),
+                   0,
+                   choice.blocks};
     } else if (p_.op != op || p_.algo != &a || p_.dtype != t || p_.bytes != bytes || p_.rop != rop) {
       fail(ErrorCode::kInvalidArgument, "rank " + std::to_string(rank) + " called " + a.id + " (" + dtype_name(t) +
                                             ", " + std::to_string(bytes) + " bytes) while the ranks before it called " +

@@ -36,11 +36,10 @@ uint32_t BlockCtx::advance(uint32_t slot) { return sim_->advance(*blk_, slot); }
 // the issue time at the block's rate already stands for).
 void BlockCtx::put_ll(void* const* dsts, const void* const* srcs, int n, std::size_t bytes, uint32_t epoch) {
   for (int i = 0; i < n; ++i)
-    sim_->put_ll(*blk_, reinterpret_cast<uintptr_t>(dsts[i]), reinterpret_cast<uintptr_t>(srcs[i]), bytes,
-                 epoch);
+    sim_->put_ll(*blk_, reinterpret_cast<uintptr_t>(dsts[i]), reinterpret_cast<uintptr_t>(srcs[i]), bytes, epoch);
 }
-void BlockCtx::reduce_ll_impl(DType t, void* dst, const void* const* srcs, int nsrc, std::size_t count,
-                         uint32_t epoch, ReduceOp op) {
+void BlockCtx::reduce_ll_impl(DType t, void* dst, const void* const* srcs, int nsrc, std::size_t count, uint32_t epoch,
+                              ReduceOp op) {
   sim_->reduce_ll(*blk_, t, reinterpret_cast<uintptr_t>(dst), srcs, nsrc, count, epoch, op);
 }
 

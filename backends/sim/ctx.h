@@ -55,8 +55,8 @@ class BlockCtx {
   [[noreturn]] void bad_order(const char* verb, MemOrder order, const char* allowed) const;
   void reduce_impl(DType t, void* dst, const void* const* srcs, int nsrc, std::size_t count, ReduceOp op);
   void multimem_impl(DType t, void* mc, std::size_t count, ReduceOp op);
-  void reduce_ll_impl(DType t, void* dst, const void* const* srcs, int nsrc, std::size_t count,
-                      uint32_t epoch, ReduceOp op);
+  void reduce_ll_impl(DType t, void* dst, const void* const* srcs, int nsrc, std::size_t count, uint32_t epoch,
+                      ReduceOp op);
 
   Simulator* sim_;
   Block* blk_;

@@ -39,8 +39,8 @@ Simulator::Simulator(const RunSpec& spec, ProgramFn fn, std::vector<int> call_bl
   if (plan_fn_) {
     streams_n_ = spec.streams;
     if (streams_n_ < 1 || streams_n_ > kMaxStreams)
-      fail(ErrorCode::kInvalidArgument, "streams=" + std::to_string(streams_n_) + " is outside 1.." +
-                                            std::to_string(kMaxStreams));
+      fail(ErrorCode::kInvalidArgument,
+           "streams=" + std::to_string(streams_n_) + " is outside 1.." + std::to_string(kMaxStreams));
     if (m_.copy_engines < 1) fail(ErrorCode::kInvalidArgument, "machine " + m_.name + " has no copy engine");
     ce_startup_ps_ = us_to_ps(m_.ce_startup_us);
     ce_bpp_ = gbps_to_bpp(m_.ce_GBps);
@@ -55,8 +55,7 @@ Simulator::Simulator(const RunSpec& spec, ProgramFn fn, std::vector<int> call_bl
   scratch_off_ = layout_.scratch;
   heap_bytes_ = layout_.total;
   if (heap_bytes_ >= (uint64_t(1) << kSpaceShift))
-    fail(ErrorCode::kUnsupported,
-         "bytes=" + std::to_string(spec.bytes) + " needs a symmetric heap over 128 GiB");
+    fail(ErrorCode::kUnsupported, "bytes=" + std::to_string(spec.bytes) + " needs a symmetric heap over 128 GiB");
   args_.resize(std::size_t(world_));
   for (int r = 0; r < world_; ++r) {
     CollArgs& c = args_[r];
@@ -130,8 +129,7 @@ Simulator::Simulator(const RunSpec& spec, ProgramFn fn, std::vector<int> call_bl
       if (plan_fn_)
         for (int e = 0; e < m_.copy_engines; ++e)
           trace_->thread_name(pid, Trace::kCopyEngineTid + e, "copy engine " + std::to_string(e));
-      for (int b = 0; b < blocks_; ++b)
-        trace_->thread_name(pid, Trace::block_tid(b), "block " + std::to_string(b));
+      for (int b = 0; b < blocks_; ++b) trace_->thread_name(pid, Trace::block_tid(b), "block " + std::to_string(b));
     }
   }
 }
@@ -194,8 +192,7 @@ void Simulator::end_block(Block& b) {
   if (--h.live_blocks == 0) {
     h.ended = q_.now();
     if (trace_)
-      trace_->slice(Trace::pid(h.rank), Trace::kStreamTid, spec_.algo->id.c_str(), h.launched + launch_ps_,
-                    h.ended);
+      trace_->slice(Trace::pid(h.rank), Trace::kStreamTid, spec_.algo->id.c_str(), h.launched + launch_ps_, h.ended);
     q_.push(q_.now(), kResumeHost, uint32_t(h.rank), 0);
   }
 }
@@ -222,8 +219,7 @@ RunResult Simulator::run() {
   for (int r = 0; r < int(live_streams_.size()); ++r)
     if (live_streams_[std::size_t(r)] > 0) {
       bool blocks_stuck = false;
-      for (const Block& b : blocks_v_)
-        blocks_stuck |= b.state == BlockState::kFlag || b.state == BlockState::kPackets;
+      for (const Block& b : blocks_v_) blocks_stuck |= b.state == BlockState::kFlag || b.state == BlockState::kPackets;
       if (!blocks_stuck && !stream_deadlock())
         fail(ErrorCode::kInternal, "simulation stopped with rank " + std::to_string(r) + "'s streams unfinished");
     }
@@ -257,33 +253,30 @@ void Simulator::deadlock() {
     else
       ++others;
   }
-  if (!first)
-    fail(ErrorCode::kInternal, "simulation stopped with blocks unfinished but none waiting on a flag");
+  if (!first) fail(ErrorCode::kInternal, "simulation stopped with blocks unfinished but none waiting on a flag");
   const std::string and_others =
       " (and " + std::to_string(others) + " other blocked wait" + (others == 1 ? "" : "s") + ")";
   if (first->state == BlockState::kPackets) {
     const std::string who = "rank " + std::to_string(first->rank) + " block " + std::to_string(first->index);
     const uint64_t base = layout_.buffer_at(first->ll_buf).base;
     const std::string buf = where(first->rank, first->ll_buf);  // "rank R's scratch at byte N"
-    fail(ErrorCode::kDeadlock,
-         "deadlock: " + who + " waits in reduce_ll for epoch " + std::to_string(first->ll_epoch) +
-             " on the packet buffer " + buf.substr(0, buf.find(" at byte")) + " bytes [" +
-             std::to_string(first->ll_buf - base) + "," + std::to_string(first->ll_hi - base) +
-             ") but the packet at byte " + std::to_string(first->ll_lo - base) + " " +
-             ll_seen(first->rank, first->ll_lo) + and_others);
+    fail(ErrorCode::kDeadlock, "deadlock: " + who + " waits in reduce_ll for epoch " + std::to_string(first->ll_epoch) +
+                                   " on the packet buffer " + buf.substr(0, buf.find(" at byte")) + " bytes [" +
+                                   std::to_string(first->ll_buf - base) + "," + std::to_string(first->ll_hi - base) +
+                                   ") but the packet at byte " + std::to_string(first->ll_lo - base) + " " +
+                                   ll_seen(first->rank, first->ll_lo) + and_others);
   }
   const uint32_t s = first->wait_slot;
   std::string slot = "slot " + std::to_string(s);
   if (s < pad::kFlagSlots) {
-    const uint32_t from = s % kPadWorld, blk = (s / kPadWorld) % kPadBlocks,
-                   ch = s / (kPadWorld * kPadBlocks);
+    const uint32_t from = s % kPadWorld, blk = (s / kPadWorld) % kPadBlocks, ch = s / (kPadWorld * kPadBlocks);
     slot += " (channel " + std::to_string(ch) + ", block " + std::to_string(blk) + ", from rank " +
             std::to_string(from) + ")";
   }
-  fail(ErrorCode::kDeadlock,
-       "deadlock: rank " + std::to_string(first->rank) + " block " + std::to_string(first->index) +
-           " waits on " + slot + " for value >= " + std::to_string(first->wait_value) + " but sees " +
-           std::to_string(flags_[std::size_t(first->rank) * pad::kPadSlots + s]) + and_others);
+  fail(ErrorCode::kDeadlock, "deadlock: rank " + std::to_string(first->rank) + " block " +
+                                 std::to_string(first->index) + " waits on " + slot +
+                                 " for value >= " + std::to_string(first->wait_value) + " but sees " +
+                                 std::to_string(flags_[std::size_t(first->rank) * pad::kPadSlots + s]) + and_others);
 }
 
 }  // namespace symm::sim

@@ -4,8 +4,8 @@
 #include <cmath>
 #include <cstdint>
 #include <queue>
-#include <unordered_map>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "core/common.h"
@@ -87,8 +87,8 @@ class EventQueue {
 
  private:
   [[noreturn]] void backwards(TimePs t) const {
-    fail(ErrorCode::kInternal, "simulator: time never goes backwards (event at " + std::to_string(t) +
-                                   " ps, now " + std::to_string(now_) + " ps)");
+    fail(ErrorCode::kInternal, "simulator: time never goes backwards (event at " + std::to_string(t) + " ps, now " +
+                                   std::to_string(now_) + " ps)");
   }
   struct Key {
     uint64_t key;  // time << 1 | phase

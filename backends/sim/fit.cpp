@@ -3,8 +3,8 @@
 #include <Eigen/Dense>
 #include <algorithm>
 #include <cmath>
-#include <filesystem>
 #include <cstdio>
+#include <filesystem>
 #include <functional>
 #include <map>
 #include <sstream>
@@ -57,9 +57,9 @@ VectorXd nnls(const MatrixXd& A, const VectorXd& b) {
 }
 
 struct Fit {
-  VectorXd p;                 // the parameters
-  double rms_rel = 0;         // root mean square of (pred - meas) / meas over the rows used
-  std::vector<int> lines;     // row indices used
+  VectorXd p;              // the parameters
+  double rms_rel = 0;      // root mean square of (pred - meas) / meas over the rows used
+  std::vector<int> lines;  // row indices used
 };
 
 // time = A p (rows given by their design row), non-negative, with the residual.
@@ -211,8 +211,8 @@ FitResult fit_machine(const CalibTable& t, const Machine& base, const std::strin
   {
     const std::vector<int> idx = bench("load_chain");
     if (need(idx, 2)) {
-      const Fit f = linear(idx, [](const CalibRow& r) { return r.x; },
-                           [&](const CalibRow& r) { return r.time_us - r.x * vec_us; });
+      const Fit f = linear(
+          idx, [](const CalibRow& r) { return r.x; }, [&](const CalibRow& r) { return r.time_us - r.x * vec_us; });
       m.load_rtt_us = f.p(1);
       note("load_rtt_us", "load_chain: t = c + n (rtt + 16 B at the block rate)", f);
     }
@@ -224,8 +224,10 @@ FitResult fit_machine(const CalibTable& t, const Machine& base, const std::strin
     out = 1e-3 / f.p(1);
     note(key, what, f);
   };
-  rate("copy_scatter", "nvlink_egress_GBps", m.nvlink_egress_GBps, "copy_scatter (rank 0 to every peer): t = c + bytes/E");
-  rate("copy_incast", "nvlink_ingress_GBps", m.nvlink_ingress_GBps, "copy_incast (every peer to rank 0): t = c + bytes/I");
+  rate("copy_scatter", "nvlink_egress_GBps", m.nvlink_egress_GBps,
+       "copy_scatter (rank 0 to every peer): t = c + bytes/E");
+  rate("copy_incast", "nvlink_ingress_GBps", m.nvlink_ingress_GBps,
+       "copy_incast (every peer to rank 0): t = c + bytes/I");
   rate("copy_local", "hbm_GBps", m.hbm_GBps, "copy_local (all SMs, every rank): t = c + bytes/H");
   {
     const std::vector<int> idx = bench("ce_copy");
@@ -276,14 +278,17 @@ FitResult fit_machine(const CalibTable& t, const Machine& base, const std::strin
   for (const std::string& c : t.comments) o << "# calibration:" << c << "\n";
   for (const K& k : keys) {
     if (!(k.zero_ok ? k.v >= 0 : k.v > 0) || !std::isfinite(k.v))
-      fail(ErrorCode::kInvalidArgument, source + ": the fit of '" + k.key + "' is " + fmt(k.v) +
-                                            " (not positive): the rows do not determine it");
+      fail(ErrorCode::kInvalidArgument,
+           source + ": the fit of '" + k.key + "' is " + fmt(k.v) + " (not positive): the rows do not determine it");
     const auto it = why.find(k.key);
     // Times to the simulator's resolution (1 ps): the fit's noise below it would only make files differ.
     const bool us = std::string(k.key).ends_with("_us");
-    const std::string v = k.integer ? std::to_string(std::lround(k.v)) : fmt(us ? std::round(k.v * 1e6) / 1e6 + 0.0 : k.v);
+    const std::string v =
+        k.integer ? std::to_string(std::lround(k.v)) : fmt(us ? std::round(k.v * 1e6) / 1e6 + 0.0 : k.v);
     o << k.key << " = " << v << "  # "
-      << (it != why.end() ? it->second : "not calibrated: as in " + std::filesystem::path(base.path).filename().string()) << "\n";
+      << (it != why.end() ? it->second
+                          : "not calibrated: as in " + std::filesystem::path(base.path).filename().string())
+      << "\n";
   }
   return FitResult{m, o.str()};
 }

@@ -65,8 +65,7 @@ Machine Machine::load(const std::string& path) {
     fail(ErrorCode::kInvalidArgument, path + ": " + e.what());
   }
   for (const Key& k : keys) {
-    if (!vm.count(k.name))
-      fail(ErrorCode::kInvalidArgument, path + ": key '" + std::string(k.name) + "' is missing");
+    if (!vm.count(k.name)) fail(ErrorCode::kInvalidArgument, path + ": key '" + std::string(k.name) + "' is missing");
     const std::string s = vm[k.name].as<std::string>();
     double v = 0;
     std::size_t used = 0;

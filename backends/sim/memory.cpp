@@ -37,10 +37,9 @@ Loc Simulator::decode(const Block& b, uintptr_t a, std::size_t bytes, const char
   const Loc l{int(rel >> kSpaceShift), uint64_t(rel & ((uintptr_t(1) << kSpaceShift) - 1))};
   const bool space_ok = a >= kAddrBase && (l.space < world_ || l.space == kMcSpace);
   if (!space_ok || l.off + bytes > heap_bytes_ || l.off % kVecBytes || bytes % kVecBytes)
-    fail(ErrorCode::kInvalidArgument,
-         "rank " + std::to_string(b.rank) + " block " + std::to_string(b.index) + ": " + verb + " of " +
-             std::to_string(bytes) +
-             " bytes at an address outside the symmetric heap or not 16-byte aligned");
+    fail(ErrorCode::kInvalidArgument, "rank " + std::to_string(b.rank) + " block " + std::to_string(b.index) + ": " +
+                                          verb + " of " + std::to_string(bytes) +
+                                          " bytes at an address outside the symmetric heap or not 16-byte aligned");
   return l;
 }
 
@@ -81,8 +80,8 @@ std::string Simulator::range(int rank, uint64_t lo, uint64_t hi) const {
   return s;
 }
 
-void Simulator::check_read(int tid, const VClock& clock, const Block* blk, int rank, uint64_t off,
-                           std::size_t bytes, const Stream* st) {
+void Simulator::check_read(int tid, const VClock& clock, const Block* blk, int rank, uint64_t off, std::size_t bytes,
+                           const Stream* st) {
   const auto& m = heaps_[rank].writes;
   const uint64_t e = off + bytes;
   auto it = m.upper_bound(off);
@@ -96,8 +95,8 @@ void Simulator::check_read(int tid, const VClock& clock, const Block* blk, int r
                                  " without a release/acquire chain (no wait_flag or wait_event orders that "
                                  "store before this stream's read)");
     if (!blk)  // the host at the end of its call: a store into its `out` not ordered before it
-      fail(ErrorCode::kRace, "race: the host of rank " + std::to_string(rank) + " reads " +
-                                 range(rank, lo, hi) + " at the end of its call, written by " + who(s.tid) +
+      fail(ErrorCode::kRace, "race: the host of rank " + std::to_string(rank) + " reads " + range(rank, lo, hi) +
+                                 " at the end of its call, written by " + who(s.tid) +
                                  " without a release/acquire chain (the store is not ordered before "
                                  "the end of the call: missing end barrier?)");
     if (s.call_end)
@@ -112,9 +111,9 @@ void Simulator::check_read(int tid, const VClock& clock, const Block* blk, int r
         last += " = channel " + std::to_string(w / (kPadWorld * kPadBlocks)) + ", block " +
                 std::to_string((w / kPadWorld) % kPadBlocks) + ", from rank " + std::to_string(w % kPadWorld);
     }
-    fail(ErrorCode::kRace, "race: " + who(tid) + " reads [" + std::to_string(lo) + "," + std::to_string(hi) +
-                               ") of " + where(rank, lo) + " written by " + who(s.tid) +
-                               " without a release/acquire chain (" + last + ")");
+    fail(ErrorCode::kRace, "race: " + who(tid) + " reads [" + std::to_string(lo) + "," + std::to_string(hi) + ") of " +
+                               where(rank, lo) + " written by " + who(s.tid) + " without a release/acquire chain (" +
+                               last + ")");
   }
 }
 
@@ -147,14 +146,11 @@ void Simulator::record_read(int tid, const VClock& clock, int rank, uint64_t off
   }
 }
 
-void Simulator::store(int tid, const VClock& clock, int rank, uint64_t off, std::size_t bytes,
-                      bool call_end) {
+void Simulator::store(int tid, const VClock& clock, int rank, uint64_t off, std::size_t bytes, bool call_end) {
   if (bytes == 0) return;
   Heap& heap = heaps_[rank];
   const uint64_t e = off + bytes;
-  auto writer = [&] {
-    return who(tid) + (call_end ? " ends its call" : " overwrites " + range(rank, off, e));
-  };
+  auto writer = [&] { return who(tid) + (call_end ? " ends its call" : " overwrites " + range(rank, off, e)); };
   // Write after write: the last store of these bytes must be ordered before this one.
   {
     auto it = heap.writes.upper_bound(off);
@@ -163,10 +159,10 @@ void Simulator::store(int tid, const VClock& clock, int rank, uint64_t off, std:
       const WriteSeg& s = it->second;
       if (s.end <= off || s.tid == tid || clock[s.tid] >= s.epoch) continue;
       const uint64_t lo = std::max(off, it->first), hi = std::min(e, s.end);
-      fail(ErrorCode::kRace, "race: " + writer() + " while " + range(rank, lo, hi) + " was last " +
-                                 (s.call_end ? "taken back by " + who(s.tid) + " at the end of its call"
-                                             : "written by " + who(s.tid)) +
-                                 " (no release/acquire chain from that to this write)");
+      fail(ErrorCode::kRace,
+           "race: " + writer() + " while " + range(rank, lo, hi) + " was last " +
+               (s.call_end ? "taken back by " + who(s.tid) + " at the end of its call" : "written by " + who(s.tid)) +
+               " (no release/acquire chain from that to this write)");
     }
   }
   // Write after read: every read since must be ordered before this store.

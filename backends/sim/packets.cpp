@@ -134,16 +134,14 @@ void Simulator::reduce_ll(Block& b, DType t, uintptr_t dst, const void* const* s
   const int me = b.rank;
   const std::size_t pb = ll_bytes(bytes);
   const Loc d = decode(b, dst, bytes, "reduce_ll");
-  if (d.space == kMcSpace)
-    fail(ErrorCode::kInvalidArgument, "reduce_ll() cannot store to a multicast address");
+  if (d.space == kMcSpace) fail(ErrorCode::kInvalidArgument, "reduce_ll() cannot store to a multicast address");
   uint64_t off[kPadWorld];
   for (int k = 0; k < n; ++k) {
     const Loc s = decode(b, reinterpret_cast<uintptr_t>(srcs[k]), pb, "reduce_ll");
     if (s.space != me)
       fail(ErrorCode::kInvalidArgument, "rank " + std::to_string(me) + " block " + std::to_string(b.index) +
                                             ": reduce_ll() reads local packet buffers only (source " +
-                                            std::to_string(k) + " is on rank " + std::to_string(s.space) +
-                                            ")");
+                                            std::to_string(k) + " is on rank " + std::to_string(s.space) + ")");
     off[k] = s.off;
   }
   const TimePs t0 = q_.now();
@@ -203,8 +201,8 @@ void Simulator::reduce_ll(Block& b, DType t, uintptr_t dst, const void* const* s
   // The arrow from the put_ll whose packets woke it last ends on a zero-length slice now (the
   // reduce_ll slice itself starts with the spin, possibly before that put_ll).
   if (trace_ && b.ll_from != kNoSlice)
-    trace_->arrow(b.ll_from, trace_->slice(Trace::pid(me), Trace::block_tid(b.index), "packets seen",
-                                           q_.now(), q_.now()));
+    trace_->arrow(b.ll_from,
+                  trace_->slice(Trace::pid(me), Trace::block_tid(b.index), "packets seen", q_.now(), q_.now()));
   uint32_t index;
   Transfer& x = new_transfer(b, "reduce_ll", index);
   x.issued = t0;  // the slice shows the spin too

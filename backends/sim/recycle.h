@@ -22,9 +22,8 @@ template <class T>
 std::vector<T> take_buffer() {
   auto& c = recycled<T>();
   if (c.empty()) return {};
-  auto big = std::max_element(c.begin(), c.end(), [](const std::vector<T>& a, const std::vector<T>& b) {
-    return a.capacity() < b.capacity();
-  });
+  auto big = std::max_element(
+      c.begin(), c.end(), [](const std::vector<T>& a, const std::vector<T>& b) { return a.capacity() < b.capacity(); });
   std::vector<T> v = std::move(*big);
   *big = std::move(c.back());
   c.pop_back();

@@ -21,8 +21,7 @@ double Simulator::check_outputs(int call) {
   const Op op = spec_.algo->op;
   const CallCheck& cc = checks_[std::size_t(call)];
   std::vector<const uint8_t*> outs(static_cast<std::size_t>(world_));
-  for (int r = 0; r < world_; ++r)
-    outs[r] = cc.out.empty() || cc.out[r].empty() ? ptr(r, out_off_) : cc.out[r].data();
+  for (int r = 0; r < world_; ++r) outs[r] = cc.out.empty() || cc.out[r].empty() ? ptr(r, out_off_) : cc.out[r].data();
   const std::size_t n_in = in_bytes_ / dtype_size(spec_.dtype), n_out = out_bytes_ / dtype_size(spec_.dtype);
   const std::size_t chunk = op == Op::kAllReduce ? std::size_t(1) << 12 : std::max<std::size_t>(n_in, 1);
   std::vector<std::vector<double>> in(static_cast<std::size_t>(world_));
@@ -70,8 +69,7 @@ RunResult run_with(const RunSpec& spec, ProgramFn fn, const std::vector<int>& bl
   const Machine& m = spec.machine;
   SYMM_REQUIRE(spec.algo, ErrorCode::kInvalidArgument, "no algorithm given");
   SYMM_REQUIRE(m.gpus > 0, ErrorCode::kInvalidArgument, "no machine loaded (Machine::by_name)");
-  SYMM_REQUIRE(spec.calls >= 1, ErrorCode::kInvalidArgument,
-               "calls=" + std::to_string(spec.calls) + " must be >= 1");
+  SYMM_REQUIRE(spec.calls >= 1, ErrorCode::kInvalidArgument, "calls=" + std::to_string(spec.calls) + " must be >= 1");
   std::vector<int> call_blocks = blocks_per_call;
   if (call_blocks.empty()) {
     const int blocks = spec.blocks > 0   ? spec.blocks
@@ -82,14 +80,12 @@ RunResult run_with(const RunSpec& spec, ProgramFn fn, const std::vector<int>& bl
   for (int blocks : call_blocks) {
     check_args(*spec.algo, spec.dtype, spec.bytes, spec.world, blocks, spec.op);
     if (blocks > m.sms)
-      fail(ErrorCode::kUnsupported, "blocks=" + std::to_string(blocks) + " exceeds machine " + m.name +
-                                        "'s " + std::to_string(m.sms) +
-                                        " SMs (a program's blocks must all be resident)");
+      fail(ErrorCode::kUnsupported, "blocks=" + std::to_string(blocks) + " exceeds machine " + m.name + "'s " +
+                                        std::to_string(m.sms) + " SMs (a program's blocks must all be resident)");
   }
   if (spec.world > m.gpus && !spec.timing_only)
-    fail(ErrorCode::kUnsupported, "world=" + std::to_string(spec.world) + " exceeds machine " + m.name +
-                                      "'s " + std::to_string(m.gpus) +
-                                      " GPUs (use --timing-only to scale past it)");
+    fail(ErrorCode::kUnsupported, "world=" + std::to_string(spec.world) + " exceeds machine " + m.name + "'s " +
+                                      std::to_string(m.gpus) + " GPUs (use --timing-only to scale past it)");
   const auto wall0 = std::chrono::steady_clock::now();
   RunResult res;
   {

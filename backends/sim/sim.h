@@ -18,25 +18,25 @@ namespace symm::sim {
 struct Machine {
   std::string name;  // file stem, e.g. "h200x4"
   std::string path;
-  int gpus = 0;                        // GPUs in the node (world may not exceed it... except
-                                       // in timing-only runs, which may scale past it)
-  double nvlink_egress_GBps = 0;       // per GPU, all links together
-  double nvlink_ingress_GBps = 0;      // per GPU
-  double store_latency_us = 0;         // one way: a remote store lands after this
-  double flag_latency_us = 0;          // one way: a remote flag lands after this
-  double load_rtt_us = 0;              // round trip of a remote load
-  double acquire_us = 0;               // an acquire wait's own cost once its flag is seen (0: none)
-  double block_GBps = 0;               // per-block cap on any transfer
+  int gpus = 0;                    // GPUs in the node (world may not exceed it... except
+                                   // in timing-only runs, which may scale past it)
+  double nvlink_egress_GBps = 0;   // per GPU, all links together
+  double nvlink_ingress_GBps = 0;  // per GPU
+  double store_latency_us = 0;     // one way: a remote store lands after this
+  double flag_latency_us = 0;      // one way: a remote flag lands after this
+  double load_rtt_us = 0;          // round trip of a remote load
+  double acquire_us = 0;           // an acquire wait's own cost once its flag is seen (0: none)
+  double block_GBps = 0;           // per-block cap on any transfer
   int sms = 0;
-  double hbm_GBps = 0;                 // local read+write bandwidth
-  double launch_eager_us = 0;          // kernel launch, eager
-  double launch_graph_us = 0;          // kernel launch inside a CUDA graph
+  double hbm_GBps = 0;         // local read+write bandwidth
+  double launch_eager_us = 0;  // kernel launch, eager
+  double launch_graph_us = 0;  // kernel launch inside a CUDA graph
   // Copy engines and GEMM: read and validated now, used by the host plans (not implemented yet).
   int copy_engines = 0;
   double ce_startup_us = 0;
   double ce_GBps = 0;
-  double nvls_GBps = 0;                // NVSwitch multicast / in-switch reduction, per GPU
-  double gemm_TFLOPs = 0;              // GEMM throughput
+  double nvls_GBps = 0;    // NVSwitch multicast / in-switch reduction, per GPU
+  double gemm_TFLOPs = 0;  // GEMM throughput
 
   static Machine load(const std::string& path);
   // "h200x4" -> h200x4.ini from $SYMM_MACHINES_DIR, <exe>/../share/symmcoll/machines, the install
@@ -51,19 +51,19 @@ struct RunSpec {
   const AlgoInfo* algo = nullptr;  // from the registry
   DType dtype = DType::kBF16;
   ReduceOp op = ReduceOp::kSum;
-  std::size_t bytes = 0;  // nccl-tests size (see AlgoInfo::count)
-  int blocks = 0;         // 0: algo->default_blocks(bytes, world)
-  bool graph = true;      // launch latency of a CUDA-graph replay (else eager)
+  std::size_t bytes = 0;     // nccl-tests size (see AlgoInfo::count)
+  int blocks = 0;            // 0: algo->default_blocks(bytes, world)
+  bool graph = true;         // launch latency of a CUDA-graph replay (else eager)
   bool timing_only = false;  // no data arrays: no correctness check, no race check
   bool race_check = true;    // with data: report accesses not ordered by release/acquire
                              // (read after write, write after read/write, the end of a call)
-  int calls = 1;          // back-to-back calls on the same buffers (epochs must keep working);
-                          // every call gets fresh inputs and every call's output is checked
-  uint64_t seed = 1;      // inputs are fresh random values in (-1, 1), drawn from this seed
-  std::string trace_path; // non-empty: write a Chrome trace-event JSON (Perfetto) here
+  int calls = 1;             // back-to-back calls on the same buffers (epochs must keep working);
+                             // every call gets fresh inputs and every call's output is checked
+  uint64_t seed = 1;         // inputs are fresh random values in (-1, 1), drawn from this seed
+  std::string trace_path;    // non-empty: write a Chrome trace-event JSON (Perfetto) here
   // Host plans (AlgoInfo::plan) only:
-  int streams = 3;             // streams per rank, the main one included (1..kMaxStreams)
-  std::size_t chunk_bytes = 0; // bytes per copy / progress flag (0: the plan's default)
+  int streams = 3;              // streams per rank, the main one included (1..kMaxStreams)
+  std::size_t chunk_bytes = 0;  // bytes per copy / progress flag (0: the plan's default)
 };
 
 struct RunResult {

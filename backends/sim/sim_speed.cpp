@@ -48,10 +48,9 @@ int main(int argc, char** argv) {
       {"one_shot_ll_8x1M_data", "h200x8", 8, "all_reduce.st_ll_reduce", std::size_t(1) << 20, false},
       {"multimem_8x256M_timing", "h200x8", 8, "all_reduce.mc_ld_reduce_mc_st", std::size_t(256) << 20, true},
   };
-  std::string csv =
-      "case,world,algo,bytes,timing_only,wall_ms_median,events,events_per_s,sim_time_us,git_sha\n";
-  std::printf("%-26s %5s %-30s %10s %6s %10s %10s %12s %12s\n", "case", "world", "algo", "bytes", "timing",
-              "wall_ms", "events", "events/s", "sim_us");
+  std::string csv = "case,world,algo,bytes,timing_only,wall_ms_median,events,events_per_s,sim_time_us,git_sha\n";
+  std::printf("%-26s %5s %-30s %10s %6s %10s %10s %12s %12s\n", "case", "world", "algo", "bytes", "timing", "wall_ms",
+              "events", "events/s", "sim_us");
   try {
     for (const Case& c : cases) {
       symm::sim::RunSpec s;
@@ -75,9 +74,8 @@ int main(int argc, char** argv) {
       const double med = wall[wall.size() / 2];
       const double eps = double(r.events) / (med * 1e-3);
       char line[512];
-      std::snprintf(line, sizeof line, "%s,%d,%s,%zu,%d,%.3f,%llu,%.0f,%.3f,%s\n", c.name, c.world, c.algo,
-                    c.bytes, int(c.timing_only), med, (unsigned long long)r.events, eps, r.time_us,
-                    symm::git_sha());
+      std::snprintf(line, sizeof line, "%s,%d,%s,%zu,%d,%.3f,%llu,%.0f,%.3f,%s\n", c.name, c.world, c.algo, c.bytes,
+                    int(c.timing_only), med, (unsigned long long)r.events, eps, r.time_us, symm::git_sha());
       csv += line;
       std::printf("%-26s %5d %-30s %10zu %6d %10.2f %10llu %12.0f %12.2f\n", c.name, c.world, c.algo, c.bytes,
                   int(c.timing_only), med, (unsigned long long)r.events, eps, r.time_us);

@@ -77,7 +77,16 @@ struct Host {
   TimePs launched = 0, ended = 0;  // of the latest call
 };
 
-enum EventKind : uint32_t { kResumeBlock, kResumeHost, kFlagLand, kTransferLand, kNetwork, kStreamFlow, kKickStreams, kKernelDone };
+enum EventKind : uint32_t {
+  kResumeBlock,
+  kResumeHost,
+  kFlagLand,
+  kTransferLand,
+  kNetwork,
+  kStreamFlow,
+  kKickStreams,
+  kKernelDone
+};
 
 // One verb's data movement: a flow in the network, then a landing in the destination.
 struct Transfer {
@@ -95,10 +104,10 @@ struct Transfer {
   std::vector<uint8_t> data;  // data mode: what lands
   // A stream's transfer (host plans, streams.cpp): owner == nullptr.
   Stream* stream_owner = nullptr;
-  int ce = -1;                 // the copy engine; -1: a gemm
-  int src_space = 0;           // copy engine: where it reads
+  int ce = -1;        // the copy engine; -1: a gemm
+  int src_space = 0;  // copy engine: where it reads
   uint64_t src_off = 0;
-  BytesPerPs gemm_cap = 0;     // gemm: the rate that makes its HBM flow take the compute time
+  BytesPerPs gemm_cap = 0;  // gemm: the rate that makes its HBM flow take the compute time
   std::size_t gemm_c_bytes = 0;
 };
 
@@ -106,7 +115,7 @@ struct FlagLand {
   int rank;
   uint32_t slot, value;
   Snapshot snap;
-  uint32_t signal_slice;  // trace
+  uint32_t signal_slice;                 // trace
   int from_rank = -1, from_stream = -1;  // a stream's write_flag (plan flags)
 };
 
@@ -130,15 +139,14 @@ class Simulator {
   int blocks(const Block& b) const { return hosts_[b.rank].blocks; }
   uintptr_t peer_addr(Block& b, uintptr_t p, int r);
   void copy(Block& b, uintptr_t dst, uintptr_t src, std::size_t bytes);
-  void reduce(Block& b, DType t, uintptr_t dst, const void* const* srcs, int n, std::size_t count,
-              ReduceOp op);
+  void reduce(Block& b, DType t, uintptr_t dst, const void* const* srcs, int n, std::size_t count, ReduceOp op);
   void multimem(Block& b, DType t, uintptr_t mc, std::size_t count, ReduceOp op);
   void signal(Block& b, int peer, uint32_t slot, uint32_t value, MemOrder order);
   void wait(Block& b, uint32_t slot, uint32_t value, MemOrder order);
   uint32_t advance(Block& b, uint32_t slot);
   void put_ll(Block& b, uintptr_t dst, uintptr_t src, std::size_t bytes, uint32_t epoch);
-  void reduce_ll(Block& b, DType t, uintptr_t dst, const void* const* srcs, int n, std::size_t count,
-                 uint32_t epoch, ReduceOp op);
+  void reduce_ll(Block& b, DType t, uintptr_t dst, const void* const* srcs, int n, std::size_t count, uint32_t epoch,
+                 ReduceOp op);
 
   // Host verbs, called from SimHost while a plan enqueues (streams.cpp).
   uintptr_t host_peer_addr(int rank, uintptr_t p, int r) const;
@@ -168,9 +176,7 @@ class Simulator {
   }
 
   // ---- addresses, memory and the race check (memory.cpp) ----
-  static uintptr_t addr(int space, uint64_t off) {
-    return kAddrBase + (uintptr_t(space) << kSpaceShift) + off;
-  }
+  static uintptr_t addr(int space, uint64_t off) { return kAddrBase + (uintptr_t(space) << kSpaceShift) + off; }
   Loc decode(const Block& b, uintptr_t a, std::size_t bytes, const char* verb) const;
   uint8_t* ptr(int rank, uint64_t off) { return heaps_[rank].bytes.data() + off; }
   std::string where(int rank, uint64_t off) const;
@@ -291,7 +297,7 @@ class Simulator {
   // ---- flagged packets ----
   std::vector<std::vector<Block*>> ll_waiters_;       // per rank: blocks in reduce_ll
   std::vector<std::map<uint64_t, LlSeg>> ll_landed_;  // per rank, timing-only
-  std::vector<uint8_t> ll_unpacked_;  // reduce_ll: the data words of its sources, back to back
+  std::vector<uint8_t> ll_unpacked_;                  // reduce_ll: the data words of its sources, back to back
 
   // ---- host plans ----
   PlanFn plan_fn_ = nullptr;

@@ -25,10 +25,9 @@
 //               2mnk / gemm_TFLOPs (the machine file's measured matmul rate), after launch latency;
 //               with data, C = A x B in fp32 (Eigen), stored as the element type when it ends.
 //               It does not take SMs from concurrent kernels (a limitation of the model).
+#include <Eigen/Core>
 #include <algorithm>
 #include <cstring>
-
-#include <Eigen/Core>
 
 #include "backends/sim/conv.h"
 #include "backends/sim/simulator.h"
@@ -62,8 +61,8 @@ void SimHost::copy_engine(int s, void* dst, const void* src, std::size_t bytes) 
 void SimHost::write_flag(int s, int peer, uint32_t slot, uint32_t value) {
   if (peer < 0 || peer >= world() || !pad::is_plan_flag(slot) || value == 0)
     fail(ErrorCode::kInvalidArgument, "rank " + std::to_string(rank_) + " stream " + std::to_string(s) +
-                                          ": write_flag(peer=" + std::to_string(peer) + ", slot=" +
-                                          std::to_string(slot) + ", value=" + std::to_string(value) +
+                                          ": write_flag(peer=" + std::to_string(peer) +
+                                          ", slot=" + std::to_string(slot) + ", value=" + std::to_string(value) +
                                           ") needs a rank, a plan flag (pad::plan_flag) and a value != 0");
   StreamItem it;
   it.kind = ItemKind::kWriteFlag;
@@ -87,8 +86,8 @@ void SimHost::wait_flag(int s, uint32_t slot, uint32_t value) {
 
 void SimHost::record(int s, int event) {
   if (event < 0 || event >= kMaxEvents)
-    fail(ErrorCode::kInvalidArgument, "record: event " + std::to_string(event) + " is outside 0.." +
-                                          std::to_string(kMaxEvents - 1));
+    fail(ErrorCode::kInvalidArgument,
+         "record: event " + std::to_string(event) + " is outside 0.." + std::to_string(kMaxEvents - 1));
   StreamItem it;
   it.kind = ItemKind::kRecord;
   it.event = event;
@@ -97,8 +96,8 @@ void SimHost::record(int s, int event) {
 
 void SimHost::wait_event(int s, int event) {
   if (event < 0 || event >= kMaxEvents)
-    fail(ErrorCode::kInvalidArgument, "wait_event: event " + std::to_string(event) + " is outside 0.." +
-                                          std::to_string(kMaxEvents - 1));
+    fail(ErrorCode::kInvalidArgument,
+         "wait_event: event " + std::to_string(event) + " is outside 0.." + std::to_string(kMaxEvents - 1));
   StreamItem it;
   it.kind = ItemKind::kWaitEvent;
   it.event = event;
@@ -108,9 +107,9 @@ void SimHost::wait_event(int s, int event) {
 void SimHost::gemm(int s, const GemmArgs& g) {
   if (g.m <= 0 || g.n <= 0 || g.k <= 0 || g.lda < std::size_t(g.k) || g.ldb < std::size_t(g.n) ||
       g.ldc != std::size_t(g.n))
-    fail(ErrorCode::kInvalidArgument,
-         "rank " + std::to_string(rank_) + ": gemm(m=" + std::to_string(g.m) + ", n=" + std::to_string(g.n) +
-             ", k=" + std::to_string(g.k) + ") needs positive sizes, lda >= k, ldb >= n and ldc == n");
+    fail(ErrorCode::kInvalidArgument, "rank " + std::to_string(rank_) + ": gemm(m=" + std::to_string(g.m) +
+                                          ", n=" + std::to_string(g.n) + ", k=" + std::to_string(g.k) +
+                                          ") needs positive sizes, lda >= k, ldb >= n and ldc == n");
   StreamItem it;
   it.kind = ItemKind::kGemm;
   it.gemm = g;
@@ -132,8 +131,8 @@ Loc Simulator::decode_host(int rank, int s, uintptr_t a, std::size_t bytes, cons
   const uintptr_t rel = a - kAddrBase;
   const Loc l{int(rel >> kSpaceShift), uint64_t(rel & ((uintptr_t(1) << kSpaceShift) - 1))};
   if (a < kAddrBase || l.space >= world_ || l.off + bytes > heap_bytes_ || l.off % kVecBytes || bytes % kVecBytes)
-    fail(ErrorCode::kInvalidArgument, "rank " + std::to_string(rank) + " stream " + std::to_string(s) + ": " +
-                                          verb + " of " + std::to_string(bytes) +
+    fail(ErrorCode::kInvalidArgument, "rank " + std::to_string(rank) + " stream " + std::to_string(s) + ": " + verb +
+                                          " of " + std::to_string(bytes) +
                                           " bytes at an address outside the symmetric heap or not 16-byte aligned");
   return l;
 }
@@ -326,8 +325,8 @@ void Simulator::consume_flag(Stream& s, uint64_t key) {
   if (trace_) {  // the arrow from the write_flag ends on a zero-length slice, as for blocks' waits
     auto it = flag_signal_.find(key);
     if (it != flag_signal_.end())
-      trace_->arrow(it->second, trace_->slice(Trace::pid(s.rank), Trace::kStreamTid + s.index, "flag seen",
-                                              q_.now(), q_.now()));
+      trace_->arrow(it->second,
+                    trace_->slice(Trace::pid(s.rank), Trace::kStreamTid + s.index, "flag seen", q_.now(), q_.now()));
   }
   flags_[key] = 0;
   item_done(s);
@@ -542,8 +541,8 @@ bool Simulator::stream_deadlock() {
       others ? " (and " + std::to_string(others) + " other blocked stream" + (others == 1 ? "" : "s") + ")" : "";
   const std::string who = "rank " + std::to_string(first->rank) + " stream " + std::to_string(first->index);
   if (it.kind == ItemKind::kWaitEvent)
-    fail(ErrorCode::kDeadlock, "deadlock: " + who + " waits for event " + std::to_string(it.event) +
-                                   " whose record never runs" + and_others);
+    fail(ErrorCode::kDeadlock,
+         "deadlock: " + who + " waits for event " + std::to_string(it.event) + " whose record never runs" + and_others);
   fail(ErrorCode::kDeadlock,
        "deadlock: " + who + " waits on " + plan_slot_name(it.slot) + " for value " + std::to_string(it.value) +
            " but sees " + std::to_string(flags_[std::size_t(first->rank) * pad::kPadSlots + it.slot]) + and_others);

@@ -31,16 +31,14 @@ void invoke_plan(SimHost& host, const PlanArgs& a) {
 // Runs `Program` in place of spec.algo's own program, with everything else as run() does.
 template <class Program>
 RunResult run_program(const RunSpec& spec) {
-  return with_type(spec.dtype,
-                   [&]<class T>() { return detail::run_with(spec, &detail::invoke<Program, T>); });
+  return with_type(spec.dtype, [&]<class T>() { return detail::run_with(spec, &detail::invoke<Program, T>); });
 }
 
 // Runs host plan `Plan` in place of spec.algo's own (which must be a plan of the same op).
 template <class Plan>
 RunResult run_plan(const RunSpec& spec) {
-  return with_type(spec.dtype, [&]<class T>() {
-    return detail::run_with(spec, nullptr, {}, &detail::invoke_plan<Plan, T>);
-  });
+  return with_type(spec.dtype,
+                   [&]<class T>() { return detail::run_with(spec, nullptr, {}, &detail::invoke_plan<Plan, T>); });
 }
 
 // Back-to-back calls of spec.algo's own program on the same heap and signal pads, call c on
@@ -56,9 +54,8 @@ inline RunResult run_calls(const RunSpec& spec, const std::vector<int>& blocks_p
       });
     });
   return with_program(*spec.algo, [&]<class P>() {
-    return with_type(spec.dtype, [&]<class T>() {
-      return detail::run_with(spec, &detail::invoke<P, T>, blocks_per_call);
-    });
+    return with_type(spec.dtype,
+                     [&]<class T>() { return detail::run_with(spec, &detail::invoke<P, T>, blocks_per_call); });
   });
 }
 

@@ -78,8 +78,8 @@ void Trace::finish() {
   for (const auto& [pid, name] : process_names_) {
     if (!pids.count(pid)) continue;
     next();
-    buf += "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":" + std::to_string(pid) +
-           ",\"args\":{\"name\":\"" + name + "\"}}";
+    buf += "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":" + std::to_string(pid) + ",\"args\":{\"name\":\"" + name +
+           "\"}}";
   }
   for (const auto& [track, name] : thread_names_) {
     if (!tracks.count(track)) continue;
@@ -93,15 +93,13 @@ void Trace::finish() {
     buf += "{\"name\":\"";
     buf += e.name;
     if (e.ph == 'X') {
-      buf += "\",\"ph\":\"X\",\"pid\":" + std::to_string(e.pid) + ",\"tid\":" + std::to_string(e.tid) +
-             ",\"ts\":";
+      buf += "\",\"ph\":\"X\",\"pid\":" + std::to_string(e.pid) + ",\"tid\":" + std::to_string(e.tid) + ",\"ts\":";
       append_us(buf, e.ts);
       buf += ",\"dur\":";
       append_us(buf, e.dur);
       if (!e.args.empty()) buf += ",\"args\":{" + e.args + "}";
       if (e.flow)
-        buf += ",\"bind_id\":" + std::to_string(e.bind) +
-               (e.flow == 1 ? ",\"flow_out\":true" : ",\"flow_in\":true");
+        buf += ",\"bind_id\":" + std::to_string(e.bind) + (e.flow == 1 ? ",\"flow_out\":true" : ",\"flow_in\":true");
       buf += "}";
     } else {
       char b[64];

@@ -79,8 +79,8 @@ void Simulator::complete(uint32_t index) {
   if (x.stream_owner) return complete_stream(index);
   const TimePs resume_at = q_.now() + (x.remote_load ? rtt_ps_ : 0);
   if (trace_) {
-    x.slice = trace_->slice(Trace::pid(x.owner->rank), Trace::block_tid(x.owner->index), x.name, x.issued,
-                            resume_at, "\"bytes\":" + std::to_string(x.bytes));
+    x.slice = trace_->slice(Trace::pid(x.owner->rank), Trace::block_tid(x.owner->index), x.name, x.issued, resume_at,
+                            "\"bytes\":" + std::to_string(x.bytes));
   }
   if (x.posted) {
     q_.push(resume_at, kResumeBlock, uint32_t(x.owner->rank * blocks_ + x.owner->index), 0);

@@ -63,9 +63,8 @@ void Simulator::copy(Block& b, uintptr_t dst, uintptr_t src, std::size_t bytes) 
   }
   add_transfer_uses(x, me, s.space, d.space, 1, 1);
   if (use_w_[res_hbm(me)] == 0)
-    uses_.erase(
-        std::remove_if(uses_.begin(), uses_.end(), [&](const Use& u) { return u.res == res_hbm(me); }),
-        uses_.end());
+    uses_.erase(std::remove_if(uses_.begin(), uses_.end(), [&](const Use& u) { return u.res == res_hbm(me); }),
+                uses_.end());
   start_flow(b, index, block_bpp_, double(bytes));
 }
 
@@ -112,9 +111,8 @@ void Simulator::reduce(Block& b, DType t, uintptr_t dst, const void* const* srcs
     add_use(res_hbm(me), 0.5);
   }
   if (data_) {
-    with_type(t, [&]<class T>() {
-      reduce_data<T>(acc_, x.data, reinterpret_cast<const T* const*>(host_src), n, count, op);
-    });
+    with_type(
+        t, [&]<class T>() { reduce_data<T>(acc_, x.data, reinterpret_cast<const T* const*>(host_src), n, count, op); });
     if (race_) store(b, d.space, d.off, bytes);
   }
   // The per-block cap is on everything the block loads: n sources per unit of progress.
@@ -167,8 +165,8 @@ void Simulator::multimem(Block& b, DType t, uintptr_t mc, std::size_t count, Red
 void Simulator::signal(Block& b, int peer, uint32_t slot, uint32_t value, MemOrder order) {
   if (peer < 0 || peer >= world_ || slot >= pad::kFlagSlots)
     fail(ErrorCode::kInvalidArgument, "rank " + std::to_string(b.rank) + " block " + std::to_string(b.index) +
-                                          ": signal(peer=" + std::to_string(peer) + ", slot=" +
-                                          std::to_string(slot) + ") is outside the world or the pad's flags");
+                                          ": signal(peer=" + std::to_string(peer) + ", slot=" + std::to_string(slot) +
+                                          ") is outside the world or the pad's flags");
   const TimePs t0 = q_.now();
   const bool release = order == MemOrder::kRelease;
   if (release && b.inflight) {
@@ -189,8 +187,8 @@ void Simulator::signal(Block& b, int peer, uint32_t slot, uint32_t value, MemOrd
   free_lands_.pop_back();
   uint32_t slice = kNoSlice;
   if (trace_)
-    slice = trace_->slice(Trace::pid(b.rank), Trace::block_tid(b.index),
-                          release ? "signal.release" : "signal", t0, q_.now(),
+    slice = trace_->slice(Trace::pid(b.rank), Trace::block_tid(b.index), release ? "signal.release" : "signal", t0,
+                          q_.now(),
                           "\"peer\":" + std::to_string(peer) + ",\"slot\":" + std::to_string(slot) +
                               ",\"value\":" + std::to_string(value));
   lands_[li] = FlagLand{peer, slot, value, std::move(snap), slice};

@@ -45,8 +45,8 @@ struct AllGatherStLl {
     const void* in = static_cast<const T*>(a.in) + piece.begin;
     ctx.put_ll(&dst, &in, 1, piece.count * sizeof(T), e);
     const void* src = LlLayout::slot(a.scratch, n, b, e, from);
-    ctx.template reduce_ll<T>(static_cast<T*>(a.out) + std::size_t(from) * a.count + piece.begin, &src, 1,
-                              piece.count, e, a.op);
+    ctx.template reduce_ll<T>(static_cast<T*>(a.out) + std::size_t(from) * a.count + piece.begin, &src, 1, piece.count,
+                              e, a.op);
   }
 };
 

@@ -43,8 +43,7 @@ struct AllReduceMcLdReduceMcStT {
     }
     barrier(ctx, kOrder);
     const Range mine = split_vec<T>(split_vec<T>(a.count, n, me), nb, b);
-    if (mine.count)
-      ctx.template multimem_reduce<T>(static_cast<T*>(a.out_mc) + mine.begin, mine.count, a.op);
+    if (mine.count) ctx.template multimem_reduce<T>(static_cast<T*>(a.out_mc) + mine.begin, mine.count, a.op);
     barrier(ctx, kOrder);
   }
 };

@@ -44,16 +44,14 @@ struct AllReduceRsLdAgT {
       ctx.template reduce<T>(out + mine.begin, srcs, n, mine.count, a.op);
     }
     if constexpr (kGatherByStores) {
-      for (int i = 1; i < n && bytes; ++i)
-        ctx.copy(ctx.peer(out + mine.begin, (me + i) % n), out + mine.begin, bytes);
+      for (int i = 1; i < n && bytes; ++i) ctx.copy(ctx.peer(out + mine.begin, (me + i) % n), out + mine.begin, bytes);
       if constexpr (kEndBarrier) barrier(ctx, kOrder);
     } else {
       barrier(ctx, kOrder);
       for (int i = 1; i < n; ++i) {
         const int r = (me + i) % n;
         const Range theirs = piece_of(r);
-        if (theirs.count)
-          ctx.copy(out + theirs.begin, ctx.peer(out + theirs.begin, r), theirs.count * sizeof(T));
+        if (theirs.count) ctx.copy(out + theirs.begin, ctx.peer(out + theirs.begin, r), theirs.count * sizeof(T));
       }
       if constexpr (kEndBarrier) barrier(ctx, kOrder);
     }

@@ -51,15 +51,12 @@ struct AllReduceStReduceT {
       const int r = (me + i) % n;
       if (bytes) ctx.copy(ctx.peer(mine, r), in, bytes);
     }
-    for (int i = 1; i < n; ++i)
-      ctx.signal((me + i) % n, pad::flag(Config::kChannel, b, me), e, kSignal);
-    for (int i = 1; i < n; ++i)
-      ctx.wait(pad::flag(Config::kChannel, b, (me + i) % n), e, kWait);
+    for (int i = 1; i < n; ++i) ctx.signal((me + i) % n, pad::flag(Config::kChannel, b, me), e, kSignal);
+    for (int i = 1; i < n; ++i) ctx.wait(pad::flag(Config::kChannel, b, (me + i) % n), e, kWait);
 
     const T* srcs[Ctx::kWorldLimit];
     for (int r = 0; r < n; ++r) srcs[r] = reinterpret_cast<const T*>(BlockRegions::slot(a.scratch, n, b, half, r));
-    if (piece.count)
-      ctx.template reduce<T>(static_cast<T*>(a.out) + piece.begin, srcs, n, piece.count, a.op);
+    if (piece.count) ctx.template reduce<T>(static_cast<T*>(a.out) + piece.begin, srcs, n, piece.count, a.op);
   }
 };
 using AllReduceStReduce = AllReduceStReduceT<>;

@@ -63,10 +63,11 @@ struct BarrierProgram {
 };
 
 struct BarrierAcqRel : BarrierProgram<kBarrierAcqRel> {
-  static constexpr Descriptor kDescriptor{.op = Op::kBarrier,
-                                          .name = "signal_wait",
-                                          .alias = "acq_rel",
-                                          .summary = "blockwise barrier on signal pads, release signals / acquire waits"};
+  static constexpr Descriptor kDescriptor{
+      .op = Op::kBarrier,
+      .name = "signal_wait",
+      .alias = "acq_rel",
+      .summary = "blockwise barrier on signal pads, release signals / acquire waits"};
 };
 
 }  // namespace symm

@@ -8,10 +8,11 @@
 namespace symm {
 
 struct BarrierRelaxed : BarrierProgram<kBarrierRelaxed> {
-  static constexpr Descriptor kDescriptor{.op = Op::kBarrier,
-                                          .name = "signal_wait_relaxed",
-                                          .alias = "relaxed",
-                                          .summary = "blockwise barrier on signal pads, relaxed (orders execution only)"};
+  static constexpr Descriptor kDescriptor{
+      .op = Op::kBarrier,
+      .name = "signal_wait_relaxed",
+      .alias = "relaxed",
+      .summary = "blockwise barrier on signal pads, relaxed (orders execution only)"};
 };
 
 }  // namespace symm

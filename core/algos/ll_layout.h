@@ -11,7 +11,7 @@ namespace symm {
 
 struct LlLayout : BlockRegions {
   static constexpr std::size_t kPieceBytes = kSlotBytes / 2;  // data bytes per slot
-  static constexpr int kCounter = 2;  // pad::counter(block, kCounter) gives the epochs
+  static constexpr int kCounter = 2;                          // pad::counter(block, kCounter) gives the epochs
   static_assert(ll_bytes(kPieceBytes) == kSlotBytes);
 };
 

@@ -71,7 +71,8 @@ struct MmRsGemmCeRingReduce {
         const int s = side_stream(h, j);
         h.wait_event(s, ev);
         if (ch.size(k))
-          h.copy_engine(s, h.peer(scratch, q) + std::size_t(me) * slot_bytes + ch.begin(k), partial + begin, ch.size(k));
+          h.copy_engine(s, h.peer(scratch, q) + std::size_t(me) * slot_bytes + ch.begin(k), partial + begin,
+                        ch.size(k));
         h.write_flag(s, q, pad::plan_flag(pad::kPlanData, k, me), 1);
       }
     }

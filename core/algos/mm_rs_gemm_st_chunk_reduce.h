@@ -55,7 +55,7 @@ struct MmRsGemmStChunkReduce {
       h.gemm(kMainStream, g);
     };
 
-    plan_entry(h);                                                                 // step 1
+    plan_entry(h);                                                               // step 1
     gemm(std::size_t(me) * rows, rows, partial + std::size_t(me) * slot_bytes);  // step 2
     h.record(kMainStream, 1);
     for (int i = 1; i < n; ++i) {  // step 3

@@ -34,8 +34,7 @@ struct ReduceScatterLdReduceT {
     for (int r = 0; r < n; ++r) srcs[r] = ctx.peer(in, r);
 
     barrier(ctx, kOrder);
-    if (piece.count)
-      ctx.template reduce<T>(static_cast<T*>(a.out) + piece.begin, srcs, n, piece.count, a.op);
+    if (piece.count) ctx.template reduce<T>(static_cast<T*>(a.out) + piece.begin, srcs, n, piece.count, a.op);
     barrier(ctx, kOrder);
   }
 };

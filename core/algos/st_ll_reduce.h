@@ -34,8 +34,8 @@ struct StLlReduceT {
             [&](int q) { return kScatter ? in + std::size_t(q) * a.count : in; });
     const void* srcs[Ctx::kWorldLimit];
     ll_received(ctx, a.scratch, e, srcs);
-    ctx.template reduce_ll<T>(static_cast<T*>(a.out) + piece.begin, srcs, ctx.world(), piece.count,
-                              e + kWaitAhead, a.op);
+    ctx.template reduce_ll<T>(static_cast<T*>(a.out) + piece.begin, srcs, ctx.world(), piece.count, e + kWaitAhead,
+                              a.op);
   }
 };
 

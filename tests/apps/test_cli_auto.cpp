@@ -76,10 +76,9 @@ TEST(CliAuto, MachineWithoutTableTakesTheRule) {
   const std::string ini = ::testing::TempDir() + "symm_untabled.ini";
   ASSERT_EQ(std::system(("cp " SYMM_SOURCE_DIR "/experiments/machines/h200x4.ini " + ini).c_str()), 0);
   int code = 0;
-  const std::string out =
-      sh("SYMM_AUTO_DIR=/nonexistent " + std::string(SYMMCOLL_BIN) + " run --machine " + ini +
-             " --algo auto --bytes 64M --timing-only",
-         &code);
+  const std::string out = sh("SYMM_AUTO_DIR=/nonexistent " + std::string(SYMMCOLL_BIN) + " run --machine " + ini +
+                                 " --algo auto --bytes 64M --timing-only",
+                             &code);
   EXPECT_EQ(code, 0) << out;
   EXPECT_NE(out.find("auto: all_reduce 64M: all_reduce.rs_ld_ag_st at its default block count; no auto table for "
                      "machine 'symm_untabled'; rule: the bandwidth program"),

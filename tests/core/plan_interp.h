@@ -32,7 +32,9 @@ enum class Policy { kMainFirst, kSideFirst };
 class PlanWorld {
  public:
   PlanWorld(int world, std::size_t heap_bytes, int streams)
-      : world_(world), streams_(streams), heaps_(std::size_t(world), std::vector<char>(heap_bytes, 0)),
+      : world_(world),
+        streams_(streams),
+        heaps_(std::size_t(world), std::vector<char>(heap_bytes, 0)),
         flags_(std::size_t(world), std::vector<uint32_t>(pad::kPadSlots, 0)),
         queues_(std::size_t(world), std::vector<std::deque<Item>>(std::size_t(streams))),
         recorded_(std::size_t(world)) {}
@@ -110,8 +112,10 @@ class PlanWorld {
     }
     void gemm(int s, const GemmArgs& g) {
       push(s, [g] {
-        if (g.dtype == DType::kBF16) run_gemm<bf16>(g);
-        else run_gemm<fp16>(g);
+        if (g.dtype == DType::kBF16)
+          run_gemm<bf16>(g);
+        else
+          run_gemm<fp16>(g);
       });
     }
 

@@ -1,16 +1,15 @@
 // `--algo auto`'s loader (core/auto_select.h) on a small fixture table: the neighbour rule, the
 // fallbacks (dtype, graph mode, world, a refused algorithm, a refused block count) and the rule
 // without a table.
-#include "core/auto_select.h"
-
 #include <gtest/gtest.h>
-
-#include <cstdlib>
 #include <unistd.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <string>
+
+#include "core/auto_select.h"
 
 namespace symm {
 namespace {

@@ -35,7 +35,7 @@ TEST(Common, Fp16RoundTripAndRounding) {
   EXPECT_EQ(to_float(from_float<fp16>(65504.0f)), 65504.0f);
   EXPECT_TRUE(std::isinf(to_float(from_float<fp16>(70000.0f))));
   EXPECT_EQ(to_float(from_float<fp16>(std::ldexp(1.0f, -24))), std::ldexp(1.0f, -24));  // subnormal
-  EXPECT_EQ(to_float(from_float<fp16>(1.0f + std::ldexp(1.0f, -11))), 1.0f);           // tie to even
+  EXPECT_EQ(to_float(from_float<fp16>(1.0f + std::ldexp(1.0f, -11))), 1.0f);            // tie to even
   EXPECT_EQ(to_float(from_float<fp16>(1.0f + 3 * std::ldexp(1.0f, -11))), 1.0f + std::ldexp(1.0f, -9));
 }
 

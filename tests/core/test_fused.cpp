@@ -114,8 +114,8 @@ struct Layout {
 // Runs `Plan` on a world of `n` ranks (twice, to exercise consumed flags) and returns the worst
 // per-row error against the float64 reference over ranks (inf on poison).
 template <class Plan>
-double run_fused(FusedOp op, int n, const MatShape& s, std::size_t chunk_rows, testing::Policy pol,
-                 bool mutant = false, int calls = 2) {
+double run_fused(FusedOp op, int n, const MatShape& s, std::size_t chunk_rows, testing::Policy pol, bool mutant = false,
+                 int calls = 2) {
   using T = bf16;
   const FusedBuffers fb = fused_buffers(op, s, n, DType::kBF16);
   auto up = [](std::size_t b) { return (b + 255) / 256 * 256; };

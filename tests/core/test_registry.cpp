@@ -80,8 +80,8 @@ TEST(Registry, LlProgramsBoundBlocksBothWays) {
   ASSERT_TRUE(ag.blocks_per_peer);
   EXPECT_NO_THROW(check_args(ag, DType::kBF16, 1 << 20, 4, 64));
   EXPECT_THROW(check_args(ag, DType::kBF16, 2 << 20, 4, 64), Error);
-  EXPECT_THROW(check_args(ag, DType::kBF16, 4096, 4, 3), Error);   // fewer blocks than peers
-  EXPECT_NO_THROW(check_args(ag, DType::kBF16, 4096, 4, 6));       // offsets 0, 1 get 2 blocks
+  EXPECT_THROW(check_args(ag, DType::kBF16, 4096, 4, 3), Error);  // fewer blocks than peers
+  EXPECT_NO_THROW(check_args(ag, DType::kBF16, 4096, 4, 6));      // offsets 0, 1 get 2 blocks
   EXPECT_EQ(ag.default_blocks(4096, 4) % 4, 0);
   EXPECT_EQ(ag.default_blocks(1 << 20, 4), 64);
   EXPECT_GT(ag.scratch_bytes(4096, 4), 0u);
@@ -141,8 +141,8 @@ TEST(Registry, DefaultBlocksAreAccepted) {
   for (const AlgoInfo& a : algorithms()) {
     if (a.op == Op::kBarrier) continue;
     for (int w = 2; w <= 8; ++w)
-      for (std::size_t vecs : {std::size_t(1), std::size_t(3), std::size_t(64), std::size_t(1000),
-                               std::size_t(1) << 16, (std::size_t(1) << 16) + 7, std::size_t(1) << 24}) {
+      for (std::size_t vecs : {std::size_t(1), std::size_t(3), std::size_t(64), std::size_t(1000), std::size_t(1) << 16,
+                               (std::size_t(1) << 16) + 7, std::size_t(1) << 24}) {
         const std::size_t bytes = vecs * 16 * (a.op == Op::kAllReduce ? 1 : std::size_t(w));
         const std::size_t most = a.max_bytes_for(w);
         if (most && bytes > most) continue;

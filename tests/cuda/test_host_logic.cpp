@@ -45,7 +45,8 @@ TEST(RankEnv, ReadsTorchrunAndOpenMpi) {
   EXPECT_EQ(r.world, 4);
   EXPECT_EQ(r.local_rank, 2);
   EXPECT_EQ(r.run_dir, "/x");
-  r = rank_env(env_of({{"OMPI_COMM_WORLD_RANK", "1"}, {"OMPI_COMM_WORLD_SIZE", "2"}, {"OMPI_COMM_WORLD_LOCAL_RANK", "1"}}));
+  r = rank_env(
+      env_of({{"OMPI_COMM_WORLD_RANK", "1"}, {"OMPI_COMM_WORLD_SIZE", "2"}, {"OMPI_COMM_WORLD_LOCAL_RANK", "1"}}));
   EXPECT_EQ(r.rank, 1);
   EXPECT_EQ(r.world, 2);
 }
@@ -199,9 +200,8 @@ TEST(Timeout, PacketMessageNamesTheBuffer) {
 
 TEST(Timeout, MessageNamesRankBlockSlotChannelAndPeer) {
   WaitError e{1, 2, 5, pad::flag(0, 5, 3), 7, 6};
-  EXPECT_EQ(describe_wait_timeout(e),
-            "rank 2 block 5 timed out waiting on slot " + std::to_string(pad::flag(0, 5, 3)) +
-                " (channel 0, from rank 3): expected >= 7, saw 6");
+  EXPECT_EQ(describe_wait_timeout(e), "rank 2 block 5 timed out waiting on slot " + std::to_string(pad::flag(0, 5, 3)) +
+                                          " (channel 0, from rank 3): expected >= 7, saw 6");
 }
 
 TEST(Timeout, BoundsInSecondsAtTheDeviceClock) {
@@ -213,10 +213,18 @@ TEST(Timeout, BoundsInSecondsAtTheDeviceClock) {
   EXPECT_LE(kDefaultWaitTimeoutS, 5.0);
   EXPECT_EQ(wait_timeout_cycles(env_of({}), h200_khz), static_cast<unsigned long long>(kDefaultWaitTimeoutS * 1.98e9));
   EXPECT_EQ(wait_timeout_cycles(env_of({{"SYMM_WAIT_TIMEOUT_S", "0.5"}}), 1'000'000), 500'000'000u);
-  EXPECT_EQ(code_of([] { wait_timeout_cycles(env_of({{"SYMM_WAIT_TIMEOUT_CYCLES", "0"}}), 1); }),
+  EXPECT_EQ(code_of([] {
+              wait_timeout_cycles(env_of({{"SYMM_WAIT_TIMEOUT_CYCLES", "0"}}), 1);
+            }),
             ErrorCode::kInvalidArgument);
-  EXPECT_EQ(code_of([] { wait_timeout_seconds(env_of({{"SYMM_WAIT_TIMEOUT_S", "-1"}})); }), ErrorCode::kInvalidArgument);
-  EXPECT_EQ(code_of([] { wait_timeout_seconds(env_of({{"SYMM_WAIT_TIMEOUT_S", "2x"}})); }), ErrorCode::kInvalidArgument);
+  EXPECT_EQ(code_of([] {
+              wait_timeout_seconds(env_of({{"SYMM_WAIT_TIMEOUT_S", "-1"}}));
+            }),
+            ErrorCode::kInvalidArgument);
+  EXPECT_EQ(code_of([] {
+              wait_timeout_seconds(env_of({{"SYMM_WAIT_TIMEOUT_S", "2x"}}));
+            }),
+            ErrorCode::kInvalidArgument);
   // The host waits longer than any device wait, so a device report always comes first.
   EXPECT_DOUBLE_EQ(stream_timeout_seconds(env_of({}), 2.0), kDefaultStreamTimeoutS);
   EXPECT_DOUBLE_EQ(stream_timeout_seconds(env_of({}), 60.0), 240.0);
@@ -268,7 +276,8 @@ TEST(Launch, PropagatesFailureAndStopsTheOthers) {
   EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(2));
   // Ranks that ignore SIGTERM (stuck in a driver call, say) are killed a second later.
   t0 = std::chrono::steady_clock::now();
-  EXPECT_EQ(launch_ranks(3, {"/bin/sh", "-c", "trap '' TERM; if [ \"$RANK\" = 2 ]; then sleep 0.2; exit 1; fi; exec sleep 30"}),
+  EXPECT_EQ(launch_ranks(
+                3, {"/bin/sh", "-c", "trap '' TERM; if [ \"$RANK\" = 2 ]; then sleep 0.2; exit 1; fi; exec sleep 30"}),
             1);
   EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::milliseconds(2500));
   // A rank killed by a signal counts as failed (128 + signal).

@@ -92,8 +92,7 @@ TEST_P(EveryAlgorithm, MatchesReference) {
   for (int world : {2, 3, 4, 8}) {
     if (world < a.min_world || world > a.max_world) continue;
     // RS and AG sizes are the whole buffer: one vector per rank is the smallest call.
-    const std::size_t unit =
-        (a.op == Op::kReduceScatter || a.op == Op::kAllGather) ? 16 * std::size_t(world) : 16;
+    const std::size_t unit = (a.op == Op::kReduceScatter || a.op == Op::kAllGather) ? 16 * std::size_t(world) : 16;
     const std::size_t w = std::size_t(world);
     struct Size {
       std::size_t bytes;
@@ -191,8 +190,7 @@ TEST(Sim, EveryAlgorithmThreeCallsEveryWorld) {
   for (const AlgoInfo& a : algorithms()) {
     for (int world : {2, 3, 4, 8}) {
       if (world < a.min_world || world > a.max_world) continue;
-      const std::size_t unit =
-          (a.op == Op::kReduceScatter || a.op == Op::kAllGather) ? 16 * std::size_t(world) : 16;
+      const std::size_t unit = (a.op == Op::kReduceScatter || a.op == Op::kAllGather) ? 16 * std::size_t(world) : 16;
       for (std::size_t bytes : {unit * 5, unit * (64 * std::size_t(world) + 7)}) {
         RunSpec s = spec_for(a, DType::kBF16, world, bytes, 31 + std::size_t(world));
         s.calls = 3;

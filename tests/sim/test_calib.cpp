@@ -13,7 +13,9 @@
 namespace symm::sim {
 namespace {
 
-Machine machine(const char* name) { return Machine::by_name(std::string(SYMM_MACHINES_DIR_TEST) + "/" + name + ".ini"); }
+Machine machine(const char* name) {
+  return Machine::by_name(std::string(SYMM_MACHINES_DIR_TEST) + "/" + name + ".ini");
+}
 
 // Distinct values for every key (store != flag, HBM under the all-SM block cap, ingress under
 // egress), so a fit that swaps or merges two parameters cannot pass.

@@ -145,8 +145,8 @@ struct OneShotThenLateGarbage {
     AllReduceLdReduce::run<T>(ctx, a);
     const Range piece = split_vec<T>(a.count, ctx.blocks(), ctx.block());
     if (ctx.rank() == 0 && piece.count)
-      ctx.copy(ctx.peer(static_cast<T*>(a.out) + piece.begin, 1),
-               static_cast<const T*>(a.in) + piece.begin, piece.count * sizeof(T));
+      ctx.copy(ctx.peer(static_cast<T*>(a.out) + piece.begin, 1), static_cast<const T*>(a.in) + piece.begin,
+               piece.count * sizeof(T));
   }
 };
 
@@ -222,9 +222,9 @@ void expect_relaxed_wait_caught(const char* id, int world) {
 TEST(MemoryOrdering, RelaxedWaitAfterReleaseIsCaught) {
   for (int world : {2, 4}) {
     expect_relaxed_wait_caught<AllReduceLdReduceT<kBarrierRelaxedWait, kBarrierRelaxedWait>>("all_reduce.one_shot",
-                                                                                            world);
-    expect_relaxed_wait_caught<AllReduceStReduceT<MemOrder::kRelease, MemOrder::kRelaxed>>(
-        "all_reduce.one_shot_push", world);
+                                                                                             world);
+    expect_relaxed_wait_caught<AllReduceStReduceT<MemOrder::kRelease, MemOrder::kRelaxed>>("all_reduce.one_shot_push",
+                                                                                           world);
     expect_relaxed_wait_caught<AllReduceRsLdAgT<true, kBarrierRelaxedWait>>("all_reduce.two_shot", world);
     expect_relaxed_wait_caught<AllReduceRsLdAgT<false, kBarrierRelaxedWait>>("all_reduce.two_shot_ld", world);
     expect_relaxed_wait_caught<AllReduceMcLdReduceMcStT<kBarrierRelaxedWait>>("all_reduce.multimem", world);
@@ -288,8 +288,7 @@ TEST(Deadlock, MissingPeerIsNamed) {
   std::string msg;
   EXPECT_EQ(code_of([&] { run_program<BarrierMissingPeer>(s); }, &msg), ErrorCode::kDeadlock);
   // Rank 0's block 0 waits on flags[0][0][3], written by nobody.
-  EXPECT_NE(msg.find("rank 0 block 0 waits on slot " + std::to_string(pad::flag(0, 0, 3))), std::string::npos)
-      << msg;
+  EXPECT_NE(msg.find("rank 0 block 0 waits on slot " + std::to_string(pad::flag(0, 0, 3))), std::string::npos) << msg;
   EXPECT_NE(msg.find("channel 0, block 0, from rank 3"), std::string::npos) << msg;
   EXPECT_NE(msg.find("value >= 1 but sees 0"), std::string::npos) << msg;
   EXPECT_NE(msg.find("1 other blocked wait"), std::string::npos) << msg;  // block 1 of rank 0
@@ -314,8 +313,8 @@ TEST(Deadlock, LlWaitOnAnEpochThatNeverComesIsNamed) {
     const std::string want =
         "deadlock: rank 0 block 0 waits in reduce_ll for epoch 2 on the packet buffer rank 0's "
         "scratch bytes [" +
-        std::to_string(at) + "," + std::to_string(at + 4096) + ") but the packet at byte " +
-        std::to_string(at) + " holds epoch 1";
+        std::to_string(at) + "," + std::to_string(at + 4096) + ") but the packet at byte " + std::to_string(at) +
+        " holds epoch 1";
     EXPECT_NE(msg.find(want), std::string::npos) << msg;
     EXPECT_NE(msg.find("(and 7 other blocked waits)"), std::string::npos) << msg;  // 4 ranks x 2 blocks
   }
@@ -367,10 +366,9 @@ TEST(StalePackets, AnOlderEpochIsNotAccepted) {
     }
     EXPECT_EQ(code_of([&] { run_program<LlStaleSlot>(s); }, &msg), ErrorCode::kDeadlock);
     // Rank 0's slot from rank 1: 1024 B of data = 2048 B of packets at 2048.
-    EXPECT_NE(
-        msg.find("deadlock: rank 0 block 0 waits in reduce_ll for epoch 2 on the packet buffer rank 0's "
-                 "scratch bytes [2048,4096) but the packet at byte 2048"),
-        std::string::npos)
+    EXPECT_NE(msg.find("deadlock: rank 0 block 0 waits in reduce_ll for epoch 2 on the packet buffer rank 0's "
+                       "scratch bytes [2048,4096) but the packet at byte 2048"),
+              std::string::npos)
         << msg;
     EXPECT_NE(msg.find("holds epoch 1 (and 0 other blocked waits)"), std::string::npos) << msg;
   }
@@ -389,7 +387,7 @@ TEST(StalePackets, CallsWithDifferentBlockCountsStayCorrect) {
       // push_ll all-gather deals blocks to the 4 peers: it needs at least 4 (5 and 6 give some
       // offsets more blocks than others).
       const AlgoInfo& a = find_algo(id);
-      const std::vector<int> blocks = a.blocks_per_peer            ? std::vector<int>{4, 8, 5, 4, 12, 6}
+      const std::vector<int> blocks = a.blocks_per_peer        ? std::vector<int>{4, 8, 5, 4, 12, 6}
                                       : a.op == Op::kAllReduce ? std::vector<int>{4, 2, 8, 3, 5, 2}
                                                                : std::vector<int>{4, 1, 8, 3, 5, 1};
       SCOPED_TRACE(std::string(id) + " " + dtype_name(t));

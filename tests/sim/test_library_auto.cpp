@@ -1,7 +1,6 @@
 // The library's "auto" on the simulator (include/symmcoll/symmcoll.h): the communicator asks
 // the table of its own machine file and launch mode, and runs the chosen block count.
 #include <gtest/gtest.h>
-
 #include <symmcoll/symmcoll.h>
 
 #include <vector>
@@ -24,8 +23,8 @@ TEST(LibraryAuto, SimCommunicatorRunsTheTablesChoiceWithItsBlocks) {
     std::vector<std::vector<char>> in(std::size_t(world), buffer), out(std::size_t(world), buffer);
     CallInfo info;
     for (int r = 0; r < world; ++r)
-      info = ranks[std::size_t(r)]->all_reduce(in[std::size_t(r)].data(), out[std::size_t(r)].data(), count,
-                                               DType::kBF16);
+      info =
+          ranks[std::size_t(r)]->all_reduce(in[std::size_t(r)].data(), out[std::size_t(r)].data(), count, DType::kBF16);
     ASSERT_TRUE(info.complete);
     const AutoChoice want = auto_choose(AutoQuery{"h200x4", Op::kAllReduce, bytes, world, DType::kBF16, graph});
     EXPECT_EQ(info.algo, want.algo) << want.why;
@@ -44,8 +43,8 @@ TEST(LibraryAuto, SimCommunicatorRunsTheTablesChoiceWithItsBlocks) {
     if (want.blocks != want.algo->default_blocks(bytes, world)) {
       ++differs;
       s.blocks = 0;
-      EXPECT_NE(info.predicted_us, sim::run(s).time_us) << "default " << want.algo->default_blocks(bytes, world)
-                                                        << " vs table " << want.blocks;
+      EXPECT_NE(info.predicted_us, sim::run(s).time_us)
+          << "default " << want.algo->default_blocks(bytes, world) << " vs table " << want.blocks;
     }
   }
   EXPECT_GT(differs, 0) << "no mode's table block count differs from the default at this size: pick another";

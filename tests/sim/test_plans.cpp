@@ -189,8 +189,8 @@ TEST(Plans, TraceHasStreamAndCopyEngineTracks) {
   std::stringstream ss;
   ss << f.rdbuf();
   const std::string t = ss.str();
-  for (const char* want : {"\"stream 1\"", "\"copy engine 0\"", "\"copy_engine\"", "\"write_flag\"",
-                           "\"wait_flag\"", "\"launch\"", "\"block\""})
+  for (const char* want : {"\"stream 1\"", "\"copy engine 0\"", "\"copy_engine\"", "\"write_flag\"", "\"wait_flag\"",
+                           "\"launch\"", "\"block\""})
     EXPECT_NE(t.find(want), std::string::npos) << want;
   std::remove(path.c_str());
 }

@@ -92,11 +92,9 @@ std::vector<std::string> validate(const std::string& json, bool want_link_counte
     const std::string ph = e.get<std::string>("ph", "");
     const int pid = e.get<int>("pid", -1);
     const auto tid_opt = e.get_optional<int>("tid");
-    if (pid < 1)
-      bad.push_back("event " + std::to_string(index) + " (" + ph + "): pid " + std::to_string(pid) + " < 1");
+    if (pid < 1) bad.push_back("event " + std::to_string(index) + " (" + ph + "): pid " + std::to_string(pid) + " < 1");
     if (tid_opt && *tid_opt < 1)
-      bad.push_back("event " + std::to_string(index) + " (" + ph + "): tid " + std::to_string(*tid_opt) +
-                    " < 1");
+      bad.push_back("event " + std::to_string(index) + " (" + ph + "): tid " + std::to_string(*tid_opt) + " < 1");
     const int tid = tid_opt ? *tid_opt : 0;
     if (ph == "M") {
       const std::string what = e.get<std::string>("name", "");
@@ -140,15 +138,13 @@ std::vector<std::string> validate(const std::string& json, bool want_link_counte
                       ") starts before the one written before it");
       if (prev && prev->ts == s.ts && prev->end > prev->ts && s.end > prev->end)
         bad.push_back(track_name(track) + ": slice '" + s.name + "' (event " + std::to_string(s.index) +
-                      ") encloses '" + prev->name +
-                      "' at the same ts but is written after it (parent after child)");
+                      ") encloses '" + prev->name + "' at the same ts but is written after it (parent after child)");
       last_ts = s.ts;
       prev = &s;
       while (!open.empty() && open.back()->end <= s.ts) open.pop_back();
       if (!open.empty() && s.end > open.back()->end)
         bad.push_back(track_name(track) + ": slice '" + s.name + "' (event " + std::to_string(s.index) +
-                      ") is not nested in '" + open.back()->name + "' (event " +
-                      std::to_string(open.back()->index) +
+                      ") is not nested in '" + open.back()->name + "' (event " + std::to_string(open.back()->index) +
                       "), which it overlaps: written after a child, or overlapping");
       open.push_back(&s);
     }
@@ -158,8 +154,7 @@ std::vector<std::string> validate(const std::string& json, bool want_link_counte
   for (const Track& t : named_threads)
     if (!slices.count(t)) bad.push_back(track_name(t) + " is named but has no slices");
   for (int p : named_processes)
-    if (!events_of_pid.count(p))
-      bad.push_back("process " + std::to_string(p) + " is named but has no events");
+    if (!events_of_pid.count(p)) bad.push_back("process " + std::to_string(p) + " is named but has no events");
 
   // Flows. v1 events bind to the one innermost slice of their track containing their ts.
   auto bind_v1 = [&](FlowEnd& f, const std::string& id, const char* what) {
@@ -178,8 +173,7 @@ std::vector<std::string> validate(const std::string& json, bool want_link_counte
     }
     if (inner.size() != 1) {
       bad.push_back("flow " + id + ": its " + what + " at " + track_name(f.track) + " is in " +
-                    std::to_string(inner.size()) +
-                    " innermost slices (must be exactly 1: none, or ambiguous)");
+                    std::to_string(inner.size()) + " innermost slices (must be exactly 1: none, or ambiguous)");
       return;
     }
     f.bound = inner[0];
@@ -205,8 +199,8 @@ std::vector<std::string> validate(const std::string& json, bool want_link_counte
     const auto& outs = flow_out[id];
     const auto& ins = flow_in[id];
     if (outs.size() != 1 || ins.size() != 1) {
-      bad.push_back("flow " + id + ": " + std::to_string(outs.size()) + " starts and " +
-                    std::to_string(ins.size()) + " ends (must be 1 and 1)");
+      bad.push_back("flow " + id + ": " + std::to_string(outs.size()) + " starts and " + std::to_string(ins.size()) +
+                    " ends (must be 1 and 1)");
       continue;
     }
     const Slice* from = bound_slice(outs[0]);
@@ -225,13 +219,11 @@ std::vector<std::string> validate(const std::string& json, bool want_link_counte
                       std::to_string(to->pid) + " slot " + to->ev->get<std::string>("args.slot", "?"));
     }
     if (from_put && to->name != "reduce_ll" && to->name != "packets seen")
-      bad.push_back("flow " + id + ": a put_ll's arrow ends at '" + to->name +
-                    "' (want reduce_ll / packets seen)");
+      bad.push_back("flow " + id + ": a put_ll's arrow ends at '" + to->name + "' (want reduce_ll / packets seen)");
     // Perfetto binds arrow ends in file (time) order: an end before its start is dropped.
     if (to->index < from->index)
       bad.push_back("flow " + id + ": its end ('" + to->name + "', event " + std::to_string(to->index) +
-                    ") is written before its start ('" + from->name + "', event " +
-                    std::to_string(from->index) + ")");
+                    ") is written before its start ('" + from->name + "', event " + std::to_string(from->index) + ")");
   }
 
   // Link counters: one track per direction per GPU that has slices.
@@ -271,11 +263,10 @@ const std::string kMeta = R"({"name":"process_name","ph":"M","pid":1,"tid":1,"ar
                           R"({"name":"process_name","ph":"M","pid":2,"tid":1,"args":{"name":"rank 1"}},)"
                           R"({"name":"thread_name","ph":"M","pid":1,"tid":1,"args":{"name":"block 0"}},)"
                           R"({"name":"thread_name","ph":"M","pid":2,"tid":1,"args":{"name":"block 0"}},)";
-const std::string kCounters =
-    R"({"name":"nvlink egress","ph":"C","pid":1,"ts":0.000000,"args":{"GB/s":1.0}},)"
-    R"({"name":"nvlink ingress","ph":"C","pid":1,"ts":0.000000,"args":{"GB/s":1.0}},)"
-    R"({"name":"nvlink egress","ph":"C","pid":2,"ts":0.000000,"args":{"GB/s":1.0}},)"
-    R"({"name":"nvlink ingress","ph":"C","pid":2,"ts":0.000000,"args":{"GB/s":1.0}},)";
+const std::string kCounters = R"({"name":"nvlink egress","ph":"C","pid":1,"ts":0.000000,"args":{"GB/s":1.0}},)"
+                              R"({"name":"nvlink ingress","ph":"C","pid":1,"ts":0.000000,"args":{"GB/s":1.0}},)"
+                              R"({"name":"nvlink egress","ph":"C","pid":2,"ts":0.000000,"args":{"GB/s":1.0}},)"
+                              R"({"name":"nvlink ingress","ph":"C","pid":2,"ts":0.000000,"args":{"GB/s":1.0}},)";
 const std::string kBlock0 = R"({"name":"block","ph":"X","pid":1,"tid":1,"ts":1.000000,"dur":5.000000},)";
 const std::string kSignal =
     R"({"name":"signal","ph":"X","pid":1,"tid":1,"ts":1.000000,"dur":0.000000,"args":{"peer":1,"slot":3},"bind_id":7,"flow_out":true},)";
@@ -312,8 +303,8 @@ TEST(TraceValidator, CatchesEachRule) {
   check(trace_of(kMeta + kCounters + kBlock1 + kWait + "," + kBlock0 + kSignal.substr(0, kSignal.size() - 1)),
         "is written before its start");
   // A named thread with nothing on it.
-  check(trace_of(kMeta + R"({"name":"thread_name","ph":"M","pid":1,"tid":9,"args":{"name":"host"}},)" +
-                 kCounters + kBlock0 + kSignal + kBlock1 + kWait),
+  check(trace_of(kMeta + R"({"name":"thread_name","ph":"M","pid":1,"tid":9,"args":{"name":"host"}},)" + kCounters +
+                 kBlock0 + kSignal + kBlock1 + kWait),
         "is named but has no slices");
   // A flow with no end; a flow ending at the wrong rank; a v1 end on a boundary shared by two slices.
   std::string no_end = s;
@@ -330,14 +321,12 @@ TEST(TraceValidator, CatchesEachRule) {
       R"({"name":"f","cat":"flag","ph":"f","bp":"e","id":5,"pid":2,"tid":1,"ts":3.0})";
   check(trace_of(shared_boundary), "innermost slices (must be exactly 1");
   // Counters: one per rank instead of one per link direction; time going back.
-  check(trace_of(kMeta +
-                 R"({"name":"nvlink GB/s","ph":"C","pid":1,"ts":0.0,"args":{"egress":1,"ingress":1}},)" +
+  check(trace_of(kMeta + R"({"name":"nvlink GB/s","ph":"C","pid":1,"ts":0.0,"args":{"egress":1,"ingress":1}},)" +
                  kBlock0 + kSignal + kBlock1 + kWait),
         "has no 'nvlink egress' counter track");
-  check(trace_of(kMeta + kCounters +
-                 R"({"name":"nvlink egress","ph":"C","pid":1,"ts":0.0,"args":{"GB/s":1.0}},)" +
-                 R"({"name":"nvlink egress","ph":"C","pid":1,"ts":-1.0,"args":{"GB/s":1.0}},)" + kBlock0 +
-                 kSignal + kBlock1 + kWait),
+  check(trace_of(kMeta + kCounters + R"({"name":"nvlink egress","ph":"C","pid":1,"ts":0.0,"args":{"GB/s":1.0}},)" +
+                 R"({"name":"nvlink egress","ph":"C","pid":1,"ts":-1.0,"args":{"GB/s":1.0}},)" + kBlock0 + kSignal +
+                 kBlock1 + kWait),
         "goes back in time");
 }
 

@@ -1,9 +1,8 @@
 // symmcoll_cuda: the CUDA sub-commands alone (bench, launch), for device runs that should not
 // carry the simulator. Same entry points and error handling as `symmcoll`.
+#include <boost/program_options/errors.hpp>
 #include <cstdio>
 #include <string>
-
-#include <boost/program_options/errors.hpp>
 
 #include "apps/cmd_cuda.h"
 #include "core/common.h"
@@ -18,7 +17,9 @@ int main(int argc, char** argv) {
   } catch (const symm::Error& e) {
     std::fprintf(stderr, "symmcoll: error: %s\n", e.what());
     const auto c = e.code();
-    return c == symm::ErrorCode::kInvalidArgument || c == symm::ErrorCode::kUnsupported || c == symm::ErrorCode::kIo ? 2 : 1;
+    return c == symm::ErrorCode::kInvalidArgument || c == symm::ErrorCode::kUnsupported || c == symm::ErrorCode::kIo
+               ? 2
+               : 1;
   } catch (const boost::program_options::error& e) {
     std::fprintf(stderr, "symmcoll: error: %s\n", e.what());
     return 2;
