@@ -168,4 +168,28 @@ int side_stream(const Host& h, int j) {
   return side > 0 ? 1 + j % side : kMainStream;
 }
 
+// The copy-engine push both collective plans share, after plan_entry: the side streams start
+// after event 0 (recorded here on the main stream); for every chunk k and every peer q in
+// rank-swizzled order (me+1, me+2, ...: at each step every rank sends to a different peer, so
+// every link is busy), round robin over the side streams, copy_engine(dst(q, k), src(q, k),
+// size of chunk k) and then, on the same stream (it publishes the copy), the data flag (k, me)
+// into q's pad. `dst` / `src` give the chunk's addresses: dst a peer's (h.peer), src local.
+// kFault plants the faults of PlanFault for the tests.
+template <PlanFault kFault, class Host, class Dst, class Src>
+void push_chunks(Host& h, const Chunks& ch, Dst dst, Src src) {
+  const int me = h.rank(), n = h.world();
+  h.record(kMainStream, 0);
+  for (int s = 1; s < h.streams(); ++s) h.wait_event(s, 0);
+  int j = 0;
+  for (int k = 0; k < ch.count; ++k)
+    for (int i = 1; i < n; ++i, ++j) {
+      const int q = (me + i) % n, s = side_stream(h, j);
+      if (ch.size(k)) h.copy_engine(s, dst(q, k), src(q, k), ch.size(k));
+      if constexpr (kFault == PlanFault::kNoFlag)
+        if (k == 0 && i == 1) continue;
+      const int fs = kFault == PlanFault::kFlagOnOtherStream ? side_stream(h, j + 1) : s;
+      h.write_flag(fs, q, pad::plan_flag(pad::kPlanData, k, me), 1);
+    }
+}
+
 }  // namespace symm

@@ -203,7 +203,9 @@ class Simulator {
   void keep_outputs_under(int space, uint64_t off, std::size_t bytes);
 
   // ---- transfers (transfers.cpp) ----
+  Transfer& take_transfer(const char* name, uint32_t& index);
   Transfer& new_transfer(Block& b, const char* name, uint32_t& index);
+  void send_flag(int from_rank, FlagLand l);
   void add_use(uint32_t res, float w);  // w == 0 adds nothing
   // The resources a copy-like transfer of rank `me` weighs on, per unit of progress: a remote
   // load (weight load_w) on the source's egress and my ingress, a posted store (store_w) on my

@@ -260,19 +260,12 @@ void Simulator::start_item(Stream& s) {
         snap = s.release_snap;
         s.tick_before_store = true;
       }
-      if (free_lands_.empty()) {
-        free_lands_.push_back(uint32_t(lands_.size()));
-        lands_.emplace_back();
-      }
-      const uint32_t li = free_lands_.back();
-      free_lands_.pop_back();
       uint32_t slice = kNoSlice;
       if (trace_)
         slice = trace_->slice(Trace::pid(me), Trace::kStreamTid + s.index, "write_flag", q_.now(), q_.now(),
                               "\"peer\":" + std::to_string(it.peer) + ",\"slot\":" + std::to_string(it.slot) +
                                   ",\"value\":" + std::to_string(it.value));
-      lands_[li] = FlagLand{it.peer, it.slot, it.value, std::move(snap), slice, me, s.index};
-      q_.push(q_.now() + (it.peer == me ? 0 : flag_ps_), kFlagLand, 0, li);
+      send_flag(me, FlagLand{it.peer, it.slot, it.value, std::move(snap), slice, me, s.index});
       return item_done(s);
     }
     case ItemKind::kWaitFlag: {
@@ -412,19 +405,8 @@ void Simulator::start_stream_flow(uint32_t index) {
 }
 
 Transfer& Simulator::new_stream_transfer(Stream& s, const char* name, uint32_t& index) {
-  if (free_xfers_.empty()) {
-    free_xfers_.push_back(uint32_t(xfers_.size()));
-    xfers_.emplace_back();
-  }
-  index = free_xfers_.back();
-  free_xfers_.pop_back();
-  Transfer& x = xfers_[index];
-  x.owner = nullptr;
+  Transfer& x = take_transfer(name, index);
   x.stream_owner = &s;
-  x.name = name;
-  x.issued = q_.now();
-  x.remote_load = x.posted = x.ll = false;
-  x.ce = -1;
   return x;
 }
 

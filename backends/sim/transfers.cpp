@@ -11,7 +11,8 @@
 
 namespace symm::sim {
 
-Transfer& Simulator::new_transfer(Block& b, const char* name, uint32_t& index) {
+// A free transfer slot, reset (recycled transfers come from blocks, streams or an earlier run).
+Transfer& Simulator::take_transfer(const char* name, uint32_t& index) {
   if (free_xfers_.empty()) {
     free_xfers_.push_back(uint32_t(xfers_.size()));
     xfers_.emplace_back();
@@ -19,14 +20,34 @@ Transfer& Simulator::new_transfer(Block& b, const char* name, uint32_t& index) {
   index = free_xfers_.back();
   free_xfers_.pop_back();
   Transfer& x = xfers_[index];
-  x.owner = &b;
-  x.stream_owner = nullptr;  // recycled transfers may come from a stream (or an earlier run)
+  x.owner = nullptr;
+  x.stream_owner = nullptr;
   x.ce = -1;
   x.name = name;
   x.issued = q_.now();
   x.remote_load = x.posted = x.ll = false;
   x.slice = kNoSlice;
   return x;
+}
+
+Transfer& Simulator::new_transfer(Block& b, const char* name, uint32_t& index) {
+  Transfer& x = take_transfer(name, index);
+  x.owner = &b;
+  return x;
+}
+
+// A flag store (a block's signal or a stream's write_flag) lands flag_latency_us from now (at
+// once on the own rank).
+void Simulator::send_flag(int from_rank, FlagLand l) {
+  if (free_lands_.empty()) {
+    free_lands_.push_back(uint32_t(lands_.size()));
+    lands_.emplace_back();
+  }
+  const uint32_t li = free_lands_.back();
+  free_lands_.pop_back();
+  const int to = l.rank;
+  lands_[li] = std::move(l);
+  q_.push(q_.now() + (to == from_rank ? 0 : flag_ps_), kFlagLand, 0, li);
 }
 
 void Simulator::add_use(uint32_t res, float w) {

@@ -179,20 +179,13 @@ void Simulator::signal(Block& b, int peer, uint32_t slot, uint32_t value, MemOrd
     snap = b.release_snap;
     b.tick_before_store = true;
   }
-  if (free_lands_.empty()) {
-    free_lands_.push_back(uint32_t(lands_.size()));
-    lands_.emplace_back();
-  }
-  const uint32_t li = free_lands_.back();
-  free_lands_.pop_back();
   uint32_t slice = kNoSlice;
   if (trace_)
     slice = trace_->slice(Trace::pid(b.rank), Trace::block_tid(b.index), release ? "signal.release" : "signal", t0,
                           q_.now(),
                           "\"peer\":" + std::to_string(peer) + ",\"slot\":" + std::to_string(slot) +
                               ",\"value\":" + std::to_string(value));
-  lands_[li] = FlagLand{peer, slot, value, std::move(snap), slice};
-  q_.push(q_.now() + (peer == b.rank ? 0 : flag_ps_), kFlagLand, 0, li);
+  send_flag(b.rank, FlagLand{peer, slot, value, std::move(snap), slice});
 }
 
 // A signal's flag lands: set it and wake the waiters it satisfies.

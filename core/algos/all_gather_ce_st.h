@@ -40,7 +40,7 @@ struct AllGatherCeT {
   // `in` directly, as ag_mm does, saves that local copy on the main stream).
   template <class T, class Host>
   static Chunks push(Host& h, const PlanArgs& a, bool own_copy = true) {
-    const int me = h.rank(), n = h.world();
+    const int me = h.rank();
     const CollArgs& c = a.coll;
     const std::size_t bytes = c.count * sizeof(T);
     const Chunks ch(bytes, a.chunk_bytes ? a.chunk_bytes : Config::kChunkBytes);
@@ -49,18 +49,9 @@ struct AllGatherCeT {
     const std::size_t my_slot = std::size_t(me) * bytes;
 
     plan_entry(h);
-    h.record(kMainStream, 0);
-    for (int s = 1; s < h.streams(); ++s) h.wait_event(s, 0);
-    int j = 0;
-    for (int k = 0; k < ch.count; ++k)
-      for (int i = 1; i < n; ++i, ++j) {
-        const int q = (me + i) % n, s = side_stream(h, j);
-        if (ch.size(k)) h.copy_engine(s, h.peer(out, q) + my_slot + ch.begin(k), in + ch.begin(k), ch.size(k));
-        if constexpr (kFault == PlanFault::kNoFlag)
-          if (k == 0 && i == 1) continue;
-        const int fs = kFault == PlanFault::kFlagOnOtherStream ? side_stream(h, j + 1) : s;
-        h.write_flag(fs, q, pad::plan_flag(pad::kPlanData, k, me), 1);
-      }
+    push_chunks<kFault>(
+        h, ch, [&](int q, int k) { return h.peer(out, q) + my_slot + ch.begin(k); },
+        [&](int, int k) { return in + ch.begin(k); });
     if (bytes && own_copy) h.copy_engine(kMainStream, out + my_slot, in, bytes);
     for (int s = 1; s < h.streams(); ++s) h.record(s, s);
     return ch;

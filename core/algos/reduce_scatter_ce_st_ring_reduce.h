@@ -51,20 +51,9 @@ struct ReduceScatterCeT {
     char* scratch = static_cast<char*>(c.scratch);
 
     plan_entry(h);
-    h.record(kMainStream, 0);
-    for (int s = 1; s < h.streams(); ++s) h.wait_event(s, 0);
-    int j = 0;
-    for (int k = 0; k < ch.count; ++k)
-      for (int i = 1; i < n; ++i, ++j) {
-        const int q = (me + i) % n, s = side_stream(h, j);
-        if (ch.size(k))
-          h.copy_engine(s, h.peer(scratch, q) + std::size_t(me) * bytes + ch.begin(k),
-                        in + std::size_t(q) * bytes + ch.begin(k), ch.size(k));
-        if constexpr (kFault == PlanFault::kNoFlag)
-          if (k == 0 && i == 1) continue;
-        const int fs = kFault == PlanFault::kFlagOnOtherStream ? side_stream(h, j + 1) : s;
-        h.write_flag(fs, q, pad::plan_flag(pad::kPlanData, k, me), 1);
-      }
+    push_chunks<kFault>(
+        h, ch, [&](int q, int k) { return h.peer(scratch, q) + std::size_t(me) * bytes + ch.begin(k); },
+        [&](int q, int k) { return in + std::size_t(q) * bytes + ch.begin(k); });
     for (int s = 1; s < h.streams(); ++s) h.record(s, s);
 
     auto reduce = [&](std::size_t begin, std::size_t size) {
