@@ -164,6 +164,8 @@ int cmd_fused_sim(int argc, char** argv, bool sweep) {
       row.max_rel_err = timing_only ? -1 : res.max_rel_err;
       row.git_sha = git_sha();
       row.m = spec.shape.m, row.n = spec.shape.n, row.k = spec.shape.k;
+      const FusedBuffers fb = fused_buffers(op, spec.shape, w, t);
+      row.bytes = op == FusedOp::kAgMm ? fb.gathered : fb.partial;  // the collective's nccl-tests size
       rows.push_back(row);
       if (sweep) {
         std::printf("%-28s %8zu %6zu %6zu %12.2f %10s\n", a->id, m, base.n, base.k, res.time_us,
