@@ -13,7 +13,13 @@ namespace symm::sim {
 
 // ---- set-up --------------------------------------------------------------------------------
 
-Simulator::Simulator(const RunSpec& spec, ProgramFn fn, std::vector<int> call_blocks, PlanFn plan)
+namespace {
+// The plan of a custom run (run_plan_call calls the CustomRun's instead): marks a plan run.
+void custom_plan(SimHost&, const PlanArgs&) {}
+}  // namespace
+
+Simulator::Simulator(const RunSpec& spec, ProgramFn fn, std::vector<int> call_blocks, PlanFn plan,
+                     const CustomRun* custom)
     : spec_(spec),
       m_(spec.machine),
       fn_(fn),
@@ -35,7 +41,8 @@ Simulator::Simulator(const RunSpec& spec, ProgramFn fn, std::vector<int> call_bl
           cap.insert(cap.end(), std::size_t(spec.world), gbps_to_bpp(g));
         return cap;
       }()) {
-  plan_fn_ = plan;
+  custom_ = custom;
+  plan_fn_ = custom ? &custom_plan : plan;
   if (plan_fn_) {
     streams_n_ = spec.streams;
     if (streams_n_ < 1 || streams_n_ > kMaxStreams)
@@ -54,6 +61,11 @@ Simulator::Simulator(const RunSpec& spec, ProgramFn fn, std::vector<int> call_bl
   out_off_ = layout_.out;
   scratch_off_ = layout_.scratch;
   heap_bytes_ = layout_.total;
+  if (custom_) {  // the custom run owns the whole heap
+    in_bytes_ = out_bytes_ = scratch_bytes_ = 0;
+    in_off_ = out_off_ = scratch_off_ = 0;
+    heap_bytes_ = align_up(custom_->heap_bytes, 256);
+  }
   if (heap_bytes_ >= (uint64_t(1) << kSpaceShift))
     fail(ErrorCode::kUnsupported, "bytes=" + std::to_string(spec.bytes) + " needs a symmetric heap over 128 GiB");
   args_.resize(std::size_t(world_));

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "core/coll_args.h"
+#include "core/fused.h"
 #include "core/registry.h"
 
 namespace symm::sim {
@@ -83,5 +84,28 @@ struct RunResult {
 // ending while peers may still read its `in`/`out` or store into its `out`), kIo for an
 // unwritable trace path (checked before the run starts), kInternal for an engine bug.
 RunResult run(const RunSpec& spec);
+
+// One fused matmul call (core/fused.h) on a simulated node: every rank's symmetric heap holds
+// A, B, C and the plan's work buffers (fused_buffers); with data, A and B are seeded random
+// values in (-1, 1) (the global matrices, each rank holding its shard) and every rank's C is
+// checked against the float64 product (max_row_rel_err, bound matmul_err_bound).
+struct FusedRunSpec {
+  Machine machine;
+  int world = 4;
+  const FusedAlgo* algo = nullptr;  // from fused_algorithms()
+  MatShape shape;                   // m, n, k (global)
+  DType dtype = DType::kBF16;
+  bool graph = true;
+  bool timing_only = false;
+  bool race_check = true;
+  uint64_t seed = 1;
+  std::string trace_path;
+  int streams = 3;
+  std::size_t chunk_rows = 0;  // rows per progress flag / GEMM (0: the plan's default)
+};
+
+// Validates (validate_fused, streams, machine limits), runs and returns: time_us, max_rel_err
+// (-1 timing-only) and err_bound as run() does. Throws symm::Error as run() does.
+RunResult run_fused(const FusedRunSpec& spec);
 
 }  // namespace symm::sim

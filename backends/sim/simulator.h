@@ -15,6 +15,7 @@
 
 #include <cstdint>
 #include <exception>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -126,11 +127,28 @@ struct Kernel {
   int stream = -1;  // the launching stream, or -1: the host (device-program runs)
 };
 
+// A run whose host plan is not a collective of the registry (the fused matmuls, fused.cpp): it
+// sizes each rank's symmetric heap itself, writes its own inputs into it and checks every rank's
+// heap when a call has ended on all of them. spec.algo still names a host plan of the registry
+// (its limits are unused); the heap holds no `in`/`out`/`scratch` of it.
+struct CustomRun {
+  uint64_t heap_bytes = 0;
+  // Enqueues rank h's call; `base` is the rank's heap address (symmetric: h.peer maps it).
+  std::function<void(SimHost& h, char* base)> plan;
+  // With data: fills the rank's heap (host memory) before each call.
+  std::function<void(int rank, uint8_t* heap)> write_inputs;
+  // With data: every rank's heap after a call; returns the worst relative error.
+  std::function<double(const std::vector<const uint8_t*>& heaps)> check;
+};
+
 class Simulator {
  public:
   // call_blocks[c]: the block count of call c (spec.calls is its size).
   // plan != nullptr: every call runs that host plan (fn unused).
-  Simulator(const RunSpec& spec, ProgramFn fn, std::vector<int> call_blocks, PlanFn plan = nullptr);
+  // custom != nullptr: a custom host-plan run (CustomRun above, fn and plan unused); it must
+  // outlive the Simulator.
+  Simulator(const RunSpec& spec, ProgramFn fn, std::vector<int> call_blocks, PlanFn plan = nullptr,
+            const CustomRun* custom = nullptr);
   ~Simulator();
   RunResult run();
 
@@ -303,6 +321,7 @@ class Simulator {
 
   // ---- host plans ----
   PlanFn plan_fn_ = nullptr;
+  const CustomRun* custom_ = nullptr;
   std::vector<Kernel> kern_;  // per rank
   int streams_n_ = 0;         // streams per rank (0: a device-program run)
   std::vector<Stream> streams_;

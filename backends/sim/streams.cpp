@@ -23,6 +23,8 @@
 //               joining its clock.
 //   gemm        one flow on my HBM of the bytes of A, B and C, capped so that alone it takes
 //               2mnk / gemm_TFLOPs (the machine file's measured matmul rate), after launch latency;
+//               C may be a peer's (its tiles stored over NVLink: C's share of the flow also uses
+//               my egress and the peer's ingress);
 //               with data, C = A x B in fp32 (Eigen), stored as the element type when it ends.
 //               It does not take SMs from concurrent kernels (a limitation of the model).
 #include <Eigen/Core>
@@ -178,7 +180,10 @@ void Simulator::run_plan_call(Host& h) {
   pa.chunk_bytes = spec_.chunk_bytes;
   pa.blocks = h.blocks;
   SimHost host(this, r, streams_n_);
-  plan_fn_(host, pa);
+  if (custom_)
+    custom_->plan(host, reinterpret_cast<char*>(addr(r, 0)));
+  else
+    plan_fn_(host, pa);
   h.launched = q_.now();
   h.tick_before_store = true;
   live_streams_[std::size_t(r)] = 0;
@@ -397,6 +402,11 @@ void Simulator::start_stream_flow(uint32_t index) {
     net_.start(q_.now(), uses_, ce_bpp_, double(x.bytes), index);
   } else {  // gemm: HBM traffic, capped at the compute rate
     add_use(res_hbm(me), 1);
+    if (x.dst_space != me) {  // C's share of the flow crosses NVLink
+      const float w = float(double(x.gemm_c_bytes) / double(x.bytes));
+      add_use(res_egress(me), w);
+      add_use(res_ingress(x.dst_space), w);
+    }
     for (Use& u : uses_) u.weight = use_w_[u.res], use_w_[u.res] = 0;
     net_.start(q_.now(), uses_, x.gemm_cap, double(x.bytes), index);
   }
@@ -463,14 +473,16 @@ void Simulator::start_gemm(Stream& s) {
   const Loc la = decode_host(me, s.index, reinterpret_cast<uintptr_t>(g.a), 0, "gemm A");
   const Loc lb = decode_host(me, s.index, reinterpret_cast<uintptr_t>(g.b), 0, "gemm B");
   const Loc lc = decode_host(me, s.index, reinterpret_cast<uintptr_t>(g.c), 0, "gemm C");
-  for (const Loc* l : {&la, &lb, &lc})
+  for (const Loc* l : {&la, &lb})
     if (l->space != me)
-      fail(ErrorCode::kInvalidArgument, "rank " + std::to_string(me) + ": gemm operands must be local memory");
+      fail(ErrorCode::kInvalidArgument, "rank " + std::to_string(me) + ": gemm A and B must be local memory");
+  if (lc.space < 0 || lc.space >= world_)  // C may be a peer's: the epilogue stores over NVLink
+    fail(ErrorCode::kInvalidArgument, "rank " + std::to_string(me) + ": gemm C must be a rank's memory");
   if (la.off + a_bytes > heap_bytes_ || lb.off + b_bytes > heap_bytes_ || lc.off + c_bytes > heap_bytes_)
     fail(ErrorCode::kInvalidArgument, "rank " + std::to_string(me) + ": gemm operands outside the symmetric heap");
   uint32_t index;
   Transfer& x = new_stream_transfer(s, "gemm", index);
-  x.dst_space = me;
+  x.dst_space = lc.space;
   x.dst_off = lc.off;
   x.bytes = a_bytes + b_bytes + c_bytes;  // HBM traffic of one pass over the operands
   const double flops = 2.0 * g.m * g.n * double(g.k);
@@ -490,7 +502,7 @@ void Simulator::start_gemm(Stream& s) {
         check_stream_read(s, me, off, std::size_t(g.n) * es);
         record_read(s.tid, s.clock, me, off, std::size_t(g.n) * es);
       }
-      store(s.tid, s.clock, me, lc.off, c_bytes);
+      store(s.tid, s.clock, lc.space, lc.off, c_bytes);
     }
     x.data.resize(c_bytes);
     with_type(g.dtype, [&]<class T>() { gemm_data<T>(ptr(me, la.off), ptr(me, lb.off), x.data.data(), g); });

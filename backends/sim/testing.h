@@ -1,6 +1,7 @@
 // Running device programs that are not in the registry (tests: deliberately broken variants).
 #pragma once
 
+#include <functional>
 #include <vector>
 
 #include "backends/sim/ctx.h"
@@ -17,6 +18,10 @@ namespace detail {
 // plan != nullptr: run that host plan instead (fn unused).
 RunResult run_with(const RunSpec& spec, ProgramFn fn, const std::vector<int>& blocks_per_call = {},
                    PlanFn plan = nullptr);
+
+// The engine behind run_fused() (fused.cpp): `plan` enqueues one rank's call.
+using FusedPlanFn = std::function<void(SimHost&, const FusedArgs&)>;
+RunResult run_fused_with(const FusedRunSpec& spec, const FusedPlanFn& plan);
 
 template <class Program, class T>
 void invoke(BlockCtx& ctx, const CollArgs& a) {
@@ -39,6 +44,14 @@ template <class Plan>
 RunResult run_plan(const RunSpec& spec) {
   return with_type(spec.dtype,
                    [&]<class T>() { return detail::run_with(spec, nullptr, {}, &detail::invoke_plan<Plan, T>); });
+}
+
+// Runs fused plan `Plan` (core/fused.h) in place of spec.algo's own (which must be of the same op).
+template <class Plan>
+RunResult run_fused_plan(const FusedRunSpec& spec) {
+  return with_type(spec.dtype, [&]<class T>() {
+    return detail::run_fused_with(spec, [](SimHost& h, const FusedArgs& f) { Plan::template run<T>(h, f); });
+  });
 }
 
 // Back-to-back calls of spec.algo's own program on the same heap and signal pads, call c on

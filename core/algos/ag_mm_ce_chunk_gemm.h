@@ -27,7 +27,9 @@
 
 namespace symm {
 
-template <bool kBulk>
+// kFaultNoWait (tests only): a peer chunk's GEMM starts without waiting for its progress flag;
+// the simulator's data check and race check must catch it.
+template <bool kBulk, bool kFaultNoWait = false>
 struct AgMmCeT {
   struct Config {
     static constexpr std::size_t kChunkRows = 1024;  // rows per progress flag (and per GEMM)
@@ -64,14 +66,15 @@ struct AgMmCeT {
     if constexpr (kBulk) {
       for (int i = 1; i < n; ++i) {
         const int q = (me + n - i) % n;
-        for (int k = 0; k < ch.count; ++k) h.wait_flag(kMainStream, pad::plan_flag(pad::kPlanData, k, q), 1);
+        for (int k = 0; k < ch.count && !kFaultNoWait; ++k)
+          h.wait_flag(kMainStream, pad::plan_flag(pad::kPlanData, k, q), 1);
         gemm(gathered + std::size_t(q) * rows * row_bytes, std::size_t(q) * rows, rows);
       }
     } else {
       for (int k = 0; k < ch.count; ++k)
         for (int i = 1; i < n; ++i) {
           const int q = (me + n - i) % n;
-          h.wait_flag(kMainStream, pad::plan_flag(pad::kPlanData, k, q), 1);
+          if (!kFaultNoWait) h.wait_flag(kMainStream, pad::plan_flag(pad::kPlanData, k, q), 1);
           const std::size_t row0 = std::size_t(q) * rows + ch.begin(k) / row_bytes;
           gemm(gathered + row0 * row_bytes, row0, ch.size(k) / row_bytes);
         }

@@ -31,7 +31,10 @@
 
 namespace symm {
 
-struct MmRsGemmCeRingReduce {
+// kFaultNoWait (tests only): the owner reduces a chunk without waiting for the peers' flags;
+// the simulator's data check and race check must catch it.
+template <bool kFaultNoWait = false>
+struct MmRsGemmCeRingReduceT {
   struct Config {
     static constexpr std::size_t kChunkRows = 2048;  // rows per GEMM, copy and progress flag
     static constexpr int kStreams = 3;
@@ -82,7 +85,8 @@ struct MmRsGemmCeRingReduce {
       if (ch.size(k)) gemm(begin / row_bytes, ch.size(k) / row_bytes);  // step 3
       h.record(kMainStream, ev);
       h.wait_event(reducer, ev);  // step 4
-      for (int i = 1; i < n; ++i) h.wait_flag(reducer, pad::plan_flag(pad::kPlanData, k, (me + n - i) % n), 1);
+      for (int i = 1; i < n && !kFaultNoWait; ++i)
+        h.wait_flag(reducer, pad::plan_flag(pad::kPlanData, k, (me + n - i) % n), 1);
       if (!ch.size(k)) continue;
       CollArgs r;
       r.in = partial + begin;
@@ -98,5 +102,6 @@ struct MmRsGemmCeRingReduce {
     for (int s = 1; s < h.streams(); ++s) h.wait_event(kMainStream, ev + s);
   }
 };
+using MmRsGemmCeRingReduce = MmRsGemmCeRingReduceT<>;
 
 }  // namespace symm

@@ -6,6 +6,7 @@
 
 #include <array>
 #include <cstdio>
+#include <fstream>
 #include <string>
 #include <utility>
 
@@ -69,3 +70,45 @@ TEST(CliFused, HelpNamesTheShapesAndBaselines) {
 }
 
 }  // namespace
+
+// The simulator's side: `symmcoll run|sweep --backend sim --op ag_mm|mm_rs`.
+TEST(CliFusedSim, RunChecksTheProductAndSweepWritesMNK) {
+  const Out r = run("run --backend sim --machine h200x8 --world 4 --op mm_rs --algo ce --n 128 --k 192 --m 384");
+  EXPECT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("predicted"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find(": ok"), std::string::npos) << r.out;
+  const std::string csv = ::testing::TempDir() + "fused_sweep.csv";
+  const Out s =
+      run("sweep --backend sim --machine h200x4 --op ag_mm --shape 8b --m 4096,8192 --timing-only --csv " + csv);
+  EXPECT_EQ(s.code, 0) << s.out;
+  std::ifstream f(csv);
+  std::string header, line;
+  std::getline(f, header);
+  EXPECT_NE(header.find(",M,N,K"), std::string::npos) << header;
+  int n = 0;
+  while (std::getline(f, line)) {
+    ++n;
+    EXPECT_NE(line.find(",1792,4096"), std::string::npos) << line;
+  }
+  EXPECT_EQ(n, 4);  // two algorithms x two M
+}
+
+TEST(CliFusedSim, BadShapesAreOneLineAndExit2) {
+  const std::pair<const char*, const char*> cases[] = {
+      {"--op ag_mm --algo ce --shape 8b --m 4097 --world 2", "--m 4097 is not divisible by the world size 2"},
+      {"--op mm_rs --algo ce --n 64 --k 4099 --m 64 --world 2", "--k 4099 is not divisible by the world size 2"},
+      {"--op mm_rs --algo ce --shape 70b --m 0", "--m must be positive"},
+      {"--op ag_mm --algo ce --shape 70b --m 4194304", "--m 4194304 is above the largest dimension"},
+      {"--op ag_mm --algo ce --m 64", "needs --shape or --n and --k"},
+      {"--op ag_mm --algo bogus --shape 8b", "unknown ag_mm algorithm 'bogus'"},
+  };
+  for (const auto& [args, message] : cases) {
+    const Out r = run(std::string("run --backend sim --timing-only ") + args);
+    EXPECT_EQ(r.code, 2) << args << "\n" << r.out;
+    EXPECT_EQ(r.out.rfind("symmcoll: error: ", 0), 0u) << args << "\n" << r.out;
+    EXPECT_NE(r.out.find(message), std::string::npos) << args << "\n" << r.out;
+    int lines = 0;
+    for (char c : r.out) lines += c == '\n';
+    EXPECT_EQ(lines, 1) << args << "\n" << r.out;
+  }
+}

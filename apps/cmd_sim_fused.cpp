@@ -1,0 +1,191 @@
+// `symmcoll run|sweep --backend sim --op ag_mm|mm_rs`: the fused matmuls (core/fused.h) on the
+// simulator (sim::run_fused). cmd_run / cmd_sweep hand over when --op names a fused op.
+#include <boost/program_options.hpp>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "apps/cli.h"
+#include "apps/cmd_sim.h"
+#include "backends/sim/sim.h"
+#include "core/fused.h"
+#include "core/plan.h"
+#include "core/result.h"
+
+namespace po = boost::program_options;
+
+namespace symm::apps {
+namespace {
+
+std::vector<std::string> split_list(const std::string& s) {
+  std::vector<std::string> out;
+  std::stringstream ss(s);
+  for (std::string p; std::getline(ss, p, ',');)
+    if (!p.empty()) out.push_back(p);
+  return out;
+}
+
+std::size_t parse_dim(const std::string& s, const char* option) {
+  try {
+    std::size_t used = 0;
+    const long long v = std::stoll(s, &used);
+    if (used == s.size() && v >= 0) return std::size_t(v);
+  } catch (const std::exception&) {
+  }
+  fail(ErrorCode::kInvalidArgument, std::string(option) + " '" + s + "' is not a non-negative integer");
+}
+
+}  // namespace
+
+bool names_fused_op_sim(int argc, char** argv) {
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    std::string v;
+    if (a == "--op" && i + 1 < argc)
+      v = argv[i + 1];
+    else if (a.rfind("--op=", 0) == 0)
+      v = a.substr(5);
+    for (const std::string& op : split_list(v))
+      if (is_fused_op(op)) return true;
+  }
+  return false;
+}
+
+int cmd_fused_sim(int argc, char** argv, bool sweep) {
+  std::string backend = "sim", machine = "h200x4", op_s, algo_s = sweep ? "all" : "", shape_s, ms = "4096", n_s, k_s,
+              dtype_s = "bf16", mode = "graph", trace, csv;
+  int world = 0, streams = 3;
+  std::size_t chunk_rows = 0;
+  uint64_t seed = 1;
+  bool timing_only = false;
+  po::options_description d(sweep ? "sweep options (fused ops)" : "run options (fused ops)", 110, 50);
+  // clang-format off
+  d.add_options()
+      ("help,h", "show this help")
+      ("backend", po::value(&backend)->default_value(backend), "sim")
+      ("machine", po::value(&machine)->default_value(machine), "machine file name or .ini path")
+      ("world,w", po::value(&world)->default_value(world), "ranks (0: the machine's GPU count)")
+      ("op", po::value(&op_s), "ag_mm | mm_rs")
+      ("algo", po::value(&algo_s), sweep ? "all or a comma list (ag_mm: ce, ce_bulk; mm_rs: ce, st)"
+                                         : "one algorithm (ag_mm: ce, ce_bulk; mm_rs: ce, st)")
+      ("shape", po::value(&shape_s), "8b (N 1792, K 4096) | 70b (N 3584, K 8192)")
+      ("m", po::value(&ms)->default_value(ms), sweep ? "M values (comma list)" : "M")
+      ("n", po::value(&n_s), "N of a custom shape (with --k, instead of --shape)")
+      ("k", po::value(&k_s), "K of a custom shape (with --n)")
+      ("dtype", po::value(&dtype_s)->default_value(dtype_s), "bf16 | fp16")
+      ("mode", po::value(&mode)->default_value(mode), "graph | eager launch latency")
+      ("timing-only", po::bool_switch(&timing_only), "no data: predicted time only")
+      ("seed", po::value(&seed)->default_value(seed), "seed of A and B")
+      ("streams", po::value(&streams)->default_value(streams), "streams per rank, main included (2..8)")
+      ("chunk-rows", po::value(&chunk_rows)->default_value(chunk_rows),
+       "rows per progress flag / GEMM (0: the plan's default)")
+      ("trace", po::value(&trace), "run: write a Chrome trace-event JSON here")
+      ("csv", po::value(&csv), "sweep: write the rows here (core/result.h schema, M N K filled)");
+  // clang-format on
+  po::variables_map vm;
+  parse_args(argc, argv, d, vm);
+  if (vm.count("help")) {
+    std::cout << "usage: symmcoll " << (sweep ? "sweep" : "run")
+              << " --backend sim --op ag_mm|mm_rs --shape 8b|70b (or --n N --k K) --m M [options]\n\n"
+              << d << "\n";
+    return kExitOk;
+  }
+  po::notify(vm);
+  if (backend != "sim") fail(ErrorCode::kInvalidArgument, "--backend '" + backend + "': fused ops run on sim here");
+  const FusedOp op = for_option("--op", [&] { return parse_fused_op(op_s); });
+  if (!sweep && algo_s.empty()) fail(ErrorCode::kInvalidArgument, "--algo: name one algorithm of " + op_s);
+  const std::vector<const FusedAlgo*> algos = for_option("--algo", [&] { return parse_fused_algos(op, algo_s); });
+  if (!sweep && algos.size() != 1) fail(ErrorCode::kInvalidArgument, "--algo '" + algo_s + "' names more than one");
+  const DType t = for_option("--dtype", [&] { return parse_dtype(dtype_s); });
+  if (t != DType::kBF16 && t != DType::kFP16)
+    fail(ErrorCode::kInvalidArgument, "--dtype " + dtype_s + ": fused ops take bf16 or fp16");
+  const bool graph = parse_mode(mode, /*allow_both=*/false)[0];
+  MatShape base;
+  if (!shape_s.empty()) {
+    if (!n_s.empty() || !k_s.empty())
+      fail(ErrorCode::kInvalidArgument, "--shape cannot go with --n/--k: name a shape or give N and K");
+    base = for_option("--shape", [&] { return named_shape(shape_s); });
+  } else {
+    if (n_s.empty() || k_s.empty()) fail(ErrorCode::kInvalidArgument, "--op " + op_s + " needs --shape or --n and --k");
+    base.n = parse_dim(n_s, "--n");
+    base.k = parse_dim(k_s, "--k");
+  }
+  std::vector<std::size_t> m_values;
+  for (const std::string& v : split_list(ms)) m_values.push_back(parse_dim(v, "--m"));
+  if (m_values.empty()) fail(ErrorCode::kInvalidArgument, "--m '" + ms + "' names no M");
+  if (!sweep && m_values.size() != 1) fail(ErrorCode::kInvalidArgument, "--m '" + ms + "': run takes one M");
+  if (!csv.empty()) check_writable(csv);
+  const sim::Machine mach = for_option("--machine", [&] { return sim::Machine::by_name(machine); });
+  const int w = world ? world : mach.gpus;
+  if (w < 2 || w > kPadWorld)
+    fail(ErrorCode::kInvalidArgument, "--world " + std::to_string(w) + " is outside 2.." + std::to_string(kPadWorld));
+  if (streams < 2 || streams > kMaxStreams)
+    fail(ErrorCode::kInvalidArgument,
+         "--streams " + std::to_string(streams) + " is outside 2.." + std::to_string(kMaxStreams));
+  for (std::size_t m : m_values) {  // every shape checked before anything runs
+    MatShape s = base;
+    s.m = m;
+    validate_fused(op, s, w, t);
+  }
+
+  std::vector<ResultRow> rows;
+  bool ok = true;
+  if (sweep) std::printf("%-28s %8s %6s %6s %12s %10s\n", "algo", "M", "N", "K", "time_us", "max_err");
+  for (const FusedAlgo* a : algos)
+    for (std::size_t m : m_values) {
+      sim::FusedRunSpec spec;
+      spec.machine = mach;
+      spec.world = w;
+      spec.algo = a;
+      spec.shape = base;
+      spec.shape.m = m;
+      spec.dtype = t;
+      spec.graph = graph;
+      spec.timing_only = timing_only;
+      spec.seed = seed;
+      spec.streams = streams;
+      spec.chunk_rows = chunk_rows;
+      if (!sweep) spec.trace_path = trace;
+      const sim::RunResult res = sim::run_fused(spec);
+      const bool good = timing_only || res.max_rel_err <= res.err_bound;
+      ok = ok && good;
+      ResultRow row;
+      row.backend = "sim";
+      row.machine = mach.name;
+      row.world = w;
+      row.op = fused_op_name(op);
+      row.algo = a->id;
+      row.dtype = dtype_name(t);
+      row.graph = graph;
+      row.time_us_median = row.time_us_p10 = row.time_us_p90 = res.time_us;
+      row.max_rel_err = timing_only ? -1 : res.max_rel_err;
+      row.git_sha = git_sha();
+      row.m = spec.shape.m, row.n = spec.shape.n, row.k = spec.shape.k;
+      const FusedBuffers fb = fused_buffers(op, spec.shape, w, t);
+      row.bytes = op == FusedOp::kAgMm ? fb.gathered : fb.partial;  // the collective's nccl-tests size
+      rows.push_back(row);
+      if (sweep) {
+        std::printf("%-28s %8zu %6zu %6zu %12.2f %10s\n", a->id, m, base.n, base.k, res.time_us,
+                    timing_only ? "-" : (std::to_string(res.max_rel_err) + (good ? "" : " FAIL")).c_str());
+      } else {
+        std::printf("%s %s world=%d M=%zu N=%zu K=%zu %s on %s (%s): predicted %.2f us\n", fused_op_name(op), a->id, w,
+                    m, base.n, base.k, dtype_name(t), mach.name.c_str(), graph ? "graph" : "eager", res.time_us);
+        if (timing_only)
+          std::printf("timing only: no correctness check\n");
+        else
+          std::printf("max relative error %.3g (bound %.3g): %s\n", res.max_rel_err, res.err_bound,
+                      good ? "ok" : "FAIL");
+      }
+    }
+  if (!csv.empty()) {
+    std::ofstream f(csv);
+    write_csv(f, rows);
+    if (!f) fail(ErrorCode::kIo, "writing '" + csv + "' failed");
+  }
+  return ok ? kExitOk : kExitFail;
+}
+
+}  // namespace symm::apps

@@ -1,0 +1,179 @@
+// The fused matmuls (core/fused.h) on the simulator: run_fused lays out every rank's symmetric
+// heap (A, B, C, the plan's work buffers), writes the seeded inputs, runs one call of the plan
+// as a custom host-plan run of the Simulator (simulator.h, CustomRun), and checks every rank's
+// C against the float64 product of the global matrices.
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+
+#include "backends/sim/conv.h"
+#include "backends/sim/simulator.h"
+#include "backends/sim/testing.h"
+#include "core/algos/ag_mm_ce_bulk_gemm.h"
+#include "core/algos/ag_mm_ce_chunk_gemm.h"
+#include "core/algos/mm_rs_gemm_ce_ring_reduce.h"
+#include "core/algos/mm_rs_gemm_st_chunk_reduce.h"
+#include "core/dispatch.h"
+#include "core/reference.h"
+
+namespace symm::sim {
+namespace {
+
+struct Layout {
+  uint64_t a = 0, b = 0, c = 0, work = 0, partial = 0, total = 0;
+};
+
+Layout fused_layout(const FusedBuffers& fb, FusedOp op) {
+  Layout l;
+  uint64_t off = 0;
+  auto take = [&](std::size_t bytes) {
+    const uint64_t at = off;
+    off = align_up(off + bytes, 256);
+    return at;
+  };
+  l.a = take(fb.a);
+  l.b = take(fb.b);
+  l.c = take(fb.c);
+  l.work = take(op == FusedOp::kAgMm ? fb.gathered : fb.scratch);
+  l.partial = take(fb.partial);
+  l.total = std::max<uint64_t>(off, 256);
+  return l;
+}
+
+// The global matrices, rounded to T: A is M x K, B is K x N, values in (-1, 1).
+template <class T>
+std::vector<double> draw_matrix(uint64_t seed, uint64_t which, std::size_t elems) {
+  std::vector<double> v(elems);
+  const uint64_t stream = splitmix64(seed ^ splitmix64(which));
+  for (std::size_t i = 0; i < elems; ++i)
+    v[i] = double(Conv<T>::load(Conv<T>::store(draw_input(splitmix64(stream + i) >> 40))));
+  return v;
+}
+
+template <class T>
+void put_rows(uint8_t* dst, const std::vector<double>& src, std::size_t ld, std::size_t row0, std::size_t rows,
+              std::size_t col0, std::size_t cols) {
+  T* p = reinterpret_cast<T*>(dst);
+  for (std::size_t i = 0; i < rows; ++i)
+    for (std::size_t j = 0; j < cols; ++j) p[i * cols + j] = Conv<T>::store(float(src[(row0 + i) * ld + col0 + j]));
+}
+
+}  // namespace
+
+namespace detail {
+RunResult run_fused_with(const FusedRunSpec& spec, const FusedPlanFn& plan) {
+  const Machine& m = spec.machine;
+  SYMM_REQUIRE(spec.algo, ErrorCode::kInvalidArgument, "no fused algorithm given");
+  SYMM_REQUIRE(m.gpus > 0, ErrorCode::kInvalidArgument, "no machine loaded (Machine::by_name)");
+  const FusedOp op = spec.algo->op;
+  const MatShape& s = spec.shape;
+  const int w = spec.world;
+  if (w < 2) fail(ErrorCode::kInvalidArgument, "world=" + std::to_string(w) + " must be at least 2");
+  validate_fused(op, s, w, spec.dtype);
+  if (spec.streams < 2 || spec.streams > kMaxStreams)
+    fail(ErrorCode::kInvalidArgument,
+         "streams=" + std::to_string(spec.streams) + " is outside 2.." + std::to_string(kMaxStreams));
+  if (w > m.gpus && !spec.timing_only)
+    fail(ErrorCode::kUnsupported, "world=" + std::to_string(w) + " exceeds machine " + m.name + "'s " +
+                                      std::to_string(m.gpus) + " GPUs (use --timing-only to scale past it)");
+  const FusedBuffers fb = fused_buffers(op, s, w, spec.dtype);
+  const Layout l = fused_layout(fb, op);
+  const std::size_t rows = s.m / std::size_t(w), kl = s.k / std::size_t(w);
+
+  // The registry's host plans fix the engine's limits; the heap is the custom run's alone.
+  const AlgoInfo* host_algo = nullptr;
+  for (const AlgoInfo& a : algorithms())
+    if (a.plan) host_algo = host_algo ? host_algo : &a;
+  SYMM_REQUIRE(host_algo, ErrorCode::kInternal, "no host plan in the registry");
+  RunSpec rs;
+  rs.machine = m;
+  rs.world = w;
+  rs.algo = host_algo;
+  rs.dtype = spec.dtype;
+  rs.bytes = 0;
+  rs.graph = spec.graph;
+  rs.timing_only = spec.timing_only;
+  rs.race_check = spec.race_check;
+  rs.seed = spec.seed;
+  rs.trace_path = spec.trace_path;
+  rs.streams = spec.streams;
+
+  std::vector<double> ga, gb, want;
+  if (!spec.timing_only)
+    with_type(spec.dtype, [&]<class T>() {
+      ga = draw_matrix<T>(spec.seed, 1, s.m * s.k);
+      gb = draw_matrix<T>(spec.seed, 2, s.k * s.n);
+    });
+
+  CustomRun cr;
+  cr.heap_bytes = l.total;
+  cr.plan = [&](SimHost& h, char* base) {
+    FusedArgs f;
+    f.a = base + l.a;
+    f.b = base + l.b;
+    f.c = base + l.c;
+    f.work = base + l.work;
+    f.partial = fb.partial ? base + l.partial : nullptr;
+    f.m = s.m, f.n = s.n, f.k = s.k;
+    f.dtype = spec.dtype;
+    f.streams = spec.streams;
+    f.chunk_rows = spec.chunk_rows;
+    plan(h, f);
+  };
+  cr.write_inputs = [&](int r, uint8_t* heap) {
+    with_type(spec.dtype, [&]<class T>() {
+      const std::size_t ur = std::size_t(r);
+      if (op == FusedOp::kAgMm) {
+        put_rows<T>(heap + l.a, ga, s.k, ur * rows, rows, 0, s.k);
+        put_rows<T>(heap + l.b, gb, s.n, 0, s.k, 0, s.n);
+      } else {
+        put_rows<T>(heap + l.a, ga, s.k, 0, s.m, ur * kl, kl);
+        put_rows<T>(heap + l.b, gb, s.n, ur * kl, kl, 0, s.n);
+      }
+    });
+    std::memset(heap + l.c, 0xFF, fb.c);  // unwritten = NaN = wrong
+  };
+  cr.check = [&](const std::vector<const uint8_t*>& heaps) {
+    if (want.empty()) want = reference_matmul(ga, gb, s.m, s.n, s.k);
+    double worst = 0;
+    std::vector<double> got;
+    for (int r = 0; r < w; ++r) {
+      const std::size_t r0 = op == FusedOp::kAgMm ? 0 : std::size_t(r) * rows;
+      const std::size_t nr = op == FusedOp::kAgMm ? s.m : rows;
+      got.resize(nr * s.n);
+      with_type(spec.dtype, [&]<class T>() {
+        const T* p = reinterpret_cast<const T*>(heaps[std::size_t(r)] + l.c);
+        for (std::size_t i = 0; i < got.size(); ++i) got[i] = Conv<T>::load(p[i]);
+      });
+      const std::vector<double> w_rows(want.begin() + std::ptrdiff_t(r0 * s.n),
+                                       want.begin() + std::ptrdiff_t((r0 + nr) * s.n));
+      worst = std::max(worst, max_row_rel_err(got, w_rows, nr, s.n));
+    }
+    return worst;
+  };
+
+  const auto wall0 = std::chrono::steady_clock::now();
+  RunResult res;
+  {
+    Simulator sim(rs, nullptr, {m.sms}, nullptr, &cr);
+    res = sim.run();
+  }
+  res.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
+  res.blocks = 0;
+  res.err_bound = matmul_err_bound(spec.dtype, w, op == FusedOp::kMmRs);
+  if (spec.timing_only) res.max_rel_err = -1;
+  return res;
+}
+}  // namespace detail
+
+RunResult run_fused(const FusedRunSpec& spec) {
+  SYMM_REQUIRE(spec.algo, ErrorCode::kInvalidArgument, "no fused algorithm given");
+  const std::string id = spec.algo->id;
+  if (id == "ag_mm.ce_chunk_gemm") return run_fused_plan<AgMmCeChunkGemm>(spec);
+  if (id == "ag_mm.ce_bulk_gemm") return run_fused_plan<AgMmCeBulkGemm>(spec);
+  if (id == "mm_rs.gemm_ce_ring_reduce") return run_fused_plan<MmRsGemmCeRingReduce>(spec);
+  if (id == "mm_rs.gemm_st_chunk_reduce") return run_fused_plan<MmRsGemmStChunkReduce>(spec);
+  fail(ErrorCode::kInvalidArgument, "unknown fused algorithm '" + id + "'");
+}
+
+}  // namespace symm::sim

@@ -1,0 +1,128 @@
+// The fused matmuls on the simulator (run_fused, backends/sim/fused.cpp): both operations x
+// their algorithms x worlds {2,3,4,8} x dtypes with data against the float64 product, a planted
+// fault (a chunk's matmul started before its progress flag) that must be caught, bad shapes.
+#include <gtest/gtest.h>
+
+#include "backends/sim/sim.h"
+#include "backends/sim/testing.h"
+#include "core/algos/ag_mm_ce_chunk_gemm.h"
+#include "core/algos/mm_rs_gemm_ce_ring_reduce.h"
+
+namespace symm::sim {
+namespace {
+
+const Machine& h200x8() {
+  static const Machine m = Machine::by_name("h200x8");
+  return m;
+}
+
+const FusedAlgo& algo(const std::string& id) {
+  for (const FusedAlgo& a : fused_algorithms())
+    if (a.id == id) return a;
+  throw std::runtime_error("no fused algorithm " + id);
+}
+
+FusedRunSpec spec_for(const FusedAlgo& a, int world, std::size_t m, std::size_t n, std::size_t k) {
+  FusedRunSpec s;
+  s.machine = h200x8();
+  s.world = world;
+  s.algo = &a;
+  s.shape.m = m, s.shape.n = n, s.shape.k = k;
+  return s;
+}
+
+TEST(Fused, EveryAlgorithmEveryWorldMatchesTheFloat64Product) {
+  for (const FusedAlgo& a : fused_algorithms())
+    for (int w : {2, 3, 4, 8})
+      for (DType t : {DType::kBF16, DType::kFP16})
+        for (std::size_t chunk : {std::size_t(0), std::size_t(16)}) {
+          SCOPED_TRACE(std::string(a.id) + " world " + std::to_string(w) + " " + dtype_name(t) + " chunk " +
+                       std::to_string(chunk));
+          FusedRunSpec s = spec_for(a, w, 384, 128, 192);
+          s.dtype = t;
+          s.chunk_rows = chunk;
+          s.seed = uint64_t(w) * 7 + chunk;
+          const RunResult r = run_fused(s);
+          EXPECT_GE(r.max_rel_err, 0);
+          EXPECT_LE(r.max_rel_err, r.err_bound);
+          EXPECT_GT(r.time_us, 0);
+        }
+}
+
+TEST(Fused, TimingOnlyScalesPastTheMachineAndTakesLongerForLargerM) {
+  for (const FusedAlgo& a : fused_algorithms()) {
+    SCOPED_TRACE(a.id);
+    FusedRunSpec s = spec_for(a, 4, 4096, 3584, 8192);
+    s.timing_only = true;
+    const RunResult small = run_fused(s);
+    s.shape.m = 16384;
+    const RunResult big = run_fused(s);
+    EXPECT_EQ(small.max_rel_err, -1);
+    EXPECT_GT(big.time_us, 2 * small.time_us);
+    // At least the matmul's own time at the machine's rate (the GEMM is on every rank's path).
+    const double flops = 2.0 * 16384 * 3584 * 8192 / (a.op == FusedOp::kMmRs ? 4 : 1);
+    EXPECT_GE(big.time_us, flops / (h200x8().gemm_TFLOPs * 1e6));
+  }
+}
+
+TEST(Fused, AChunkMultipliedBeforeItsFlagIsCaught) {
+  for (int w : {2, 4}) {
+    FusedRunSpec s = spec_for(algo("ag_mm.ce_chunk_gemm"), w, 384, 128, 192);
+    s.chunk_rows = 16;
+    EXPECT_LE(run_fused_plan<AgMmCeT<false>>(s).max_rel_err, run_fused(s).err_bound);
+    bool caught = false;
+    try {
+      const RunResult r = run_fused_plan<AgMmCeT<false, /*kFaultNoWait=*/true>>(s);
+      caught = !(r.max_rel_err <= r.err_bound);
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), ErrorCode::kRace) << e.what();
+      caught = true;  // the race check names the read not ordered after the copy
+    }
+    EXPECT_TRUE(caught) << "world " << w;
+    s.race_check = false;  // the data check alone sees it too
+    const RunResult r = run_fused_plan<AgMmCeT<true, true>>(s);
+    EXPECT_FALSE(r.max_rel_err <= r.err_bound) << "world " << w << " err " << r.max_rel_err;
+  }
+}
+
+TEST(Fused, AChunkReducedBeforeItsFlagIsCaught) {
+  for (int w : {2, 4}) {
+    FusedRunSpec s = spec_for(algo("mm_rs.gemm_ce_ring_reduce"), w, 384, 128, 192);
+    s.chunk_rows = 16;
+    bool caught = false;
+    try {
+      const RunResult r = run_fused_plan<MmRsGemmCeRingReduceT</*kFaultNoWait=*/true>>(s);
+      caught = !(r.max_rel_err <= r.err_bound);
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), ErrorCode::kRace) << e.what();
+      caught = true;  // the race check names the read not ordered after the copy
+    }
+    // The peers' chunks are multiplied first (own rows last), so their copies have usually
+    // landed by the time the reduce runs: the data may come out right, the race check is what
+    // sees the missing order.
+    EXPECT_TRUE(caught) << "world " << w;
+  }
+}
+
+TEST(Fused, BadShapesAreRejectedNamingTheOption) {
+  auto error_of = [](const FusedRunSpec& s) -> std::string {
+    try {
+      run_fused(s);
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), ErrorCode::kInvalidArgument);
+      return e.what();
+    }
+    return "";
+  };
+  const FusedAlgo& ag = algo("ag_mm.ce_chunk_gemm");
+  const FusedAlgo& rs = algo("mm_rs.gemm_ce_ring_reduce");
+  EXPECT_NE(error_of(spec_for(ag, 3, 128, 128, 192)).find("--m"), std::string::npos);  // 128 % 3
+  EXPECT_NE(error_of(spec_for(rs, 4, 384, 128, 200)).find("--k"), std::string::npos);  // 200/4 not 8-aligned
+  EXPECT_NE(error_of(spec_for(rs, 3, 384, 128, 128)).find("--k"), std::string::npos);  // 128 % 3
+  EXPECT_NE(error_of(spec_for(ag, 2, 0, 128, 192)).find("--m"), std::string::npos);
+  EXPECT_NE(error_of(spec_for(ag, 2, 384, 0, 192)).find("--n"), std::string::npos);
+  EXPECT_NE(error_of(spec_for(ag, 2, 384, 128, std::size_t(1) << 24)).find("--k"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace symm::sim
