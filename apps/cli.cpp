@@ -6,6 +6,8 @@
 #include <filesystem>
 #include <fstream>
 
+#include "core/fused.h"
+
 namespace symm::apps {
 namespace {
 
@@ -22,6 +24,37 @@ std::vector<std::string> split(const std::string& s, char sep) {
 }
 
 }  // namespace
+
+std::vector<std::string> split_list(const std::string& s) {
+  std::vector<std::string> out;
+  for (std::string& p : split(s, ','))
+    if (!p.empty()) out.push_back(std::move(p));
+  return out;
+}
+
+std::size_t parse_count(const std::string& s, const char* option) {
+  try {
+    std::size_t used = 0;
+    const long long v = std::stoll(s, &used);
+    if (used == s.size() && v >= 0) return std::size_t(v);
+  } catch (const std::exception&) {
+  }
+  fail(ErrorCode::kInvalidArgument, std::string(option) + " '" + s + "' is not a non-negative integer");
+}
+
+bool names_fused_op(int argc, char** argv) {
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    std::string v;
+    if (a == "--op" && i + 1 < argc)
+      v = argv[i + 1];
+    else if (a.rfind("--op=", 0) == 0)
+      v = a.substr(5);
+    for (const std::string& op : split_list(v))
+      if (is_fused_op(op)) return true;
+  }
+  return false;
+}
 
 std::vector<const AlgoInfo*> parse_algo_list(Op op, const std::string& spec) {
   std::vector<const AlgoInfo*> out;

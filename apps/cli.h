@@ -24,6 +24,14 @@ inline constexpr int kExitUsage = 2;  // bad input: names, sizes, options, paths
 // Unknown names throw listing the valid ones (find_algo).
 std::vector<const AlgoInfo*> parse_algo_list(Op op, const std::string& spec);
 
+// "a,b,,c" -> {"a", "b", "c"}: a comma list, empty items dropped.
+std::vector<std::string> split_list(const std::string& s);
+// A non-negative integer option value ("--m 4096"); throws kInvalidArgument naming `option`.
+std::size_t parse_count(const std::string& s, const char* option);
+// Whether --op in argv names a fused operation (ag_mm, mm_rs): run, sweep and bench hand over to
+// their fused-op parsers then.
+bool names_fused_op(int argc, char** argv);
+
 // "ld_reduce (one_shot)": the id's suffix with the friendly alias, for tables.
 std::string algo_label(const AlgoInfo& a);
 

@@ -22,14 +22,6 @@ namespace po = boost::program_options;
 namespace symm::apps {
 namespace {
 
-std::vector<std::string> split_list(const std::string& s) {
-  std::vector<std::string> out;
-  std::stringstream ss(s);
-  for (std::string p; std::getline(ss, p, ',');)
-    if (!p.empty()) out.push_back(p);
-  return out;
-}
-
 int parse_int(const std::string& s, const char* what) {
   try {
     std::size_t used = 0;

@@ -12,8 +12,7 @@ namespace symm::apps {
 int cmd_bench_cuda(int argc, char** argv);
 
 // The fused-operation bench (--op ag_mm,mm_rs), apps/cmd_cuda_fused.cpp; cmd_bench_cuda hands
-// over to it when names_fused_op(argv) says --op names one.
-bool names_fused_op(int argc, char** argv);
+// over to it when names_fused_op(argv) (apps/cli.h) says --op names one.
 int cmd_bench_fused_cuda(int argc, char** argv);
 
 // symmcoll launch -n N -- <symmcoll command ...>: starts N ranks on this host.

@@ -16,40 +16,6 @@
 namespace po = boost::program_options;
 
 namespace symm::apps {
-namespace {
-
-std::vector<std::string> split(const std::string& s) {
-  std::vector<std::string> out;
-  std::stringstream ss(s);
-  for (std::string p; std::getline(ss, p, ',');)
-    if (!p.empty()) out.push_back(p);
-  return out;
-}
-
-std::size_t parse_dim(const std::string& s, const char* option) {
-  try {
-    std::size_t used = 0;
-    const long long v = std::stoll(s, &used);
-    if (used == s.size() && v >= 0) return std::size_t(v);
-  } catch (const std::exception&) {
-  }
-  fail(ErrorCode::kInvalidArgument, std::string(option) + " '" + s + "' is not a non-negative integer");
-}
-
-}  // namespace
-
-bool names_fused_op(int argc, char** argv) {
-  for (int i = 1; i < argc; ++i) {
-    std::string a = argv[i], v;
-    if (a == "--op" && i + 1 < argc)
-      v = argv[i + 1];
-    else if (a.rfind("--op=", 0) == 0)
-      v = a.substr(5);
-    for (const std::string& op : split(v))
-      if (is_fused_op(op)) return true;
-  }
-  return false;
-}
 
 int cmd_bench_fused_cuda(int argc, char** argv) {
   cuda::FusedBenchOptions o;
@@ -89,14 +55,14 @@ int cmd_bench_fused_cuda(int argc, char** argv) {
       "machine", po::value(&o.machine), "machine column; default from the device name and world")(
       "seed", po::value(&o.seed)->default_value(1), "input seed");
   po::variables_map vm;
-  po::store(po::parse_command_line(argc, argv, d), vm);
-  po::notify(vm);
+  parse_args(argc, argv, d, vm);
   if (vm.count("help")) {
     std::cout << d << "\n";
     return kExitOk;
   }
+  po::notify(vm);
   o.ops.clear();
-  for (const std::string& s : split(ops)) {
+  for (const std::string& s : split_list(ops)) {
     if (!is_fused_op(s))
       fail(ErrorCode::kInvalidArgument, "--op '" + ops +
                                             "' mixes fused ops (ag_mm, mm_rs) with collectives; "
@@ -104,7 +70,7 @@ int cmd_bench_fused_cuda(int argc, char** argv) {
     o.ops.push_back(parse_fused_op(s));
   }
   o.dtypes.clear();
-  for (const std::string& s : split(dtypes)) o.dtypes.push_back(parse_dtype(s));
+  for (const std::string& s : split_list(dtypes)) o.dtypes.push_back(parse_dtype(s));
   if (mode != "graph" && mode != "eager" && mode != "both")
     fail(ErrorCode::kInvalidArgument, "--mode '" + mode + "' is not graph, eager or both");
   o.graph = mode != "eager";
@@ -113,15 +79,15 @@ int cmd_bench_fused_cuda(int argc, char** argv) {
     fail(ErrorCode::kInvalidArgument, "--shape cannot go with --n/--k: name a shape or give N and K");
   if (vm.count("n") != vm.count("k")) fail(ErrorCode::kInvalidArgument, "--n and --k go together");
   std::vector<MatShape> base;
-  for (const std::string& s : split(shapes)) base.push_back(named_shape(s));
-  if (vm.count("n")) base.push_back(MatShape{0, parse_dim(n, "--n"), parse_dim(k, "--k"), ""});
+  for (const std::string& s : split_list(shapes)) base.push_back(named_shape(s));
+  if (vm.count("n")) base.push_back(MatShape{0, parse_count(n, "--n"), parse_count(k, "--k"), ""});
   if (base.empty()) fail(ErrorCode::kInvalidArgument, "--op ag_mm/mm_rs needs --shape 8b,70b or --n and --k");
-  const std::vector<std::string> mlist = split(ms);
+  const std::vector<std::string> mlist = split_list(ms);
   if (mlist.empty()) fail(ErrorCode::kInvalidArgument, "--m needs at least one value");
   for (const MatShape& b : base)
     for (const std::string& m : mlist) {
       MatShape s = b;
-      s.m = parse_dim(m, "--m");
+      s.m = parse_count(m, "--m");
       o.shapes.push_back(s);
     }
   o.baselines = !vm.count("no-baselines");

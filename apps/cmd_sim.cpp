@@ -252,7 +252,7 @@ const char* kRunUsage =
 }  // namespace
 
 int cmd_run(int argc, char** argv) {
-  if (names_fused_op_sim(argc, argv)) return cmd_fused_sim(argc, argv, /*sweep=*/false);
+  if (names_fused_op(argc, argv)) return cmd_fused_sim(argc, argv, /*sweep=*/false);
   Common c;
   std::string algo, bytes_s = "1M", trace;
   int calls = 1;
@@ -361,7 +361,7 @@ const char* kSweepUsage =
 }  // namespace
 
 int cmd_sweep(int argc, char** argv) {
-  if (names_fused_op_sim(argc, argv)) return cmd_fused_sim(argc, argv, /*sweep=*/true);
+  if (names_fused_op(argc, argv)) return cmd_fused_sim(argc, argv, /*sweep=*/true);
   Common c;
   std::string algo_spec = "all", sizes_spec = "4K:256M", csv, check_up_to_s = "16M", format = "table";
   bool quiet = false;

@@ -11,8 +11,7 @@ int cmd_sweep(int argc, char** argv);  // sizes x algorithms -> CSV + table
 int cmd_list(int argc, char** argv);   // the registry with its constraints
 
 // The fused matmuls (--op ag_mm|mm_rs) on the simulator, apps/cmd_sim_fused.cpp: cmd_run and
-// cmd_sweep hand over when names_fused_op_sim(argv) says --op names one.
-bool names_fused_op_sim(int argc, char** argv);
+// cmd_sweep hand over when names_fused_op(argv) (apps/cli.h) says --op names one.
 int cmd_fused_sim(int argc, char** argv, bool sweep);
 
 }  // namespace symm::apps

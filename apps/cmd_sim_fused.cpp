@@ -18,41 +18,6 @@
 namespace po = boost::program_options;
 
 namespace symm::apps {
-namespace {
-
-std::vector<std::string> split_list(const std::string& s) {
-  std::vector<std::string> out;
-  std::stringstream ss(s);
-  for (std::string p; std::getline(ss, p, ',');)
-    if (!p.empty()) out.push_back(p);
-  return out;
-}
-
-std::size_t parse_dim(const std::string& s, const char* option) {
-  try {
-    std::size_t used = 0;
-    const long long v = std::stoll(s, &used);
-    if (used == s.size() && v >= 0) return std::size_t(v);
-  } catch (const std::exception&) {
-  }
-  fail(ErrorCode::kInvalidArgument, std::string(option) + " '" + s + "' is not a non-negative integer");
-}
-
-}  // namespace
-
-bool names_fused_op_sim(int argc, char** argv) {
-  for (int i = 1; i < argc; ++i) {
-    const std::string a = argv[i];
-    std::string v;
-    if (a == "--op" && i + 1 < argc)
-      v = argv[i + 1];
-    else if (a.rfind("--op=", 0) == 0)
-      v = a.substr(5);
-    for (const std::string& op : split_list(v))
-      if (is_fused_op(op)) return true;
-  }
-  return false;
-}
 
 int cmd_fused_sim(int argc, char** argv, bool sweep) {
   std::string backend = "sim", machine = "h200x4", op_s, algo_s = sweep ? "all" : "", shape_s, ms = "4096", n_s, k_s,
@@ -110,11 +75,11 @@ int cmd_fused_sim(int argc, char** argv, bool sweep) {
     base = for_option("--shape", [&] { return named_shape(shape_s); });
   } else {
     if (n_s.empty() || k_s.empty()) fail(ErrorCode::kInvalidArgument, "--op " + op_s + " needs --shape or --n and --k");
-    base.n = parse_dim(n_s, "--n");
-    base.k = parse_dim(k_s, "--k");
+    base.n = parse_count(n_s, "--n");
+    base.k = parse_count(k_s, "--k");
   }
   std::vector<std::size_t> m_values;
-  for (const std::string& v : split_list(ms)) m_values.push_back(parse_dim(v, "--m"));
+  for (const std::string& v : split_list(ms)) m_values.push_back(parse_count(v, "--m"));
   if (m_values.empty()) fail(ErrorCode::kInvalidArgument, "--m '" + ms + "' names no M");
   if (!sweep && m_values.size() != 1) fail(ErrorCode::kInvalidArgument, "--m '" + ms + "': run takes one M");
   if (!csv.empty()) check_writable(csv);
