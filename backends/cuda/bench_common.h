@@ -1,12 +1,19 @@
 // Pieces the collective bench (bench.cpp) and the fused-operation bench (bench_fused.cpp)
-// share: reproducible inputs and NCCL type names.
+// share: reproducible inputs, NCCL type names, graph capture, per-call statistics of timed
+// samples and their maximum over ranks.
 #pragma once
 
+#include <cuda_runtime.h>
 #include <nccl.h>
 
+#include <algorithm>
+#include <array>
 #include <cstdint>
+#include <functional>
 #include <vector>
 
+#include "backends/cuda/check.h"
+#include "backends/cuda/runtime.h"
 #include "core/common.h"
 
 namespace symm::cuda {
@@ -26,6 +33,43 @@ std::vector<T> make_input(uint64_t seed, int rank, std::size_t n) {
 
 inline ncclDataType_t nccl_type(DType t) {
   return t == DType::kBF16 ? ncclBfloat16 : t == DType::kFP16 ? ncclFloat16 : ncclFloat32;
+}
+
+// `calls` back-to-back calls of `one`, captured on `s` into an instantiated graph.
+inline cudaGraphExec_t capture_graph(cudaStream_t s, const std::function<void()>& one, int calls) {
+  cudaGraph_t g;
+  cudaGraphExec_t exec;
+  SYMM_CUDA_CHECK(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal));
+  for (int i = 0; i < calls; ++i) one();
+  SYMM_CUDA_CHECK(cudaStreamEndCapture(s, &g));
+  SYMM_CUDA_CHECK(cudaGraphInstantiate(&exec, g, 0));
+  SYMM_CUDA_CHECK(cudaGraphDestroy(g));
+  return exec;
+}
+
+// Median, p10 and p90 per call (us) of n samples timed between events[2i] and events[2i+1],
+// each sample holding `calls` calls (the events have completed).
+inline std::array<double, 3> sample_stats(const std::vector<cudaEvent_t>& events, int n, int calls) {
+  std::vector<double> us(static_cast<std::size_t>(n));
+  for (int i = 0; i < n; ++i) {
+    float ms = 0;
+    SYMM_CUDA_CHECK(cudaEventElapsedTime(&ms, events[std::size_t(2 * i)], events[std::size_t(2 * i + 1)]));
+    us[std::size_t(i)] = double(ms) * 1e3 / calls;
+  }
+  std::sort(us.begin(), us.end());
+  auto at = [&](double q) { return us[std::min(us.size() - 1, std::size_t(q * double(us.size())))]; };
+  return {at(0.5), at(0.1), at(0.9)};
+}
+
+// Element-wise maximum over ranks of v[0..n), in place, through `dev` (n doubles of device memory).
+inline void reduce_max_over_ranks(Runtime& rt, double* dev, double* v, int n) {
+  rt.set_context("the max over ranks of errors or times (an NCCL all-reduce)");
+  SYMM_CUDA_CHECK(cudaMemcpyAsync(dev, v, sizeof(double) * std::size_t(n), cudaMemcpyHostToDevice, rt.stream()));
+  SYMM_CUDA_CHECK(ncclAllReduce(dev, dev, std::size_t(n), ncclFloat64, ncclMax, rt.comm(), rt.stream()));
+  // Bounded first: a copy into pageable memory would block the host until the all-reduce is done.
+  rt.sync();
+  SYMM_CUDA_CHECK(cudaMemcpyAsync(v, dev, sizeof(double) * std::size_t(n), cudaMemcpyDeviceToHost, rt.stream()));
+  rt.sync();
 }
 
 }  // namespace symm::cuda

@@ -306,14 +306,7 @@ class FusedBench {
   }
 
   cudaGraphExec_t capture(const std::function<void()>& one, int calls) {
-    cudaGraph_t g;
-    cudaGraphExec_t exec;
-    SYMM_CUDA_CHECK(cudaStreamBeginCapture(rt_.stream(), cudaStreamCaptureModeThreadLocal));
-    for (int i = 0; i < calls; ++i) one();
-    SYMM_CUDA_CHECK(cudaStreamEndCapture(rt_.stream(), &g));
-    SYMM_CUDA_CHECK(cudaGraphInstantiate(&exec, g, 0));
-    SYMM_CUDA_CHECK(cudaGraphDestroy(g));
-    return exec;
+    return capture_graph(rt_.stream(), one, calls);
   }
 
   Stats time_case(const std::function<void()>& one, bool graph, int calls, bool plan) {
@@ -336,28 +329,13 @@ class FusedBench {
     }
     sync_all(plan);
     if (exec) SYMM_CUDA_CHECK(cudaGraphExecDestroy(exec));
-    std::vector<double> us(static_cast<std::size_t>(n));
-    for (int i = 0; i < n; ++i) {
-      float ms = 0;
-      SYMM_CUDA_CHECK(cudaEventElapsedTime(&ms, events_[std::size_t(2 * i)], events_[std::size_t(2 * i + 1)]));
-      us[std::size_t(i)] = double(ms) * 1e3 / calls;
-    }
-    std::sort(us.begin(), us.end());
-    auto at = [&](double q) { return us[std::min(us.size() - 1, std::size_t(q * double(us.size())))]; };
-    double v[3] = {at(0.5), at(0.1), at(0.9)};
+    const std::array<double, 3> st = sample_stats(events_, n, calls);
+    double v[3] = {st[0], st[1], st[2]};
     reduce_max(v, 3);
     return Stats{v[0], v[1], v[2]};
   }
 
-  void reduce_max(double* v, int n) {
-    SYMM_CUDA_CHECK(
-        cudaMemcpyAsync(stat_buf_, v, sizeof(double) * std::size_t(n), cudaMemcpyHostToDevice, rt_.stream()));
-    SYMM_CUDA_CHECK(
-        ncclAllReduce(stat_buf_, stat_buf_, std::size_t(n), ncclFloat64, ncclMax, rt_.comm(), rt_.stream()));
-    SYMM_CUDA_CHECK(
-        cudaMemcpyAsync(v, stat_buf_, sizeof(double) * std::size_t(n), cudaMemcpyDeviceToHost, rt_.stream()));
-    rt_.sync();
-  }
+  void reduce_max(double* v, int n) { reduce_max_over_ranks(rt_, stat_buf_, v, n); }
 
   void emit(const ResultRow& r, const double* err, double flops) {
     if (rt_.rank() != 0) return;
