@@ -68,7 +68,6 @@ struct FusedArgs {
   void* partial = nullptr;
   std::size_t m = 0, n = 0, k = 0;  // global sizes
   DType dtype = DType::kBF16;
-  int streams = 3;             // main + side streams (2..kMaxStreams)
   std::size_t chunk_rows = 0;  // rows per progress flag / per GEMM (0: the plan's default)
   int blocks = 0;              // blocks of the plan's kernels (0: default)
 };

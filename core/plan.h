@@ -82,7 +82,6 @@ inline constexpr int kMaxEvents = 64;  // events one call of a plan may record
 // (in, out, scratch in symmetric memory; count; op), the rest are the plan's knobs.
 struct PlanArgs {
   CollArgs coll;
-  int streams = 3;              // streams the plan may use, main included (2..kMaxStreams)
   std::size_t chunk_bytes = 0;  // bytes per copy / per progress flag (0: the plan's default)
   int blocks = 0;               // blocks of the plan's kernels (0: the kernel's default)
 };

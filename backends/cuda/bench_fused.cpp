@@ -123,7 +123,6 @@ class FusedBench {
     f.partial = partial.p;
     f.m = s.m, f.n = s.n, f.k = s.k;
     f.dtype = t;
-    f.streams = o_.streams;
     f.chunk_rows = o_.chunk_rows;
 
     // The enqueue of each case, on the caller's stream.

@@ -64,14 +64,12 @@ void with_fused_plan(const std::string& id, F&& f) {
 }  // namespace
 
 void PlanExec::enqueue_fused(const FusedAlgo& algo, const FusedArgs& a) {
-  FusedArgs args = a;
-  args.streams = streams();
   begin_call();
   CudaHost host(*this);
   with_fused_plan(algo.id, [&]<class P>() {
     switch (a.dtype) {
-      case DType::kBF16: return P::template run<bf16>(host, args);
-      case DType::kFP16: return P::template run<fp16>(host, args);
+      case DType::kBF16: return P::template run<bf16>(host, a);
+      case DType::kFP16: return P::template run<fp16>(host, a);
       default:
 #if !defined(__CUDA_ARCH__)
         fail(ErrorCode::kInvalidArgument, std::string(algo.id) + " runs bf16 and fp16 only");
@@ -82,9 +80,7 @@ void PlanExec::enqueue_fused(const FusedAlgo& algo, const FusedArgs& a) {
   end_call();
 }
 
-void PlanExec::enqueue(const AlgoInfo& a, DType t, const PlanArgs& pa) {
-  PlanArgs args = pa;
-  args.streams = streams();
+void PlanExec::enqueue(const AlgoInfo& a, DType t, const PlanArgs& args) {
   begin_call();
   CudaHost host(*this);
   with_plan(a, [&]<class P>() { with_type(t, [&]<class T>() { P::template run<T>(host, args); }); });

@@ -116,7 +116,6 @@ RunResult run_fused_with(const FusedRunSpec& spec, const FusedPlanFn& plan) {
     f.partial = fb.partial ? base + l.partial : nullptr;
     f.m = s.m, f.n = s.n, f.k = s.k;
     f.dtype = spec.dtype;
-    f.streams = spec.streams;
     f.chunk_rows = spec.chunk_rows;
     plan(h, f);
   };

@@ -176,7 +176,6 @@ void Simulator::run_plan_call(Host& h) {
   }
   PlanArgs pa;
   pa.coll = args_[std::size_t(r)];
-  pa.streams = streams_n_;
   pa.chunk_bytes = spec_.chunk_bytes;
   pa.blocks = h.blocks;
   SimHost host(this, r, streams_n_);

@@ -45,7 +45,6 @@ struct AgMmCeT {
     p.coll.in = f.a;
     p.coll.out = f.work;
     p.coll.count = rows * f.k;
-    p.streams = f.streams;
     p.chunk_bytes = chunk_rows * row_bytes;
     const Chunks ch = AllGatherCeSt::push<T>(h, p, /*own_copy=*/false);  // steps 1-2
 

@@ -151,7 +151,6 @@ double run_fused(FusedOp op, int n, const MatShape& s, std::size_t chunk_rows, t
       f.work = w.heap(r) + l.work;
       f.partial = w.heap(r) + l.partial;
       f.m = s.m, f.n = s.n, f.k = s.k;
-      f.streams = 3;
       f.chunk_rows = chunk_rows;
       f.blocks = 2;
       Plan::template run<T>(h, f);
