@@ -37,6 +37,15 @@ std::string command_line(int argc, char** argv) {
   return s;
 }
 
+// --calibration A.csv B.csv, or A.csv,B.csv, or the option twice: one list of files.
+std::vector<std::string> split_calibrations(const std::vector<std::string>& v) {
+  std::vector<std::string> files;
+  for (const std::string& s : v)
+    for (const std::string& f : split_list(s)) files.push_back(f);
+  if (files.empty()) fail(ErrorCode::kInvalidArgument, "--calibration names no file");
+  return files;
+}
+
 }  // namespace
 
 int cmd_calibrate(int argc, char** argv) {
@@ -85,12 +94,15 @@ int cmd_calibrate(int argc, char** argv) {
 }
 
 int cmd_fit(int argc, char** argv) {
-  std::string calibration, out, base, name;
+  std::vector<std::string> calibration;
+  std::string out, base, name;
   po::options_description d("fit options", 110, 50);
   // clang-format off
   d.add_options()
       ("help,h", "show this help")
-      ("calibration,c", po::value(&calibration)->required(), "the rows of `symmcoll calibrate` (CSV)")
+      ("calibration,c", po::value(&calibration)->required()->multitoken(),
+       "the rows of `symmcoll calibrate` (CSV); several files (e.g. a single-GPU run for the per-GPU\n"
+       "keys and a multi-GPU run for the links): their rows together, numbered in that order")
       ("out,o", po::value(&out)->required(), "the machine file to write (.ini)")
       ("base", po::value(&base),
        "machine file whose values the keys no row calibrates keep (default: --out if it exists)")
@@ -99,7 +111,7 @@ int cmd_fit(int argc, char** argv) {
   po::variables_map vm;
   parse_args(argc, argv, d, vm);
   if (vm.count("help")) {
-    std::cout << "usage: symmcoll fit --calibration FILE.csv --out MACHINE.ini [--base OLD.ini]\n\n"
+    std::cout << "usage: symmcoll fit --calibration FILE.csv [FILE2.csv] --out MACHINE.ini [--base OLD.ini]\n\n"
                  "Fits every machine-file key the rows determine (least squares / NNLS, Eigen) and writes\n"
                  "the file with each key's provenance (rows, residual) as a comment.\n\n"
               << d << "\n";
@@ -112,9 +124,15 @@ int cmd_fit(int argc, char** argv) {
       fail(ErrorCode::kInvalidArgument, "'" + base + "' does not exist (keys the rows do not calibrate need a base)");
     return sim::Machine::load(base);
   });
-  const sim::CalibTable t = for_option("--calibration", [&] { return sim::read_calibration(calibration); });
+  sim::CalibTable t;
+  std::string source;
+  for (const std::string& c : split_calibrations(calibration)) {
+    const sim::CalibTable one = for_option("--calibration", [&] { return sim::read_calibration(c); });
+    t.comments.insert(t.comments.end(), one.comments.begin(), one.comments.end());
+    t.rows.insert(t.rows.end(), one.rows.begin(), one.rows.end());
+    source += (source.empty() ? "" : " + ") + std::filesystem::path(c).filename().string();
+  }
   if (name.empty()) name = std::filesystem::path(out).stem().string();
-  const std::string source = std::filesystem::path(calibration).filename().string();
   const sim::FitResult r = sim::fit_machine(t, b, name, source);
   // Written whole, then renamed: a failed fit never leaves half a machine file.
   const std::string tmp = out + ".tmp";
@@ -125,7 +143,7 @@ int cmd_fit(int argc, char** argv) {
   }
   std::filesystem::rename(tmp, out);
   sim::Machine::load(out);  // the reader accepts what was written
-  std::printf("symmcoll fit: %s from %zu rows of %s\n", out.c_str(), t.rows.size(), calibration.c_str());
+  std::printf("symmcoll fit: %s from %zu rows of %s\n", out.c_str(), t.rows.size(), source.c_str());
   return kExitOk;
 }
 

@@ -12,7 +12,32 @@ struct CalibPlan {
   std::vector<double> small_bytes{1 << 20, 4 << 20, 16 << 20};   // copy_peer, ce_copy
   std::vector<double> big_bytes{16 << 20, 64 << 20, 256 << 20};  // scatter, incast, local
   std::vector<int> peer_blocks{1, 2, 4, 8, 16, 32, 64};          // copy_peer's rate vs blocks
-  std::vector<int> gemm_sizes{2048, 4096, 8192};                 // m = n = k
+  // GEMM (cuBLASLt), graph and eager. `gemm` rows are what the fit uses: a grid over M, N and K
+  // (N off the fused operations' values). `gemm_fused` rows are held out: the shapes the fused
+  // operations run (core/fused.h: 8B N 1792 K 4096, 70B N 3584 K 8192; K split by the world in
+  // mm_rs; M from a 512-row chunk to a whole 16384), judged against the fit's prediction.
+  struct GemmShape {
+    int m, n, k;
+  };
+  std::vector<GemmShape> gemm_fit_shapes() const {
+    std::vector<GemmShape> v;
+    for (int m : {256, 1024, 4096, 16384})
+      for (int n : {1024, 2048, 4096, 8192})
+        for (int k : {512, 2048, 8192}) v.push_back({m, n, k});
+    return v;
+  }
+  // Concurrency (data for the model of a GEMM sharing the GPU; not fitted yet): the 70B GEMM
+  // beside an SM copy kernel of each block count, and beside a copy-engine copy.
+  GemmShape conc_gemm{16384, 3584, 8192};
+  std::vector<int> conc_blocks{4, 16, 32, 66};
+  double conc_copy_bytes = 256 << 20;
+  std::vector<GemmShape> gemm_fused_shapes() const {
+    std::vector<GemmShape> v;
+    for (const GemmShape nk : {GemmShape{0, 1792, 4096}, GemmShape{0, 3584, 8192}})
+      for (int split : {1, 2, 4, 8})
+        for (int m : {512, 1024, 2048, 4096, 8192, 16384}) v.push_back({m, nk.n, nk.k / split});
+    return v;
+  }
 };
 
 }  // namespace symm::calib

@@ -6,6 +6,7 @@
 #include "backends/cuda/calibrate.h"
 
 #include <algorithm>
+#include <cstring>
 #include <cstdio>
 #include <fstream>
 #include <functional>
@@ -21,7 +22,7 @@
 namespace symm::cuda {
 namespace {
 
-constexpr int kIters = 7, kWarmup = 2;
+constexpr int kIters = 15, kWarmup = 3;
 
 class Calibrator {
  public:
@@ -36,19 +37,32 @@ class Calibrator {
   }
 
   // One row (rank 0 keeps it): the per-call time of `one`, repeated `calls` times.
-  void row(const char* bench, int blocks, bool graph, double x, const std::function<void()>& one, int calls) {
+  void row(const char* bench, int blocks, bool graph, double x, const std::function<void()>& one, int calls,
+           int m = 0, int n = 0, int k = 0) {
     const double t = time_per_call(one, calls, graph);
     if (rt_.rank() == 0) {
       char buf[256];
-      std::snprintf(buf, sizeof buf, "%s,%d,%d,%d,%.17g,%.6f\n", bench, rt_.world(), blocks, int(graph), x, t);
+      std::snprintf(buf, sizeof buf, "%s,%d,%d,%d,%.17g,%.6f,%d,%d,%d\n", bench, rt_.world(), blocks, int(graph), x, t,
+                    m, n, k);
       out_ += buf;
       std::printf("%s", buf);
       std::fflush(stdout);
     }
   }
+  // A row whose time was measured elsewhere (rank 0's own value).
+  void measured_row(const char* bench, int blocks, bool graph, double x, double t, int m, int n, int k) {
+    if (rt_.rank() != 0) return;
+    char buf[256];
+    std::snprintf(buf, sizeof buf, "%s,%d,%d,%d,%.17g,%.6f,%d,%d,%d\n", bench, rt_.world(), blocks, int(graph), x, t, m,
+                  n, k);
+    out_ += buf;
+    std::printf("%s", buf);
+    std::fflush(stdout);
+  }
   void device_row(const char* bench, int value) {
     if (rt_.rank() == 0)
-      out_ += std::string(bench) + "," + std::to_string(rt_.world()) + ",0,1," + std::to_string(value) + ",1.000000\n";
+      out_ += std::string(bench) + "," + std::to_string(rt_.world()) + ",0,1," + std::to_string(value) +
+              ",1.000000,0,0,0\n";
   }
 
   // A calibration program on `blocks` blocks over `bytes` of in (heap[0, half)) and out.
@@ -116,20 +130,143 @@ class Calibrator {
 
 int calls_for(double bytes) { return bytes <= (1 << 20) ? 50 : bytes <= (16 << 20) ? 10 : 3; }
 
+// Random bf16 in [-1, 1) (not zeros: a GEMM of zeros draws less power and runs faster).
+void fill_random(void* dst, std::size_t elems, uint64_t seed) {
+  std::vector<uint16_t> h(elems);
+  for (std::size_t i = 0; i < elems; ++i) {
+    const float v = float(double(splitmix64(seed + i) >> 11) * 0x1.0p-53 * 2.0 - 1.0);
+    uint32_t u;
+    std::memcpy(&u, &v, sizeof u);
+    h[i] = uint16_t(u >> 16);
+  }
+  SYMM_CUDA_CHECK(cudaMemcpy(dst, h.data(), elems * 2, cudaMemcpyHostToDevice));
+}
+
+// A GEMM beside other work (eager, events on each stream, median of kConcIters): the GEMM on a
+// second stream, then (same instant) an SM copy kernel of `blocks` blocks, or a copy-engine copy,
+// on the main stream. Rows, x = the copy's blocks (0: copy engine, -1: nothing beside):
+//   conc_gemm  the GEMM's own time      conc_copy  the copy's own time (x: as above; alone: -1 GEMM)
+void concurrency_rows(Calibrator& c, Runtime& rt, const calib::CalibPlan& plan, GemmRunner& g, void* a, void* b,
+                      void* cm) {
+  constexpr int kConcIters = 15;
+  const calib::CalibPlan::GemmShape sh = plan.conc_gemm;
+  GemmArgs ga;
+  ga.a = a, ga.b = b, ga.c = cm;
+  ga.m = sh.m, ga.n = sh.n, ga.k = sh.k;
+  ga.lda = std::size_t(sh.k), ga.ldb = std::size_t(sh.n), ga.ldc = std::size_t(sh.n);
+  ga.dtype = DType::kBF16;
+  cudaStream_t main = rt.stream(), side = nullptr;
+  SYMM_CUDA_CHECK(cudaStreamCreateWithFlags(&side, cudaStreamNonBlocking));
+  cudaEvent_t e0, eg, ec;
+  SYMM_CUDA_CHECK(cudaEventCreate(&e0));
+  SYMM_CUDA_CHECK(cudaEventCreate(&eg));
+  SYMM_CUDA_CHECK(cudaEventCreate(&ec));
+  const std::size_t bytes = std::size_t(plan.conc_copy_bytes);
+  CollArgs ca;
+  ca.in = rt.heap();
+  ca.out = rt.heap() + bytes;
+  ca.count = bytes / sizeof(bf16);
+  const DeviceHandle h = rt.handle();
+  // One setting: gemm? copy kind (blocks > 0: SM copy, 0: copy engine, -1: none).
+  auto measure = [&](bool gemm, int blocks, double& t_gemm, double& t_copy) {
+    std::vector<double> tg, tc;
+    for (int i = 0; i < kConcIters + 2; ++i) {
+      SYMM_CUDA_CHECK(cudaEventRecord(e0, main));
+      SYMM_CUDA_CHECK(cudaStreamWaitEvent(side, e0, 0));
+      if (gemm) g.run(side, 0, ga);
+      SYMM_CUDA_CHECK(cudaEventRecord(eg, side));
+      if (blocks > 0)
+        launch_calib(CalibProgram::kCopyLocal, h, ca, blocks, main);
+      else if (blocks == 0)
+        SYMM_CUDA_CHECK(cudaMemcpyAsync(ca.out, ca.in, bytes, cudaMemcpyDeviceToDevice, main));
+      SYMM_CUDA_CHECK(cudaEventRecord(ec, main));
+      SYMM_CUDA_CHECK(cudaStreamWaitEvent(main, eg, 0));
+      rt.sync();
+      float ms_g = 0, ms_c = 0;
+      SYMM_CUDA_CHECK(cudaEventElapsedTime(&ms_g, e0, eg));
+      SYMM_CUDA_CHECK(cudaEventElapsedTime(&ms_c, e0, ec));
+      if (i >= 2) tg.push_back(ms_g * 1e3), tc.push_back(ms_c * 1e3);
+    }
+    std::sort(tg.begin(), tg.end());
+    std::sort(tc.begin(), tc.end());
+    t_gemm = tg[tg.size() / 2];
+    t_copy = tc[tc.size() / 2];
+  };
+  const double flops = 2.0 * sh.m * sh.n * double(sh.k);
+  double tg = 0, tc = 0;
+  measure(true, -1, tg, tc);
+  c.measured_row("conc_gemm", -1, false, flops, tg, sh.m, sh.n, sh.k);
+  std::vector<int> kinds = plan.conc_blocks;
+  kinds.push_back(0);
+  for (int blocks : kinds) {
+    measure(false, blocks, tg, tc);
+    c.measured_row("conc_copy", blocks, false, double(bytes), tc, 0, 0, 0);  // the copy alone
+    measure(true, blocks, tg, tc);
+    c.measured_row("conc_gemm", blocks, false, flops, tg, sh.m, sh.n, sh.k);
+    c.measured_row("conc_copy_beside_gemm", blocks, false, double(bytes), tc, sh.m, sh.n, sh.k);
+  }
+  cudaEventDestroy(e0);
+  cudaEventDestroy(eg);
+  cudaEventDestroy(ec);
+  cudaStreamDestroy(side);
+}
+
+// GEMM (cuBLASLt bf16, fp32 accumulation), graph and eager: the fit's shapes (`gemm`) and the
+// fused operations' shapes held out for validation (`gemm_fused`); buffers outside the heap.
+void gemm_rows(Calibrator& c, Runtime& rt, const calib::CalibPlan& plan) {
+  using Shape = calib::CalibPlan::GemmShape;
+  std::vector<std::pair<const char*, Shape>> shapes;
+  for (const Shape& s : plan.gemm_fit_shapes()) shapes.push_back({"gemm", s});
+  for (const Shape& s : plan.gemm_fused_shapes()) shapes.push_back({"gemm_fused", s});
+  std::size_t ea = 0, eb = 0, ec = 0;
+  for (const auto& [name, s] : shapes) {
+    ea = std::max(ea, std::size_t(s.m) * std::size_t(s.k));
+    eb = std::max(eb, std::size_t(s.k) * std::size_t(s.n));
+    ec = std::max(ec, std::size_t(s.m) * std::size_t(s.n));
+  }
+  void *a = nullptr, *b = nullptr, *cm = nullptr;
+  SYMM_CUDA_CHECK(cudaMalloc(&a, ea * 2));
+  SYMM_CUDA_CHECK(cudaMalloc(&b, eb * 2));
+  SYMM_CUDA_CHECK(cudaMalloc(&cm, ec * 2));
+  fill_random(a, ea, 0x5eed0001ull + uint64_t(rt.rank()) * 0x9e3779b97f4a7c15ull);
+  fill_random(b, eb, 0x5eed0002ull + uint64_t(rt.rank()) * 0x9e3779b97f4a7c15ull);
+  GemmRunner g(1);
+  cudaStream_t st = rt.stream();
+  for (const auto& [name, s] : shapes) {
+    GemmArgs ga;
+    ga.a = a;
+    ga.b = b;
+    ga.c = cm;
+    ga.m = s.m, ga.n = s.n, ga.k = s.k;
+    ga.lda = std::size_t(s.k), ga.ldb = std::size_t(s.n), ga.ldc = std::size_t(s.n);
+    ga.dtype = DType::kBF16;
+    g.run(st, 0, ga);  // plans the shape outside the capture
+    rt.sync();
+    const double flops = 2.0 * s.m * s.n * double(s.k);
+    const int calls = flops >= 2e11 ? 3 : flops >= 2e10 ? 10 : 30;
+    for (bool graph : {true, false})
+      c.row(name, 0, graph, flops, [&g, st, ga]() { g.run(st, 0, ga); }, calls, s.m, s.n, s.k);
+  }
+  concurrency_rows(c, rt, plan, g, a, b, cm);
+  SYMM_CUDA_CHECK(cudaFree(a));
+  SYMM_CUDA_CHECK(cudaFree(b));
+  SYMM_CUDA_CHECK(cudaFree(cm));
+}
+
 }  // namespace
 
 int calibrate_main(const std::string& csv, const std::string& command) {
   const RankEnv env = rank_env(process_env());
-  if (env.world < 2)
-    fail(ErrorCode::kInvalidArgument,
-         "calibrate --backend cuda needs at least 2 ranks (WORLD_SIZE=" + std::to_string(env.world) +
-             "): start it with 'symmcoll launch -n N -- symmcoll calibrate --backend cuda "
-             "--csv FILE'");
+  // One rank (a single GPU) measures the per-GPU rows only: launch, local copies, GEMM.
+  const bool peers = env.world >= 2;
   if (env.rank == 0) {
     std::ofstream probe(csv);
     if (!probe) fail(ErrorCode::kIo, "--csv: cannot write '" + csv + "'");
   }
   const calib::CalibPlan plan;
+  if (!peers && env.rank == 0)
+    std::printf("# calibrate: one rank: the rows that need a peer (ping-pongs, loads, peer and copy-engine peer "
+                "copies) are skipped\n");
   const double biggest = std::max(*std::max_element(plan.big_bytes.begin(), plan.big_bytes.end()),
                                   *std::max_element(plan.small_bytes.begin(), plan.small_bytes.end()));
   const std::size_t half = std::size_t(biggest) + (4u << 20);
@@ -151,6 +288,7 @@ int calibrate_main(const std::string& csv, const std::string& command) {
 
   for (bool graph : {true, false}) c.row("launch", 1, graph, 0, c.program(P::kEmpty, kVecBytes, 1), 200);
   for (int n : plan.rounds) {
+    if (!peers) break;
     const std::size_t b = std::size_t(n) * kVecBytes;
     c.row("pingpong_relaxed", 1, true, n, c.program(P::kPingPongRelaxed, b, 1), 20);
     c.row("pingpong_acqrel", 1, true, n, c.program(P::kPingPongAcqRel, b, 1), 20);
@@ -158,62 +296,40 @@ int calibrate_main(const std::string& csv, const std::string& command) {
     c.row("load_chain", 1, true, n, c.program(P::kLoadChain, b, 1), 20);
   }
   for (int blocks : plan.peer_blocks) {
-    if (blocks > all) continue;
+    if (blocks > all || !peers) continue;
     for (double b : plan.small_bytes)
       c.row("copy_peer", blocks, true, b, c.program(P::kCopyPeer, std::size_t(b), blocks), calls_for(b));
   }
   for (double b : plan.big_bytes) {
-    const std::size_t slice = std::size_t(b) / std::size_t(world - 1) / kVecBytes * kVecBytes;
-    const double crossing = double(slice) * (world - 1);
-    c.row("copy_scatter", all, true, crossing, c.program(P::kCopyScatter, std::size_t(b), all), calls_for(b));
-    c.row("copy_incast", all, true, crossing, c.program(P::kCopyIncast, std::size_t(b), all), calls_for(b));
+    if (peers) {
+      const std::size_t slice = std::size_t(b) / std::size_t(world - 1) / kVecBytes * kVecBytes;
+      const double crossing = double(slice) * (world - 1);
+      c.row("copy_scatter", all, true, crossing, c.program(P::kCopyScatter, std::size_t(b), all), calls_for(b));
+      c.row("copy_incast", all, true, crossing, c.program(P::kCopyIncast, std::size_t(b), all), calls_for(b));
+    }
     c.row("copy_local", all, true, b, c.program(P::kCopyLocal, std::size_t(b), all), calls_for(b));
   }
   // Copy engine: every rank copies into the next rank's heap (cudaMemcpyAsync on peer addresses
-  // of the symmetric heap, as host plans do), all at once.
+  // of the symmetric heap, as host plans do), all at once; and within its own heap (data only:
+  // HBM to HBM, no key is fitted from it).
   for (double b : plan.small_bytes) {
-    char* dst = rt.handle().heap_peer[(me + 1) % world] + half;
     const char* src = rt.heap();
     cudaStream_t s = rt.stream();
     const std::size_t n = std::size_t(b);
-    c.row(
-        "ce_copy", 0, true, b, [=]() { SYMM_CUDA_CHECK(cudaMemcpyAsync(dst, src, n, cudaMemcpyDeviceToDevice, s)); },
-        calls_for(b));
-  }
-  // GEMM (cuBLASLt bf16, fp32 accumulation) on square shapes, buffers outside the heap.
-  {
-    const int biggest_n = *std::max_element(plan.gemm_sizes.begin(), plan.gemm_sizes.end());
-    const std::size_t elems = std::size_t(biggest_n) * std::size_t(biggest_n);
-    void *a = nullptr, *bm = nullptr, *cm = nullptr;
-    SYMM_CUDA_CHECK(cudaMalloc(&a, elems * 2));
-    SYMM_CUDA_CHECK(cudaMalloc(&bm, elems * 2));
-    SYMM_CUDA_CHECK(cudaMalloc(&cm, elems * 2));
-    SYMM_CUDA_CHECK(cudaMemset(a, 0, elems * 2));
-    SYMM_CUDA_CHECK(cudaMemset(bm, 0, elems * 2));
-    GemmRunner g(1);
-    cudaStream_t s = rt.stream();
-    for (int n : plan.gemm_sizes) {
-      GemmArgs ga;
-      ga.a = a;
-      ga.b = bm;
-      ga.c = cm;
-      ga.m = ga.n = ga.k = n;
-      ga.lda = ga.ldb = ga.ldc = std::size_t(n);
-      ga.dtype = DType::kBF16;
-      g.run(s, 0, ga);  // plans the shape outside the capture
-      rt.sync();
+    for (bool local : {false, true}) {
+      if (!local && !peers) continue;
+      char* dst = local ? rt.heap() + half : rt.handle().heap_peer[(me + 1) % world] + half;
       c.row(
-          "gemm", 0, true, 2.0 * n * double(n) * n, [&g, s, ga]() { g.run(s, 0, ga); }, n >= 8192 ? 3 : 10);
+          local ? "ce_copy_local" : "ce_copy", 0, true, b,
+          [=]() { SYMM_CUDA_CHECK(cudaMemcpyAsync(dst, src, n, cudaMemcpyDeviceToDevice, s)); }, calls_for(b));
     }
-    cudaFree(a);
-    cudaFree(bm);
-    cudaFree(cm);
   }
+  gemm_rows(c, rt, plan);
   rt.barrier();
   if (me == 0) {
     std::ofstream f(csv);
     f << "#" << command << "\n# device " << rt.device_name() << ", git " << git_sha() << "\n";
-    f << "bench,world,blocks,graph,x,time_us\n" << c.rows();
+    f << "bench,world,blocks,graph,x,time_us,m,n,k\n" << c.rows();
     if (!f) fail(ErrorCode::kIo, "writing '" + csv + "' failed");
     std::printf("# calibrate: rows -> %s\n", csv.c_str());
   }

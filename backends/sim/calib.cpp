@@ -15,11 +15,11 @@ namespace symm::sim {
 
 void write_calibration(std::ostream& out, const CalibTable& t) {
   for (const std::string& c : t.comments) out << "#" << c << "\n";
-  out << "bench,world,blocks,graph,x,time_us\n";
+  out << "bench,world,blocks,graph,x,time_us,m,n,k\n";
   char buf[256];
   for (const CalibRow& r : t.rows) {
-    std::snprintf(buf, sizeof buf, "%s,%d,%d,%d,%.17g,%.6f\n", r.bench.c_str(), r.world, r.blocks, int(r.graph), r.x,
-                  r.time_us);
+    std::snprintf(buf, sizeof buf, "%s,%d,%d,%d,%.17g,%.6f,%d,%d,%d\n", r.bench.c_str(), r.world, r.blocks,
+                  int(r.graph), r.x, r.time_us, r.m, r.n, r.k);
     out << buf;
   }
 }
@@ -31,6 +31,7 @@ CalibTable read_calibration(const std::string& path) {
   std::string line;
   int n = 0;
   bool header = false;
+  std::size_t fields = 0;
   while (std::getline(in, line)) {
     ++n;
     if (!line.empty() && line.back() == '\r') line.pop_back();
@@ -41,16 +42,21 @@ CalibTable read_calibration(const std::string& path) {
     }
     const std::string where = path + ":" + std::to_string(n);
     if (!header) {
-      if (line != "bench,world,blocks,graph,x,time_us")
-        fail(ErrorCode::kInvalidArgument, where + ": expected the header 'bench,world,blocks,graph,x,time_us'");
+      if (line == "bench,world,blocks,graph,x,time_us,m,n,k")
+        fields = 9;
+      else if (line == "bench,world,blocks,graph,x,time_us")
+        fields = 6;
+      else
+        fail(ErrorCode::kInvalidArgument, where + ": expected the header 'bench,world,blocks,graph,x,time_us,m,n,k'");
       header = true;
       continue;
     }
     std::vector<std::string> f;
     std::stringstream ss(line);
     for (std::string cell; std::getline(ss, cell, ',');) f.push_back(cell);
-    if (f.size() != 6)
-      fail(ErrorCode::kInvalidArgument, where + ": expected 6 fields, got " + std::to_string(f.size()));
+    if (f.size() != fields)
+      fail(ErrorCode::kInvalidArgument,
+           where + ": expected " + std::to_string(fields) + " fields, got " + std::to_string(f.size()));
     CalibRow r;
     r.bench = f[0];
     try {
@@ -65,13 +71,14 @@ CalibTable read_calibration(const std::string& path) {
       r.graph = num(f[3]) != 0;
       r.x = num(f[4]);
       r.time_us = num(f[5]);
+      if (fields == 9) r.m = int(num(f[6])), r.n = int(num(f[7])), r.k = int(num(f[8]));
     } catch (const std::exception&) {
       fail(ErrorCode::kInvalidArgument, where + ": a field is not a number");
     }
     if (!(r.time_us > 0)) fail(ErrorCode::kInvalidArgument, where + ": time_us must be positive");
     t.rows.push_back(r);
   }
-  if (!header) fail(ErrorCode::kInvalidArgument, path + ": no header line (bench,world,blocks,graph,x,time_us)");
+  if (!header) fail(ErrorCode::kInvalidArgument, path + ": no header line (bench,world,blocks,graph,x,time_us,m,n,k)");
   return t;
 }
 
@@ -127,6 +134,13 @@ std::vector<CalibRow> simulate_calibration(const Machine& m, int world, const Ca
     add("copy_incast", all, true, crossing, sim_time<BulkCopy<Pattern::kIncast>>(m, world, std::size_t(b), all, true));
     add("copy_local", all, true, b, sim_time<BulkCopy<Pattern::kLocal>>(m, world, std::size_t(b), all, true));
   }
+  // GEMM: what a plan's gemm costs on streams.cpp, back to back in a graph.
+  auto gemm = [&](const char* bench, const CalibPlan::GemmShape& s) {
+    add(bench, 0, true, 2.0 * s.m * s.n * double(s.k), m.launch_graph_us + m.gemm_time_us(s.m, s.n, s.k));
+    rows.back().m = s.m, rows.back().n = s.n, rows.back().k = s.k;
+  };
+  for (const CalibPlan::GemmShape& s : plan.gemm_fit_shapes()) gemm("gemm", s);
+  for (const CalibPlan::GemmShape& s : plan.gemm_fused_shapes()) gemm("gemm_fused", s);
   return rows;
 }
 

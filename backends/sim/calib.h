@@ -14,12 +14,22 @@
 //   copy_peer         bytes             c + x / (blocks B), blocks <= 2          block_GBps = B
 //   copy_scatter      bytes out of 0    c + x / E                               nvlink_egress_GBps = E
 //   copy_incast       bytes into 0      c + x / I                               nvlink_ingress_GBps = I
-//   copy_local        bytes             c + x / H                               hbm_GBps = H
+//   copy_local        bytes             c + x / H  (rows with 2x > 50 MB: beyond L2)  hbm_GBps = H
 //   ce_copy           bytes             S + x / C                               ce_startup_us = S, ce_GBps = C
-//   gemm              flops             c + x / (G 1e6)                         gemm_TFLOPs = G
+//   ce_copy_local     bytes             (a local copy-engine copy: data only, no key)
+//   gemm              flops (m, n, k)   c + P(m,n,k) / (G 1e6) [+ bytes / (Bg 1e3)]   gemm_TFLOPs = G,
+//                     P: padded flops of whole waves of tm x tn tiles           gemm_fixed_us = c - L,
+//                     bytes: A, B and C once; the tile and the bytes term       gemm_tile_m/n = tm/tn,
+//                     with the least residual                                   gemm_GBps = Bg (or 0)
+//   gemm_fused        flops (m, n, k)   held out: the fused ops' shapes, never fitted
+//   conc_gemm / conc_copy / conc_copy_beside_gemm: a GEMM beside an SM copy of `blocks` blocks
+//                     (0: a copy-engine copy; -1: alone), eager, each one's own time: data for the
+//                     model of a GEMM sharing the GPU, not fitted
 //   device_gpus / device_sms / device_copy_engines: x = the count               gpus / sms / copy_engines
 //
 // copy_peer rows at more blocks are kept as the rate-vs-blocks curve; the fit uses blocks <= 2.
+// A single-GPU run (world 1) has no peer rows: it calibrates the per-GPU keys only (launch, HBM,
+// GEMM), and its device_gpus row does not set `gpus`.
 #pragma once
 
 #include <iosfwd>
@@ -37,6 +47,7 @@ struct CalibRow {
   bool graph = true;
   double x = 0;
   double time_us = 0;
+  int m = 0, n = 0, k = 0;  // gemm rows: the shape (0 elsewhere)
 };
 
 struct CalibTable {
@@ -44,7 +55,8 @@ struct CalibTable {
   std::vector<CalibRow> rows;
 };
 
-// CSV: '#' comment lines, then the header "bench,world,blocks,graph,x,time_us", then rows.
+// CSV: '#' comment lines, then the header "bench,world,blocks,graph,x,time_us,m,n,k", then rows
+// (files written before the shape columns, "bench,world,blocks,graph,x,time_us", are read too).
 void write_calibration(std::ostream& out, const CalibTable& t);
 CalibTable read_calibration(const std::string& path);  // throws kIo / kInvalidArgument (line named)
 
@@ -52,6 +64,8 @@ using calib::CalibPlan;  // the settings (core/calib_plan.h)
 
 // The rows the simulator predicts for `m` at `world` ranks: the programs of
 // core/calib_programs.h run through sim::run (timing-only), plus the device counts.
+// GEMM rows come from the machine's GEMM model (graph launch + Machine::gemm_time_us, as a plan's
+// gemm on streams.cpp costs).
 std::vector<CalibRow> simulate_calibration(const Machine& m, int world, const CalibPlan& plan = {});
 
 // The fit: every key of a machine file from the rows, each with its provenance (which rows, the

@@ -1,5 +1,6 @@
 // Machine files: experiments/machines/<name>.ini, one `key = value` per Machine field.
 #include <boost/program_options.hpp>
+#include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -39,6 +40,10 @@ std::vector<Key> keys_of(Machine& m) {
       {"ce_GBps", &m.ce_GBps, nullptr},
       {"nvls_GBps", &m.nvls_GBps, nullptr},
       {"gemm_TFLOPs", &m.gemm_TFLOPs, nullptr},
+      {"gemm_GBps", &m.gemm_GBps, nullptr, true},
+      {"gemm_fixed_us", &m.gemm_fixed_us, nullptr, true},
+      {"gemm_tile_m", nullptr, &m.gemm_tile_m, true},
+      {"gemm_tile_n", nullptr, &m.gemm_tile_n, true},
   };
 }
 
@@ -51,6 +56,18 @@ Machine Machine::load(const std::string& path) {
   m.path = path;
   m.name = std::filesystem::path(path).stem().string();
   const std::vector<Key> keys = keys_of(m);
+  // Each key's comment (`key = value  # why`), kept as its provenance for `symmcoll fit`.
+  for (std::string line; std::getline(in, line);) {
+    const std::size_t eq = line.find('='), hash = line.find('#');
+    if (eq == std::string::npos || hash == std::string::npos || hash < eq || line[0] == '#') continue;
+    auto trim = [](std::string t) {
+      const std::size_t a = t.find_first_not_of(" \t"), b = t.find_last_not_of(" \t\r");
+      return a == std::string::npos ? std::string() : t.substr(a, b - a + 1);
+    };
+    m.notes[trim(line.substr(0, eq))] = trim(line.substr(hash + 1));
+  }
+  in.clear();
+  in.seekg(0);
 
   // Values are read as strings so that a malformed number names its key, not a Boost type.
   po::options_description desc;
@@ -89,7 +106,22 @@ Machine Machine::load(const std::string& path) {
       *k.d = v;
     }
   }
+  if ((m.gemm_tile_m == 0) != (m.gemm_tile_n == 0))
+    fail(ErrorCode::kInvalidArgument, path + ": gemm_tile_m and gemm_tile_n are both 0 (no tiles) or both positive");
   return m;
+}
+
+double Machine::gemm_padded_flops(double m, double n, double k) const {
+  if (gemm_tile_m <= 0 || gemm_tile_n <= 0 || sms <= 0) return 2.0 * m * n * k;
+  const double tiles = std::ceil(m / gemm_tile_m) * std::ceil(n / gemm_tile_n);
+  const double waves = std::ceil(tiles / sms);
+  return 2.0 * k * double(gemm_tile_m) * double(gemm_tile_n) * double(sms) * waves;
+}
+
+double Machine::gemm_time_us(double m, double n, double k, double elem_bytes) const {
+  const double bytes = elem_bytes * (m * k + k * n + m * n);
+  return gemm_fixed_us + gemm_padded_flops(m, n, k) / (gemm_TFLOPs * 1e6) +
+         (gemm_GBps > 0 ? bytes / (gemm_GBps * 1e3) : 0.0);
 }
 
 Machine Machine::by_name(const std::string& name_or_path) {

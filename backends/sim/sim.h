@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 
 #include "core/coll_args.h"
@@ -19,6 +20,7 @@ namespace symm::sim {
 struct Machine {
   std::string name;  // file stem, e.g. "h200x4"
   std::string path;
+  std::map<std::string, std::string> notes;  // key -> its comment in the file (provenance)
   int gpus = 0;                    // GPUs in the node (world may not exceed it... except
                                    // in timing-only runs, which may scale past it)
   double nvlink_egress_GBps = 0;   // per GPU, all links together
@@ -32,12 +34,25 @@ struct Machine {
   double hbm_GBps = 0;         // local read+write bandwidth
   double launch_eager_us = 0;  // kernel launch, eager
   double launch_graph_us = 0;  // kernel launch inside a CUDA graph
-  // Copy engines and GEMM: read and validated now, used by the host plans (not implemented yet).
+  // Copy engines and GEMM: used by the host plans (streams.cpp).
   int copy_engines = 0;
   double ce_startup_us = 0;
   double ce_GBps = 0;
   double nvls_GBps = 0;    // NVSwitch multicast / in-switch reduction, per GPU
-  double gemm_TFLOPs = 0;  // GEMM throughput
+  // GEMM (cuBLASLt): t = gemm_fixed_us + padded flops / gemm_TFLOPs + operand bytes / gemm_GBps
+  // after the launch, where the padded flops count whole waves of gemm_tile_m x gemm_tile_n
+  // output tiles over the SMs (0 x 0: no tiles, the plain 2mnk) and the operand bytes are A, B
+  // and C once (gemm_GBps 0: no such term). gemm_time_us() below.
+  double gemm_TFLOPs = 0;    // GEMM throughput on whole waves of tiles
+  double gemm_GBps = 0;      // the operands' streaming cost (0: none)
+  double gemm_fixed_us = 0;  // per call beyond the launch (prologue, epilogue, tail)
+  int gemm_tile_m = 0;       // output tile rows (0: no wave quantization)
+  int gemm_tile_n = 0;       // output tile columns
+
+  // Compute time of one m x n x k GEMM on one GPU, launch excluded (the model above).
+  double gemm_time_us(double m, double n, double k, double elem_bytes = 2) const;
+  // Padded flops: 2k x the output of whole waves of tiles (2mnk without tiles).
+  double gemm_padded_flops(double m, double n, double k) const;
 
   static Machine load(const std::string& path);
   // "h200x4" -> h200x4.ini from $SYMM_MACHINES_DIR, <exe>/../share/symmcoll/machines, the install

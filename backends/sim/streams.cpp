@@ -22,7 +22,9 @@
 //   record      free; the event holds the stream's clock. wait_event: done once that record ran,
 //               joining its clock.
 //   gemm        one flow on my HBM of the bytes of A, B and C, capped so that alone it takes
-//               2mnk / gemm_TFLOPs (the machine file's measured matmul rate), after launch latency;
+//               Machine::gemm_time_us (a fixed cost + whole waves of output tiles at the
+//               machine file's matmul rate + the operands' bytes at a streaming rate, fitted to
+//               a cuBLASLt sweep), after launch latency;
 //               C may be a peer's (its tiles stored over NVLink: C's share of the flow also uses
 //               my egress and the peer's ingress);
 //               with data, C = A x B in fp32 (Eigen), stored as the element type when it ends.
@@ -484,8 +486,7 @@ void Simulator::start_gemm(Stream& s) {
   x.dst_space = lc.space;
   x.dst_off = lc.off;
   x.bytes = a_bytes + b_bytes + c_bytes;  // HBM traffic of one pass over the operands
-  const double flops = 2.0 * g.m * g.n * double(g.k);
-  const double compute_ps = flops / (m_.gemm_TFLOPs * 1e12) * 1e12;
+  const double compute_ps = m_.gemm_time_us(g.m, g.n, g.k, double(es)) * 1e6;
   x.gemm_cap = BytesPerPs(double(x.bytes) / std::max(compute_ps, 1.0));
   x.gemm_c_bytes = c_bytes;
   if (data_) {

@@ -37,18 +37,19 @@ Machine odd_machine() {
   m.ce_startup_us = 6.5;
   m.ce_GBps = 210;
   m.gemm_TFLOPs = 700;
+  m.gemm_fixed_us = 2.5;
+  m.gemm_GBps = 4000;
+  m.gemm_tile_m = 128;
+  m.gemm_tile_n = 256;
   return m;
 }
 
-// Copy-engine and GEMM rows: the simulator models them in host plans (streams.cpp), not as
-// device programs, so these rows come from the machine file's formula t = S + bytes / rate.
+// Copy-engine rows: the simulator models them in host plans (streams.cpp), not as device
+// programs, so these rows come from the machine file's formula t = S + bytes / rate. (GEMM rows
+// come from simulate_calibration, through the machine's GEMM model.)
 void add_formula_rows(const Machine& m, int world, std::vector<CalibRow>& rows) {
   for (double b : {1 << 20, 8 << 20, 64 << 20})
     rows.push_back({"ce_copy", world, 0, true, b, m.ce_startup_us + b / (m.ce_GBps * 1e3)});
-  for (double n : {2048.0, 4096.0, 8192.0}) {
-    const double flops = 2 * n * n * n;
-    rows.push_back({"gemm", world, 0, true, flops, 3.0 + flops / (m.gemm_TFLOPs * 1e6)});
-  }
 }
 
 CalibTable table_for(const Machine& m, int world) {
@@ -85,6 +86,10 @@ void expect_recovers(const Machine& in, int world) {
   expect_near_rel(out.ce_startup_us, in.ce_startup_us, "ce_startup_us");
   expect_near_rel(out.ce_GBps, in.ce_GBps, "ce_GBps");
   expect_near_rel(out.gemm_TFLOPs, in.gemm_TFLOPs, "gemm_TFLOPs");
+  expect_near_rel(out.gemm_fixed_us, in.gemm_fixed_us, "gemm_fixed_us");
+  expect_near_rel(out.gemm_GBps, in.gemm_GBps, "gemm_GBps");
+  EXPECT_EQ(out.gemm_tile_m, in.gemm_tile_m);
+  EXPECT_EQ(out.gemm_tile_n, in.gemm_tile_n);
   // The one key no microbenchmark measures comes from the base, and the file says so.
   EXPECT_EQ(out.nvls_GBps, base.nvls_GBps);
   EXPECT_NE(f.ini.find("nvls_GBps = " + std::to_string(int(base.nvls_GBps)) + "  # not calibrated: as in h200x8.ini"),
@@ -138,6 +143,47 @@ TEST(Calib, RowsThatDetermineNothingAreRefused) {
   for (CalibRow& r : t.rows)
     if (r.bench == "copy_local") r.time_us = 1000.0 / r.x * 1e6;
   EXPECT_THROW(fit_machine(t, machine("h200x4"), "m", "x.csv"), Error);
+}
+
+// A single-GPU run: only the per-GPU rows, world 1. It calibrates launch, HBM and GEMM; `gpus`
+// and the link keys stay the base's (its device_gpus row says 1 and must not set gpus).
+TEST(Calib, SingleGpuRowsCalibratePerGpuKeysOnly) {
+  const Machine in = odd_machine();
+  CalibTable t;
+  for (CalibRow r : table_for(in, 2).rows) {
+    const bool per_gpu = r.bench == "launch" || r.bench == "copy_local" || r.bench.starts_with("gemm") ||
+                         r.bench.starts_with("device_");
+    if (!per_gpu) continue;
+    r.world = 1;
+    if (r.bench == "device_gpus") r.x = 1;
+    t.rows.push_back(r);
+  }
+  const Machine base = machine("h200x2");
+  const FitResult f = fit_machine(t, base, "one", "one.csv");
+  EXPECT_EQ(f.machine.gpus, base.gpus);
+  EXPECT_EQ(f.machine.nvlink_egress_GBps, base.nvlink_egress_GBps);
+  EXPECT_EQ(f.machine.flag_latency_us, base.flag_latency_us);
+  expect_near_rel(f.machine.launch_graph_us, in.launch_graph_us, "launch_graph_us");
+  expect_near_rel(f.machine.gemm_TFLOPs, in.gemm_TFLOPs, "gemm_TFLOPs");
+  expect_near_rel(f.machine.gemm_fixed_us, in.gemm_fixed_us, "gemm_fixed_us");
+  expect_near_rel(f.machine.gemm_GBps, in.gemm_GBps, "gemm_GBps");
+  EXPECT_EQ(f.machine.gemm_tile_m, 128);
+  EXPECT_EQ(f.machine.gemm_tile_n, 256);
+}
+
+// The held-out GEMM rows (the fused ops' shapes) and the eager GEMM rows are never fitted.
+TEST(Calib, HeldOutGemmRowsDoNotMoveTheFit) {
+  CalibTable t = table_for(odd_machine(), 4);
+  const Machine base = machine("h200x4");
+  const std::string a = fit_machine(t, base, "m", "x.csv").ini;
+  int changed = 0;
+  for (CalibRow& r : t.rows)
+    if (r.bench == "gemm_fused") r.time_us *= 1.5, ++changed;
+  ASSERT_GT(changed, 0);
+  EXPECT_EQ(fit_machine(t, base, "m", "x.csv").ini, a);
+  for (CalibRow& r : t.rows)
+    if (r.bench == "gemm" && r.m == 4096 && r.n == 8192) r.time_us *= 1.5;
+  EXPECT_NE(fit_machine(t, base, "m", "x.csv").ini, a);  // a fitted row does
 }
 
 TEST(Calib, CsvErrorsNameTheLine) {
