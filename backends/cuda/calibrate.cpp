@@ -6,8 +6,8 @@
 #include "backends/cuda/calibrate.h"
 
 #include <algorithm>
-#include <cstring>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <functional>
 #include <vector>
@@ -37,8 +37,8 @@ class Calibrator {
   }
 
   // One row (rank 0 keeps it): the per-call time of `one`, repeated `calls` times.
-  void row(const char* bench, int blocks, bool graph, double x, const std::function<void()>& one, int calls,
-           int m = 0, int n = 0, int k = 0) {
+  void row(const char* bench, int blocks, bool graph, double x, const std::function<void()>& one, int calls, int m = 0,
+           int n = 0, int k = 0) {
     const double t = time_per_call(one, calls, graph);
     if (rt_.rank() == 0) {
       char buf[256];
@@ -245,7 +245,8 @@ void gemm_rows(Calibrator& c, Runtime& rt, const calib::CalibPlan& plan) {
     const double flops = 2.0 * s.m * s.n * double(s.k);
     const int calls = flops >= 2e11 ? 3 : flops >= 2e10 ? 10 : 30;
     for (bool graph : {true, false})
-      c.row(name, 0, graph, flops, [&g, st, ga]() { g.run(st, 0, ga); }, calls, s.m, s.n, s.k);
+      c.row(
+          name, 0, graph, flops, [&g, st, ga]() { g.run(st, 0, ga); }, calls, s.m, s.n, s.k);
   }
   concurrency_rows(c, rt, plan, g, a, b, cm);
   SYMM_CUDA_CHECK(cudaFree(a));
@@ -265,8 +266,9 @@ int calibrate_main(const std::string& csv, const std::string& command) {
   }
   const calib::CalibPlan plan;
   if (!peers && env.rank == 0)
-    std::printf("# calibrate: one rank: the rows that need a peer (ping-pongs, loads, peer and copy-engine peer "
-                "copies) are skipped\n");
+    std::printf(
+        "# calibrate: one rank: the rows that need a peer (ping-pongs, loads, peer and copy-engine peer "
+        "copies) are skipped\n");
   const double biggest = std::max(*std::max_element(plan.big_bytes.begin(), plan.big_bytes.end()),
                                   *std::max_element(plan.small_bytes.begin(), plan.small_bytes.end()));
   const std::size_t half = std::size_t(biggest) + (4u << 20);

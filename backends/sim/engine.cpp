@@ -109,6 +109,8 @@ Simulator::Simulator(const RunSpec& spec, ProgramFn fn, std::vector<int> call_bl
     ce_busy_.assign(std::size_t(world_), 0);
     ce_next_.assign(std::size_t(world_), 0);
     ce_waiting_.resize(std::size_t(world_));
+    gemms_.assign(std::size_t(world_), 0);
+    sm_waiting_.assign(std::size_t(world_), {});
     for (int r = 0; r < world_; ++r)
       for (int s = 0; s < streams_n_; ++s) {
         Stream& st = stream_at(r, s);

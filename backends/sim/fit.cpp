@@ -288,9 +288,10 @@ FitResult fit_machine(const CalibTable& t, const Machine& base, const std::strin
         const std::string tile =
             best_tile.first ? std::to_string(best_tile.first) + "x" + std::to_string(best_tile.second) + " tiles"
                             : "no tiles";
-        const std::string what = std::string("gemm (cuBLASLt bf16, graph, NNLS): t = c + padded flops/G") +
-                                 (best_bytes ? " + bytes/Bg" : "") + ", " + tile +
-                                 " (least residual of 6 tile shapes; the bytes term only if it cuts the residual by 5%)";
+        const std::string what =
+            std::string("gemm (cuBLASLt bf16, graph, NNLS): t = c + padded flops/G") +
+            (best_bytes ? " + bytes/Bg" : "") + ", " + tile +
+            " (least residual of 6 tile shapes; the bytes term only if it cuts the residual by 5%)";
         note("gemm_TFLOPs", what, best);
         note("gemm_GBps", what, best);
         note("gemm_fixed_us", what + "; c - launch_graph_us", best);
@@ -331,8 +332,7 @@ FitResult fit_machine(const CalibTable& t, const Machine& base, const std::strin
   // The base's file, named from its folder down (base/h200x2.ini, not a bare h200x2.ini that
   // would read as the generated file itself), and its own comment for the key.
   const std::filesystem::path bp(base.path);
-  const std::string base_name =
-      (bp.parent_path().filename() == "base" ? "base/" : "") + bp.filename().string();
+  const std::string base_name = (bp.parent_path().filename() == "base" ? "base/" : "") + bp.filename().string();
   auto base_note = [&](const std::string& key) {
     const auto it = base.notes.find(key);
     return it == base.notes.end() || it->second.empty() ? std::string() : " (" + it->second + ")";
@@ -351,9 +351,7 @@ FitResult fit_machine(const CalibTable& t, const Machine& base, const std::strin
     const std::string v =
         k.integer ? std::to_string(std::lround(k.v)) : fmt(us ? std::round(k.v * 1e6) / 1e6 + 0.0 : k.v);
     o << k.key << " = " << v << "  # "
-      << (it != why.end() ? it->second
-                          : "not calibrated: as in " + base_name + base_note(k.key))
-      << "\n";
+      << (it != why.end() ? it->second : "not calibrated: as in " + base_name + base_note(k.key)) << "\n";
   }
   return FitResult{m, o.str()};
 }

@@ -21,15 +21,15 @@ struct Machine {
   std::string name;  // file stem, e.g. "h200x4"
   std::string path;
   std::map<std::string, std::string> notes;  // key -> its comment in the file (provenance)
-  int gpus = 0;                    // GPUs in the node (world may not exceed it... except
-                                   // in timing-only runs, which may scale past it)
-  double nvlink_egress_GBps = 0;   // per GPU, all links together
-  double nvlink_ingress_GBps = 0;  // per GPU
-  double store_latency_us = 0;     // one way: a remote store lands after this
-  double flag_latency_us = 0;      // one way: a remote flag lands after this
-  double load_rtt_us = 0;          // round trip of a remote load
-  double acquire_us = 0;           // an acquire wait's own cost once its flag is seen (0: none)
-  double block_GBps = 0;           // per-block cap on any transfer
+  int gpus = 0;                              // GPUs in the node (world may not exceed it... except
+                                             // in timing-only runs, which may scale past it)
+  double nvlink_egress_GBps = 0;             // per GPU, all links together
+  double nvlink_ingress_GBps = 0;            // per GPU
+  double store_latency_us = 0;               // one way: a remote store lands after this
+  double flag_latency_us = 0;                // one way: a remote flag lands after this
+  double load_rtt_us = 0;                    // round trip of a remote load
+  double acquire_us = 0;                     // an acquire wait's own cost once its flag is seen (0: none)
+  double block_GBps = 0;                     // per-block cap on any transfer
   int sms = 0;
   double hbm_GBps = 0;         // local read+write bandwidth
   double launch_eager_us = 0;  // kernel launch, eager
@@ -38,7 +38,7 @@ struct Machine {
   int copy_engines = 0;
   double ce_startup_us = 0;
   double ce_GBps = 0;
-  double nvls_GBps = 0;    // NVSwitch multicast / in-switch reduction, per GPU
+  double nvls_GBps = 0;  // NVSwitch multicast / in-switch reduction, per GPU
   // GEMM (cuBLASLt): t = gemm_fixed_us + padded flops / gemm_TFLOPs + operand bytes / gemm_GBps
   // after the launch, where the padded flops count whole waves of gemm_tile_m x gemm_tile_n
   // output tiles over the SMs (0 x 0: no tiles, the plain 2mnk) and the operand bytes are A, B

@@ -329,6 +329,8 @@ class Simulator {
   std::vector<int> live_streams_;              // per rank: streams with items left in this call
   std::vector<int> ce_busy_, ce_next_;         // per rank: engines in use, round-robin pick
   std::vector<std::deque<int>> ce_waiting_;    // per rank: streams waiting for a copy engine
+  std::vector<int> gemms_;                     // per rank: GEMMs running (they hold the SMs)
+  std::vector<std::deque<int>> sm_waiting_;    // per rank: streams whose kernel waits for the SMs
   std::unordered_map<uint64_t, Stream*> stream_waiters_;
   TimePs ce_startup_ps_ = 0;
   BytesPerPs ce_bpp_ = 0;

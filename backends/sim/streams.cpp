@@ -28,7 +28,12 @@
 //               C may be a peer's (its tiles stored over NVLink: C's share of the flow also uses
 //               my egress and the peer's ingress);
 //               with data, C = A x B in fp32 (Eigen), stored as the element type when it ends.
-//               It does not take SMs from concurrent kernels (a limitation of the model).
+//               SMs (measured on one H200, experiments/results/h200x1/calibrate_h200x1.csv,
+//               conc_* rows: a copy kernel launched beside a running cuBLASLt GEMM ends after
+//               the GEMM; the GEMM is not slowed by it): a kernel launched while a GEMM of the
+//               rank runs starts when the GEMM ends; a GEMM started while a kernel of B blocks
+//               runs gets the other SMs: its compute time x sms / (sms - B). (The data also show
+//               the copy running 2.6-4x its own time after the GEMM ends; not modelled.)
 #include <Eigen/Core>
 #include <algorithm>
 #include <cstring>
@@ -238,6 +243,11 @@ void Simulator::start_item(Stream& s) {
   switch (it.kind) {
     case ItemKind::kLaunch: {
       Host& h = hosts_[std::size_t(me)];
+      if (gemms_[std::size_t(me)] > 0) {  // the GEMM holds the SMs: the blocks start when it ends
+        s.waiting = true;
+        sm_waiting_[std::size_t(me)].push_back(s.index);
+        return;
+      }
       if (h.live_blocks)
         fail(ErrorCode::kUnsupported, "rank " + std::to_string(me) + " stream " + std::to_string(s.index) +
                                           ": a kernel launch while another kernel of the rank runs (the "
@@ -441,6 +451,18 @@ void Simulator::land_stream(Transfer& x, uint32_t index) {
     --ce_busy_[std::size_t(s.rank)];
     grant_copy_engines(s.rank);
   }
+  // A GEMM's end frees the SMs first: a kernel that waited for them starts before the stream's
+  // next item (a next GEMM then gets the SMs the kernel leaves), as the block scheduler serves
+  // work in the order it was launched.
+  if (ce < 0 && --gemms_[std::size_t(s.rank)] == 0) {
+    std::deque<int>& w = sm_waiting_[std::size_t(s.rank)];
+    while (!w.empty()) {
+      Stream& k = stream_at(s.rank, w.front());
+      w.pop_front();
+      k.waiting = false;
+      start_item(k);
+    }
+  }
   item_done(s);
 }
 
@@ -486,7 +508,11 @@ void Simulator::start_gemm(Stream& s) {
   x.dst_space = lc.space;
   x.dst_off = lc.off;
   x.bytes = a_bytes + b_bytes + c_bytes;  // HBM traffic of one pass over the operands
-  const double compute_ps = m_.gemm_time_us(g.m, g.n, g.k, double(es)) * 1e6;
+  // The SMs a kernel of the rank holds are not the GEMM's (see the top of this file).
+  const int held = hosts_[std::size_t(me)].live_blocks ? hosts_[std::size_t(me)].blocks : 0;
+  const double sm_share = m_.sms > held ? double(m_.sms) / double(m_.sms - held) : double(m_.sms);
+  const double compute_ps = m_.gemm_time_us(g.m, g.n, g.k, double(es)) * 1e6 * sm_share;
+  ++gemms_[std::size_t(me)];
   x.gemm_cap = BytesPerPs(double(x.bytes) / std::max(compute_ps, 1.0));
   x.gemm_c_bytes = c_bytes;
   if (data_) {

@@ -151,8 +151,8 @@ TEST(Calib, SingleGpuRowsCalibratePerGpuKeysOnly) {
   const Machine in = odd_machine();
   CalibTable t;
   for (CalibRow r : table_for(in, 2).rows) {
-    const bool per_gpu = r.bench == "launch" || r.bench == "copy_local" || r.bench.starts_with("gemm") ||
-                         r.bench.starts_with("device_");
+    const bool per_gpu =
+        r.bench == "launch" || r.bench == "copy_local" || r.bench.starts_with("gemm") || r.bench.starts_with("device_");
     if (!per_gpu) continue;
     r.world = 1;
     if (r.bench == "device_gpus") r.x = 1;

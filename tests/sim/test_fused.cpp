@@ -3,6 +3,11 @@
 // fault (a chunk's matmul started before its progress flag) that must be caught, bad shapes.
 #include <gtest/gtest.h>
 
+#include <boost/property_tree/json_parser.hpp>
+#include <boost/property_tree/ptree.hpp>
+#include <map>
+#include <vector>
+
 #include "backends/sim/sim.h"
 #include "backends/sim/testing.h"
 #include "core/algos/ag_mm_ce_chunk_gemm.h"
@@ -101,6 +106,40 @@ TEST(Fused, AChunkReducedBeforeItsFlagIsCaught) {
     // landed by the time the reduce runs: the data may come out right, the race check is what
     // sees the missing order.
     EXPECT_TRUE(caught) << "world " << w;
+  }
+}
+
+// A GEMM holds the SMs (streams.cpp): a kernel launched beside a running GEMM starts its blocks
+// when that GEMM ends. In the trace of a plan that reduces on a side stream while it multiplies
+// on the main one, no block of a rank starts inside one of the rank's gemm slices.
+TEST(Fused, KernelsBesideAGemmWaitForItsSms) {
+  for (const char* id : {"mm_rs.gemm_st_chunk_reduce", "mm_rs.gemm_ce_ring_reduce"}) {
+    SCOPED_TRACE(id);
+    FusedRunSpec s = spec_for(algo(id), 2, 4096, 1792, 4096);
+    s.machine = Machine::by_name("h200x2");
+    s.timing_only = true;
+    s.trace_path = testing::TempDir() + "fused_sm.json";
+    run_fused(s);
+    namespace pt = boost::property_tree;
+    pt::ptree root;
+    pt::read_json(s.trace_path, root);
+    std::map<int, std::vector<std::pair<double, double>>> gemms;
+    std::map<int, std::vector<double>> block_starts;
+    for (const auto& kv : root.get_child("traceEvents")) {
+      const pt::ptree& e = kv.second;
+      if (e.get<std::string>("ph", "") != "X") continue;
+      const std::string name = e.get<std::string>("name", "");
+      const double ts = e.get<double>("ts"), dur = e.get<double>("dur");
+      if (name == "gemm") gemms[e.get<int>("pid")].push_back({ts, ts + dur});
+      if (name == "block") block_starts[e.get<int>("pid")].push_back(ts);
+    }
+    ASSERT_FALSE(gemms.empty());
+    ASSERT_FALSE(block_starts.empty());
+    int inside = 0;
+    for (const auto& [pid, starts] : block_starts)
+      for (double t : starts)
+        for (const auto& [a, b] : gemms[pid]) inside += t > a + 1e-6 && t < b - 1e-6;
+    EXPECT_EQ(inside, 0);
   }
 }
 
