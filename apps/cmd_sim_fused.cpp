@@ -93,7 +93,8 @@ int cmd_fused_sim(int argc, char** argv, bool sweep) {
     if (!is_fused_op(o))
       fail(ErrorCode::kInvalidArgument, "--op '" + op_s +
                                             "' mixes fused ops (ag_mm, mm_rs) with collectives; run them in "
-                                            "separate " + (sweep ? "sweeps" : "runs"));
+                                            "separate " +
+                                            (sweep ? "sweeps" : "runs"));
     ops.push_back(parse_fused_op(o));
   }
   if (ops.empty()) fail(ErrorCode::kInvalidArgument, "--op '" + op_s + "' names no op");
@@ -120,7 +121,8 @@ int cmd_fused_sim(int argc, char** argv, bool sweep) {
     for (const std::string& sh : split_list(shape_s))
       bases.push_back(for_option("--shape", [&] { return named_shape(sh); }));
     if (bases.empty()) fail(ErrorCode::kInvalidArgument, "--shape '" + shape_s + "' names no shape");
-    if (!sweep && bases.size() != 1) fail(ErrorCode::kInvalidArgument, "--shape '" + shape_s + "': run takes one shape");
+    if (!sweep && bases.size() != 1)
+      fail(ErrorCode::kInvalidArgument, "--shape '" + shape_s + "': run takes one shape");
   } else {
     if (n_s.empty() || k_s.empty()) fail(ErrorCode::kInvalidArgument, "--op " + op_s + " needs --shape or --n and --k");
     MatShape b;
@@ -159,9 +161,10 @@ int cmd_fused_sim(int argc, char** argv, bool sweep) {
   std::vector<ResultRow> rows;
   bool ok = true;
   if (sweep)
-    std::printf("# symmcoll sweep (fused): sim %s, world %d, %s, %s launch, git %s; x_alone = time / cublaslt's, "
-                "x_seq = time / seq_coll_gemm's (same op, shape, M)\n",
-                mach.name.c_str(), w, dtype_name(t), graph ? "graph" : "eager", git_sha());
+    std::printf(
+        "# symmcoll sweep (fused): sim %s, world %d, %s, %s launch, git %s; x_alone = time / cublaslt's, "
+        "x_seq = time / seq_coll_gemm's (same op, shape, M)\n",
+        mach.name.c_str(), w, dtype_name(t), graph ? "graph" : "eager", git_sha());
   if (sweep)
     std::printf("%-6s %-5s %-27s %6s %6s %6s %12s %8s %8s %10s\n", "op", "shape", "algo", "M", "N", "K", "time_us",
                 "x_alone", "x_seq", "max_err");
@@ -218,8 +221,7 @@ int cmd_fused_sim(int argc, char** argv, bool sweep) {
       if (timing_only)
         std::printf("timing only: no correctness check\n");
       else
-        std::printf("max relative error %.3g (bound %.3g): %s\n", res.max_rel_err, res.err_bound,
-                    good ? "ok" : "FAIL");
+        std::printf("max relative error %.3g (bound %.3g): %s\n", res.max_rel_err, res.err_bound, good ? "ok" : "FAIL");
     }
   }
   if (!csv.empty()) {

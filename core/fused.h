@@ -68,8 +68,8 @@ struct FusedArgs {
   void* partial = nullptr;
   std::size_t m = 0, n = 0, k = 0;  // global sizes
   DType dtype = DType::kBF16;
-  std::size_t chunk_rows = 0;  // rows per progress flag / per GEMM (0: the plan's default)
-  int blocks = 0;              // blocks of the plan's kernels (0: default)
+  std::size_t chunk_rows = 0;    // rows per progress flag / per GEMM (0: the plan's default)
+  int blocks = 0;                // blocks of the plan's kernels (0: default)
   void* coll_scratch = nullptr;  // symmetric scratch of a collective program (the simulator's
                                  // seq_coll_gemm baseline, fused_baselines()); unused by the plans
 };

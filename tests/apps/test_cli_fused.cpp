@@ -119,7 +119,8 @@ TEST(CliFusedSim, SweepTakesOpAndShapeListsWithBaselines) {
     EXPECT_EQ(base_rows, baselines ? 8 : 0) << s.out;
   }
   // run takes a baseline by name, and checks it.
-  const Out r = run("run --backend sim --machine h200x8 --world 4 --op ag_mm --algo seq_coll_gemm --n 128 --k 192 --m 384");
+  const Out r =
+      run("run --backend sim --machine h200x8 --world 4 --op ag_mm --algo seq_coll_gemm --n 128 --k 192 --m 384");
   EXPECT_EQ(r.code, 0) << r.out;
   EXPECT_NE(r.out.find(": ok"), std::string::npos) << r.out;
 }

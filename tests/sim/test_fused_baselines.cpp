@@ -73,7 +73,8 @@ TEST(FusedBaselines, ABaselineThatSkipsItsWorkIsCaught) {
     detail::FusedHarness hx;
     hx.gathered_input = op == FusedOp::kAgMm;
     hx.check_partial = op == FusedOp::kMmRs;
-    const RunResult r = detail::run_fused_with(s, [](SimHost&, const FusedArgs&) {}, hx);
+    const RunResult r = detail::run_fused_with(
+        s, [](SimHost&, const FusedArgs&) {}, hx);
     EXPECT_FALSE(r.max_rel_err <= r.err_bound) << r.max_rel_err;
   }
 }
