@@ -1,5 +1,6 @@
-// `symmcoll run|sweep --backend sim --op ag_mm|mm_rs`: the fused matmuls (core/fused.h) on the
-// simulator (sim::run_fused). cmd_run / cmd_sweep hand over when --op names a fused op.
+// `symmcoll run|sweep --backend sim --op ag_mm,mm_rs --shape 8b,70b --m ...`: the fused matmuls
+// (core/fused.h) and their baselines (fused_baselines) on the simulator (sim::run_fused).
+// cmd_run / cmd_sweep hand over when --op names a fused op.
 #include <boost/program_options.hpp>
 #include <cstdio>
 #include <fstream>
@@ -19,13 +20,30 @@ namespace po = boost::program_options;
 
 namespace symm::apps {
 
+namespace {
+
+struct Case {
+  FusedOp op;
+  MatShape shape;  // m set
+  const FusedAlgo* algo;
+};
+
+std::string ratio(double t, double base) {
+  if (base <= 0) return "-";
+  char b[32];
+  std::snprintf(b, sizeof b, "%.2f", t / base);
+  return b;
+}
+
+}  // namespace
+
 int cmd_fused_sim(int argc, char** argv, bool sweep) {
   std::string backend = "sim", machine = "h200x4", op_s, algo_s = sweep ? "all" : "", shape_s, ms = "4096", n_s, k_s,
               dtype_s = "bf16", mode = "graph", trace, csv;
   int world = 0, streams = 3;
   std::size_t chunk_rows = 0;
   uint64_t seed = 1;
-  bool timing_only = false;
+  bool timing_only = false, no_baselines = false;
   po::options_description d(sweep ? "sweep options (fused ops)" : "run options (fused ops)", 110, 50);
   // clang-format off
   d.add_options()
@@ -33,10 +51,12 @@ int cmd_fused_sim(int argc, char** argv, bool sweep) {
       ("backend", po::value(&backend)->default_value(backend), "sim")
       ("machine", po::value(&machine)->default_value(machine), "machine file name or .ini path")
       ("world,w", po::value(&world)->default_value(world), "ranks (0: the machine's GPU count)")
-      ("op", po::value(&op_s), "ag_mm | mm_rs")
+      ("op", po::value(&op_s), sweep ? "ag_mm, mm_rs (comma list)" : "ag_mm | mm_rs")
       ("algo", po::value(&algo_s), sweep ? "all or a comma list (ag_mm: ce, ce_bulk; mm_rs: ce, st)"
-                                         : "one algorithm (ag_mm: ce, ce_bulk; mm_rs: ce, st)")
-      ("shape", po::value(&shape_s), "8b (N 1792, K 4096) | 70b (N 3584, K 8192)")
+                                         : "one algorithm (ag_mm: ce, ce_bulk; mm_rs: ce, st) or a baseline "
+                                           "(cublaslt, seq_coll_gemm)")
+      ("shape", po::value(&shape_s), sweep ? "8b (N 1792, K 4096), 70b (N 3584, K 8192) (comma list)"
+                                           : "8b (N 1792, K 4096) | 70b (N 3584, K 8192)")
       ("m", po::value(&ms)->default_value(ms), sweep ? "M values (comma list)" : "M")
       ("n", po::value(&n_s), "N of a custom shape (with --k, instead of --shape)")
       ("k", po::value(&k_s), "K of a custom shape (with --n)")
@@ -47,6 +67,9 @@ int cmd_fused_sim(int argc, char** argv, bool sweep) {
       ("streams", po::value(&streams)->default_value(streams), "streams per rank, main included (2..8)")
       ("chunk-rows", po::value(&chunk_rows)->default_value(chunk_rows),
        "rows per progress flag / GEMM (0: the plan's default)")
+      ("no-baselines", po::bool_switch(&no_baselines),
+       "sweep: skip the baseline rows (cublaslt: the matmul alone; seq_coll_gemm: our SM collective, then "
+       "the matmul, standing for NCCL + cuBLAS)")
       ("trace", po::value(&trace), "run: write a Chrome trace-event JSON here")
       ("csv", po::value(&csv), "sweep: write the rows here (core/result.h schema, M N K filled)");
   // clang-format on
@@ -54,29 +77,58 @@ int cmd_fused_sim(int argc, char** argv, bool sweep) {
   parse_args(argc, argv, d, vm);
   if (vm.count("help")) {
     std::cout << "usage: symmcoll " << (sweep ? "sweep" : "run")
-              << " --backend sim --op ag_mm|mm_rs --shape 8b|70b (or --n N --k K) --m M [options]\n\n"
+              << (sweep ? " --backend sim --op ag_mm,mm_rs --shape 8b,70b (or --n N --k K) --m M,M.. [options]\n"
+                        : " --backend sim --op ag_mm|mm_rs --shape 8b|70b (or --n N --k K) --m M [options]\n")
+              << "\nBaselines (rows beside the fused algorithms in a sweep, or --algo in run):\n"
+              << "  cublaslt       the matmul alone, no communication (ag_mm M x N x K, mm_rs M x N x K/world)\n"
+              << "  seq_coll_gemm  our SM all-gather / reduce-scatter (--algo auto's rule) and the matmul one after\n"
+              << "                 the other: the simulator's stand-in for NCCL + cuBLAS (nccl_cublaslt on GPUs)\n\n"
               << d << "\n";
     return kExitOk;
   }
   po::notify(vm);
   if (backend != "sim") fail(ErrorCode::kInvalidArgument, "--backend '" + backend + "': fused ops run on sim here");
-  const FusedOp op = for_option("--op", [&] { return parse_fused_op(op_s); });
+  std::vector<FusedOp> ops;
+  for (const std::string& o : split_list(op_s)) {
+    if (!is_fused_op(o))
+      fail(ErrorCode::kInvalidArgument, "--op '" + op_s +
+                                            "' mixes fused ops (ag_mm, mm_rs) with collectives; run them in "
+                                            "separate " +
+                                            (sweep ? "sweeps" : "runs"));
+    ops.push_back(parse_fused_op(o));
+  }
+  if (ops.empty()) fail(ErrorCode::kInvalidArgument, "--op '" + op_s + "' names no op");
+  if (!sweep && ops.size() != 1) fail(ErrorCode::kInvalidArgument, "--op '" + op_s + "': run takes one op");
   if (!sweep && algo_s.empty()) fail(ErrorCode::kInvalidArgument, "--algo: name one algorithm of " + op_s);
-  const std::vector<const FusedAlgo*> algos = for_option("--algo", [&] { return parse_fused_algos(op, algo_s); });
-  if (!sweep && algos.size() != 1) fail(ErrorCode::kInvalidArgument, "--algo '" + algo_s + "' names more than one");
+  if (!sweep && no_baselines) fail(ErrorCode::kInvalidArgument, "--no-baselines: run names its one --algo");
+  // Per op: the algorithms, each checked against that op (as the CUDA bench does).
+  std::vector<std::vector<const FusedAlgo*>> algos;
+  for (FusedOp op : ops) {
+    const FusedAlgo* base = sweep ? nullptr : find_fused_baseline(op, algo_s);
+    algos.push_back(base ? std::vector<const FusedAlgo*>{base}
+                         : for_option("--algo", [&] { return parse_fused_algos(op, algo_s); }));
+    if (!sweep && algos.back().size() != 1)
+      fail(ErrorCode::kInvalidArgument, "--algo '" + algo_s + "' names more than one");
+  }
   const DType t = for_option("--dtype", [&] { return parse_dtype(dtype_s); });
   if (t != DType::kBF16 && t != DType::kFP16)
     fail(ErrorCode::kInvalidArgument, "--dtype " + dtype_s + ": fused ops take bf16 or fp16");
   const bool graph = parse_mode(mode, /*allow_both=*/false)[0];
-  MatShape base;
+  std::vector<MatShape> bases;
   if (!shape_s.empty()) {
     if (!n_s.empty() || !k_s.empty())
       fail(ErrorCode::kInvalidArgument, "--shape cannot go with --n/--k: name a shape or give N and K");
-    base = for_option("--shape", [&] { return named_shape(shape_s); });
+    for (const std::string& sh : split_list(shape_s))
+      bases.push_back(for_option("--shape", [&] { return named_shape(sh); }));
+    if (bases.empty()) fail(ErrorCode::kInvalidArgument, "--shape '" + shape_s + "' names no shape");
+    if (!sweep && bases.size() != 1)
+      fail(ErrorCode::kInvalidArgument, "--shape '" + shape_s + "': run takes one shape");
   } else {
     if (n_s.empty() || k_s.empty()) fail(ErrorCode::kInvalidArgument, "--op " + op_s + " needs --shape or --n and --k");
-    base.n = parse_count(n_s, "--n");
-    base.k = parse_count(k_s, "--k");
+    MatShape b;
+    b.n = parse_count(n_s, "--n");
+    b.k = parse_count(k_s, "--k");
+    bases.push_back(b);
   }
   std::vector<std::size_t> m_values;
   for (const std::string& v : split_list(ms)) m_values.push_back(parse_count(v, "--m"));
@@ -90,61 +142,88 @@ int cmd_fused_sim(int argc, char** argv, bool sweep) {
   if (streams < 2 || streams > kMaxStreams)
     fail(ErrorCode::kInvalidArgument,
          "--streams " + std::to_string(streams) + " is outside 2.." + std::to_string(kMaxStreams));
-  for (std::size_t m : m_values) {  // every shape checked before anything runs
-    MatShape s = base;
-    s.m = m;
-    validate_fused(op, s, w, t);
-  }
+
+  // Every case, checked before anything runs; per (op, shape, M) the baselines first (a sweep's
+  // ratios divide by them), then the fused algorithms.
+  std::vector<Case> cases;
+  for (std::size_t o = 0; o < ops.size(); ++o)
+    for (const MatShape& b : bases)
+      for (std::size_t m : m_values) {
+        MatShape s = b;
+        s.m = m;
+        validate_fused(ops[o], s, w, t);
+        if (sweep && !no_baselines)
+          for (const FusedAlgo& a : fused_baselines())
+            if (a.op == ops[o]) cases.push_back(Case{ops[o], s, &a});
+        for (const FusedAlgo* a : algos[o]) cases.push_back(Case{ops[o], s, a});
+      }
 
   std::vector<ResultRow> rows;
   bool ok = true;
-  if (sweep) std::printf("%-28s %8s %6s %6s %12s %10s\n", "algo", "M", "N", "K", "time_us", "max_err");
-  for (const FusedAlgo* a : algos)
-    for (std::size_t m : m_values) {
-      sim::FusedRunSpec spec;
-      spec.machine = mach;
-      spec.world = w;
-      spec.algo = a;
-      spec.shape = base;
-      spec.shape.m = m;
-      spec.dtype = t;
-      spec.graph = graph;
-      spec.timing_only = timing_only;
-      spec.seed = seed;
-      spec.streams = streams;
-      spec.chunk_rows = chunk_rows;
-      if (!sweep) spec.trace_path = trace;
-      const sim::RunResult res = sim::run_fused(spec);
-      const bool good = timing_only || res.max_rel_err <= res.err_bound;
-      ok = ok && good;
-      ResultRow row;
-      row.backend = "sim";
-      row.machine = mach.name;
-      row.world = w;
-      row.op = fused_op_name(op);
-      row.algo = a->id;
-      row.dtype = dtype_name(t);
-      row.graph = graph;
-      row.time_us_median = row.time_us_p10 = row.time_us_p90 = res.time_us;
-      row.max_rel_err = timing_only ? -1 : res.max_rel_err;
-      row.git_sha = git_sha();
-      row.m = spec.shape.m, row.n = spec.shape.n, row.k = spec.shape.k;
-      const FusedBuffers fb = fused_buffers(op, spec.shape, w, t);
-      row.bytes = op == FusedOp::kAgMm ? fb.gathered : fb.partial;  // the collective's nccl-tests size
-      rows.push_back(row);
-      if (sweep) {
-        std::printf("%-28s %8zu %6zu %6zu %12.2f %10s\n", a->id, m, base.n, base.k, res.time_us,
-                    timing_only ? "-" : (std::to_string(res.max_rel_err) + (good ? "" : " FAIL")).c_str());
-      } else {
-        std::printf("%s %s world=%d M=%zu N=%zu K=%zu %s on %s (%s): predicted %.2f us\n", fused_op_name(op), a->id, w,
-                    m, base.n, base.k, dtype_name(t), mach.name.c_str(), graph ? "graph" : "eager", res.time_us);
-        if (timing_only)
-          std::printf("timing only: no correctness check\n");
-        else
-          std::printf("max relative error %.3g (bound %.3g): %s\n", res.max_rel_err, res.err_bound,
-                      good ? "ok" : "FAIL");
-      }
+  if (sweep)
+    std::printf(
+        "# symmcoll sweep (fused): sim %s, world %d, %s, %s launch, git %s; x_alone = time / cublaslt's, "
+        "x_seq = time / seq_coll_gemm's (same op, shape, M)\n",
+        mach.name.c_str(), w, dtype_name(t), graph ? "graph" : "eager", git_sha());
+  if (sweep)
+    std::printf("%-6s %-5s %-27s %6s %6s %6s %12s %8s %8s %10s\n", "op", "shape", "algo", "M", "N", "K", "time_us",
+                "x_alone", "x_seq", "max_err");
+  double alone = 0, seq = 0;
+  for (const Case& cs : cases) {
+    sim::FusedRunSpec spec;
+    spec.machine = mach;
+    spec.world = w;
+    spec.algo = cs.algo;
+    spec.shape = cs.shape;
+    spec.dtype = t;
+    spec.graph = graph;
+    spec.timing_only = timing_only;
+    spec.seed = seed;
+    spec.streams = streams;
+    spec.chunk_rows = chunk_rows;
+    if (!sweep) spec.trace_path = trace;
+    const sim::RunResult res = sim::run_fused(spec);
+    const bool good = timing_only || res.max_rel_err <= res.err_bound;
+    ok = ok && good;
+    ResultRow row;
+    row.backend = "sim";
+    row.machine = mach.name;
+    row.world = w;
+    row.op = fused_op_name(cs.op);
+    row.algo = cs.algo->id;
+    row.dtype = dtype_name(t);
+    row.graph = graph;
+    row.time_us_median = row.time_us_p10 = row.time_us_p90 = res.time_us;
+    row.max_rel_err = timing_only ? -1 : res.max_rel_err;
+    row.git_sha = git_sha();
+    row.m = cs.shape.m, row.n = cs.shape.n, row.k = cs.shape.k;
+    const FusedBuffers fb = fused_buffers(cs.op, cs.shape, w, t);
+    row.bytes = cs.op == FusedOp::kAgMm ? fb.gathered : fb.partial;  // the collective's nccl-tests size
+    rows.push_back(row);
+    if (sweep) {
+      // The baselines of an (op, shape, M) come first in its group: a new group forgets the last ones.
+      const Case* prev = &cs == cases.data() ? nullptr : &cs - 1;
+      if (!prev || prev->op != cs.op || prev->shape.m != cs.shape.m || prev->shape.n != cs.shape.n ||
+          prev->shape.k != cs.shape.k)
+        alone = seq = 0;
+      const std::string id = cs.algo->id;
+      if (id == "cublaslt") alone = res.time_us;
+      if (id == "seq_coll_gemm") seq = res.time_us;
+      const std::string shape = cs.shape.name.empty() ? "-" : cs.shape.name;
+      std::printf("%-6s %-5s %-27s %6zu %6zu %6zu %12.2f %8s %8s %10s\n", fused_op_name(cs.op), shape.c_str(),
+                  cs.algo->id, cs.shape.m, cs.shape.n, cs.shape.k, res.time_us, ratio(res.time_us, alone).c_str(),
+                  ratio(res.time_us, seq).c_str(),
+                  timing_only ? "-" : (std::to_string(res.max_rel_err) + (good ? "" : " FAIL")).c_str());
+    } else {
+      std::printf("%s %s world=%d M=%zu N=%zu K=%zu %s on %s (%s): predicted %.2f us\n", fused_op_name(cs.op),
+                  cs.algo->id, w, cs.shape.m, cs.shape.n, cs.shape.k, dtype_name(t), mach.name.c_str(),
+                  graph ? "graph" : "eager", res.time_us);
+      if (timing_only)
+        std::printf("timing only: no correctness check\n");
+      else
+        std::printf("max relative error %.3g (bound %.3g): %s\n", res.max_rel_err, res.err_bound, good ? "ok" : "FAIL");
     }
+  }
   if (!csv.empty()) {
     std::ofstream f(csv);
     write_csv(f, rows);

@@ -92,6 +92,29 @@ const std::vector<FusedAlgo>& fused_algorithms() {
   return t;
 }
 
+const std::vector<FusedAlgo>& fused_baselines() {
+  static const std::vector<FusedAlgo> t = {
+      {"cublaslt", "cublaslt", FusedOp::kAgMm,
+       "baseline: the matmul alone, M x N x K on A already gathered, no communication (the lower bound)"},
+      {"seq_coll_gemm", "seq_coll_gemm", FusedOp::kAgMm,
+       "baseline: our SM all-gather (auto's rule), then the matmul; stands for NCCL + cuBLAS, our SM "
+       "collective in NCCL's place"},
+      {"cublaslt", "cublaslt", FusedOp::kMmRs,
+       "baseline: the matmul alone, M x N x K/world (each rank's partial product), no communication (the "
+       "lower bound)"},
+      {"seq_coll_gemm", "seq_coll_gemm", FusedOp::kMmRs,
+       "baseline: the matmul, then our SM reduce-scatter (auto's rule); stands for cuBLAS + NCCL, our SM "
+       "collective in NCCL's place"},
+  };
+  return t;
+}
+
+const FusedAlgo* find_fused_baseline(FusedOp op, const std::string& name) {
+  for (const FusedAlgo& a : fused_baselines())
+    if (a.op == op && name == a.id) return &a;
+  return nullptr;
+}
+
 std::vector<const FusedAlgo*> parse_fused_algos(FusedOp op, const std::string& spec) {
   std::vector<const FusedAlgo*> out;
   std::string valid;

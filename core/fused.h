@@ -68,8 +68,10 @@ struct FusedArgs {
   void* partial = nullptr;
   std::size_t m = 0, n = 0, k = 0;  // global sizes
   DType dtype = DType::kBF16;
-  std::size_t chunk_rows = 0;  // rows per progress flag / per GEMM (0: the plan's default)
-  int blocks = 0;              // blocks of the plan's kernels (0: default)
+  std::size_t chunk_rows = 0;    // rows per progress flag / per GEMM (0: the plan's default)
+  int blocks = 0;                // blocks of the plan's kernels (0: default)
+  void* coll_scratch = nullptr;  // symmetric scratch of a collective program (the simulator's
+                                 // seq_coll_gemm baseline, fused_baselines()); unused by the plans
 };
 
 // The fused algorithms: id ("op.name"), alias, op. A local table until core/registry.h lists
@@ -81,6 +83,18 @@ struct FusedAlgo {
   const char* summary;
 };
 const std::vector<FusedAlgo>& fused_algorithms();
+// The baselines every fused algorithm is compared with, one pair per op, named as the CUDA bench
+// names its rows where both run the same thing (backends/cuda/bench_fused.cpp):
+//   cublaslt        the matmul alone, no communication: ag_mm M x N x K (A already gathered),
+//                   mm_rs M x N x K/world (this rank's partial product, not reduced); the lower bound
+//   seq_coll_gemm   (simulator) the collective, then the matmul, one after the other: our SM
+//                   all-gather / reduce-scatter program (the one `--algo auto` runs without a
+//                   table, auto_rule) stands where the CUDA bench's nccl_cublaslt has NCCL's
+// They are not in fused_algorithms(): `--algo all` never names them; sweeps add them beside.
+const std::vector<FusedAlgo>& fused_baselines();
+// The baseline of `op` called `name` ("cublaslt", "seq_coll_gemm"), or nullptr.
+const FusedAlgo* find_fused_baseline(FusedOp op, const std::string& name);
+
 // "all", ids, suffixes or aliases of `op`'s algorithms, comma separated; unknown names throw
 // kInvalidArgument listing the valid ones.
 std::vector<const FusedAlgo*> parse_fused_algos(FusedOp op, const std::string& spec);

@@ -12,6 +12,11 @@ RESULTS_DIR = os.path.join(ROOT, "experiments", "results")
 BASELINE = os.path.join(ROOT, "experiments", "baselines", "nccl_h200x4_hardware_md.csv")
 
 OPS = ["all_reduce", "reduce_scatter", "all_gather"]
+# Matmul fused with communication (core/fused.h): their rows share the result schema (with M, N,
+# K filled) and the result folders, but only experiments/fused_table.py and plots/fused.py read
+# them; sim_rows and measured_rows leave them out, so the collectives' tables never mix them in.
+FUSED_OPS = ("ag_mm", "mm_rs")
+CALIBRATION_1GPU = os.path.join(RESULTS_DIR, "h200x1", "calibrate_h200x1.csv")
 
 # Registry id -> friendly alias (apps/`symmcoll list`); kept here so figures read like the
 # text. An id missing here is shown by its own name, never dropped.
@@ -70,25 +75,47 @@ def read_rows(path):
     return rows
 
 
-def sim_rows(machine):
-    """The simulator's predictions for `machine`, every op."""
+def sim_rows(machine, fused=False):
+    """The simulator's predictions for `machine`: every collective op (fused=True: the fused ops only)."""
     rows = []
     for path in sorted(glob.glob(os.path.join(SIM_DIR, machine, "*.csv"))):
-        rows += read_rows(path)
+        rows += [r for r in read_rows(path) if (r["op"] in FUSED_OPS) == fused]
     return rows
 
 
-def measured_rows(machine):
-    """GPU measurements committed under experiments/results/<machine>/ (may be none).
+def measured_rows(machine, fused=False):
+    """GPU measurements committed under experiments/results/<machine>/ (may be none): the
+    collectives' (fused=True: the fused ops' rows, fused_<machine>.csv).
 
     tune_*.csv files sweep block counts for the same (op, algo, size); taking the minimum over
-    them would quote a configuration the benchmark does not run, so they are left out here."""
+    them would quote a configuration the benchmark does not run, so they are left out here; so are
+    calibrate_*.csv files (their own schema, read by calibration_gemm_rows)."""
     rows = []
     for path in sorted(glob.glob(os.path.join(RESULTS_DIR, machine, "*.csv"))):
-        if os.path.basename(path).startswith("tune"):
+        if os.path.basename(path).startswith(("tune", "calibrate")):
             continue
-        rows += [r for r in read_rows(path) if r["backend"] == "cuda"]
+        rows += [r for r in read_rows(path) if r["backend"] == "cuda" and (r["op"] in FUSED_OPS) == fused]
     return rows
+
+
+def with_mnk(rows):
+    """Fused rows with their M, N, K columns as ints."""
+    for r in rows:
+        for k in ("M", "N", "K"):
+            r[k] = int(r[k])
+    return rows
+
+
+def calibration_gemm_rows(path=CALIBRATION_1GPU):
+    """The matmul alone on one GPU from a calibration run (symmcoll calibrate --backend cuda):
+    rows with bench == "gemm", columns bench,world,blocks,graph,x,time_us,m,n,k (x: FLOPs,
+    time_us: per call, graph 1/0), as {"graph", "time_us", "m", "n", "k"}. [] without the file."""
+    if not os.path.exists(path):
+        return []
+    with open(path, newline="") as f:
+        rows = [r for r in csv.DictReader(f) if r.get("bench") == "gemm"]
+    return [{"graph": int(r["graph"]), "time_us": float(r["time_us"]), "m": int(r["m"]), "n": int(r["n"]),
+             "k": int(r["k"])} for r in rows]
 
 
 def measured_algos():

@@ -1,7 +1,8 @@
 // The fused matmuls (core/fused.h) on the simulator: run_fused lays out every rank's symmetric
 // heap (A, B, C, the plan's work buffers), writes the seeded inputs, runs one call of the plan
 // as a custom host-plan run of the Simulator (simulator.h, CustomRun), and checks every rank's
-// C against the float64 product of the global matrices.
+// C against the float64 product of the global matrices. The baselines (fused_baselines: the
+// matmul alone, and our SM collective and the matmul one after the other) run on the same harness.
 #include <algorithm>
 #include <chrono>
 #include <cstring>
@@ -13,6 +14,7 @@
 #include "core/algos/ag_mm_ce_chunk_gemm.h"
 #include "core/algos/mm_rs_gemm_ce_ring_reduce.h"
 #include "core/algos/mm_rs_gemm_st_chunk_reduce.h"
+#include "core/auto_select.h"
 #include "core/dispatch.h"
 #include "core/reference.h"
 
@@ -20,10 +22,10 @@ namespace symm::sim {
 namespace {
 
 struct Layout {
-  uint64_t a = 0, b = 0, c = 0, work = 0, partial = 0, total = 0;
+  uint64_t a = 0, b = 0, c = 0, work = 0, partial = 0, coll_scratch = 0, total = 0;
 };
 
-Layout fused_layout(const FusedBuffers& fb, FusedOp op) {
+Layout fused_layout(const FusedBuffers& fb, FusedOp op, std::size_t coll_scratch) {
   Layout l;
   uint64_t off = 0;
   auto take = [&](std::size_t bytes) {
@@ -36,6 +38,7 @@ Layout fused_layout(const FusedBuffers& fb, FusedOp op) {
   l.c = take(fb.c);
   l.work = take(op == FusedOp::kAgMm ? fb.gathered : fb.scratch);
   l.partial = take(fb.partial);
+  l.coll_scratch = take(coll_scratch);
   l.total = std::max<uint64_t>(off, 256);
   return l;
 }
@@ -61,7 +64,7 @@ void put_rows(uint8_t* dst, const std::vector<double>& src, std::size_t ld, std:
 }  // namespace
 
 namespace detail {
-RunResult run_fused_with(const FusedRunSpec& spec, const FusedPlanFn& plan) {
+RunResult run_fused_with(const FusedRunSpec& spec, const FusedPlanFn& plan, const FusedHarness& hx) {
   const Machine& m = spec.machine;
   SYMM_REQUIRE(spec.algo, ErrorCode::kInvalidArgument, "no fused algorithm given");
   SYMM_REQUIRE(m.gpus > 0, ErrorCode::kInvalidArgument, "no machine loaded (Machine::by_name)");
@@ -77,7 +80,9 @@ RunResult run_fused_with(const FusedRunSpec& spec, const FusedPlanFn& plan) {
     fail(ErrorCode::kUnsupported, "world=" + std::to_string(w) + " exceeds machine " + m.name + "'s " +
                                       std::to_string(m.gpus) + " GPUs (use --timing-only to scale past it)");
   const FusedBuffers fb = fused_buffers(op, s, w, spec.dtype);
-  const Layout l = fused_layout(fb, op);
+  SYMM_REQUIRE(!hx.gathered_input || op == FusedOp::kAgMm, ErrorCode::kInternal, "gathered input is ag_mm's");
+  SYMM_REQUIRE(!hx.check_partial || op == FusedOp::kMmRs, ErrorCode::kInternal, "a partial check is mm_rs's");
+  const Layout l = fused_layout(fb, op, hx.coll_scratch);
   const std::size_t rows = s.m / std::size_t(w), kl = s.k / std::size_t(w);
 
   // The registry's host plans fix the engine's limits; the heap is the custom run's alone.
@@ -117,6 +122,7 @@ RunResult run_fused_with(const FusedRunSpec& spec, const FusedPlanFn& plan) {
     f.m = s.m, f.n = s.n, f.k = s.k;
     f.dtype = spec.dtype;
     f.chunk_rows = spec.chunk_rows;
+    f.coll_scratch = hx.coll_scratch ? base + l.coll_scratch : nullptr;
     plan(h, f);
   };
   cr.write_inputs = [&](int r, uint8_t* heap) {
@@ -125,14 +131,34 @@ RunResult run_fused_with(const FusedRunSpec& spec, const FusedPlanFn& plan) {
       if (op == FusedOp::kAgMm) {
         put_rows<T>(heap + l.a, ga, s.k, ur * rows, rows, 0, s.k);
         put_rows<T>(heap + l.b, gb, s.n, 0, s.k, 0, s.n);
+        if (hx.gathered_input) put_rows<T>(heap + l.work, ga, s.k, 0, s.m, 0, s.k);
       } else {
         put_rows<T>(heap + l.a, ga, s.k, 0, s.m, ur * kl, kl);
         put_rows<T>(heap + l.b, gb, s.n, ur * kl, kl, 0, s.n);
       }
     });
     std::memset(heap + l.c, 0xFF, fb.c);  // unwritten = NaN = wrong
+    if (hx.check_partial) std::memset(heap + l.partial, 0xFF, fb.partial);
+  };
+  // mm_rs's matmul alone: rank r's partial, M x N, against A[:, r's K slice] @ B[r's K slice, :].
+  auto check_partials = [&](const std::vector<const uint8_t*>& heaps) {
+    double worst = 0;
+    std::vector<double> got(s.m * s.n), ar(s.m * kl), br(kl * s.n);
+    for (int r = 0; r < w; ++r) {
+      const std::size_t k0 = std::size_t(r) * kl;
+      for (std::size_t i = 0; i < s.m; ++i)
+        for (std::size_t j = 0; j < kl; ++j) ar[i * kl + j] = ga[i * s.k + k0 + j];
+      std::copy(gb.begin() + std::ptrdiff_t(k0 * s.n), gb.begin() + std::ptrdiff_t((k0 + kl) * s.n), br.begin());
+      with_type(spec.dtype, [&]<class T>() {
+        const T* p = reinterpret_cast<const T*>(heaps[std::size_t(r)] + l.partial);
+        for (std::size_t i = 0; i < got.size(); ++i) got[i] = Conv<T>::load(p[i]);
+      });
+      worst = std::max(worst, max_row_rel_err(got, reference_matmul(ar, br, s.m, s.n, kl), s.m, s.n));
+    }
+    return worst;
   };
   cr.check = [&](const std::vector<const uint8_t*>& heaps) {
+    if (hx.check_partial) return check_partials(heaps);
     if (want.empty()) want = reference_matmul(ga, gb, s.m, s.n, s.k);
     double worst = 0;
     std::vector<double> got;
@@ -159,15 +185,88 @@ RunResult run_fused_with(const FusedRunSpec& spec, const FusedPlanFn& plan) {
   }
   res.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
   res.blocks = 0;
-  res.err_bound = matmul_err_bound(spec.dtype, w, op == FusedOp::kMmRs);
+  res.err_bound = matmul_err_bound(spec.dtype, w, op == FusedOp::kMmRs && !hx.check_partial);
   if (spec.timing_only) res.max_rel_err = -1;
   return res;
 }
 }  // namespace detail
 
+namespace {
+
+// ---- the baselines (core/fused.h fused_baselines), as plans on the same harness --------------
+
+template <class T>
+GemmArgs gemm_args(const void* a, const void* b, void* c, std::size_t m, std::size_t n, std::size_t k) {
+  GemmArgs g;
+  g.a = a, g.b = b, g.c = c;
+  g.m = int(m), g.n = int(n), g.k = int(k);
+  g.lda = k, g.ldb = n, g.ldc = n;
+  g.dtype = DTypeOf<T>::value;
+  return g;
+}
+
+// cublaslt: one GEMM on the main stream, nothing else. ag_mm reads the gathered A the harness
+// put in `work` (M x N x K); mm_rs writes this rank's partial product (M x N x K/world).
+RunResult run_gemm_alone(const FusedRunSpec& spec) {
+  const bool ag = spec.algo->op == FusedOp::kAgMm;
+  detail::FusedHarness hx;
+  hx.gathered_input = ag;
+  hx.check_partial = !ag;
+  return with_type(spec.dtype, [&]<class T>() {
+    return detail::run_fused_with(
+        spec,
+        [ag](SimHost& h, const FusedArgs& f) {
+          const std::size_t kl = ag ? f.k : f.k / std::size_t(h.world());
+          h.gemm(kMainStream, gemm_args<T>(ag ? f.work : f.a, f.b, ag ? f.c : f.partial, f.m, f.n, kl));
+        },
+        hx);
+  });
+}
+
+// seq_coll_gemm: the collective, then the GEMM (ag_mm), or the GEMM, then the collective (mm_rs),
+// on the main stream: the collective is the SM device program `--algo auto` runs without a table
+// (auto_rule) at its default block count, on the same buffers the fused plans use (ag_mm: the
+// shard `a` gathered into `work`; mm_rs: `partial` reduce-scattered into `c`).
+RunResult run_seq_coll_gemm(const FusedRunSpec& spec) {
+  const FusedOp op = spec.algo->op;
+  const bool ag = op == FusedOp::kAgMm;
+  validate_fused(op, spec.shape, spec.world, spec.dtype);  // before the sizes below are used
+  const FusedBuffers fb = fused_buffers(op, spec.shape, spec.world, spec.dtype);
+  const std::size_t bytes = ag ? fb.gathered : fb.partial;  // nccl-tests size of the collective
+  const AutoChoice choice = auto_rule(ag ? Op::kAllGather : Op::kReduceScatter, bytes, spec.world, spec.dtype);
+  const AlgoInfo& coll = *choice.algo;
+  SYMM_REQUIRE(coll.kind == EntryKind::kDeviceProgram, ErrorCode::kInternal, coll.id + " is not an SM program");
+  const int blocks = coll.default_blocks(bytes, spec.world);
+  const std::size_t count = coll.count(bytes, spec.dtype, spec.world);
+  detail::FusedHarness hx;
+  hx.coll_scratch = coll.scratch_bytes(bytes, spec.world);
+  return with_type(spec.dtype, [&]<class T>() {
+    return detail::run_fused_with(
+        spec,
+        [&](SimHost& h, const FusedArgs& f) {
+          CollArgs c;
+          c.in = ag ? f.a : f.partial;
+          c.out = ag ? f.work : f.c;
+          c.scratch = f.coll_scratch;
+          c.count = count;
+          c.op = ReduceOp::kSum;
+          const std::size_t kl = ag ? f.k : f.k / std::size_t(h.world());
+          const GemmArgs g = gemm_args<T>(ag ? f.work : f.a, f.b, ag ? f.c : f.partial, f.m, f.n, kl);
+          if (!ag) h.gemm(kMainStream, g);
+          with_program(coll, [&]<class P>() { h.template launch<P, T>(kMainStream, c, blocks); });
+          if (ag) h.gemm(kMainStream, g);
+        },
+        hx);
+  });
+}
+
+}  // namespace
+
 RunResult run_fused(const FusedRunSpec& spec) {
   SYMM_REQUIRE(spec.algo, ErrorCode::kInvalidArgument, "no fused algorithm given");
   const std::string id = spec.algo->id;
+  if (id == "cublaslt") return run_gemm_alone(spec);
+  if (id == "seq_coll_gemm") return run_seq_coll_gemm(spec);
   if (id == "ag_mm.ce_chunk_gemm") return run_fused_plan<AgMmCeChunkGemm>(spec);
   if (id == "ag_mm.ce_bulk_gemm") return run_fused_plan<AgMmCeBulkGemm>(spec);
   if (id == "mm_rs.gemm_ce_ring_reduce") return run_fused_plan<MmRsGemmCeRingReduce>(spec);

@@ -21,7 +21,14 @@ RunResult run_with(const RunSpec& spec, ProgramFn fn, const std::vector<int>& bl
 
 // The engine behind run_fused() (fused.cpp): `plan` enqueues one rank's call.
 using FusedPlanFn = std::function<void(SimHost&, const FusedArgs&)>;
-RunResult run_fused_with(const FusedRunSpec& spec, const FusedPlanFn& plan);
+// What a baseline (fused_baselines()) needs of the harness beyond a fused plan's buffers.
+struct FusedHarness {
+  bool gathered_input = false;   // ag_mm matmul alone: every rank's `work` holds all of A at the start
+  bool check_partial = false;    // mm_rs matmul alone: check each rank's `partial` against its own
+                                 // A_r @ B_r (one rounding), C is not written
+  std::size_t coll_scratch = 0;  // bytes of symmetric scratch for FusedArgs::coll_scratch
+};
+RunResult run_fused_with(const FusedRunSpec& spec, const FusedPlanFn& plan, const FusedHarness& hx = {});
 
 template <class Program, class T>
 void invoke(BlockCtx& ctx, const CollArgs& a) {

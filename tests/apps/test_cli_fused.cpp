@@ -7,6 +7,7 @@
 #include <array>
 #include <cstdio>
 #include <fstream>
+#include <map>
 #include <string>
 #include <utility>
 
@@ -90,7 +91,55 @@ TEST(CliFusedSim, RunChecksTheProductAndSweepWritesMNK) {
     ++n;
     EXPECT_NE(line.find(",1792,4096"), std::string::npos) << line;
   }
-  EXPECT_EQ(n, 4);  // two algorithms x two M
+  EXPECT_EQ(n, 8);  // (two algorithms + the two baselines) x two M
+}
+
+// Op and shape lists, the baselines beside the fused algorithms (and --no-baselines without them).
+TEST(CliFusedSim, SweepTakesOpAndShapeListsWithBaselines) {
+  const std::string csv = ::testing::TempDir() + "fused_lists.csv";
+  for (const bool baselines : {true, false}) {
+    const Out s = run("sweep --backend sim --machine h200x2 --op ag_mm,mm_rs --shape 8b,70b --m 4096 --timing-only" +
+                      std::string(baselines ? "" : " --no-baselines") + " --csv " + csv);
+    ASSERT_EQ(s.code, 0) << s.out;
+    std::ifstream f(csv);
+    std::string line;
+    std::getline(f, line);
+    std::map<std::string, int> per_op, per_k;
+    int base_rows = 0;
+    while (std::getline(f, line)) {
+      per_op[line.find(",ag_mm,") != std::string::npos ? "ag_mm" : "mm_rs"]++;
+      per_k[line.substr(line.rfind(',') + 1)]++;
+      base_rows += line.find(",cublaslt,") != std::string::npos || line.find(",seq_coll_gemm,") != std::string::npos;
+    }
+    const int each = baselines ? 4 : 2;  // per op and shape: two algorithms (+ two baselines)
+    EXPECT_EQ(per_op["ag_mm"], 2 * each) << s.out;
+    EXPECT_EQ(per_op["mm_rs"], 2 * each) << s.out;
+    EXPECT_EQ(per_k["4096"], 2 * each) << s.out;  // 8b
+    EXPECT_EQ(per_k["8192"], 2 * each) << s.out;  // 70b
+    EXPECT_EQ(base_rows, baselines ? 8 : 0) << s.out;
+  }
+  // run takes a baseline by name, and checks it.
+  const Out r =
+      run("run --backend sim --machine h200x8 --world 4 --op ag_mm --algo seq_coll_gemm --n 128 --k 192 --m 384");
+  EXPECT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find(": ok"), std::string::npos) << r.out;
+}
+
+TEST(CliFusedSim, SweepRefusesMixedOpsAndPerOpAlgoNames) {
+  const std::pair<const char*, const char*> cases[] = {
+      {"--op mm_rs,reduce_scatter --shape 8b", "mixes fused ops (ag_mm, mm_rs) with collectives"},
+      {"--op all_reduce,ag_mm --shape 8b", "mixes fused ops (ag_mm, mm_rs) with collectives"},
+      {"--op ag_mm,mm_rs --shape 8b --algo ce_bulk", "unknown mm_rs algorithm 'ce_bulk'"},
+  };
+  for (const auto& [args, message] : cases) {
+    const Out r = run(std::string("sweep --backend sim --timing-only ") + args);
+    EXPECT_EQ(r.code, 2) << args << "\n" << r.out;
+    EXPECT_EQ(r.out.rfind("symmcoll: error: ", 0), 0u) << args << "\n" << r.out;
+    EXPECT_NE(r.out.find(message), std::string::npos) << args << "\n" << r.out;
+    int lines = 0;
+    for (char c : r.out) lines += c == '\n';
+    EXPECT_EQ(lines, 1) << args << "\n" << r.out;
+  }
 }
 
 TEST(CliFusedSim, BadShapesAreOneLineAndExit2) {
@@ -101,6 +150,10 @@ TEST(CliFusedSim, BadShapesAreOneLineAndExit2) {
       {"--op ag_mm --algo ce --shape 70b --m 4194304", "--m 4194304 is above the largest dimension"},
       {"--op ag_mm --algo ce --m 64", "needs --shape or --n and --k"},
       {"--op ag_mm --algo bogus --shape 8b", "unknown ag_mm algorithm 'bogus'"},
+      {"--op ag_mm,mm_rs --algo ce --shape 8b", "run takes one op"},
+      {"--op ag_mm --algo ce --shape 8b,70b", "run takes one shape"},
+      {"--op ag_mm --algo ce --shape 8b,13b", "--shape '13b' is not a known shape"},
+      {"--op ag_mm,all_reduce --algo ce --shape 8b", "mixes fused ops (ag_mm, mm_rs) with collectives"},
   };
   for (const auto& [args, message] : cases) {
     const Out r = run(std::string("run --backend sim --timing-only ") + args);

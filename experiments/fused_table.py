@@ -1,0 +1,220 @@
+#!/usr/bin/python3
+"""The fused matmuls' table (ag_mm, mm_rs): predicted next to measured, per op, shape and M.
+
+  fused_table.py MACHINE   -> experiments/tables/fused_MACHINE.md, paper/generated/table_fused_MACHINE.tex
+
+Sources (nothing typed by hand):
+  experiments/results/sim/MACHINE/fused.csv     the simulator's sweep (experiments/Makefile): every
+                                                fused algorithm and the baselines cublaslt (the matmul
+                                                alone) and seq_coll_gemm (our SM collective, then the
+                                                matmul: the simulator's stand-in for NCCL + cuBLAS)
+  experiments/results/MACHINE/fused_MACHINE.csv the CUDA bench (scripts/gpu/fused.sh), when committed:
+                                                the fused algorithms, cublaslt and nccl_cublaslt
+                                                (NCCL's collective, then cuBLASLt), graph and eager
+  experiments/results/h200x1/calibrate_h200x1.csv  when committed: the matmul alone measured on one
+                                                GPU (rows bench == "gemm")
+The issue's targets are a status computed from measured rows only (a fused row with no measurement
+says "predicted"): ag_mm within 1.05x of the matmul alone at M 16384, mm_rs within 1.10x, and both
+faster than NCCL + cuBLAS (nccl_cublaslt) at every shape, each in graph and in eager mode.
+"""
+
+import os
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "plots"))
+import data  # noqa: E402
+
+TABLES = os.path.join(data.ROOT, "experiments", "tables")
+GENERATED = os.path.join(data.ROOT, "paper", "generated")
+SHAPES = [("8b", 1792, 4096), ("70b", 3584, 8192)]  # core/fused.h named_shape
+MS = [4096, 8192, 16384]
+TARGET_M = 16384
+WITHIN = {"ag_mm": 1.05, "mm_rs": 1.10}  # of the matmul alone, at TARGET_M
+BASELINES = ("cublaslt", "seq_coll_gemm", "nccl_cublaslt")
+NOT_MEASURED = "not measured"
+
+
+def fmt(t):
+    return "-" if t is None else ("%.0f" % t if t >= 1000 else "%.1f" % t)
+
+
+def ratio(a, b):
+    return None if a is None or not b else a / b
+
+
+def fmt_x(x):
+    return "-" if x is None else "%.2f" % x
+
+
+def short(algo):
+    return algo.split(".", 1)[-1]
+
+
+def time_of(rows, **match):
+    hit = data.by(rows, **match)
+    return hit[0]["time_us_median"] if hit else None
+
+
+class Inputs:
+    def __init__(self, machine, sim=None, meas=None, calib=None):
+        self.machine = machine
+        self.sim = data.with_mnk(data.sim_rows(machine, fused=True)) if sim is None else sim
+        self.meas = data.with_mnk(data.measured_rows(machine, fused=True)) if meas is None else meas
+        self.calib = data.calibration_gemm_rows() if calib is None else calib
+        self.world = self.sim[0]["world"] if self.sim else int(machine.rsplit("x", 1)[-1])
+
+    def group(self, rows, op, n, k, m):
+        return data.by(rows, op=op, N=n, K=k, M=m)
+
+    def calib_gemm(self, op, n, k, m, graph):
+        """The one-GPU matmul alone of this op's GEMM (ag_mm M x N x K, mm_rs M x N x K/world)."""
+        kk = k if op == "ag_mm" else k // self.world
+        ts = sorted(r["time_us"] for r in self.calib if (r["m"], r["n"], r["k"], r["graph"]) == (m, n, kk, graph))
+        return ts[len(ts) // 2] if ts else None
+
+
+def status(op, m, meas, graph, eager):
+    """The issue's targets for one fused algorithm at one (shape, M), from measured rows only.
+
+    meas: this group's measured rows; graph / eager: this algorithm's measured times."""
+    if graph is None and eager is None:
+        return "predicted"
+    missed, checked = [], []
+    for mode, t in (("graph", graph), ("eager", eager)):
+        if t is None:
+            continue
+        g = 1 if mode == "graph" else 0
+        nccl, alone = time_of(meas, algo="nccl_cublaslt", graph=g), time_of(meas, algo="cublaslt", graph=g)
+        if nccl is not None:
+            checked.append(mode)
+            if not t < nccl:
+                missed.append("%s: %.2fx NCCL+cuBLAS" % (mode, t / nccl))
+        if m == TARGET_M and alone is not None:
+            checked.append(mode)
+            if t > WITHIN[op] * alone:
+                missed.append("%s: %.2fx alone > %.2fx" % (mode, t / alone, WITHIN[op]))
+    if not checked:
+        return "no baseline measured"
+    return "missed (%s)" % "; ".join(missed) if missed else "met"
+
+
+def md_rows(inp, op):
+    """One row per algorithm (baselines first) and (shape, M)."""
+    body = []
+    for shape, n, k in SHAPES:
+        for m in MS:
+            sim, meas = inp.group(inp.sim, op, n, k, m), inp.group(inp.meas, op, n, k, m)
+            if not sim and not meas:
+                continue
+            p_alone, p_seq = time_of(sim, algo="cublaslt"), time_of(sim, algo="seq_coll_gemm")
+            algos = [a for a in BASELINES if data.by(sim + meas, algo=a)]
+            algos += sorted({r["algo"] for r in sim + meas} - set(BASELINES))
+            for a in algos:
+                p = time_of(sim, algo=a)
+                mg, me = time_of(meas, algo=a, graph=1), time_of(meas, algo=a, graph=0)
+                m_alone = [time_of(meas, algo="cublaslt", graph=g) for g in (1, 0)]
+                m_nccl = [time_of(meas, algo="nccl_cublaslt", graph=g) for g in (1, 0)]
+                if meas:
+                    cells = [fmt(mg) if mg is not None else NOT_MEASURED, fmt(me) if me is not None else NOT_MEASURED,
+                             "%s / %s" % (fmt_x(ratio(mg, m_alone[0])), fmt_x(ratio(me, m_alone[1]))),
+                             "%s / %s" % (fmt_x(ratio(mg, m_nccl[0])), fmt_x(ratio(me, m_nccl[1])))]
+                else:
+                    cells = [NOT_MEASURED, NOT_MEASURED, "-", "-"]
+                target = "" if a in BASELINES else status(op, m, meas, mg, me)
+                body.append([shape, str(m), short(a), fmt(p), fmt_x(ratio(p, p_alone)), fmt_x(ratio(p, p_seq))] +
+                            cells + [target])
+            if inp.calib:
+                cg, ce = inp.calib_gemm(op, n, k, m, 1), inp.calib_gemm(op, n, k, m, 0)
+                body.append([shape, str(m), "cublaslt, 1 GPU (calibration)", "-", "-", "-",
+                             fmt(cg) if cg is not None else NOT_MEASURED, fmt(ce) if ce is not None else NOT_MEASURED,
+                             "-", "-", ""])
+    return body
+
+
+def tex_rows(inp, op):
+    """Compact (the paper): one row per (shape, M), the fastest fused algorithm."""
+    body = []
+    for shape, n, k in SHAPES:
+        for m in MS:
+            sim, meas = inp.group(inp.sim, op, n, k, m), inp.group(inp.meas, op, n, k, m)
+            fused = [r for r in sim if r["algo"] not in BASELINES]
+            if not fused:
+                continue
+            best = min(fused, key=lambda r: r["time_us_median"])
+            p_alone, p_seq = time_of(sim, algo="cublaslt"), time_of(sim, algo="seq_coll_gemm")
+            t = best["time_us_median"]
+            mf = [r for r in meas if r["algo"] not in BASELINES and r["graph"] == 1]
+            mbest = min(mf, key=lambda r: r["time_us_median"]) if mf else None
+            mg = mbest["time_us_median"] if mbest else None
+            me = time_of(meas, algo=mbest["algo"], graph=0) if mbest else None
+            body.append([op, shape.upper(), str(m), short(best["algo"]), fmt(t), fmt(p_alone),
+                         fmt(p_seq), fmt_x(ratio(t, p_alone)), fmt_x(ratio(t, p_seq)),
+                         fmt(mg) if mbest else "n/m",
+                         fmt(time_of(meas, algo="cublaslt", graph=1)) if meas else "n/m",
+                         fmt(time_of(meas, algo="nccl_cublaslt", graph=1)) if meas else "n/m",
+                         status(op, m, meas, mg, me).split(" (")[0] if mbest else "predicted"])
+    return body
+
+
+def markdown(inp):
+    have_meas = bool(inp.meas)
+    md = ["# Fused matmuls on `%s`: predicted next to measured (bf16, us)\n" % inp.machine,
+          "Generated by `experiments/fused_table.py %s`. *Predicted*: the simulator's sweep "
+          "`experiments/results/sim/%s/fused.csv` (world %d, CUDA-graph launch); *measured*: the CUDA bench, "
+          "`experiments/results/%s/fused_%s.csv` (median per call, max over ranks; graph and eager%s). "
+          "Baselines: `cublaslt` is the matmul alone (ag_mm M x N x K, mm_rs M x N x K/world), measured in the same "
+          "run on the GPU; `seq_coll_gemm` is the simulator's stand-in for NCCL + cuBLAS (our SM all-gather / "
+          "reduce-scatter, then the matmul), predicted only; `nccl_cublaslt` is NCCL's collective, then cuBLASLt, "
+          "measured only. x alone / x seq: predicted time over the predicted `cublaslt` / `seq_coll_gemm`; "
+          "measured x alone / x NCCL: graph / eager, over the same run's `cublaslt` / `nccl_cublaslt`. "
+          "Target (measured rows only): ag_mm <= 1.05x the matmul alone at M = 16384, mm_rs <= 1.10x, and both "
+          "faster than NCCL + cuBLAS at every shape.%s\n"
+          % (inp.machine, inp.machine, inp.world, inp.machine, inp.machine,
+             "" if have_meas else "; not committed yet, so every measured cell says \"not measured\"",
+             "" if not inp.calib else " `cublaslt, 1 GPU (calibration)`: the matmul alone from the one-GPU "
+             "calibration run, `experiments/results/h200x1/calibrate_h200x1.csv` (rows bench = gemm).")]
+    header = ["shape", "M", "algo", "predicted", "x alone", "x seq", "measured graph", "measured eager",
+              "x alone (g / e)", "x NCCL (g / e)", "target"]
+    for op in data.FUSED_OPS:
+        body = md_rows(inp, op)
+        if body:
+            md += ["\n## %s\n" % op, md_table(header, body)]
+    if len(md) == 2:
+        md.append("\nNo fused simulator results for %s yet: run `make experiments`.\n" % inp.machine)
+    return "\n".join(md)
+
+
+def md_table(header, rows):
+    out = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    out += ["| " + " | ".join(r) + " |" for r in rows]
+    return "\n".join(out) + "\n"
+
+
+def tex(inp):
+    import tables  # experiments/tables.py: the paper's table style
+    body = [r for op in data.FUSED_OPS for r in tex_rows(inp, op)]
+    if not body:
+        return "%% No fused simulator results for %s.\n" % inp.machine
+    header = ["op", "shape", "M", "fastest fused", "pred.", "alone", "seq", "x alone", "x seq", "measured",
+              "alone meas.", "NCCL+cuBLAS", "target"]
+    return tables.tex_table(
+        "Fused matmuls on %s (bf16, us): the fastest predicted fused algorithm, its time over the predicted "
+        "matmul alone (alone) and over our SM collective then the matmul (seq, standing for NCCL + cuBLAS); "
+        "measured: the fastest measured fused algorithm (named in experiments/tables/fused_%s.md), the matmul "
+        "alone and NCCL + cuBLAS in one CUDA-graph run (n/m: not measured). Target: from measured rows only, "
+        "graph and eager." % (inp.machine, inp.machine),
+        "tab:fused-%s" % inp.machine, header, body)
+
+
+def main(argv):
+    if len(argv) != 2:
+        sys.exit(__doc__)
+    inp = Inputs(argv[1])
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    from tables import write
+    write(os.path.join(TABLES, "fused_%s.md" % inp.machine), markdown(inp))
+    write(os.path.join(GENERATED, "table_fused_%s.tex" % inp.machine), tex(inp))
+
+
+if __name__ == "__main__":
+    main(sys.argv)
