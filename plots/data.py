@@ -108,12 +108,15 @@ def with_mnk(rows):
 
 def calibration_gemm_rows(path=CALIBRATION_1GPU):
     """The matmul alone on one GPU from a calibration run (symmcoll calibrate --backend cuda):
-    rows with bench == "gemm", columns bench,world,blocks,graph,x,time_us,m,n,k (x: FLOPs,
-    time_us: per call, graph 1/0), as {"graph", "time_us", "m", "n", "k"}. [] without the file."""
+    rows with bench "gemm" (the fit's grid) or "gemm_fused" (the fused operations' shapes, held out
+    from the fit), columns bench,world,blocks,graph,x,time_us,m,n,k after '#' comment lines (x:
+    FLOPs, time_us: per call, graph 1/0), as {"graph", "time_us", "m", "n", "k"}. [] without the
+    file."""
     if not os.path.exists(path):
         return []
     with open(path, newline="") as f:
-        rows = [r for r in csv.DictReader(f) if r.get("bench") == "gemm"]
+        rows = [r for r in csv.DictReader(line for line in f if not line.startswith("#"))
+                if r.get("bench") in ("gemm", "gemm_fused")]
     return [{"graph": int(r["graph"]), "time_us": float(r["time_us"]), "m": int(r["m"]), "n": int(r["n"]),
              "k": int(r["k"])} for r in rows]
 

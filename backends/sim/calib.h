@@ -16,7 +16,8 @@
 //   copy_incast       bytes into 0      c + x / I                               nvlink_ingress_GBps = I
 //   copy_local        bytes             c + x / H  (rows with 2x > 50 MB: beyond L2)  hbm_GBps = H
 //   ce_copy           bytes             S + x / C                               ce_startup_us = S, ce_GBps = C
-//   ce_copy_local     bytes             (a local copy-engine copy: data only, no key)
+//   ce_copy_local     bytes             cudaMemcpyAsync within one GPU: data only, no key (the driver
+//                                       picks the engine; the conc rows show it waiting for a GEMM's SMs)
 //   gemm              flops (m, n, k)   c + P(m,n,k) / (G 1e6) [+ bytes / (Bg 1e3)]   gemm_TFLOPs = G,
 //                     P: padded flops of whole waves of tm x tn tiles           gemm_fixed_us = c - L,
 //                     bytes: A, B and C once; the tile and the bytes term       gemm_tile_m/n = tm/tn,
