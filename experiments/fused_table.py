@@ -172,7 +172,7 @@ def markdown(inp):
           % (inp.machine, inp.machine, inp.world, inp.machine, inp.machine,
              "" if have_meas else "; not committed yet, so every measured cell says \"not measured\"",
              "" if not inp.calib else " `cublaslt, 1 GPU (calibration)`: the matmul alone from the one-GPU "
-             "calibration run, `experiments/results/h200x1/calibrate_h200x1.csv` (rows bench = gemm).")]
+             "calibration run, `experiments/results/h200x1/calibrate_h200x1.csv` (rows bench = gemm or gemm_fused).")]
     header = ["shape", "M", "algo", "predicted", "x alone", "x seq", "measured graph", "measured eager",
               "x alone (g / e)", "x NCCL (g / e)", "target"]
     for op in data.FUSED_OPS:
