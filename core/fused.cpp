@@ -84,6 +84,8 @@ const std::vector<FusedAlgo>& fused_algorithms() {
        "copy-engine all-gather, one GEMM per landed chunk (local shard first, then peers rotated)"},
       {"ag_mm.ce_bulk_gemm", "ce_bulk", FusedOp::kAgMm,
        "copy-engine all-gather, one GEMM per peer's whole shard once all its chunks landed"},
+      {"ag_mm.st_bulk_gemm", "st", FusedOp::kAgMm,
+       "SM all-gather (all_gather.st) beside the local shard's GEMM, then the peers' rows in one GEMM each side"},
       {"mm_rs.gemm_ce_ring_reduce", "ce", FusedOp::kMmRs,
        "GEMM per owner's rows (rotated, own last), copy engine to the owner, ring-order reduce per chunk"},
       {"mm_rs.gemm_st_chunk_reduce", "st", FusedOp::kMmRs,

@@ -96,17 +96,22 @@ def main():
         gemm_alone = [float(r["time_us"]) for r in conc if r["bench"] == "conc_gemm" and int(r["blocks"]) == -1]
         out += ["", "### A GEMM beside a copy (measured, eager, each one's own time from its stream's events)", "",
                 "The %sx%sx%s GEMM alone: %.0f us. The copy (%d MiB) is an SM copy kernel of the given blocks, "
-                "or `cudaMemcpyAsync` within the GPU (blocks 0), launched just after the GEMM on another stream."
+                "or `cudaMemcpyAsync` within the GPU (blocks 0), on another stream than the GEMM, launched just "
+                "before or just after it; times from the common start."
                 % (conc[0]["m"], conc[0]["n"], conc[0]["k"], gemm_alone[0] if gemm_alone else float("nan"),
                    int(float(conc[0]["x"])) >> 20 if conc[0]["bench"] != "conc_gemm" else 256),
                 "",
-                "| copy | copy alone us | copy beside the GEMM us | GEMM beside the copy us |",
-                "|---|---:|---:|---:|"]
+                "| copy | copy alone us | GEMM first: copy us | GEMM first: GEMM us | copy first: copy us "
+                "| copy first: GEMM us |",
+                "|---|---:|---:|---:|---:|---:|"]
+
+        def cell(bench, b):
+            v = [float(r["time_us"]) for r in conc if r["bench"] == bench and int(r["blocks"]) == b]
+            return "%.0f" % v[0] if v else "-"
         for b in sorted(alone):
-            beside = [float(r["time_us"]) for r in conc if r["bench"] == "conc_copy_beside_gemm" and int(r["blocks"]) == b]
-            g = [float(r["time_us"]) for r in conc if r["bench"] == "conc_gemm" and int(r["blocks"]) == b]
-            out.append("| %s | %.0f | %.0f | %.0f |" % ("%d blocks" % b if b > 0 else "cudaMemcpyAsync", alone[b],
-                                                      beside[0] if beside else float("nan"), g[0] if g else float("nan")))
+            out.append("| %s | %.0f | %s | %s | %s | %s |" % (
+                "%d blocks" % b if b > 0 else "cudaMemcpyAsync", alone[b], cell("conc_copy_beside_gemm", b),
+                cell("conc_gemm", b), cell("conc_copy_before_gemm", b), cell("conc_gemm_after_copy", b)))
     os.makedirs(os.path.dirname(a.out), exist_ok=True)
     with open(a.out, "w") as f:
         f.write("\n".join(out) + "\n")

@@ -143,9 +143,12 @@ void fill_random(void* dst, std::size_t elems, uint64_t seed) {
 }
 
 // A GEMM beside other work (eager, events on each stream, median of kConcIters): the GEMM on a
-// second stream, then (same instant) an SM copy kernel of `blocks` blocks, or a copy-engine copy,
-// on the main stream. Rows, x = the copy's blocks (0: copy engine, -1: nothing beside):
-//   conc_gemm  the GEMM's own time      conc_copy  the copy's own time (x: as above; alone: -1 GEMM)
+// second stream and an SM copy kernel of `blocks` blocks (or cudaMemcpyAsync within the GPU,
+// blocks 0) on the main stream, launched one just after the other; each one's own time from the
+// call's start (blocks -1: the GEMM alone). Rows:
+//   conc_copy                                 the copy alone
+//   conc_gemm / conc_copy_beside_gemm         the GEMM launched first: the GEMM's, the copy's time
+//   conc_gemm_after_copy / conc_copy_before_gemm   the copy launched first: the GEMM's, the copy's
 void concurrency_rows(Calibrator& c, Runtime& rt, const calib::CalibPlan& plan, GemmRunner& g, void* a, void* b,
                       void* cm) {
   constexpr int kConcIters = 15;
@@ -167,19 +170,23 @@ void concurrency_rows(Calibrator& c, Runtime& rt, const calib::CalibPlan& plan, 
   ca.out = rt.heap() + bytes;
   ca.count = bytes / sizeof(bf16);
   const DeviceHandle h = rt.handle();
-  // One setting: gemm? copy kind (blocks > 0: SM copy, 0: copy engine, -1: none).
-  auto measure = [&](bool gemm, int blocks, double& t_gemm, double& t_copy) {
+  // One setting: gemm? copy kind (blocks > 0: SM copy, 0: memcpy, -1: none); which goes first.
+  auto measure = [&](bool gemm, int blocks, bool gemm_first, double& t_gemm, double& t_copy) {
     std::vector<double> tg, tc;
-    for (int i = 0; i < kConcIters + 2; ++i) {
-      SYMM_CUDA_CHECK(cudaEventRecord(e0, main));
-      SYMM_CUDA_CHECK(cudaStreamWaitEvent(side, e0, 0));
-      if (gemm) g.run(side, 0, ga);
-      SYMM_CUDA_CHECK(cudaEventRecord(eg, side));
+    auto copy = [&]() {
       if (blocks > 0)
         launch_calib(CalibProgram::kCopyLocal, h, ca, blocks, main);
       else if (blocks == 0)
         SYMM_CUDA_CHECK(cudaMemcpyAsync(ca.out, ca.in, bytes, cudaMemcpyDeviceToDevice, main));
       SYMM_CUDA_CHECK(cudaEventRecord(ec, main));
+    };
+    for (int i = 0; i < kConcIters + 2; ++i) {
+      SYMM_CUDA_CHECK(cudaEventRecord(e0, main));
+      SYMM_CUDA_CHECK(cudaStreamWaitEvent(side, e0, 0));
+      if (!gemm_first) copy();
+      if (gemm) g.run(side, 0, ga);
+      SYMM_CUDA_CHECK(cudaEventRecord(eg, side));
+      if (gemm_first) copy();
       SYMM_CUDA_CHECK(cudaStreamWaitEvent(main, eg, 0));
       rt.sync();
       float ms_g = 0, ms_c = 0;
@@ -194,16 +201,20 @@ void concurrency_rows(Calibrator& c, Runtime& rt, const calib::CalibPlan& plan, 
   };
   const double flops = 2.0 * sh.m * sh.n * double(sh.k);
   double tg = 0, tc = 0;
-  measure(true, -1, tg, tc);
+  measure(true, -1, true, tg, tc);
   c.measured_row("conc_gemm", -1, false, flops, tg, sh.m, sh.n, sh.k);
   std::vector<int> kinds = plan.conc_blocks;
   kinds.push_back(0);
   for (int blocks : kinds) {
-    measure(false, blocks, tg, tc);
+    measure(false, blocks, true, tg, tc);
     c.measured_row("conc_copy", blocks, false, double(bytes), tc, 0, 0, 0);  // the copy alone
-    measure(true, blocks, tg, tc);
+    measure(true, blocks, true, tg, tc);
     c.measured_row("conc_gemm", blocks, false, flops, tg, sh.m, sh.n, sh.k);
     c.measured_row("conc_copy_beside_gemm", blocks, false, double(bytes), tc, sh.m, sh.n, sh.k);
+    // The other order: the copy launched first, the GEMM just after it.
+    measure(true, blocks, false, tg, tc);
+    c.measured_row("conc_gemm_after_copy", blocks, false, flops, tg, sh.m, sh.n, sh.k);
+    c.measured_row("conc_copy_before_gemm", blocks, false, double(bytes), tc, sh.m, sh.n, sh.k);
   }
   cudaEventDestroy(e0);
   cudaEventDestroy(eg);

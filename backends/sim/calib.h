@@ -23,9 +23,9 @@
 //                     bytes: A, B and C once; the tile and the bytes term       gemm_tile_m/n = tm/tn,
 //                     with the least residual                                   gemm_GBps = Bg (or 0)
 //   gemm_fused        flops (m, n, k)   held out: the fused ops' shapes, never fitted
-//   conc_gemm / conc_copy / conc_copy_beside_gemm: a GEMM beside an SM copy of `blocks` blocks
-//                     (0: a copy-engine copy; -1: alone), eager, each one's own time: data for the
-//                     model of a GEMM sharing the GPU, not fitted
+//   conc_*            a GEMM beside an SM copy of `blocks` blocks (0: cudaMemcpyAsync; -1: alone),
+//                     either launched first, eager, each one's own time: data for the model of a
+//                     GEMM sharing the GPU (streams.cpp), not fitted
 //   device_gpus / device_sms / device_copy_engines: x = the count               gpus / sms / copy_engines
 //
 // copy_peer rows at more blocks are kept as the rate-vs-blocks curve; the fit uses blocks <= 2.

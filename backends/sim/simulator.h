@@ -90,6 +90,9 @@ enum EventKind : uint32_t {
 };
 
 // One verb's data movement: a flow in the network, then a landing in the destination.
+// A gemm's flow runs in this many equal slices, each at the rate of the SMs free when it starts.
+inline constexpr int kGemmSlices = 16;
+
 struct Transfer {
   Block* owner = nullptr;
   const char* name = "";
@@ -108,8 +111,9 @@ struct Transfer {
   int ce = -1;        // the copy engine; -1: a gemm
   int src_space = 0;  // copy engine: where it reads
   uint64_t src_off = 0;
-  BytesPerPs gemm_cap = 0;  // gemm: the rate that makes its HBM flow take the compute time
+  BytesPerPs gemm_cap = 0;  // gemm: the rate that makes its HBM flow take the compute time on all SMs
   std::size_t gemm_c_bytes = 0;
+  int gemm_slices_left = 0;  // gemm: its flow runs in kGemmSlices equal parts, each at the SMs then free
 };
 
 struct FlagLand {
@@ -330,6 +334,7 @@ class Simulator {
   std::vector<int> ce_busy_, ce_next_;         // per rank: engines in use, round-robin pick
   std::vector<std::deque<int>> ce_waiting_;    // per rank: streams waiting for a copy engine
   std::vector<int> gemms_;                     // per rank: GEMMs running (they hold the SMs)
+  uint64_t enqueued_ = 0;                      // host plans: items enqueued so far (host order)
   std::vector<std::deque<int>> sm_waiting_;    // per rank: streams whose kernel waits for the SMs
   std::unordered_map<uint64_t, Stream*> stream_waiters_;
   TimePs ce_startup_ps_ = 0;

@@ -30,10 +30,12 @@
 //               with data, C = A x B in fp32 (Eigen), stored as the element type when it ends.
 //               SMs (measured on one H200, experiments/results/h200x1/calibrate_h200x1.csv,
 //               conc_* rows: a copy kernel launched beside a running cuBLASLt GEMM ends after
-//               the GEMM; the GEMM is not slowed by it): a kernel launched while a GEMM of the
-//               rank runs starts when the GEMM ends; a GEMM started while a kernel of B blocks
-//               runs gets the other SMs: its compute time x sms / (sms - B). (The data also show
-//               the copy running 2.6-4x its own time after the GEMM ends; not modelled.)
+//               the GEMM, which is not slowed; a copy kernel launched first keeps its speed and
+//               the GEMM after it takes 7-13% longer): a kernel launched while a GEMM of the
+//               rank runs starts when the GEMM ends; a GEMM runs in kGemmSlices equal slices,
+//               each at the rate of the SMs no kernel of the rank holds when it starts
+//               (sms - B of sms). (The data also show the copy running 2.6-4x its own time after
+//               the GEMM ends; not modelled.)
 #include <Eigen/Core>
 #include <algorithm>
 #include <cstring>
@@ -148,6 +150,7 @@ Loc Simulator::decode_host(int rank, int s, uintptr_t a, std::size_t bytes, cons
 
 void Simulator::enqueue(int rank, int s, StreamItem& it) {
   Stream& st = stream_at(rank, s);
+  it.order = ++enqueued_;
   if (it.kind == ItemKind::kRecord) it.seq = ++events_[std::size_t(rank)][std::size_t(it.event)].enqueued;
   if (it.kind == ItemKind::kWaitEvent) {
     // CUDA semantics: a wait binds to the latest record enqueued before it; none is a plan bug.
@@ -204,8 +207,16 @@ void Simulator::run_plan_call(Host& h) {
     for (int s = 0; s < streams_n_; ++s) join(h.clock, stream_at(r, s).clock);
 }
 
+// The call's streams start in the order the host enqueued their first items, as a GPU takes
+// work in submission order (a kernel launched before a GEMM on another stream gets its SMs first).
 void Simulator::kick_streams(int rank) {
-  for (int s = 0; s < streams_n_; ++s) kick(stream_at(rank, s));
+  std::vector<int> order;
+  for (int s = 0; s < streams_n_; ++s)
+    if (!stream_at(rank, s).items.empty()) order.push_back(s);
+  std::stable_sort(order.begin(), order.end(), [&](int a, int b) {
+    return stream_at(rank, a).items.front().order < stream_at(rank, b).items.front().order;
+  });
+  for (int s : order) kick(stream_at(rank, s));
 }
 
 // Starts the stream's next item if it is idle (items that take no time run in a loop).
@@ -411,7 +422,7 @@ void Simulator::start_stream_flow(uint32_t index) {
                   uses_.end());
     for (Use& u : uses_) u.weight = use_w_[u.res], use_w_[u.res] = 0;
     net_.start(q_.now(), uses_, ce_bpp_, double(x.bytes), index);
-  } else {  // gemm: HBM traffic, capped at the compute rate
+  } else {  // gemm: HBM traffic, capped at the compute rate on the SMs no kernel holds now
     add_use(res_hbm(me), 1);
     if (x.dst_space != me) {  // C's share of the flow crosses NVLink
       const float w = float(double(x.gemm_c_bytes) / double(x.bytes));
@@ -419,7 +430,10 @@ void Simulator::start_stream_flow(uint32_t index) {
       add_use(res_ingress(x.dst_space), w);
     }
     for (Use& u : uses_) u.weight = use_w_[u.res], use_w_[u.res] = 0;
-    net_.start(q_.now(), uses_, x.gemm_cap, double(x.bytes), index);
+    const Host& h = hosts_[std::size_t(me)];
+    const int held = h.live_blocks ? std::min(h.blocks, m_.sms - 1) : 0;
+    const double share = double(m_.sms - held) / double(m_.sms);
+    net_.start(q_.now(), uses_, BytesPerPs(x.gemm_cap * share), double(x.bytes) / kGemmSlices, index);
   }
   uses_.clear();
   mark_dirty();
@@ -431,9 +445,14 @@ Transfer& Simulator::new_stream_transfer(Stream& s, const char* name, uint32_t& 
   return x;
 }
 
-// A stream transfer's flow ended (complete): its bytes land now, or a store latency later.
+// A stream transfer's flow ended (complete): its bytes land now, or a store latency later; a
+// gemm's slice that is not its last starts the next one at once (at the SMs free then).
 void Simulator::complete_stream(uint32_t index) {
   Transfer& x = xfers_[index];
+  if (x.ce < 0 && --x.gemm_slices_left > 0) {  // as an event: no flow starts inside a resolve
+    q_.push(q_.now(), kStreamFlow, 0, index);
+    return;
+  }
   const TimePs land_at = q_.now() + (x.posted ? store_ps_ : 0);
   if (trace_ && x.ce >= 0)
     trace_->slice(Trace::pid(x.stream_owner->rank), Trace::kCopyEngineTid + x.ce, x.name, x.issued, land_at,
@@ -508,10 +527,8 @@ void Simulator::start_gemm(Stream& s) {
   x.dst_space = lc.space;
   x.dst_off = lc.off;
   x.bytes = a_bytes + b_bytes + c_bytes;  // HBM traffic of one pass over the operands
-  // The SMs a kernel of the rank holds are not the GEMM's (see the top of this file).
-  const int held = hosts_[std::size_t(me)].live_blocks ? hosts_[std::size_t(me)].blocks : 0;
-  const double sm_share = m_.sms > held ? double(m_.sms) / double(m_.sms - held) : double(m_.sms);
-  const double compute_ps = m_.gemm_time_us(g.m, g.n, g.k, double(es)) * 1e6 * sm_share;
+  const double compute_ps = m_.gemm_time_us(g.m, g.n, g.k, double(es)) * 1e6;
+  x.gemm_slices_left = kGemmSlices;
   ++gemms_[std::size_t(me)];
   x.gemm_cap = BytesPerPs(double(x.bytes) / std::max(compute_ps, 1.0));
   x.gemm_c_bytes = c_bytes;

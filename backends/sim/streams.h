@@ -47,6 +47,7 @@ struct StreamItem {
   // kRecord / kWaitEvent: the event, and (wait) which record of it must have run
   int event = 0;
   uint64_t seq = 0;
+  uint64_t order = 0;  // when the host enqueued it (the call's streams start in this order)
 };
 
 struct Stream {

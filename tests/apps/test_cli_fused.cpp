@@ -91,7 +91,7 @@ TEST(CliFusedSim, RunChecksTheProductAndSweepWritesMNK) {
     ++n;
     EXPECT_NE(line.find(",1792,4096"), std::string::npos) << line;
   }
-  EXPECT_EQ(n, 8);  // (two algorithms + the two baselines) x two M
+  EXPECT_EQ(n, 10);  // (three algorithms + the two baselines) x two M
 }
 
 // Op and shape lists, the baselines beside the fused algorithms (and --no-baselines without them).
@@ -111,11 +111,12 @@ TEST(CliFusedSim, SweepTakesOpAndShapeListsWithBaselines) {
       per_k[line.substr(line.rfind(',') + 1)]++;
       base_rows += line.find(",cublaslt,") != std::string::npos || line.find(",seq_coll_gemm,") != std::string::npos;
     }
-    const int each = baselines ? 4 : 2;  // per op and shape: two algorithms (+ two baselines)
-    EXPECT_EQ(per_op["ag_mm"], 2 * each) << s.out;
-    EXPECT_EQ(per_op["mm_rs"], 2 * each) << s.out;
-    EXPECT_EQ(per_k["4096"], 2 * each) << s.out;  // 8b
-    EXPECT_EQ(per_k["8192"], 2 * each) << s.out;  // 70b
+    // Per shape: ag_mm's three algorithms and mm_rs's two (+ two baselines each).
+    const int ag = baselines ? 5 : 3, rs = baselines ? 4 : 2;
+    EXPECT_EQ(per_op["ag_mm"], 2 * ag) << s.out;
+    EXPECT_EQ(per_op["mm_rs"], 2 * rs) << s.out;
+    EXPECT_EQ(per_k["4096"], ag + rs) << s.out;  // 8b
+    EXPECT_EQ(per_k["8192"], ag + rs) << s.out;  // 70b
     EXPECT_EQ(base_rows, baselines ? 8 : 0) << s.out;
   }
   // run takes a baseline by name, and checks it.

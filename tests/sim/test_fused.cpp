@@ -11,6 +11,7 @@
 #include "backends/sim/sim.h"
 #include "backends/sim/testing.h"
 #include "core/algos/ag_mm_ce_chunk_gemm.h"
+#include "core/algos/ag_mm_st_bulk_gemm.h"
 #include "core/algos/mm_rs_gemm_ce_ring_reduce.h"
 
 namespace symm::sim {
@@ -87,6 +88,23 @@ TEST(Fused, AChunkMultipliedBeforeItsFlagIsCaught) {
     s.race_check = false;  // the data check alone sees it too
     const RunResult r = run_fused_plan<AgMmCeT<true, true>>(s);
     EXPECT_FALSE(r.max_rel_err <= r.err_bound) << "world " << w << " err " << r.max_rel_err;
+  }
+}
+
+// ag_mm.st: the peers' GEMM before the SM all-gather has ended reads rows not yet stored.
+TEST(Fused, PeersMultipliedBeforeTheSmAllGatherEndsIsCaught) {
+  for (int w : {2, 4}) {
+    FusedRunSpec s = spec_for(algo("ag_mm.st_bulk_gemm"), w, 384, 128, 192);
+    EXPECT_LE(run_fused_plan<AgMmStBulkT<>>(s).max_rel_err, run_fused(s).err_bound);
+    bool caught = false;
+    try {
+      const RunResult r = run_fused_plan<AgMmStBulkT</*kFaultNoWait=*/true>>(s);
+      caught = !(r.max_rel_err <= r.err_bound);
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), ErrorCode::kRace) << e.what();
+      caught = true;
+    }
+    EXPECT_TRUE(caught) << "world " << w;
   }
 }
 
