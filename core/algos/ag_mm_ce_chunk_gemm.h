@@ -21,6 +21,7 @@
 // Bytes over NVLink per rank: (world-1)/world * M x K elements (all_gather's); FLOPs: M N K x2.
 #pragma once
 
+#include "core/algos/ag_mm_gemm.h"
 #include "core/algos/all_gather_ce_st.h"
 #include "core/fused.h"
 #include "core/plan.h"
@@ -49,18 +50,7 @@ struct AgMmCeT {
     const Chunks ch = AllGatherCeSt::push<T>(h, p, /*own_copy=*/false);  // steps 1-2
 
     const char* gathered = static_cast<const char*>(f.work);
-    char* c = static_cast<char*>(f.c);
-    auto gemm = [&](const void* a, std::size_t row0, std::size_t m) {
-      if (!m) return;
-      GemmArgs g;
-      g.a = a;
-      g.b = f.b;
-      g.c = c + row0 * f.n * sizeof(T);
-      g.m = int(m), g.n = int(f.n), g.k = int(f.k);
-      g.lda = f.k, g.ldb = f.n, g.ldc = f.n;
-      g.dtype = DTypeOf<T>::value;
-      h.gemm(kMainStream, g);
-    };
+    auto gemm = [&](const void* a, std::size_t row0, std::size_t m) { ag_mm_gemm<T>(h, f, a, row0, m); };
     gemm(f.a, std::size_t(me) * rows, rows);  // step 3
     if constexpr (kBulk) {
       for (int i = 1; i < n; ++i) {

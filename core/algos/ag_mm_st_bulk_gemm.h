@@ -15,6 +15,7 @@
 // NVLink are all_gather's: (world-1)/world * M x K elements per rank.
 #pragma once
 
+#include "core/algos/ag_mm_gemm.h"
 #include "core/algos/all_gather_st.h"
 #include "core/fused.h"
 #include "core/plan.h"
@@ -43,18 +44,7 @@ struct AgMmStBulkT {
     if (side != kMainStream) h.record(side, 0);
 
     const char* gathered = static_cast<const char*>(f.work);
-    char* c = static_cast<char*>(f.c);
-    auto gemm = [&](const void* a, std::size_t row0, std::size_t m) {
-      if (!m) return;
-      GemmArgs ga;
-      ga.a = a;
-      ga.b = f.b;
-      ga.c = c + row0 * f.n * sizeof(T);
-      ga.m = int(m), ga.n = int(f.n), ga.k = int(f.k);
-      ga.lda = f.k, ga.ldb = f.n, ga.ldc = f.n;
-      ga.dtype = DTypeOf<T>::value;
-      h.gemm(kMainStream, ga);
-    };
+    auto gemm = [&](const void* a, std::size_t row0, std::size_t m) { ag_mm_gemm<T>(h, f, a, row0, m); };
     gemm(f.a, std::size_t(me) * rows, rows);  // step 2
     if (side != kMainStream && !kFaultNoWait) h.wait_event(kMainStream, 0);
     const std::size_t mine = std::size_t(me) * rows;

@@ -31,6 +31,16 @@ Out run(const std::string& args) {
   return r;
 }
 
+// Bad input: exit 2 and one line `symmcoll: error: ...` that says `message`.
+void expect_one_line_error(const Out& r, const std::string& args, const std::string& message) {
+  EXPECT_EQ(r.code, 2) << args << "\n" << r.out;
+  EXPECT_EQ(r.out.rfind("symmcoll: error: ", 0), 0u) << args << "\n" << r.out;
+  EXPECT_NE(r.out.find(message), std::string::npos) << args << "\n" << r.out;
+  int lines = 0;
+  for (char c : r.out) lines += c == '\n';
+  EXPECT_EQ(lines, 1) << args << "\n" << r.out;
+}
+
 bool has_cuda() { return run("launch --help").out.find("no CUDA backend") == std::string::npos; }
 
 TEST(CliFused, BadShapesAreOneLineAndExit2) {
@@ -53,12 +63,7 @@ TEST(CliFused, BadShapesAreOneLineAndExit2) {
   };
   for (const auto& [args, message] : cases) {
     const Out r = run(std::string("bench --backend cuda ") + args);
-    EXPECT_EQ(r.code, 2) << args << "\n" << r.out;
-    EXPECT_EQ(r.out.rfind("symmcoll: error: ", 0), 0u) << args << "\n" << r.out;
-    EXPECT_NE(r.out.find(message), std::string::npos) << args << "\n" << r.out;
-    int lines = 0;
-    for (char c : r.out) lines += c == '\n';
-    EXPECT_EQ(lines, 1) << args << "\n" << r.out;
+    expect_one_line_error(r, args, message);
   }
 }
 
@@ -134,12 +139,7 @@ TEST(CliFusedSim, SweepRefusesMixedOpsAndPerOpAlgoNames) {
   };
   for (const auto& [args, message] : cases) {
     const Out r = run(std::string("sweep --backend sim --timing-only ") + args);
-    EXPECT_EQ(r.code, 2) << args << "\n" << r.out;
-    EXPECT_EQ(r.out.rfind("symmcoll: error: ", 0), 0u) << args << "\n" << r.out;
-    EXPECT_NE(r.out.find(message), std::string::npos) << args << "\n" << r.out;
-    int lines = 0;
-    for (char c : r.out) lines += c == '\n';
-    EXPECT_EQ(lines, 1) << args << "\n" << r.out;
+    expect_one_line_error(r, args, message);
   }
 }
 
@@ -158,11 +158,6 @@ TEST(CliFusedSim, BadShapesAreOneLineAndExit2) {
   };
   for (const auto& [args, message] : cases) {
     const Out r = run(std::string("run --backend sim --timing-only ") + args);
-    EXPECT_EQ(r.code, 2) << args << "\n" << r.out;
-    EXPECT_EQ(r.out.rfind("symmcoll: error: ", 0), 0u) << args << "\n" << r.out;
-    EXPECT_NE(r.out.find(message), std::string::npos) << args << "\n" << r.out;
-    int lines = 0;
-    for (char c : r.out) lines += c == '\n';
-    EXPECT_EQ(lines, 1) << args << "\n" << r.out;
+    expect_one_line_error(r, args, message);
   }
 }
