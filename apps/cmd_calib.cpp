@@ -95,7 +95,7 @@ int cmd_calibrate(int argc, char** argv) {
 
 int cmd_fit(int argc, char** argv) {
   std::vector<std::string> calibration;
-  std::string out, base, name;
+  std::string out, base, name, keys;
   po::options_description d("fit options", 110, 50);
   // clang-format off
   d.add_options()
@@ -106,7 +106,10 @@ int cmd_fit(int argc, char** argv) {
       ("out,o", po::value(&out)->required(), "the machine file to write (.ini)")
       ("base", po::value(&base),
        "machine file whose values the keys no row calibrates keep (default: --out if it exists)")
-      ("name", po::value(&name), "machine name in the header (default: --out's stem)");
+      ("name", po::value(&name), "machine name in the header (default: --out's stem)")
+      ("keys", po::value(&keys),
+       "comma list of the keys the rows may set, names or prefixes ending in * (default: all); the\n"
+       "others keep --base's values (rows from another host: chip keys travel, launch does not)");
   // clang-format on
   po::variables_map vm;
   parse_args(argc, argv, d, vm);
@@ -133,7 +136,13 @@ int cmd_fit(int argc, char** argv) {
     source += (source.empty() ? "" : " + ") + std::filesystem::path(c).filename().string();
   }
   if (name.empty()) name = std::filesystem::path(out).stem().string();
-  const sim::FitResult r = sim::fit_machine(t, b, name, source);
+  const std::vector<std::string> only = split_list(keys);
+  for (const std::string& k : only) {
+    sim::Machine probe = b;
+    if (!k.ends_with("*") && !probe.copy_key(b, k))
+      fail(ErrorCode::kInvalidArgument, "--keys: '" + k + "' is not a machine-file key");
+  }
+  const sim::FitResult r = sim::fit_machine(t, b, name, source, only);
   // Written whole, then renamed: a failed fit never leaves half a machine file.
   const std::string tmp = out + ".tmp";
   {

@@ -77,6 +77,11 @@ struct FitResult {
   Machine machine;
   std::string ini;
 };
-FitResult fit_machine(const CalibTable& t, const Machine& base, const std::string& name, const std::string& source);
+// `only` (empty: every key): the keys the rows may set, names or prefixes ending in '*'
+// ("gemm_*"); the others keep base's values, and the file says so. For rows measured on another
+// host than the machine's (a single-GPU run for a multi-GPU machine): chip properties travel,
+// host ones (launch latency: driver and CPU) do not.
+FitResult fit_machine(const CalibTable& t, const Machine& base, const std::string& name, const std::string& source,
+                      const std::vector<std::string>& only = {});
 
 }  // namespace symm::sim

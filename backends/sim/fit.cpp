@@ -108,7 +108,8 @@ std::string rows_of(const std::vector<int>& idx) {
 
 }  // namespace
 
-FitResult fit_machine(const CalibTable& t, const Machine& base, const std::string& name, const std::string& source) {
+FitResult fit_machine(const CalibTable& t, const Machine& base, const std::string& name, const std::string& source,
+                      const std::vector<std::string>& only) {
   Machine m = base;
   m.name = name;
   std::map<std::string, std::string> why;  // key -> provenance comment
@@ -298,6 +299,23 @@ FitResult fit_machine(const CalibTable& t, const Machine& base, const std::strin
         note("gemm_tile_m", what, best);
         note("gemm_tile_n", what, best);
       }
+    }
+  }
+
+  // Keys the rows may not set (`only`) go back to the base's values.
+  if (!only.empty()) {
+    auto allowed = [&](const std::string& key) {
+      for (const std::string& o : only)
+        if (o == key || (o.ends_with("*") && key.starts_with(o.substr(0, o.size() - 1)))) return true;
+      return false;
+    };
+    for (auto it = why.begin(); it != why.end();) {
+      if (allowed(it->first)) {
+        ++it;
+        continue;
+      }
+      m.copy_key(base, it->first);
+      it = why.erase(it);
     }
   }
 

@@ -111,6 +111,20 @@ Machine Machine::load(const std::string& path) {
   return m;
 }
 
+bool Machine::copy_key(const Machine& from, const std::string& key) {
+  std::vector<Key> mine = keys_of(*this);
+  const std::vector<Key> theirs = keys_of(const_cast<Machine&>(from));
+  for (std::size_t i = 0; i < mine.size(); ++i) {
+    if (key != mine[i].name) continue;
+    if (mine[i].d)
+      *mine[i].d = *theirs[i].d;
+    else
+      *mine[i].i = *theirs[i].i;
+    return true;
+  }
+  return false;
+}
+
 double Machine::gemm_padded_flops(double m, double n, double k) const {
   if (gemm_tile_m <= 0 || gemm_tile_n <= 0 || sms <= 0) return 2.0 * m * n * k;
   const double tiles = std::ceil(m / gemm_tile_m) * std::ceil(n / gemm_tile_n);

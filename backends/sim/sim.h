@@ -54,6 +54,9 @@ struct Machine {
   // Padded flops: 2k x the output of whole waves of tiles (2mnk without tiles).
   double gemm_padded_flops(double m, double n, double k) const;
 
+  // Sets key `key` (a machine-file name) to `from`'s value; false if no such key.
+  bool copy_key(const Machine& from, const std::string& key);
+
   static Machine load(const std::string& path);
   // "h200x4" -> h200x4.ini from $SYMM_MACHINES_DIR, <exe>/../share/symmcoll/machines, the install
   // prefix's share/symmcoll/machines or the source tree's experiments/machines, first found;

@@ -60,6 +60,12 @@ CalibTable table_for(const Machine& m, int world) {
   return t;
 }
 
+std::string fmt_like(double v) {  // as the fit writes a value
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.6g", v);
+  return buf;
+}
+
 void expect_near_rel(double got, double want, const char* key) {
   // A cost set to 0 must come back as 0 to the simulator's resolution (1 ps).
   EXPECT_LE(std::fabs(got - want), want == 0 ? 1e-6 : 0.01 * std::fabs(want))
@@ -169,6 +175,22 @@ TEST(Calib, SingleGpuRowsCalibratePerGpuKeysOnly) {
   expect_near_rel(f.machine.gemm_GBps, in.gemm_GBps, "gemm_GBps");
   EXPECT_EQ(f.machine.gemm_tile_m, 128);
   EXPECT_EQ(f.machine.gemm_tile_n, 256);
+}
+
+// `only`: the keys the rows may set; the others keep the base's values and say so.
+TEST(Calib, OnlyTheNamedKeysAreSet) {
+  const Machine in = odd_machine();
+  const Machine base = machine("h200x2");
+  const FitResult f = fit_machine(table_for(in, 2), base, "m", "x.csv", {"gemm_*", "hbm_GBps"});
+  expect_near_rel(f.machine.gemm_TFLOPs, in.gemm_TFLOPs, "gemm_TFLOPs");
+  expect_near_rel(f.machine.hbm_GBps, in.hbm_GBps, "hbm_GBps");
+  EXPECT_EQ(f.machine.launch_graph_us, base.launch_graph_us);
+  EXPECT_EQ(f.machine.flag_latency_us, base.flag_latency_us);
+  EXPECT_EQ(f.machine.sms, base.sms);
+  // The GEMM's fixed cost is net of the measuring host's launch (the rows'), not the base's.
+  expect_near_rel(f.machine.gemm_fixed_us, in.gemm_fixed_us, "gemm_fixed_us");
+  EXPECT_NE(f.ini.find("launch_graph_us = " + fmt_like(base.launch_graph_us) + "  # not calibrated"), std::string::npos)
+      << f.ini;
 }
 
 // The held-out GEMM rows (the fused ops' shapes) and the eager GEMM rows are never fitted.
