@@ -6,6 +6,7 @@
 #include "backends/cuda/calibrate.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
@@ -15,6 +16,7 @@
 #include "backends/cuda/check.h"
 #include "backends/cuda/gemm.h"
 #include "backends/cuda/host_logic.h"
+#include "backends/cuda/plan_exec.h"
 #include "backends/cuda/runtime.h"
 #include "core/calib_plan.h"
 #include "core/result.h"
@@ -222,6 +224,56 @@ void concurrency_rows(Calibrator& c, Runtime& rt, const calib::CalibPlan& plan, 
   cudaStreamDestroy(side);
 }
 
+// Host plans' stream flags, on any world (a rank writes its own pad): one call forks a side
+// stream, writes a plan flag there (cuStreamWriteValue32, release) and waits for it on the main
+// stream (cuStreamWaitValue32, then consumed: reset to 0), then joins. `plan_flag`: its time per
+// call in a graph of 100 calls, replayed 18 times (the consumed flags must replay). Last, the
+// watchdog probe: a wait for a flag nobody writes must end in a timeout naming rank, stream and
+// slot; `plan_wait_timeout` (x = the bound in s) is how long the report took, and the flag is then
+// written from another stream so the stuck stream drains.
+void plan_rows(Calibrator& c, Runtime& rt) {
+  PlanExec x(rt.handle(), rt.stream(), 2, 256);
+  const int me = rt.rank();
+  const uint32_t slot = pad::plan_flag(pad::kPlanData, 0, me);
+  c.row(
+      "plan_flag", 0, true, 0,
+      [&x, me, slot]() {
+        x.begin_call();
+        x.write_flag(1, me, slot, 1);
+        x.wait_flag(0, slot, 1);
+        x.end_call();
+      },
+      100);
+  rt.sync();
+  const uint32_t stuck = pad::plan_flag(pad::kPlanData, 1, me);
+  const double bound = 1.0;
+  x.begin_call();
+  x.wait_flag(0, stuck, 7);
+  x.end_call();
+  const auto t0 = std::chrono::steady_clock::now();
+  std::string report;
+  try {
+    x.wait_main(bound, "calibrate: plan wait probe");
+  } catch (const Error& e) {
+    report = e.what();
+  }
+  const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  // Release the stuck stream: the flag's value, written from a fresh stream.
+  cudaStream_t s;
+  SYMM_CUDA_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+  const uint32_t seven = 7;
+  SYMM_CUDA_CHECK(cudaMemcpyAsync(rt.handle().pad_local + stuck, &seven, sizeof seven, cudaMemcpyHostToDevice, s));
+  SYMM_CUDA_CHECK(cudaStreamSynchronize(s));
+  SYMM_CUDA_CHECK(cudaStreamDestroy(s));
+  x.wait_main(10.0, "calibrate: plan wait probe, released");
+  const bool named = report.find("rank " + std::to_string(me)) != std::string::npos &&
+                     report.find("stream 0") != std::string::npos && report.find("slot") != std::string::npos;
+  if (rt.rank() == 0) std::printf("# plan wait probe (%s): %s\n", named ? "named" : "NOT NAMED", report.c_str());
+  if (!named)
+    fail(ErrorCode::kInternal, "the plan wait probe's report does not name rank, stream and slot: '" + report + "'");
+  c.measured_row("plan_wait_timeout", 0, false, bound, took * 1e6, 0, 0, 0);
+}
+
 // GEMM (cuBLASLt bf16, fp32 accumulation), graph and eager: the fit's shapes (`gemm`) and the
 // fused operations' shapes held out for validation (`gemm_fused`); buffers outside the heap.
 void gemm_rows(Calibrator& c, Runtime& rt, const calib::CalibPlan& plan) {
@@ -338,6 +390,7 @@ int calibrate_main(const std::string& csv, const std::string& command) {
     }
   }
   gemm_rows(c, rt, plan);
+  plan_rows(c, rt);
   rt.barrier();
   if (me == 0) {
     std::ofstream f(csv);
