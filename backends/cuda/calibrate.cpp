@@ -247,6 +247,13 @@ void plan_rows(Calibrator& c, Runtime& rt) {
   rt.sync();
   const uint32_t stuck = pad::plan_flag(pad::kPlanData, 1, me);
   const double bound = 1.0;
+  // What releases the stuck stream afterwards, allocated now: with a stream stuck, allocating
+  // pinned memory may synchronize the device and never return.
+  cudaStream_t s;
+  SYMM_CUDA_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+  uint32_t* seven = nullptr;
+  SYMM_CUDA_CHECK(cudaMallocHost(&seven, sizeof(uint32_t)));
+  *seven = 7;
   x.begin_call();
   x.wait_flag(0, stuck, 7);
   x.end_call();
@@ -258,14 +265,12 @@ void plan_rows(Calibrator& c, Runtime& rt) {
     report = e.what();
   }
   const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  // Release the stuck stream: the flag's value, written from a fresh stream.
-  cudaStream_t s;
-  SYMM_CUDA_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
-  const uint32_t seven = 7;
-  SYMM_CUDA_CHECK(cudaMemcpyAsync(rt.handle().pad_local + stuck, &seven, sizeof seven, cudaMemcpyHostToDevice, s));
+  // Release the stuck stream: the flag's value, written from another stream.
+  SYMM_CUDA_CHECK(cudaMemcpyAsync(rt.handle().pad_local + stuck, seven, sizeof(uint32_t), cudaMemcpyHostToDevice, s));
+  x.wait_main(10.0, "calibrate: plan wait probe, released");
   SYMM_CUDA_CHECK(cudaStreamSynchronize(s));
   SYMM_CUDA_CHECK(cudaStreamDestroy(s));
-  x.wait_main(10.0, "calibrate: plan wait probe, released");
+  SYMM_CUDA_CHECK(cudaFreeHost(seven));
   const bool named = report.find("rank " + std::to_string(me)) != std::string::npos &&
                      report.find("stream 0") != std::string::npos && report.find("slot") != std::string::npos;
   if (rt.rank() == 0) std::printf("# plan wait probe (%s): %s\n", named ? "named" : "NOT NAMED", report.c_str());

@@ -43,18 +43,25 @@ PlanExec::PlanExec(const DeviceHandle& h, cudaStream_t main, int streams, int th
   joins_.resize(std::size_t(streams));
   for (auto& e : joins_) SYMM_CUDA_CHECK(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
   events_.assign(std::size_t(kMaxEvents), nullptr);
+  SYMM_CUDA_CHECK(cudaStreamCreateWithFlags(&probe_, cudaStreamNonBlocking));
+  SYMM_CUDA_CHECK(cudaMallocHost(&probe_host_, sizeof(uint32_t)));
   write_fn_ = driver_fn("cuStreamWriteValue32");
   wait_fn_ = driver_fn("cuStreamWaitValue32");
   gemm_ = std::make_unique<GemmRunner>(streams);
 }
 
 PlanExec::~PlanExec() {
+  // A stream still stuck on a flag: the GEMM runner's cudaFree would synchronize the device and
+  // never return; the process is ending on the timeout's error anyway, so leave it.
+  if (stuck_) (void)gemm_.release();
   for (std::size_t i = 1; i < streams_.size(); ++i) cudaStreamDestroy(streams_[i]);
   for (cudaEvent_t e : events_)
     if (e) cudaEventDestroy(e);
   for (cudaEvent_t e : joins_) cudaEventDestroy(e);
   for (cudaEvent_t e : wait_events_) cudaEventDestroy(e);
   cudaEventDestroy(fork_);
+  cudaStreamDestroy(probe_);
+  if (!stuck_) cudaFreeHost(probe_host_);  // a stuck stream would hold up the free forever: leaked
 }
 
 cudaEvent_t PlanExec::event(int e) {
@@ -77,8 +84,11 @@ void PlanExec::wait_flag(int s, uint32_t slot, uint32_t value) {
   if (!pad::is_plan_flag(slot)) fail(ErrorCode::kInternal, "wait_flag: slot " + std::to_string(slot));
   const CUdeviceptr a = CUdeviceptr(h_.pad_local + slot);
   check_cu(reinterpret_cast<WriteFn>(wait_fn_)(stream(s), a, value, CU_STREAM_WAIT_VALUE_EQ), "cuStreamWaitValue32");
-  // Consume: back to 0 for the next call (stream-ordered after the wait; no fence needed).
-  check_cu(reinterpret_cast<WriteFn>(write_fn_)(stream(s), a, 0, CU_STREAM_WRITE_VALUE_NO_MEMORY_BARRIER),
+  // Consume: back to 0 for the next call (stream-ordered after the wait). With the default
+  // flags: the driver's v2 entry point (what version 12000 returns) refuses
+  // CU_STREAM_WRITE_VALUE_NO_MEMORY_BARRIER with CUDA_ERROR_INVALID_VALUE (seen on an H200), and a
+  // fence before a reset costs nothing that matters.
+  check_cu(reinterpret_cast<WriteFn>(write_fn_)(stream(s), a, 0, CU_STREAM_WRITE_VALUE_DEFAULT),
            "cuStreamWriteValue32");
   if (next_wait_event_ == wait_events_.size()) {
     cudaEvent_t e;
@@ -106,18 +116,17 @@ std::string PlanExec::describe_stuck_wait() {
   for (const PlanWait& w : waits_) {
     if (cudaEventQuery(w.after) != cudaErrorNotReady) continue;
     // The first wait (in enqueue order) that has not passed. Read the flag's value through a
-    // copy on a fresh stream: the stuck stream does not hold it up.
-    uint32_t seen = 0;
-    cudaStream_t s;
-    if (cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking) == cudaSuccess) {
-      uint32_t* host = nullptr;
-      if (cudaMallocHost(&host, sizeof(uint32_t)) == cudaSuccess) {
-        if (cudaMemcpyAsync(host, h_.pad_local + w.slot, sizeof(uint32_t), cudaMemcpyDeviceToHost, s) == cudaSuccess &&
-            cudaStreamSynchronize(s) == cudaSuccess)
-          seen = *host;
-        cudaFreeHost(host);
-      }
-      cudaStreamDestroy(s);
+    // copy on the probe stream (the stuck stream does not hold it up), polled for at most a
+    // second, with nothing that synchronizes the device (which would never return).
+    std::string seen = "?";
+    if (cudaMemcpyAsync(probe_host_, h_.pad_local + w.slot, sizeof(uint32_t), cudaMemcpyDeviceToHost, probe_) ==
+        cudaSuccess) {
+      const auto t0 = std::chrono::steady_clock::now();
+      cudaError_t q;
+      while ((q = cudaStreamQuery(probe_)) == cudaErrorNotReady &&
+             std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() < 1.0)
+        std::this_thread::sleep_for(std::chrono::microseconds(50));
+      if (q == cudaSuccess) seen = std::to_string(*probe_host_);
     }
     const uint32_t rel = w.slot - pad::kPlanBase;
     const uint32_t from = rel % kPadWorld, chunk = (rel / kPadWorld) % pad::kPlanChunks,
@@ -125,7 +134,7 @@ std::string PlanExec::describe_stuck_wait() {
     return "rank " + std::to_string(h_.rank) + " stream " + std::to_string(w.stream) +
            " timed out waiting on plan slot " + std::to_string(w.slot) + " (channel " + std::to_string(channel) +
            ", chunk " + std::to_string(chunk) + ", from rank " + std::to_string(from) + "): expected " +
-           std::to_string(w.value) + ", saw " + std::to_string(seen);
+           std::to_string(w.value) + ", saw " + seen;
   }
   return "";
 }
@@ -137,6 +146,7 @@ void PlanExec::wait_main(double timeout_s, const std::string& what) {
     if (e == cudaSuccess) break;
     if (e != cudaErrorNotReady) SYMM_CUDA_CHECK(e);
     if (std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() > timeout_s) {
+      stuck_ = true;
       std::string why = describe_stuck_wait();
       if (why.empty()) why = "rank " + std::to_string(h_.rank) + ": the plan's streams did not finish";
       fail(ErrorCode::kTimeout, why + " [" + what + ", bound " + std::to_string(timeout_s) + " s]");
@@ -145,6 +155,7 @@ void PlanExec::wait_main(double timeout_s, const std::string& what) {
   }
   waits_.clear();
   next_wait_event_ = 0;
+  stuck_ = false;
 }
 
 }  // namespace symm::cuda

@@ -81,6 +81,11 @@ class PlanExec {
   std::vector<PlanWait> waits_;  // of the calls enqueued since the last wait_main
   std::vector<cudaEvent_t> wait_events_;
   std::size_t next_wait_event_ = 0;
+  // The watchdog's reader of a stuck flag, made up front: while a stream is stuck, calls that
+  // synchronize the device (cudaMallocHost / cudaFreeHost / cudaFree may) would never return.
+  cudaStream_t probe_ = nullptr;
+  uint32_t* probe_host_ = nullptr;  // pinned
+  bool stuck_ = false;              // a wait_main timed out and nothing has drained since
   int threads_;
   void* write_fn_ = nullptr;  // cuStreamWriteValue32
   void* wait_fn_ = nullptr;   // cuStreamWaitValue32
