@@ -254,9 +254,13 @@ void plan_rows(Calibrator& c, Runtime& rt) {
   uint32_t* seven = nullptr;
   SYMM_CUDA_CHECK(cudaMallocHost(&seven, sizeof(uint32_t)));
   *seven = 7;
+  std::printf("# plan wait probe: a wait nobody satisfies, bound %.1f s\n", bound);
+  std::fflush(stdout);
   x.begin_call();
   x.wait_flag(0, stuck, 7);
   x.end_call();
+  std::printf("# plan wait probe: enqueued\n");
+  std::fflush(stdout);
   const auto t0 = std::chrono::steady_clock::now();
   std::string report;
   try {
@@ -265,9 +269,15 @@ void plan_rows(Calibrator& c, Runtime& rt) {
     report = e.what();
   }
   const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  std::printf("# plan wait probe: reported after %.3f s: %s\n", took, report.c_str());
+  std::fflush(stdout);
   // Release the stuck stream: the flag's value, written from another stream.
   SYMM_CUDA_CHECK(cudaMemcpyAsync(rt.handle().pad_local + stuck, seven, sizeof(uint32_t), cudaMemcpyHostToDevice, s));
+  std::printf("# plan wait probe: flag written from another stream\n");
+  std::fflush(stdout);
   x.wait_main(10.0, "calibrate: plan wait probe, released");
+  std::printf("# plan wait probe: the stuck stream drained\n");
+  std::fflush(stdout);
   SYMM_CUDA_CHECK(cudaStreamSynchronize(s));
   SYMM_CUDA_CHECK(cudaStreamDestroy(s));
   SYMM_CUDA_CHECK(cudaFreeHost(seven));

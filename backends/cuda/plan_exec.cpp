@@ -96,7 +96,15 @@ void PlanExec::wait_flag(int s, uint32_t slot, uint32_t value) {
     wait_events_.push_back(e);
   }
   cudaEvent_t e = wait_events_[next_wait_event_++];
-  SYMM_CUDA_CHECK(cudaEventRecordWithFlags(e, stream(s), cudaEventRecordExternal));
+  // External: captured as an event-record node the host can query after each replay. Outside a
+  // capture the flag is invalid, and on an H200 a record with it behind a stream stuck on a flag
+  // blocked the host: a plain record there.
+  cudaStreamCaptureStatus cap = cudaStreamCaptureStatusNone;
+  SYMM_CUDA_CHECK(cudaStreamIsCapturing(stream(s), &cap));
+  if (cap == cudaStreamCaptureStatusActive)
+    SYMM_CUDA_CHECK(cudaEventRecordWithFlags(e, stream(s), cudaEventRecordExternal));
+  else
+    SYMM_CUDA_CHECK(cudaEventRecord(e, stream(s)));
   waits_.push_back(PlanWait{s, slot, value, e});
 }
 
