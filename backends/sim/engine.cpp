@@ -90,11 +90,9 @@ Simulator::Simulator(const RunSpec& spec, ProgramFn fn, std::vector<int> call_bl
   if (data_) {
     heaps_.resize(std::size_t(world_));
     for (Heap& h : heaps_) {
-      h.bytes = take_buffer<uint8_t>();
-      // Room for a slightly larger run later: reserving costs no pages until they are touched,
-      // and a reallocation touches them all again.
-      if (h.bytes.capacity() < heap_bytes_) h.bytes.reserve(align_up(heap_bytes_ + heap_bytes_ / 4, 1 << 20));
-      h.bytes.assign(heap_bytes_, 0xFF);  // NaN in every dtype: unwritten = wrong
+      h.bytes.reset(heap_bytes_);  // every byte 0xFF (NaN in every dtype: unwritten = wrong)
+      // Host plans and custom runs reach the bytes through raw pointers (ptr): all materialised.
+      if (plan_fn_) h.bytes.all();
     }
     checks_.resize(call_blocks_.size());
     frozen_.assign(std::size_t(world_), -1);
@@ -152,7 +150,6 @@ Simulator::~Simulator() {
   hosts_.clear();
   give_buffer(std::move(flags_));
   give_buffer(std::move(xfers_));
-  for (Heap& h : heaps_) give_buffer(std::move(h.bytes));
 }
 
 // ---- blocks --------------------------------------------------------------------------------

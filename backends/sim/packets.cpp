@@ -50,13 +50,9 @@ void Simulator::put_ll(Block& b, uintptr_t dst, uintptr_t src, std::size_t bytes
       check_read(b, s.space, s.off, bytes);
       record_read(b.tid, b.clock, s.space, s.off, bytes);
     }
-    x.data.resize(pb);
-    const uint8_t* from = ptr(s.space, s.off);
-    uint8_t* to = x.data.data();
-    for (std::size_t i = 0; i < bytes / 4; ++i) {  // packet i = {data word i, epoch}
-      std::memcpy(to + 8 * i, from + 4 * i, 4);
-      std::memcpy(to + 8 * i + 4, &epoch, 4);
-    }
+    // The source bytes as read now; land_ll makes them packets {data word i, epoch} in place.
+    const uint8_t* from = read_heap(s.space, s.off, bytes);
+    x.data.assign(from, from + bytes);
     // Ordinary stores for the race check (only reduce_ll's reads of packets are exempt), which
     // carry the block's launch clock to the reduce_ll that accepts them (see the top of this file).
     if (race_) {
@@ -67,6 +63,16 @@ void Simulator::put_ll(Block& b, uintptr_t dst, uintptr_t src, std::size_t bytes
   // One unit of progress = one packet byte: half a byte of source data.
   add_transfer_uses(x, me, s.space, d.space, 0.5, 1);
   start_flow(b, index, block_bpp_, double(pb));
+}
+
+// A put_ll's packets land: packet i = {data word i, epoch}.
+void Simulator::land_ll(const Transfer& x) {
+  uint8_t* to = heaps_[x.dst_space].bytes.write(x.dst_off, x.bytes);
+  const uint8_t* from = x.data.data();
+  for (std::size_t i = 0; i < x.bytes / 8; ++i) {
+    std::memcpy(to + 8 * i, from + 4 * i, 4);
+    std::memcpy(to + 8 * i + 4, &x.ll_epoch, 4);
+  }
 }
 
 void Simulator::ll_landed(const Transfer& x) {
@@ -89,11 +95,22 @@ void Simulator::ll_landed(const Transfer& x) {
 
 uint64_t Simulator::scan_ll(int rank, uint64_t pos, uint64_t end, uint32_t epoch) const {
   if (data_) {
-    const uint8_t* h = heaps_[rank].bytes.data();
-    for (; pos < end; pos += 8) {
-      uint32_t e;
-      std::memcpy(&e, h + pos + 4, 4);
-      if (e != epoch) break;  // only this epoch: an older (stale) or newer packet is not accepted
+    // Only this epoch: an older (stale) or newer packet is not accepted. An unwritten page is
+    // read as it is (every epoch 0xFFFFFFFF) without materialising it.
+    const HeapBytes& heap = heaps_[rank].bytes;
+    while (pos < end) {
+      const uint64_t page_end = std::min(end, (pos | (HeapBytes::kPage - 1)) + 1);
+      if (heap.unwritten_page(pos)) {
+        if (epoch != 0xFFFFFFFFu) return pos;
+        pos = page_end;
+        continue;
+      }
+      const uint8_t* h = heap.data();
+      for (; pos < page_end; pos += 8) {
+        uint32_t e;
+        std::memcpy(&e, h + pos + 4, 4);
+        if (e != epoch) return pos;
+      }
     }
     return pos;
   }
@@ -110,8 +127,9 @@ uint64_t Simulator::scan_ll(int rank, uint64_t pos, uint64_t end, uint32_t epoch
 
 std::string Simulator::ll_seen(int rank, uint64_t off) const {
   if (data_) {
-    uint32_t e;
-    std::memcpy(&e, heaps_[rank].bytes.data() + off + 4, 4);
+    const HeapBytes& heap = heaps_[rank].bytes;
+    uint32_t e = 0xFFFFFFFFu;
+    if (!heap.unwritten_page(off)) std::memcpy(&e, heap.data() + off + 4, 4);
     return e == 0xFFFFFFFFu ? "was never written" : "holds epoch " + std::to_string(e);
   }
   const auto& m = ll_landed_[rank];
@@ -159,9 +177,9 @@ void Simulator::reduce_ll(Block& b, DType t, uintptr_t dst, const void* const* s
     }
     if (k == n && data_) {
       ll_unpacked_.resize(std::size_t(n) * bytes);
-      const uint8_t* h = ptr(me, 0);
       for (int s = 0; s < n && k == n; ++s) {
         uint8_t* o = ll_unpacked_.data() + std::size_t(s) * bytes;
+        const uint8_t* h = read_heap(me, off[s], pb) - off[s];
         for (uint64_t p = off[s]; p < off[s] + pb; p += 8) {
           uint32_t e;
           std::memcpy(&e, h + p + 4, 4);
