@@ -70,6 +70,10 @@ class HeapBytes {
   static constexpr int kPageShift = 12;
   static constexpr std::size_t kPage = std::size_t(1) << kPageShift;
 
+  struct Free {  // of the storage (std::aligned_alloc)
+    void operator()(uint8_t* p) const;
+  };
+
   HeapBytes() = default;
   HeapBytes(HeapBytes&&) noexcept = default;
   HeapBytes& operator=(HeapBytes&&) noexcept = default;
@@ -108,7 +112,7 @@ class HeapBytes {
  private:
   void materialise(uint64_t off, std::size_t n, bool overwrite);
 
-  std::unique_ptr<uint8_t[]> own_;
+  std::unique_ptr<uint8_t, Free> own_;  // page-aligned
   std::size_t cap_ = 0, size_ = 0;
   uint8_t* data_ = nullptr;
   std::vector<uint8_t> ready_;  // per page: 1 = its bytes are in data_, 0 = unwritten (0xFF)

@@ -14,6 +14,7 @@
 // reduce_ll waits on *memory* with data (the epoch words in the heap), and on a per-rank record
 // of landed packet ranges and their epochs in timing-only runs.
 #include <algorithm>
+#include <bit>
 #include <cstring>
 #include <limits>
 
@@ -23,6 +24,27 @@
 #include "core/dispatch.h"
 
 namespace symm::sim {
+
+// A packet is 8 bytes, {data word, epoch}; on this (little-endian) host one 64-bit load holds
+// the epoch in its high half, which lets the loops below test several packets at once.
+static_assert(std::endian::native == std::endian::little, "packet words assume a little-endian host");
+constexpr uint64_t kEpochBits = 0xFFFFFFFF00000000ull;
+inline uint64_t packet_epoch(uint32_t epoch) { return uint64_t(epoch) << 32; }
+
+// The first packet of [p, end) (8-byte aligned host bytes) whose epoch is not e (end if none).
+inline const uint8_t* first_other_epoch(const uint8_t* p, const uint8_t* end, uint64_t e) {
+  for (; p + 32 <= end; p += 32) {
+    uint64_t w[4];
+    std::memcpy(w, p, 32);
+    if (((w[0] ^ e) | (w[1] ^ e) | (w[2] ^ e) | (w[3] ^ e)) & kEpochBits) break;
+  }
+  for (; p < end; p += 8) {
+    uint64_t w;
+    std::memcpy(&w, p, 8);
+    if ((w ^ e) & kEpochBits) break;
+  }
+  return p;
+}
 
 // put_ll: posted stores of ll_bytes(bytes) = 2 * bytes of packets (the wire carries the epochs
 // too): the block spends the issue time of the packet bytes at its per-block / link rate and
@@ -69,9 +91,12 @@ void Simulator::put_ll(Block& b, uintptr_t dst, uintptr_t src, std::size_t bytes
 void Simulator::land_ll(const Transfer& x) {
   uint8_t* to = heaps_[x.dst_space].bytes.write(x.dst_off, x.bytes);
   const uint8_t* from = x.data.data();
+  const uint64_t e = packet_epoch(x.ll_epoch);
   for (std::size_t i = 0; i < x.bytes / 8; ++i) {
-    std::memcpy(to + 8 * i, from + 4 * i, 4);
-    std::memcpy(to + 8 * i + 4, &x.ll_epoch, 4);
+    uint32_t d;
+    std::memcpy(&d, from + 4 * i, 4);
+    const uint64_t w = e | d;
+    std::memcpy(to + 8 * i, &w, 8);
   }
 }
 
@@ -106,11 +131,8 @@ uint64_t Simulator::scan_ll(int rank, uint64_t pos, uint64_t end, uint32_t epoch
         continue;
       }
       const uint8_t* h = heap.data();
-      for (; pos < page_end; pos += 8) {
-        uint32_t e;
-        std::memcpy(&e, h + pos + 4, 4);
-        if (e != epoch) return pos;
-      }
+      pos = uint64_t(first_other_epoch(h + pos, h + page_end, packet_epoch(epoch)) - h);
+      if (pos < page_end) return pos;
     }
     return pos;
   }
@@ -179,16 +201,13 @@ void Simulator::reduce_ll(Block& b, DType t, uintptr_t dst, const void* const* s
       ll_unpacked_.resize(std::size_t(n) * bytes);
       for (int s = 0; s < n && k == n; ++s) {
         uint8_t* o = ll_unpacked_.data() + std::size_t(s) * bytes;
-        const uint8_t* h = read_heap(me, off[s], pb) - off[s];
-        for (uint64_t p = off[s]; p < off[s] + pb; p += 8) {
-          uint32_t e;
-          std::memcpy(&e, h + p + 4, 4);
-          if (e != epoch) {
-            k = s, pos = p;
-            break;
-          }
-          std::memcpy(o + (p - off[s]) / 2, h + p, 4);
+        const uint8_t* h = read_heap(me, off[s], pb);
+        const uint8_t* stale = first_other_epoch(h, h + pb, packet_epoch(epoch));
+        if (stale != h + pb) {
+          k = s, pos = off[s] + uint64_t(stale - h);
+          break;
         }
+        for (std::size_t i = 0; i < pb / 8; ++i) std::memcpy(o + 4 * i, h + 8 * i, 4);
       }
     }
     if (k == n) break;
@@ -235,7 +254,7 @@ void Simulator::reduce_ll(Block& b, DType t, uintptr_t dst, const void* const* s
       const void* host_src[kPadWorld];
       for (int s = 0; s < n; ++s) host_src[s] = ll_unpacked_.data() + std::size_t(s) * bytes;
       with_type(t, [&]<class T>() {
-        reduce_data<T>(acc_, x.data, reinterpret_cast<const T* const*>(host_src), n, count, op);
+        reduce_data<T>(x.data, reinterpret_cast<const T* const*>(host_src), n, count, op);
       });
     }
     if (race_) store(b, d.space, d.off, bytes);

@@ -53,6 +53,8 @@ double Simulator::check_outputs(int call) {
           draw_inputs<T>(input_stream(call, r), c0, len, drawn.data());
           if (r == 0)
             for (std::size_t i = 0; i < len; ++i) want[i] = Conv<T>::load(drawn[i]);
+          else if (spec_.op == ReduceOp::kSum)  // reference_combine's sum, in a loop that vectorises
+            for (std::size_t i = 0; i < len; ++i) want[i] += double(Conv<T>::load(drawn[i]));
           else
             for (std::size_t i = 0; i < len; ++i)
               want[i] = reference_combine(spec_.op, want[i], double(Conv<T>::load(drawn[i])));

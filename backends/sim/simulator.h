@@ -319,7 +319,6 @@ class Simulator {
   std::vector<CallCheck> checks_;  // per call, released once checked
   std::vector<int> frozen_;        // per rank: the call whose output `out` still holds, or -1
   double worst_err_ = 0;
-  std::vector<float> acc_;  // the fp32 accumulator of reducing verbs
 
   // ---- transfers and the network ----
   FlowNet net_;
