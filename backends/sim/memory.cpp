@@ -55,8 +55,8 @@ void HeapBytes::reset(std::size_t bytes) {
   if (cap_ < bytes) {
     release();
     auto& pool = storage_pool();
-    auto big = std::max_element(pool.begin(), pool.end(),
-                                [](const Storage& a, const Storage& b) { return a.cap < b.cap; });
+    auto big =
+        std::max_element(pool.begin(), pool.end(), [](const Storage& a, const Storage& b) { return a.cap < b.cap; });
     if (big != pool.end() && big->cap >= bytes) {
       own_ = std::move(big->p);
       cap_ = big->cap;

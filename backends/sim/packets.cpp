@@ -253,9 +253,8 @@ void Simulator::reduce_ll(Block& b, DType t, uintptr_t dst, const void* const* s
     } else {
       const void* host_src[kPadWorld];
       for (int s = 0; s < n; ++s) host_src[s] = ll_unpacked_.data() + std::size_t(s) * bytes;
-      with_type(t, [&]<class T>() {
-        reduce_data<T>(x.data, reinterpret_cast<const T* const*>(host_src), n, count, op);
-      });
+      with_type(t,
+                [&]<class T>() { reduce_data<T>(x.data, reinterpret_cast<const T* const*>(host_src), n, count, op); });
     }
     if (race_) store(b, d.space, d.off, bytes);
   }

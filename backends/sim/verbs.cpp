@@ -112,8 +112,7 @@ void Simulator::reduce(Block& b, DType t, uintptr_t dst, const void* const* srcs
     add_use(res_hbm(me), 0.5);
   }
   if (data_) {
-    with_type(
-        t, [&]<class T>() { reduce_data<T>(x.data, reinterpret_cast<const T* const*>(host_src), n, count, op); });
+    with_type(t, [&]<class T>() { reduce_data<T>(x.data, reinterpret_cast<const T* const*>(host_src), n, count, op); });
     if (race_) store(b, d.space, d.off, bytes);
   }
   // The per-block cap is on everything the block loads: n sources per unit of progress.
@@ -152,9 +151,8 @@ void Simulator::multimem(Block& b, DType t, uintptr_t mc, std::size_t count, Red
       }
       host_src[r] = read_heap(r, l.off, bytes);
     }
-    with_type(t, [&]<class T>() {
-      reduce_data<T>(x.data, reinterpret_cast<const T* const*>(host_src), world_, count, op);
-    });
+    with_type(
+        t, [&]<class T>() { reduce_data<T>(x.data, reinterpret_cast<const T* const*>(host_src), world_, count, op); });
     if (race_)
       for (int r = 0; r < world_; ++r) store(b, r, l.off, bytes);
   }
