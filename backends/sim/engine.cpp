@@ -244,6 +244,7 @@ RunResult Simulator::run() {
   res.time_us = ps_to_us(last - first);
   res.err_bound = rel_err_bound(spec_.dtype, world_);
   if (data_) res.max_rel_err = worst_err_;  // every call's, checked as each one ended
+  for (const Heap& h : heaps_) res.heap_bytes += h.bytes.pages_materialised() * HeapBytes::kPage;
   if (trace_) trace_->finish();
   return res;
 }
