@@ -81,8 +81,7 @@ Simulator::Simulator(const RunSpec& spec, ProgramFn fn, std::vector<int> call_bl
   // Transfers keep their staging buffers' capacity from earlier runs (no fresh pages).
   xfers_ = take_buffer<Transfer>();
   for (std::size_t i = xfers_.size(); i-- > 0;) free_xfers_.push_back(uint32_t(i));
-  flags_ = take_buffer<uint32_t>();
-  flags_.assign(std::size_t(world_) * pad::kPadSlots, 0);
+  flags_.reset(std::size_t(world_) * pad::kPadSlots);
   use_w_.assign(std::size_t(4 * world_), 0);
   last_load_.assign(std::size_t(3 * world_), -1);
   ll_waiters_.resize(std::size_t(world_));
@@ -148,7 +147,7 @@ Simulator::~Simulator() {
   // Fibers still suspended (after an error) unwind their stacks here, before anything they use.
   blocks_v_.clear();
   hosts_.clear();
-  give_buffer(std::move(flags_));
+  flags_.release();
   give_buffer(std::move(xfers_));
 }
 

@@ -29,6 +29,7 @@
 #include "backends/sim/fiber_stack.h"
 #include "backends/sim/flow_net.h"
 #include "backends/sim/memory.h"
+#include "backends/sim/recycle.h"
 #include "backends/sim/sim.h"
 #include "backends/sim/streams.h"
 #include "backends/sim/trace.h"
@@ -332,7 +333,7 @@ class Simulator {
   std::vector<double> last_load_;
 
   // ---- flags ----
-  std::vector<uint32_t> flags_;  // world x kPadSlots, zeroed once
+  ZeroedWords flags_;  // world x kPadSlots, zeroed once
   std::unordered_map<uint64_t, Block*> waiters_;
   std::unordered_map<uint64_t, Snapshot> flag_snap_;
   std::unordered_map<uint64_t, uint32_t> flag_signal_;  // trace: the slice of the signal that set the flag
