@@ -92,7 +92,8 @@ void Simulator::land_ll(const Transfer& x) {
   uint8_t* to = heaps_[x.dst_space].bytes.write(x.dst_off, x.bytes);
   const uint8_t* from = x.data.data();
   const uint64_t e = packet_epoch(x.ll_epoch);
-  for (std::size_t i = 0; i < x.bytes / 8; ++i) {
+  const std::size_t n = x.bytes / 8;  // a local: the stores below may not alias it (vectorises)
+  for (std::size_t i = 0; i < n; ++i) {
     uint32_t d;
     std::memcpy(&d, from + 4 * i, 4);
     const uint64_t w = e | d;
@@ -207,7 +208,12 @@ void Simulator::reduce_ll(Block& b, DType t, uintptr_t dst, const void* const* s
           k = s, pos = off[s] + uint64_t(stale - h);
           break;
         }
-        for (std::size_t i = 0; i < pb / 8; ++i) std::memcpy(o + 4 * i, h + 8 * i, 4);
+        for (std::size_t i = 0; i < pb / 8; ++i) {  // the data word of every packet
+          uint64_t w;
+          std::memcpy(&w, h + 8 * i, 8);
+          const uint32_t d = uint32_t(w);
+          std::memcpy(o + 4 * i, &d, 4);
+        }
       }
     }
     if (k == n) break;
