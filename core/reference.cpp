@@ -11,12 +11,7 @@ std::vector<std::vector<double>> reference(Op op, ReduceOp rop, const std::vecto
   const std::size_t len = in.empty() ? 0 : in[0].size();
   auto reduce_at = [&](std::size_t i) {
     double acc = in[0][i];
-    for (int r = 1; r < n; ++r) {
-      const double v = in[r][i];
-      acc = (rop == ReduceOp::kSum || std::isnan(acc) || std::isnan(v)) ? acc + v
-            : rop == ReduceOp::kMax                                     ? std::max(acc, v)
-                                                                        : std::min(acc, v);
-    }
+    for (int r = 1; r < n; ++r) acc = reference_combine(rop, acc, in[r][i]);
     return acc;
   };
   std::vector<std::vector<double>> out(static_cast<std::size_t>(n));

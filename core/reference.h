@@ -1,6 +1,8 @@
 // CPU reference for every collective, in float64, and the error measure all checks use.
 #pragma once
 
+#include <algorithm>
+#include <cmath>
 #include <vector>
 
 #include "core/common.h"
@@ -10,6 +12,14 @@ namespace symm {
 // inputs[r] holds rank r's `in` as float64 (already rounded to the element type).
 // Returns each rank's expected `out` in float64.
 std::vector<std::vector<double>> reference(Op op, ReduceOp rop, const std::vector<std::vector<double>>& inputs);
+
+// One step of the reference's reduction over ranks, in rank order: acc (ranks 0..r-1) with rank
+// r's v. NaN propagates through max and min as through a sum.
+inline double reference_combine(ReduceOp rop, double acc, double v) {
+  return (rop == ReduceOp::kSum || std::isnan(acc) || std::isnan(v)) ? acc + v
+         : rop == ReduceOp::kMax                                     ? std::max(acc, v)
+                                                                     : std::min(acc, v);
+}
 
 // max_i |got_i - want_i| / max(|want_i|, floor): the relative error reported in every row.
 // `floor` keeps near-zero sums from dominating; NaN anywhere gives +inf.

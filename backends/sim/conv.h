@@ -3,6 +3,7 @@
 // order, one rounding to T.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <vector>
@@ -40,22 +41,27 @@ struct Conv<fp16> {
   static fp16 store(float f) { return from_float<fp16>(f); }
 };
 
-// out = the n sources (count elements each) reduced with op, through the fp32 accumulator acc.
+// out = the n sources (count elements each) reduced with op in fp32, a tile at a time (the
+// accumulator stays in L1 while every source is added in, in source order).
 template <class T>
-inline void reduce_data(std::vector<float>& acc, std::vector<uint8_t>& out, const T* const* src, int n,
-                        std::size_t count, ReduceOp op) {
-  acc.resize(count);
-  for (std::size_t i = 0; i < count; ++i) acc[i] = Conv<T>::load(src[0][i]);
-  for (int k = 1; k < n; ++k) {
-    const T* s = src[k];
-    if (op == ReduceOp::kSum)
-      for (std::size_t i = 0; i < count; ++i) acc[i] += Conv<T>::load(s[i]);
-    else
-      for (std::size_t i = 0; i < count; ++i) acc[i] = combine(acc[i], Conv<T>::load(s[i]), op);
-  }
+inline void reduce_data(std::vector<uint8_t>& out, const T* const* src, int n, std::size_t count, ReduceOp op) {
   out.resize(count * sizeof(T));
   T* o = reinterpret_cast<T*>(out.data());
-  for (std::size_t i = 0; i < count; ++i) o[i] = Conv<T>::store(acc[i]);
+  constexpr std::size_t kTile = 512;
+  float acc[kTile];
+  for (std::size_t t0 = 0; t0 < count; t0 += kTile) {
+    const std::size_t len = std::min(kTile, count - t0);
+    const T* s0 = src[0] + t0;
+    for (std::size_t i = 0; i < len; ++i) acc[i] = Conv<T>::load(s0[i]);
+    for (int k = 1; k < n; ++k) {
+      const T* s = src[k] + t0;
+      if (op == ReduceOp::kSum)
+        for (std::size_t i = 0; i < len; ++i) acc[i] += Conv<T>::load(s[i]);
+      else
+        for (std::size_t i = 0; i < len; ++i) acc[i] = combine(acc[i], Conv<T>::load(s[i]), op);
+    }
+    for (std::size_t i = 0; i < len; ++i) o[t0 + i] = Conv<T>::store(acc[i]);
+  }
 }
 
 }  // namespace symm::sim

@@ -81,8 +81,7 @@ Simulator::Simulator(const RunSpec& spec, ProgramFn fn, std::vector<int> call_bl
   // Transfers keep their staging buffers' capacity from earlier runs (no fresh pages).
   xfers_ = take_buffer<Transfer>();
   for (std::size_t i = xfers_.size(); i-- > 0;) free_xfers_.push_back(uint32_t(i));
-  flags_ = take_buffer<uint32_t>();
-  flags_.assign(std::size_t(world_) * pad::kPadSlots, 0);
+  flags_.reset(std::size_t(world_) * pad::kPadSlots);
   use_w_.assign(std::size_t(4 * world_), 0);
   last_load_.assign(std::size_t(3 * world_), -1);
   ll_waiters_.resize(std::size_t(world_));
@@ -90,11 +89,9 @@ Simulator::Simulator(const RunSpec& spec, ProgramFn fn, std::vector<int> call_bl
   if (data_) {
     heaps_.resize(std::size_t(world_));
     for (Heap& h : heaps_) {
-      h.bytes = take_buffer<uint8_t>();
-      // Room for a slightly larger run later: reserving costs no pages until they are touched,
-      // and a reallocation touches them all again.
-      if (h.bytes.capacity() < heap_bytes_) h.bytes.reserve(align_up(heap_bytes_ + heap_bytes_ / 4, 1 << 20));
-      h.bytes.assign(heap_bytes_, 0xFF);  // NaN in every dtype: unwritten = wrong
+      h.bytes.reset(heap_bytes_);  // every byte 0xFF (NaN in every dtype: unwritten = wrong)
+      // Host plans and custom runs reach the bytes through raw pointers (ptr): all materialised.
+      if (plan_fn_) h.bytes.all();
     }
     checks_.resize(call_blocks_.size());
     frozen_.assign(std::size_t(world_), -1);
@@ -152,9 +149,8 @@ Simulator::~Simulator() {
   // Fibers still suspended (after an error) unwind their stacks here, before anything they use.
   blocks_v_.clear();
   hosts_.clear();
-  give_buffer(std::move(flags_));
+  flags_.release();
   give_buffer(std::move(xfers_));
-  for (Heap& h : heaps_) give_buffer(std::move(h.bytes));
 }
 
 // ---- blocks --------------------------------------------------------------------------------
@@ -249,6 +245,7 @@ RunResult Simulator::run() {
   res.time_us = ps_to_us(last - first);
   res.err_bound = rel_err_bound(spec_.dtype, world_);
   if (data_) res.max_rel_err = worst_err_;  // every call's, checked as each one ended
+  for (const Heap& h : heaps_) res.heap_bytes += h.bytes.pages_materialised() * HeapBytes::kPage;
   if (trace_) trace_->finish();
   return res;
 }

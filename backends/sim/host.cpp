@@ -86,20 +86,13 @@ template <class T>
 void Simulator::write_inputs(Host& h, int call) {
   const int r = h.rank;
   const std::size_t n = in_bytes_ / sizeof(T);
-  T* p = reinterpret_cast<T*>(ptr(r, in_off_));
+  T* p = reinterpret_cast<T*>(heaps_[r].bytes.write(in_off_, in_bytes_));
   // Not kept: check_outputs draws the same values again (input_stream / draw_input), which
   // costs less than 4 bytes per element of fresh memory per rank.
-  const uint64_t stream = input_stream(call, r);
-  std::size_t i = 0;
-  for (; i + 1 < n; i += 2) {
-    const uint64_t z = splitmix64(stream + i);
-    p[i] = Conv<T>::store(draw_input(z >> 40));
-    p[i + 1] = Conv<T>::store(draw_input(z >> 8));
-  }
-  if (i < n) p[i] = Conv<T>::store(draw_input(splitmix64(stream + i) >> 40));
+  draw_inputs<T>(input_stream(call, r), 0, n, p);
   // The previous call's output is garbage for this one: poison it so an unwritten element fails.
   keep_output(r);
-  std::memset(ptr(r, out_off_), 0xFF, out_bytes_);
+  heaps_[r].bytes.poison(out_off_, out_bytes_);
   if (race_) {
     if (h.tick_before_store) ++h.clock[r], h.tick_before_store = false;
     store(r, h.clock, r, in_off_, in_bytes_);

@@ -24,13 +24,112 @@
 //
 // Flagged packets are ordinary stores here; reduce_ll's reads of them are exempt from the
 // read-after-write check (packets.cpp says why).
+#include <sys/mman.h>
+
 #include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <new>
 
 #include "backends/sim/interval_map.h"
 #include "backends/sim/simulator.h"
 #include "core/signal_pad.h"
 
 namespace symm::sim {
+
+// ---- heap bytes --------------------------------------------------------------------------
+
+namespace {
+// Storage of earlier runs on this thread, largest first taken (as recycle.h does for vectors).
+struct Storage {
+  std::unique_ptr<uint8_t, HeapBytes::Free> p;
+  std::size_t cap = 0;
+};
+std::vector<Storage>& storage_pool() {
+  thread_local std::vector<Storage> pool;
+  return pool;
+}
+}  // namespace
+
+void HeapBytes::reset(std::size_t bytes) {
+  if (cap_ < bytes) {
+    release();
+    auto& pool = storage_pool();
+    auto big =
+        std::max_element(pool.begin(), pool.end(), [](const Storage& a, const Storage& b) { return a.cap < b.cap; });
+    if (big != pool.end() && big->cap >= bytes) {
+      own_ = std::move(big->p);
+      cap_ = big->cap;
+      *big = std::move(pool.back());
+      pool.pop_back();
+    } else {
+      // Room for a slightly larger run later; the bytes are left alone, so the pages cost
+      // nothing until written.
+      cap_ = align_up(bytes + bytes / 4, 1 << 20);
+      own_.reset(static_cast<uint8_t*>(std::aligned_alloc(kPage, cap_)));
+      if (!own_) throw std::bad_alloc();
+    }
+  }
+  data_ = own_.get();
+  size_ = bytes;
+  ready_.assign((bytes + kPage - 1) >> kPageShift, 0);
+  unready_ = ready_.size();
+}
+
+void HeapBytes::release() {
+  if (!own_) return;
+  auto& pool = storage_pool();
+  if (pool.size() < std::size_t(kPadWorld) && cap_ <= (std::size_t(256) << 20)) pool.push_back({std::move(own_), cap_});
+  own_.reset();
+  cap_ = size_ = 0;
+  data_ = nullptr;
+  ready_.clear();
+  unready_ = 0;
+}
+
+void HeapBytes::Free::operator()(uint8_t* p) const { std::free(p); }
+
+void HeapBytes::materialise(uint64_t off, std::size_t n, bool overwrite) {
+  if (n == 0) return;
+  const uint64_t end = off + n, last = (end - 1) >> kPageShift;
+  uint64_t populated = 0;  // pages below it were populated by this call
+  for (uint64_t p = off >> kPageShift; p <= last; ++p) {
+    if (ready_[p]) continue;
+#ifdef MADV_POPULATE_WRITE
+    // A run of fresh pages costs one call instead of a fault per page (about half the time);
+    // pages already resident (storage from an earlier run) make it a cheap no-op.
+    if (p >= populated) {
+      uint64_t q = p;
+      while (q < last && !ready_[q + 1]) ++q;
+      if (q > p) madvise(data_ + (p << kPageShift), (q - p + 1) << kPageShift, MADV_POPULATE_WRITE);
+      populated = q + 1;
+    }
+#endif
+    const uint64_t lo = p << kPageShift, hi = std::min<uint64_t>(lo + kPage, size_);
+    if (!(overwrite && off <= lo && hi <= end)) std::memset(data_ + lo, 0xFF, hi - lo);
+    ready_[p] = 1;
+    --unready_;
+  }
+}
+
+void HeapBytes::poison(uint64_t off, std::size_t n) {
+  if (n == 0) return;
+  const uint64_t end = off + n;
+  for (uint64_t p = off >> kPageShift, last = (end - 1) >> kPageShift; p <= last; ++p) {
+    const uint64_t lo = p << kPageShift, hi = std::min<uint64_t>(lo + kPage, size_);
+    if (off <= lo && hi <= end) {  // the whole page: marked, not written
+      unready_ += ready_[p];
+      ready_[p] = 0;
+    } else if (ready_[p]) {  // part of a page: its other bytes keep their values
+      const uint64_t a = std::max(lo, off), b = std::min(hi, end);
+      std::memset(data_ + a, 0xFF, b - a);
+    }
+  }
+}
+
+std::size_t HeapBytes::pages_materialised() const { return ready_.size() - unready_; }
+
+// ---- addresses -----------------------------------------------------------------------------
 
 Loc Simulator::decode(const Block& b, uintptr_t a, std::size_t bytes, const char* verb) const {
   const uintptr_t rel = a - kAddrBase;
@@ -195,7 +294,8 @@ void Simulator::keep_output_slow(int r) {
   CallCheck& c = checks_[std::size_t(frozen_[r])];
   if (c.out.empty()) c.out.resize(std::size_t(world_));
   // Not from the heap pool: these are small and rare (outputs of calls before the last).
-  c.out[std::size_t(r)].assign(ptr(r, out_off_), ptr(r, out_off_) + out_bytes_);
+  const uint8_t* out = heaps_[r].bytes.read(out_off_, out_bytes_);
+  c.out[std::size_t(r)].assign(out, out + out_bytes_);
   frozen_[r] = -1;
 }
 

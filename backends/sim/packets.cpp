@@ -14,6 +14,7 @@
 // reduce_ll waits on *memory* with data (the epoch words in the heap), and on a per-rank record
 // of landed packet ranges and their epochs in timing-only runs.
 #include <algorithm>
+#include <bit>
 #include <cstring>
 #include <limits>
 
@@ -23,6 +24,27 @@
 #include "core/dispatch.h"
 
 namespace symm::sim {
+
+// A packet is 8 bytes, {data word, epoch}; on this (little-endian) host one 64-bit load holds
+// the epoch in its high half, which lets the loops below test several packets at once.
+static_assert(std::endian::native == std::endian::little, "packet words assume a little-endian host");
+constexpr uint64_t kEpochBits = 0xFFFFFFFF00000000ull;
+inline uint64_t packet_epoch(uint32_t epoch) { return uint64_t(epoch) << 32; }
+
+// The first packet of [p, end) (8-byte aligned host bytes) whose epoch is not e (end if none).
+inline const uint8_t* first_other_epoch(const uint8_t* p, const uint8_t* end, uint64_t e) {
+  for (; p + 32 <= end; p += 32) {
+    uint64_t w[4];
+    std::memcpy(w, p, 32);
+    if (((w[0] ^ e) | (w[1] ^ e) | (w[2] ^ e) | (w[3] ^ e)) & kEpochBits) break;
+  }
+  for (; p < end; p += 8) {
+    uint64_t w;
+    std::memcpy(&w, p, 8);
+    if ((w ^ e) & kEpochBits) break;
+  }
+  return p;
+}
 
 // put_ll: posted stores of ll_bytes(bytes) = 2 * bytes of packets (the wire carries the epochs
 // too): the block spends the issue time of the packet bytes at its per-block / link rate and
@@ -50,13 +72,9 @@ void Simulator::put_ll(Block& b, uintptr_t dst, uintptr_t src, std::size_t bytes
       check_read(b, s.space, s.off, bytes);
       record_read(b.tid, b.clock, s.space, s.off, bytes);
     }
-    x.data.resize(pb);
-    const uint8_t* from = ptr(s.space, s.off);
-    uint8_t* to = x.data.data();
-    for (std::size_t i = 0; i < bytes / 4; ++i) {  // packet i = {data word i, epoch}
-      std::memcpy(to + 8 * i, from + 4 * i, 4);
-      std::memcpy(to + 8 * i + 4, &epoch, 4);
-    }
+    // The source bytes as read now; land_ll makes them packets {data word i, epoch} in place.
+    const uint8_t* from = read_heap(s.space, s.off, bytes);
+    x.data.assign(from, from + bytes);
     // Ordinary stores for the race check (only reduce_ll's reads of packets are exempt), which
     // carry the block's launch clock to the reduce_ll that accepts them (see the top of this file).
     if (race_) {
@@ -67,6 +85,20 @@ void Simulator::put_ll(Block& b, uintptr_t dst, uintptr_t src, std::size_t bytes
   // One unit of progress = one packet byte: half a byte of source data.
   add_transfer_uses(x, me, s.space, d.space, 0.5, 1);
   start_flow(b, index, block_bpp_, double(pb));
+}
+
+// A put_ll's packets land: packet i = {data word i, epoch}.
+void Simulator::land_ll(const Transfer& x) {
+  uint8_t* to = heaps_[x.dst_space].bytes.write(x.dst_off, x.bytes);
+  const uint8_t* from = x.data.data();
+  const uint64_t e = packet_epoch(x.ll_epoch);
+  const std::size_t n = x.bytes / 8;  // a local: the stores below may not alias it (vectorises)
+  for (std::size_t i = 0; i < n; ++i) {
+    uint32_t d;
+    std::memcpy(&d, from + 4 * i, 4);
+    const uint64_t w = e | d;
+    std::memcpy(to + 8 * i, &w, 8);
+  }
 }
 
 void Simulator::ll_landed(const Transfer& x) {
@@ -89,11 +121,19 @@ void Simulator::ll_landed(const Transfer& x) {
 
 uint64_t Simulator::scan_ll(int rank, uint64_t pos, uint64_t end, uint32_t epoch) const {
   if (data_) {
-    const uint8_t* h = heaps_[rank].bytes.data();
-    for (; pos < end; pos += 8) {
-      uint32_t e;
-      std::memcpy(&e, h + pos + 4, 4);
-      if (e != epoch) break;  // only this epoch: an older (stale) or newer packet is not accepted
+    // Only this epoch: an older (stale) or newer packet is not accepted. An unwritten page is
+    // read as it is (every epoch 0xFFFFFFFF) without materialising it.
+    const HeapBytes& heap = heaps_[rank].bytes;
+    while (pos < end) {
+      const uint64_t page_end = std::min(end, (pos | (HeapBytes::kPage - 1)) + 1);
+      if (heap.unwritten_page(pos)) {
+        if (epoch != 0xFFFFFFFFu) return pos;
+        pos = page_end;
+        continue;
+      }
+      const uint8_t* h = heap.data();
+      pos = uint64_t(first_other_epoch(h + pos, h + page_end, packet_epoch(epoch)) - h);
+      if (pos < page_end) return pos;
     }
     return pos;
   }
@@ -110,8 +150,9 @@ uint64_t Simulator::scan_ll(int rank, uint64_t pos, uint64_t end, uint32_t epoch
 
 std::string Simulator::ll_seen(int rank, uint64_t off) const {
   if (data_) {
-    uint32_t e;
-    std::memcpy(&e, heaps_[rank].bytes.data() + off + 4, 4);
+    const HeapBytes& heap = heaps_[rank].bytes;
+    uint32_t e = 0xFFFFFFFFu;
+    if (!heap.unwritten_page(off)) std::memcpy(&e, heap.data() + off + 4, 4);
     return e == 0xFFFFFFFFu ? "was never written" : "holds epoch " + std::to_string(e);
   }
   const auto& m = ll_landed_[rank];
@@ -159,17 +200,19 @@ void Simulator::reduce_ll(Block& b, DType t, uintptr_t dst, const void* const* s
     }
     if (k == n && data_) {
       ll_unpacked_.resize(std::size_t(n) * bytes);
-      const uint8_t* h = ptr(me, 0);
       for (int s = 0; s < n && k == n; ++s) {
         uint8_t* o = ll_unpacked_.data() + std::size_t(s) * bytes;
-        for (uint64_t p = off[s]; p < off[s] + pb; p += 8) {
-          uint32_t e;
-          std::memcpy(&e, h + p + 4, 4);
-          if (e != epoch) {
-            k = s, pos = p;
-            break;
-          }
-          std::memcpy(o + (p - off[s]) / 2, h + p, 4);
+        const uint8_t* h = read_heap(me, off[s], pb);
+        const uint8_t* stale = first_other_epoch(h, h + pb, packet_epoch(epoch));
+        if (stale != h + pb) {
+          k = s, pos = off[s] + uint64_t(stale - h);
+          break;
+        }
+        for (std::size_t i = 0; i < pb / 8; ++i) {  // the data word of every packet
+          uint64_t w;
+          std::memcpy(&w, h + 8 * i, 8);
+          const uint32_t d = uint32_t(w);
+          std::memcpy(o + 4 * i, &d, 4);
         }
       }
     }
@@ -216,9 +259,8 @@ void Simulator::reduce_ll(Block& b, DType t, uintptr_t dst, const void* const* s
     } else {
       const void* host_src[kPadWorld];
       for (int s = 0; s < n; ++s) host_src[s] = ll_unpacked_.data() + std::size_t(s) * bytes;
-      with_type(t, [&]<class T>() {
-        reduce_data<T>(acc_, x.data, reinterpret_cast<const T* const*>(host_src), n, count, op);
-      });
+      with_type(t,
+                [&]<class T>() { reduce_data<T>(x.data, reinterpret_cast<const T* const*>(host_src), n, count, op); });
     }
     if (race_) store(b, d.space, d.off, bytes);
   }

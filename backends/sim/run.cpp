@@ -14,53 +14,65 @@
 namespace symm::sim {
 
 // All ranks' outputs of one call (as each host saw them at its call's end) against
-// symm::reference. all_reduce is elementwise, so it is checked a chunk at a time: the float64
-// copies of 8 ranks x 1 MiB would otherwise dominate the run (and chunks under malloc's mmap
-// threshold cost no fresh pages).
+// symm::reference. all_reduce is elementwise, so it is checked a chunk at a time, the reference
+// summed over ranks as each rank's inputs are drawn (reference_combine, in rank order): the
+// float64 copies of 8 ranks x 1 MiB would otherwise dominate the run.
 double Simulator::check_outputs(int call) {
   const Op op = spec_.algo->op;
   const CallCheck& cc = checks_[std::size_t(call)];
   std::vector<const uint8_t*> outs(static_cast<std::size_t>(world_));
-  for (int r = 0; r < world_; ++r) outs[r] = cc.out.empty() || cc.out[r].empty() ? ptr(r, out_off_) : cc.out[r].data();
+  for (int r = 0; r < world_; ++r)
+    outs[r] = cc.out.empty() || cc.out[r].empty() ? read_heap(r, out_off_, out_bytes_) : cc.out[r].data();
   const std::size_t n_in = in_bytes_ / dtype_size(spec_.dtype), n_out = out_bytes_ / dtype_size(spec_.dtype);
-  const std::size_t chunk = op == Op::kAllReduce ? std::size_t(1) << 12 : std::max<std::size_t>(n_in, 1);
-  std::vector<std::vector<double>> in(static_cast<std::size_t>(world_));
-  std::vector<double> got;
+  // all_reduce and all_gather give every rank the same answer: a rank whose bytes equal rank
+  // 0's has rank 0's error, so only differing ranks are converted and compared again.
+  const bool same_answer = op == Op::kAllReduce || op == Op::kAllGather;
   double worst = 0;
-  for (std::size_t c0 = 0; c0 < std::max(n_in, std::size_t(1)); c0 += chunk) {
-    const std::size_t len = std::min(chunk, n_in - c0);
-    // The inputs as write_inputs stored them (rounded to T), drawn again; chunks start even.
-    with_type(spec_.dtype, [&]<class T>() {
+  with_type(spec_.dtype, [&]<class T>() {
+    std::vector<T> drawn;
+    std::vector<double> got;
+    // Every rank's output elements [o0, o0 + olen) against want(r).
+    auto compare = [&](std::size_t o0, std::size_t olen, auto&& want) {
+      const std::size_t obytes = olen * sizeof(T), oskip = o0 * sizeof(T);
       for (int r = 0; r < world_; ++r) {
-        const uint64_t stream = input_stream(call, r);
-        in[r].resize(len);
-        double* v = in[r].data();
-        auto value = [](uint64_t bits) { return double(Conv<T>::load(Conv<T>::store(draw_input(bits)))); };
-        std::size_t i = 0;
-        for (; i + 1 < len; i += 2) {
-          const uint64_t z = splitmix64(stream + c0 + i);
-          v[i] = value(z >> 40);
-          v[i + 1] = value(z >> 8);
-        }
-        if (i < len) v[i] = value(splitmix64(stream + c0 + i) >> 40);
-      }
-    });
-    const auto want = reference(op, spec_.op, in);
-    const std::size_t o0 = op == Op::kAllReduce ? c0 : 0, olen = op == Op::kAllReduce ? len : n_out;
-    // all_reduce and all_gather give every rank the same answer: a rank whose bytes equal rank
-    // 0's has rank 0's error, so only differing ranks are converted and compared again.
-    const bool same_answer = op == Op::kAllReduce || op == Op::kAllGather;
-    const std::size_t obytes = olen * dtype_size(spec_.dtype), oskip = o0 * dtype_size(spec_.dtype);
-    for (int r = 0; r < world_; ++r) {
-      if (same_answer && r > 0 && std::memcmp(outs[r] + oskip, outs[0] + oskip, obytes) == 0) continue;
-      got.resize(olen);
-      with_type(spec_.dtype, [&]<class T>() {
+        if (same_answer && r > 0 && std::memcmp(outs[r] + oskip, outs[0] + oskip, obytes) == 0) continue;
+        got.resize(olen);
         const T* p = reinterpret_cast<const T*>(outs[r]) + o0;
         for (std::size_t i = 0; i < olen; ++i) got[i] = Conv<T>::load(p[i]);
-      });
-      worst = std::max(worst, max_rel_err(got, want[r]));
+        worst = std::max(worst, max_rel_err(got, want(r)));
+      }
+    };
+    if (op == Op::kAllReduce) {
+      constexpr std::size_t kChunk = std::size_t(1) << 12;  // even: chunks start on a hash pair
+      std::vector<double> want;
+      for (std::size_t c0 = 0; c0 < std::max(n_in, std::size_t(1)); c0 += kChunk) {
+        const std::size_t len = std::min(kChunk, n_in - c0);
+        drawn.resize(len);
+        want.resize(len);
+        for (int r = 0; r < world_; ++r) {
+          draw_inputs<T>(input_stream(call, r), c0, len, drawn.data());
+          if (r == 0)
+            for (std::size_t i = 0; i < len; ++i) want[i] = Conv<T>::load(drawn[i]);
+          else if (spec_.op == ReduceOp::kSum)  // reference_combine's sum, in a loop that vectorises
+            for (std::size_t i = 0; i < len; ++i) want[i] += double(Conv<T>::load(drawn[i]));
+          else
+            for (std::size_t i = 0; i < len; ++i)
+              want[i] = reference_combine(spec_.op, want[i], double(Conv<T>::load(drawn[i])));
+        }
+        compare(c0, len, [&](int) -> const std::vector<double>& { return want; });
+      }
+      return;
     }
-  }
+    std::vector<std::vector<double>> in(static_cast<std::size_t>(world_));
+    drawn.resize(n_in);
+    for (int r = 0; r < world_; ++r) {
+      draw_inputs<T>(input_stream(call, r), 0, n_in, drawn.data());
+      in[r].resize(n_in);
+      for (std::size_t i = 0; i < n_in; ++i) in[r][i] = Conv<T>::load(drawn[i]);
+    }
+    const auto want = reference(op, spec_.op, in);
+    compare(0, n_out, [&](int r) -> const std::vector<double>& { return want[std::size_t(r)]; });
+  });
   return worst;
 }
 

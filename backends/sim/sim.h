@@ -93,6 +93,8 @@ struct RunResult {
   int blocks = 0;           // blocks actually used
   uint64_t events = 0;      // events processed
   double wall_s = 0;        // host wall-clock seconds spent
+  uint64_t heap_bytes = 0;  // data mode: host memory the ranks' heaps held at the end (the pages
+                            // read or written; a page never touched reads 0xFF and costs none)
 };
 
 // Checks the arguments (check_args, machine limits), runs, and returns. Throws symm::Error:

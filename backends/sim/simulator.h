@@ -13,6 +13,7 @@
 //   ctx.cpp        BlockCtx (ctx.h): the verbs as programs call them, forwarded to a block's verbs
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <exception>
 #include <functional>
@@ -22,11 +23,13 @@
 #include <unordered_map>
 #include <vector>
 
+#include "backends/sim/conv.h"
 #include "backends/sim/ctx.h"
 #include "backends/sim/event_queue.h"
 #include "backends/sim/fiber_stack.h"
 #include "backends/sim/flow_net.h"
 #include "backends/sim/memory.h"
+#include "backends/sim/recycle.h"
 #include "backends/sim/sim.h"
 #include "backends/sim/streams.h"
 #include "backends/sim/trace.h"
@@ -42,6 +45,26 @@ constexpr uint32_t kNoSlice = UINT32_MAX;  // a trace slice handle: none
 // them; check_outputs draws them again rather than keeping a float copy of every input.
 // An odd multiple of 2^-23 in (-1, 1): forcing the low bit keeps -1 out without a branch.
 inline float draw_input(uint64_t bits) { return float((bits & 0xFFFFFF) | 1) * 0x1p-23f - 1.0f; }
+
+// Elements [i0, i0 + n) (i0 even) of the inputs drawn from `stream`, stored as T: what
+// draw_input gives, a batch at a time (the hashes first, then the conversions, which the
+// compiler vectorises; the values are draw_input's: (bits & 0xFFFFFF) | 1 fits an int32).
+template <class T>
+void draw_inputs(uint64_t stream, std::size_t i0, std::size_t n, T* out) {
+  constexpr std::size_t kBatch = 512;
+  uint32_t bits[kBatch];
+  for (std::size_t b0 = 0; b0 < n; b0 += kBatch) {
+    const std::size_t len = std::min(kBatch, n - b0);
+    for (std::size_t j = 0; j < len; j += 2) {
+      const uint64_t z = splitmix64(stream + i0 + b0 + j);
+      bits[j] = uint32_t(z >> 40);
+      bits[j + 1] = uint32_t(z >> 8);  // unused past an odd n
+    }
+    T* o = out + b0;
+    for (std::size_t j = 0; j < len; ++j)
+      o[j] = Conv<T>::store(float(int32_t((bits[j] & 0xFFFFFF) | 1)) * 0x1p-23f - 1.0f);
+  }
+}
 
 enum class BlockState : uint8_t { kIdle, kRunning, kTransfer, kFlag, kPackets, kStores, kDone };
 
@@ -105,7 +128,7 @@ struct Transfer {
   int dst_space = 0;          // a rank, or kMcSpace: the same offset on every rank
   uint64_t dst_off = 0;
   std::size_t bytes = 0;
-  std::vector<uint8_t> data;  // data mode: what lands
+  std::vector<uint8_t> data;  // data mode: what lands (put_ll: the source bytes, packed on landing)
   // A stream's transfer (host plans, streams.cpp): owner == nullptr.
   Stream* stream_owner = nullptr;
   int ce = -1;        // the copy engine; -1: a gemm
@@ -200,7 +223,10 @@ class Simulator {
   // ---- addresses, memory and the race check (memory.cpp) ----
   static uintptr_t addr(int space, uint64_t off) { return kAddrBase + (uintptr_t(space) << kSpaceShift) + off; }
   Loc decode(const Block& b, uintptr_t a, std::size_t bytes, const char* verb) const;
-  uint8_t* ptr(int rank, uint64_t off) { return heaps_[rank].bytes.data() + off; }
+  // Host plans and custom runs only (their heaps are materialised whole at set-up); device
+  // programs name the bytes they read or overwrite (HeapBytes::read / write).
+  uint8_t* ptr(int rank, uint64_t off) { return heaps_[rank].bytes.all() + off; }
+  const uint8_t* read_heap(int rank, uint64_t off, std::size_t n) { return heaps_[rank].bytes.read(off, n); }
   std::string where(int rank, uint64_t off) const;
   std::string who(int tid) const;
   // A reader / writer is an entity (tid) with its clock; blk is the block for reports (nullptr:
@@ -272,6 +298,7 @@ class Simulator {
   // ---- flagged packets (packets.cpp) ----
   // The first packet in [pos, end) of `rank` not holding `epoch` (end if none).
   uint64_t scan_ll(int rank, uint64_t pos, uint64_t end, uint32_t epoch) const;
+  void land_ll(const Transfer& x);  // data mode: writes the packets into the heap
   void ll_landed(const Transfer& x);
   std::string ll_seen(int rank, uint64_t off) const;
 
@@ -297,7 +324,6 @@ class Simulator {
   std::vector<CallCheck> checks_;  // per call, released once checked
   std::vector<int> frozen_;        // per rank: the call whose output `out` still holds, or -1
   double worst_err_ = 0;
-  std::vector<float> acc_;  // the fp32 accumulator of reducing verbs
 
   // ---- transfers and the network ----
   FlowNet net_;
@@ -311,7 +337,7 @@ class Simulator {
   std::vector<double> last_load_;
 
   // ---- flags ----
-  std::vector<uint32_t> flags_;  // world x kPadSlots, zeroed once
+  ZeroedWords flags_;  // world x kPadSlots, zeroed once
   std::unordered_map<uint64_t, Block*> waiters_;
   std::unordered_map<uint64_t, Snapshot> flag_snap_;
   std::unordered_map<uint64_t, uint32_t> flag_signal_;  // trace: the slice of the signal that set the flag

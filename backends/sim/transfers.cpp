@@ -117,10 +117,12 @@ void Simulator::land(uint32_t index) {
   const std::size_t lands = x.stream_owner && x.ce < 0 ? x.gemm_c_bytes : x.bytes;
   if (data_) {
     keep_outputs_under(x.dst_space, x.dst_off, lands);
-    if (x.dst_space == kMcSpace) {
-      for (int r = 0; r < world_; ++r) std::memcpy(ptr(r, x.dst_off), x.data.data(), lands);
+    if (x.ll) {
+      land_ll(x);
+    } else if (x.dst_space == kMcSpace) {
+      for (int r = 0; r < world_; ++r) std::memcpy(heaps_[r].bytes.write(x.dst_off, lands), x.data.data(), lands);
     } else {
-      std::memcpy(ptr(x.dst_space, x.dst_off), x.data.data(), lands);
+      std::memcpy(heaps_[x.dst_space].bytes.write(x.dst_off, lands), x.data.data(), lands);
     }
   }
   if (x.stream_owner) return land_stream(x, index);

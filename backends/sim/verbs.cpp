@@ -59,7 +59,8 @@ void Simulator::copy(Block& b, uintptr_t dst, uintptr_t src, std::size_t bytes) 
       record_read(b.tid, b.clock, s.space, s.off, bytes);
       store(b, d.space, d.off, bytes);
     }
-    x.data.assign(ptr(s.space, s.off), ptr(s.space, s.off) + bytes);
+    const uint8_t* from = read_heap(s.space, s.off, bytes);
+    x.data.assign(from, from + bytes);
   }
   add_transfer_uses(x, me, s.space, d.space, 1, 1);
   if (use_w_[res_hbm(me)] == 0)
@@ -101,7 +102,7 @@ void Simulator::reduce(Block& b, DType t, uintptr_t dst, const void* const* srcs
         check_read(b, s.space, s.off, bytes);
         record_read(b.tid, b.clock, s.space, s.off, bytes);
       }
-      host_src[k] = ptr(s.space, s.off);
+      host_src[k] = read_heap(s.space, s.off, bytes);
     }
   }
   if (x.posted) {
@@ -111,8 +112,7 @@ void Simulator::reduce(Block& b, DType t, uintptr_t dst, const void* const* srcs
     add_use(res_hbm(me), 0.5);
   }
   if (data_) {
-    with_type(
-        t, [&]<class T>() { reduce_data<T>(acc_, x.data, reinterpret_cast<const T* const*>(host_src), n, count, op); });
+    with_type(t, [&]<class T>() { reduce_data<T>(x.data, reinterpret_cast<const T* const*>(host_src), n, count, op); });
     if (race_) store(b, d.space, d.off, bytes);
   }
   // The per-block cap is on everything the block loads: n sources per unit of progress.
@@ -149,11 +149,10 @@ void Simulator::multimem(Block& b, DType t, uintptr_t mc, std::size_t count, Red
         check_read(b, r, l.off, bytes);
         record_read(b.tid, b.clock, r, l.off, bytes);
       }
-      host_src[r] = ptr(r, l.off);
+      host_src[r] = read_heap(r, l.off, bytes);
     }
-    with_type(t, [&]<class T>() {
-      reduce_data<T>(acc_, x.data, reinterpret_cast<const T* const*>(host_src), world_, count, op);
-    });
+    with_type(
+        t, [&]<class T>() { reduce_data<T>(x.data, reinterpret_cast<const T* const*>(host_src), world_, count, op); });
     if (race_)
       for (int r = 0; r < world_; ++r) store(b, r, l.off, bytes);
   }
