@@ -65,8 +65,7 @@ using calib::CalibPlan;  // the settings (core/calib_plan.h)
 
 // The rows the simulator predicts for `m` at `world` ranks: the programs of
 // core/calib_programs.h run through sim::run (timing-only), plus the device counts.
-// GEMM rows come from the machine's GEMM model (graph launch + Machine::gemm_time_us, as a plan's
-// gemm on streams.cpp costs).
+// GEMM rows come from the simulator itself: a one-GEMM host plan per shape (streams.cpp).
 std::vector<CalibRow> simulate_calibration(const Machine& m, int world, const CalibPlan& plan = {});
 
 // The fit: every key of a machine file from the rows, each with its provenance (which rows, the

@@ -423,7 +423,9 @@ void Simulator::start_stream_flow(uint32_t index) {
     for (Use& u : uses_) u.weight = use_w_[u.res], use_w_[u.res] = 0;
     net_.start(q_.now(), uses_, ce_bpp_, double(x.bytes), index);
   } else {  // gemm: HBM traffic, capped at the compute rate on the SMs no kernel holds now
-    add_use(res_hbm(me), 1);
+    // Weight 1/2: each operand byte is one read or one write, and hbm_GBps counts a copy's bytes
+    // (a read and a write each), as a local copy's flow does (add_transfer_uses).
+    add_use(res_hbm(me), 0.5f);
     if (x.dst_space != me) {  // C's share of the flow crosses NVLink
       const float w = float(double(x.gemm_c_bytes) / double(x.bytes));
       add_use(res_egress(me), w);
