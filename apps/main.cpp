@@ -1,11 +1,14 @@
 // symmcoll: the command line. Dispatches to a sub-command and turns every failure into one
 // line on stderr and an exit code (apps/cli.h) — never a crash, never a silent wrong answer.
 #include <malloc.h>
+#include <unistd.h>
 
 #include <boost/program_options/errors.hpp>
+#include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <exception>
+#include <filesystem>
 #include <string>
 
 #include "apps/cli.h"
@@ -72,6 +75,34 @@ int no_cuda(const char* cmd) {
 }
 #endif
 
+// The CUDA commands: run here (symmcoll-cuda), or handed over to symmcoll-cuda beside this
+// program (apps/CMakeLists.txt says why), with the same arguments.
+int cuda_command(const char* what, int argc, char** argv) {
+#if SYMM_HAVE_CUDA
+  (void)what;
+  (void)argc;
+  (void)argv;
+  return -1;  // the caller runs it in this process
+#elif defined(SYMM_CUDA_PROGRAM)
+  (void)argc;
+  std::error_code ec;
+  const std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", ec);
+  const std::filesystem::path other = self.parent_path() / SYMM_CUDA_PROGRAM;
+  if (ec || !std::filesystem::exists(other))
+    fail(ErrorCode::kUnsupported, std::string("'") + what + "' needs the CUDA backend, " + SYMM_CUDA_PROGRAM +
+                                      ", which is not beside " + (ec ? std::string("this program") : self.string()));
+  char** full = argv - 1;  // the whole command line: argv[-1] is this program
+  full[0] = const_cast<char*>(other.c_str());
+  std::fflush(stdout);
+  execv(other.c_str(), full);
+  fail(ErrorCode::kIo, "cannot run " + other.string() + ": " + std::strerror(errno));
+#else
+  (void)argc;
+  (void)argv;
+  return no_cuda(what);
+#endif
+}
+
 int cmd_bench(int argc, char** argv) {
   const std::string backend = find_backend(argc, argv);
   if (backend == "sim") return cmd_sweep(argc, argv);
@@ -89,21 +120,19 @@ int cmd_bench(int argc, char** argv) {
     fail(ErrorCode::kInvalidArgument, backend.empty()
                                           ? "bench needs --backend cuda or --backend sim"
                                           : "unknown backend '" + backend + "' for bench (valid: cuda, sim)");
+  if (const int r = cuda_command("bench --backend cuda", argc, argv); r >= 0) return r;
 #if SYMM_HAVE_CUDA
   return cmd_bench_cuda(argc, argv);
-#else
-  return no_cuda("bench --backend cuda");
 #endif
+  return kExitFail;
 }
 
 int cmd_launch_dispatch(int argc, char** argv) {
+  if (const int r = cuda_command("launch", argc, argv); r >= 0) return r;
 #if SYMM_HAVE_CUDA
   return cmd_launch(argc, argv);
-#else
-  (void)argc;
-  (void)argv;
-  return no_cuda("launch");
 #endif
+  return kExitFail;
 }
 
 int dispatch(int argc, char** argv) {
@@ -128,6 +157,8 @@ int dispatch(int argc, char** argv) {
   if (cmd == "list") return cmd_list(sub_argc, sub_argv);
   if (cmd == "bench") return cmd_bench(sub_argc, sub_argv);
   if (cmd == "launch") return cmd_launch_dispatch(sub_argc, sub_argv);
+  if (cmd == "calibrate" && find_backend(sub_argc, sub_argv) == "cuda")
+    if (const int r = cuda_command("calibrate --backend cuda", sub_argc, sub_argv); r >= 0) return r;
   if (cmd == "calibrate") return cmd_calibrate(sub_argc, sub_argv);
   if (cmd == "fit") return cmd_fit(sub_argc, sub_argv);
   fail(ErrorCode::kInvalidArgument,

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Matmul fused with communication (ag_mm, mm_rs) on the GPU machine, from the repository root,
-# binary carried in .carry/ (as scripts/gpu/h200.sh):
+# binaries carried in .carry/ (build/apps/symmcoll-cuda) (as scripts/gpu/h200.sh):
 #   scripts/gpu/fused.sh <world> <out-dir> [check|bench|chunks|all]     (all = check + bench)
 #   check   correctness, no timing: small custom shapes against the float64 reference and
 #           nccl_cublaslt's result, bf16 and fp16, each fused plan also replayed 20x as a
@@ -17,8 +17,8 @@ W=${1:?usage: scripts/gpu/fused.sh <world> <out-dir> [check|bench|chunks|all]}
 DIR=${2:?usage: scripts/gpu/fused.sh <world> <out-dir> [check|bench|chunks|all]}
 WHAT=${3:-all}
 mkdir -p "$DIR"
-BIN=.carry/symmcoll
-[ -x $BIN ] || BIN=.carry/symmcoll_cuda
+BIN=.carry/symmcoll-cuda  # the CUDA build of the command (apps/CMakeLists.txt)
+[ -x $BIN ] || BIN=.carry/symmcoll
 M=h200x$W
 devs=$(seq -s, 0 $((W - 1)))
 B="env CUDA_VISIBLE_DEVICES=$devs $BIN launch -n $W -- $BIN bench --backend cuda"

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# One device run (the `run` tool), from the repository root, binary carried in .carry/:
+# One device run (the `run` tool), from the repository root, binaries carried in .carry/ (build/apps/symmcoll-cuda):
 #   scripts/gpu/h200.sh <world> [suite|bench|tune|lltune|all]     (all = suite + bench + lltune)
 #   scripts/gpu/h200.sh <world> [hang|sanitize|reliability]         (reliability = hang + sanitize)
 # Writes under $OUT: topo.txt, suite_<m>.log, bench_<m>.csv/.log, tune_<m>.csv/.log (<= 8 files);
@@ -12,8 +12,8 @@ W=${1:-4}
 WHAT=${2:-all}
 OUT=${OUT:-/tmp/out}
 mkdir -p "$OUT"
-BIN=.carry/symmcoll
-[ -x $BIN ] || BIN=.carry/symmcoll_cuda
+BIN=.carry/symmcoll-cuda  # the CUDA build of the command (apps/CMakeLists.txt)
+[ -x $BIN ] || BIN=.carry/symmcoll
 M=h200x$W
 { nvidia-smi --query-gpu=index,name,memory.total,clocks.max.sm --format=csv; nvidia-smi topo -m; } > "$OUT/topo.txt" 2>&1
 head -12 "$OUT/topo.txt"
