@@ -2,6 +2,7 @@
 // from a machine file) and the fit that turns them into a machine file (backends/sim/calib.h).
 #include "apps/cmd_calib.h"
 
+#include <algorithm>
 #include <boost/program_options.hpp>
 #include <cstdio>
 #include <filesystem>
@@ -121,6 +122,14 @@ int cmd_fit(int argc, char** argv) {
     return kExitOk;
   }
   po::notify(vm);
+  const std::vector<std::string> only = split_list(keys);
+  const std::vector<std::string> names = sim::Machine::key_names();
+  for (const std::string& k : only) {
+    const std::string stem = k.ends_with("*") ? k.substr(0, k.size() - 1) : k;
+    const bool any = std::any_of(names.begin(), names.end(),
+                                 [&](const std::string& n) { return k.ends_with("*") ? n.starts_with(stem) : n == k; });
+    if (!any) fail(ErrorCode::kInvalidArgument, "--keys: '" + k + "' names no machine-file key");
+  }
   if (base.empty()) base = out;
   const sim::Machine b = for_option("--base", [&] {
     if (!std::filesystem::exists(base))
@@ -136,12 +145,6 @@ int cmd_fit(int argc, char** argv) {
     source += (source.empty() ? "" : " + ") + std::filesystem::path(c).filename().string();
   }
   if (name.empty()) name = std::filesystem::path(out).stem().string();
-  const std::vector<std::string> only = split_list(keys);
-  for (const std::string& k : only) {
-    sim::Machine probe = b;
-    if (!k.ends_with("*") && !probe.copy_key(b, k))
-      fail(ErrorCode::kInvalidArgument, "--keys: '" + k + "' is not a machine-file key");
-  }
   const sim::FitResult r = sim::fit_machine(t, b, name, source, only);
   // Written whole, then renamed: a failed fit never leaves half a machine file.
   const std::string tmp = out + ".tmp";

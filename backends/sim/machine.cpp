@@ -111,6 +111,13 @@ Machine Machine::load(const std::string& path) {
   return m;
 }
 
+std::vector<std::string> Machine::key_names() {
+  Machine m;
+  std::vector<std::string> names;
+  for (const Key& k : keys_of(m)) names.push_back(k.name);
+  return names;
+}
+
 bool Machine::copy_key(const Machine& from, const std::string& key) {
   std::vector<Key> mine = keys_of(*this);
   const std::vector<Key> theirs = keys_of(const_cast<Machine&>(from));

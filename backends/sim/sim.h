@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <vector>
 
 #include "core/coll_args.h"
 #include "core/fused.h"
@@ -54,6 +55,8 @@ struct Machine {
   // Padded flops: 2k x the output of whole waves of tiles (2mnk without tiles).
   double gemm_padded_flops(double m, double n, double k) const;
 
+  // The machine-file keys, in file order.
+  static std::vector<std::string> key_names();
   // Sets key `key` (a machine-file name) to `from`'s value; false if no such key.
   bool copy_key(const Machine& from, const std::string& key);
 

@@ -74,6 +74,7 @@ TEST(CliCalib, BadInputIsOneLineAndExit2) {
            "/experiments/machines/h200x4.ini",
        "--calibration"},
       {"fit --calibration " + dir + "missing.csv --out " + dir + "nothing_here.ini", "--base"},
+      {"fit --calibration " + dir + "missing.csv --out " + dir + "o.ini --keys 'gem_*'", "--keys: 'gem_*' names no"},
   };
   for (const auto& c : cases) {
     const Out r = symmcoll(c.args);
