@@ -41,7 +41,7 @@ struct AgMmStBulkT {
     g.out = f.work;
     g.count = rows * f.k;
     h.template launch<AllGatherSt, T>(side, g, f.blocks ? f.blocks : Config::kDefaultBlocks);  // step 1
-    if (side != kMainStream) h.record(side, 0);
+    if (side != kMainStream) h.record(side, 0);  // event 0: side -> main (this plan's only event)
 
     const char* gathered = static_cast<const char*>(f.work);
     auto gemm = [&](const void* a, std::size_t row0, std::size_t m) { ag_mm_gemm<T>(h, f, a, row0, m); };
