@@ -24,6 +24,8 @@
 namespace symm::apps {
 namespace {
 
+char** g_argv = nullptr;  // main's, whole (CUDA commands hand it over to symmcoll-cuda)
+
 const char* kUsage =
     "usage: symmcoll <command> [options]     (symmcoll <command> --help for its options)\n"
     "\n"
@@ -85,16 +87,16 @@ int cuda_command(const char* what, int argc, char** argv) {
   return -1;  // the caller runs it in this process
 #elif defined(SYMM_CUDA_PROGRAM)
   (void)argc;
+  (void)argv;
   std::error_code ec;
   const std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", ec);
   const std::filesystem::path other = self.parent_path() / SYMM_CUDA_PROGRAM;
   if (ec || !std::filesystem::exists(other))
     fail(ErrorCode::kUnsupported, std::string("'") + what + "' needs the CUDA backend, " + SYMM_CUDA_PROGRAM +
                                       ", which is not beside " + (ec ? std::string("this program") : self.string()));
-  char** full = argv - 1;  // the whole command line: argv[-1] is this program
-  full[0] = const_cast<char*>(other.c_str());
+  g_argv[0] = const_cast<char*>(other.c_str());  // the whole command line, run by the other program
   std::fflush(stdout);
-  execv(other.c_str(), full);
+  execv(other.c_str(), g_argv);
   fail(ErrorCode::kIo, "cannot run " + other.string() + ": " + std::strerror(errno));
 #else
   (void)argc;
@@ -184,6 +186,7 @@ int main(int argc, char** argv) {
   // frees its float64 reference a chunk at a time; fresh pages were half of `run`'s time).
   mallopt(M_TRIM_THRESHOLD, 1 << 30);
   mallopt(M_MMAP_THRESHOLD, 1 << 30);
+  g_argv = argv;
   const std::string where = argc >= 2 && argv[1][0] != '-' ? std::string(" ") + argv[1] : "";
   try {
     return dispatch(argc, argv);

@@ -64,10 +64,6 @@ std::vector<double> expected(Op op, ReduceOp rop, uint64_t seed, int world, int 
 
 ncclRedOp_t nccl_op(ReduceOp op) { return op == ReduceOp::kSum ? ncclSum : op == ReduceOp::kMax ? ncclMax : ncclMin; }
 
-struct Stats {
-  double median = 0, p10 = 0, p90 = 0;
-};
-
 // One thing to measure: a core algorithm (device program or host plan) or an NCCL baseline.
 struct Case {
   const AlgoInfo* info = nullptr;  // nullptr: NCCL
@@ -90,23 +86,15 @@ struct NcclCe {
 
 class Bench {
  public:
-  Bench(const BenchOptions& o, Runtime& rt, const TestRankOverrides& test) : o_(o), rt_(rt), test_(test) {
-    SYMM_CUDA_CHECK(cudaMalloc(&stat_buf_, 8 * sizeof(double)));
-    events_.resize(std::size_t(2 * std::max(o.iters, 1)));
-    for (cudaEvent_t& e : events_) SYMM_CUDA_CHECK(cudaEventCreate(&e));
+  Bench(const BenchOptions& o, Runtime& rt, const TestRankOverrides& test)
+      : o_(o), rt_(rt), test_(test), timer_(rt, o.iters) {
     machine_ = o.machine.empty() ? machine_name(rt.device_name(), rt.world()) : o.machine;
-    if (rt.rank() == 0 && !o.csv.empty()) {
-      csv_.open(o.csv, std::ios::trunc);
-      if (!csv_) fail(ErrorCode::kIo, "cannot write " + o.csv);
-      csv_ << csv_header() << "\n" << std::flush;
-    }
+    open_results_csv(csv_, rt, o.csv, csv_header());
   }
   ~Bench() {
     if (rt_.aborted()) return;  // cudaFree would wait for the device: the process is exiting
     if (ce_.win) ncclCommWindowDeregister(ce_.comm, ce_.win);
     if (ce_.comm) ncclCommDestroy(ce_.comm);
-    for (cudaEvent_t e : events_) cudaEventDestroy(e);
-    cudaFree(stat_buf_);
     if (plain_in_) cudaFree(plain_in_);
     if (plain_out_) cudaFree(plain_out_);
   }
@@ -497,33 +485,11 @@ class Bench {
 
   Stats time_case(const Case& c, Op op, DType t, std::size_t bytes, std::size_t count, const LaunchPlan& plan,
                   bool graph, int calls) {
-    const auto one = enqueue(c, op, t, bytes, count, &plan);
-    cudaStream_t s = rt_.stream();
-    cudaGraphExec_t exec = nullptr;
-    if (graph) exec = capture(one, calls);
-    auto sample = [&]() {
-      if (graph)
-        SYMM_CUDA_CHECK(cudaGraphLaunch(exec, s));
-      else
-        for (int i = 0; i < calls; ++i) one();
-    };
-    for (int i = 0; i < o_.warmup; ++i) sample();
-    rt_.sync();
-    rt_.barrier();
-    const int n = std::max(o_.iters, 1);
-    for (int i = 0; i < n; ++i) {
-      SYMM_CUDA_CHECK(cudaEventRecord(events_[std::size_t(2 * i)], s));
-      sample();
-      SYMM_CUDA_CHECK(cudaEventRecord(events_[std::size_t(2 * i + 1)], s));
-    }
-    // Testing (SYMM_TEST_RANK_KILL): this rank dies with its samples in flight.
-    if (test_.kill_rank == rt_.rank()) std::raise(SIGKILL);
-    rt_.sync();
-    if (exec) SYMM_CUDA_CHECK(cudaGraphExecDestroy(exec));
-    const std::array<double, 3> st = sample_stats(events_, n, calls);
-    double v[3] = {st[0], st[1], st[2]};
-    reduce_max(v, 3);
-    return Stats{v[0], v[1], v[2]};
+    return timer_.time(
+        enqueue(c, op, t, bytes, count, &plan), graph, calls, o_.warmup, [&] { rt_.sync(); },
+        [&] {  // Testing (SYMM_TEST_RANK_KILL): this rank dies with its samples in flight.
+          if (test_.kill_rank == rt_.rank()) std::raise(SIGKILL);
+        });
   }
 
   // A host plan's stream waits are not bounded by the kernels' spin bound: wait for the call
@@ -557,7 +523,7 @@ class Bench {
   }
 
   // Element-wise maximum over ranks, in place.
-  void reduce_max(double* v, int n) { reduce_max_over_ranks(rt_, stat_buf_, v, n); }
+  void reduce_max(double* v, int n) { timer_.reduce_max(v, n); }
 
   // "all_reduce one_shot (all_reduce.ld_reduce) bf16 65536 B": names the call in NVTX ranges and errors.
   std::string describe(const Case& c, Op op, DType t, std::size_t bytes) const {
@@ -580,10 +546,9 @@ class Bench {
   const TestRankOverrides test_;
   std::string machine_;
   std::ofstream csv_;
-  double* stat_buf_ = nullptr;
   void* plain_in_ = nullptr;
   void* plain_out_ = nullptr;
-  std::vector<cudaEvent_t> events_;
+  SampleTimer timer_;
   std::unique_ptr<PlanExec> plan_exec_;
   NcclCe ce_;
   std::vector<ResultRow> rows_;  // --format nccl-tests: printed at the end

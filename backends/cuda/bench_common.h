@@ -1,6 +1,6 @@
-// Pieces the collective bench (bench.cpp) and the fused-operation bench (bench_fused.cpp)
-// share: reproducible inputs, NCCL type names, graph capture, per-call statistics of timed
-// samples and their maximum over ranks.
+// Pieces the collective bench (bench.cpp), the fused-operation bench (bench_fused.cpp) and the
+// calibration (calibrate.cpp) share: reproducible inputs, NCCL type names, graph capture, timed
+// samples with their per-call statistics and maximum over ranks, the results CSV.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -9,7 +9,9 @@
 #include <algorithm>
 #include <array>
 #include <cstdint>
+#include <fstream>
 #include <functional>
+#include <string>
 #include <vector>
 
 #include "backends/cuda/check.h"
@@ -70,6 +72,75 @@ inline void reduce_max_over_ranks(Runtime& rt, double* dev, double* v, int n) {
   rt.sync();
   SYMM_CUDA_CHECK(cudaMemcpyAsync(v, dev, sizeof(double) * std::size_t(n), cudaMemcpyDeviceToHost, rt.stream()));
   rt.sync();
+}
+
+// Median, p10 and p90 per call (us), the maximum over ranks.
+struct Stats {
+  double median = 0, p10 = 0, p90 = 0;
+};
+
+// Timed samples of one call: `warmup` samples, a barrier, then `iters` samples between events,
+// each a graph of `calls` calls (graph) or `calls` eager calls. `settle` waits for them (bounded);
+// `in_flight` runs while the samples are still in flight (testing hooks).
+class SampleTimer {
+ public:
+  SampleTimer(Runtime& rt, int iters) : rt_(rt), iters_(std::max(iters, 1)) {
+    SYMM_CUDA_CHECK(cudaMalloc(&stat_buf_, 8 * sizeof(double)));
+    events_.resize(std::size_t(2 * iters_));
+    for (cudaEvent_t& e : events_) SYMM_CUDA_CHECK(cudaEventCreate(&e));
+  }
+  ~SampleTimer() {
+    if (rt_.aborted()) return;  // cudaFree would wait for the device: the process is exiting
+    for (cudaEvent_t e : events_) cudaEventDestroy(e);
+    cudaFree(stat_buf_);
+  }
+  SampleTimer(const SampleTimer&) = delete;
+  SampleTimer& operator=(const SampleTimer&) = delete;
+
+  Stats time(const std::function<void()>& one, bool graph, int calls, int warmup, const std::function<void()>& settle,
+             const std::function<void()>& in_flight = nullptr) {
+    cudaStream_t s = rt_.stream();
+    cudaGraphExec_t exec = graph ? capture_graph(s, one, calls) : nullptr;
+    auto sample = [&]() {
+      if (graph)
+        SYMM_CUDA_CHECK(cudaGraphLaunch(exec, s));
+      else
+        for (int i = 0; i < calls; ++i) one();
+    };
+    for (int i = 0; i < warmup; ++i) sample();
+    settle();
+    rt_.barrier();
+    for (int i = 0; i < iters_; ++i) {
+      SYMM_CUDA_CHECK(cudaEventRecord(events_[std::size_t(2 * i)], s));
+      sample();
+      SYMM_CUDA_CHECK(cudaEventRecord(events_[std::size_t(2 * i + 1)], s));
+    }
+    if (in_flight) in_flight();
+    settle();
+    if (exec) SYMM_CUDA_CHECK(cudaGraphExecDestroy(exec));
+    const std::array<double, 3> st = sample_stats(events_, iters_, calls);
+    double v[3] = {st[0], st[1], st[2]};
+    reduce_max(v, 3);
+    return Stats{v[0], v[1], v[2]};
+  }
+
+  // Element-wise maximum over ranks of v[0..n), n <= 8, in place.
+  void reduce_max(double* v, int n) { reduce_max_over_ranks(rt_, stat_buf_, v, n); }
+
+ private:
+  Runtime& rt_;
+  int iters_;
+  double* stat_buf_ = nullptr;
+  std::vector<cudaEvent_t> events_;
+};
+
+// The results CSV of a bench: opened (truncated) with its header on rank 0 when `path` is set.
+inline void open_results_csv(std::ofstream& csv, const Runtime& rt, const std::string& path,
+                             const std::string& header) {
+  if (rt.rank() != 0 || path.empty()) return;
+  csv.open(path, std::ios::trunc);
+  if (!csv) fail(ErrorCode::kIo, "cannot write " + path);
+  csv << header << "\n" << std::flush;
 }
 
 }  // namespace symm::cuda

@@ -41,27 +41,12 @@ struct Plain {
   Plain& operator=(const Plain&) = delete;
 };
 
-struct Stats {
-  double median = 0, p10 = 0, p90 = 0;
-};
-
 class FusedBench {
  public:
   FusedBench(const FusedBenchOptions& o, Runtime& rt)
-      : o_(o), rt_(rt), exec_(rt.handle(), rt.stream(), o.streams, 512), gemm_(1) {
-    SYMM_CUDA_CHECK(cudaMalloc(&stat_buf_, 8 * sizeof(double)));
-    events_.resize(std::size_t(2 * std::max(o.iters, 1)));
-    for (cudaEvent_t& e : events_) SYMM_CUDA_CHECK(cudaEventCreate(&e));
+      : o_(o), rt_(rt), exec_(rt.handle(), rt.stream(), o.streams, 512), gemm_(1), timer_(rt, o.iters) {
     machine_ = o.machine.empty() ? machine_name(rt.device_name(), rt.world()) : o.machine;
-    if (rt.rank() == 0 && !o.csv.empty()) {
-      csv_.open(o.csv, std::ios::trunc);
-      if (!csv_) fail(ErrorCode::kIo, "cannot write " + o.csv);
-      csv_ << csv_header() << "\n" << std::flush;
-    }
-  }
-  ~FusedBench() {
-    for (cudaEvent_t e : events_) cudaEventDestroy(e);
-    cudaFree(stat_buf_);
+    open_results_csv(csv_, rt, o.csv, csv_header());
   }
   int failures() const { return failures_; }
 
@@ -309,32 +294,10 @@ class FusedBench {
   }
 
   Stats time_case(const std::function<void()>& one, bool graph, int calls, bool plan) {
-    cudaStream_t s = rt_.stream();
-    cudaGraphExec_t exec = graph ? capture(one, calls) : nullptr;
-    auto sample = [&]() {
-      if (graph)
-        SYMM_CUDA_CHECK(cudaGraphLaunch(exec, s));
-      else
-        for (int i = 0; i < calls; ++i) one();
-    };
-    for (int i = 0; i < o_.warmup; ++i) sample();
-    sync_all(plan);
-    rt_.barrier();
-    const int n = std::max(o_.iters, 1);
-    for (int i = 0; i < n; ++i) {
-      SYMM_CUDA_CHECK(cudaEventRecord(events_[std::size_t(2 * i)], s));
-      sample();
-      SYMM_CUDA_CHECK(cudaEventRecord(events_[std::size_t(2 * i + 1)], s));
-    }
-    sync_all(plan);
-    if (exec) SYMM_CUDA_CHECK(cudaGraphExecDestroy(exec));
-    const std::array<double, 3> st = sample_stats(events_, n, calls);
-    double v[3] = {st[0], st[1], st[2]};
-    reduce_max(v, 3);
-    return Stats{v[0], v[1], v[2]};
+    return timer_.time(one, graph, calls, o_.warmup, [&] { sync_all(plan); });
   }
 
-  void reduce_max(double* v, int n) { reduce_max_over_ranks(rt_, stat_buf_, v, n); }
+  void reduce_max(double* v, int n) { timer_.reduce_max(v, n); }
 
   void emit(const ResultRow& r, const double* err, double flops) {
     if (rt_.rank() != 0) return;
@@ -350,10 +313,9 @@ class FusedBench {
   Runtime& rt_;
   PlanExec exec_;
   GemmRunner gemm_;  // the baselines' matmul, on the caller's stream
+  SampleTimer timer_;
   std::string machine_;
   std::ofstream csv_;
-  double* stat_buf_ = nullptr;
-  std::vector<cudaEvent_t> events_;
   uint64_t next_seed_ = 0;
   int failures_ = 0;
 };

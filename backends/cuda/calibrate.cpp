@@ -13,6 +13,7 @@
 #include <functional>
 #include <vector>
 
+#include "backends/cuda/bench_common.h"
 #include "backends/cuda/check.h"
 #include "backends/cuda/gemm.h"
 #include "backends/cuda/host_logic.h"
@@ -28,28 +29,14 @@ constexpr int kIters = 15, kWarmup = 3;
 
 class Calibrator {
  public:
-  Calibrator(Runtime& rt, std::size_t half) : rt_(rt), half_(half) {
-    SYMM_CUDA_CHECK(cudaMalloc(&stat_, sizeof(double)));
-    events_.resize(2 * kIters);
-    for (cudaEvent_t& e : events_) SYMM_CUDA_CHECK(cudaEventCreate(&e));
-  }
-  ~Calibrator() {
-    for (cudaEvent_t e : events_) cudaEventDestroy(e);
-    cudaFree(stat_);
-  }
+  Calibrator(Runtime& rt, std::size_t half) : rt_(rt), half_(half), timer_(rt, kIters) {}
 
-  // One row (rank 0 keeps it): the per-call time of `one`, repeated `calls` times.
+  // One row (rank 0 keeps it): the per-call time of `one`, repeated `calls` times (the median
+  // of kIters samples, the maximum over ranks).
   void row(const char* bench, int blocks, bool graph, double x, const std::function<void()>& one, int calls, int m = 0,
            int n = 0, int k = 0) {
-    const double t = time_per_call(one, calls, graph);
-    if (rt_.rank() == 0) {
-      char buf[256];
-      std::snprintf(buf, sizeof buf, "%s,%d,%d,%d,%.17g,%.6f,%d,%d,%d\n", bench, rt_.world(), blocks, int(graph), x, t,
-                    m, n, k);
-      out_ += buf;
-      std::printf("%s", buf);
-      std::fflush(stdout);
-    }
+    const double t = timer_.time(one, graph, calls, kWarmup, [&] { rt_.sync(); }).median;
+    measured_row(bench, blocks, graph, x, t, m, n, k);
   }
   // A row whose time was measured elsewhere (rank 0's own value).
   void measured_row(const char* bench, int blocks, bool graph, double x, double t, int m, int n, int k) {
@@ -81,52 +68,9 @@ class Calibrator {
   const std::string& rows() const { return out_; }
 
  private:
-  double time_per_call(const std::function<void()>& one, int calls, bool graph) {
-    cudaStream_t s = rt_.stream();
-    cudaGraphExec_t exec = nullptr;
-    if (graph) {
-      cudaGraph_t g;
-      SYMM_CUDA_CHECK(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal));
-      for (int i = 0; i < calls; ++i) one();
-      SYMM_CUDA_CHECK(cudaStreamEndCapture(s, &g));
-      SYMM_CUDA_CHECK(cudaGraphInstantiate(&exec, g, 0));
-      SYMM_CUDA_CHECK(cudaGraphDestroy(g));
-    }
-    auto sample = [&]() {
-      if (graph)
-        SYMM_CUDA_CHECK(cudaGraphLaunch(exec, s));
-      else
-        for (int i = 0; i < calls; ++i) one();
-    };
-    for (int i = 0; i < kWarmup; ++i) sample();
-    rt_.sync();
-    rt_.barrier();
-    for (int i = 0; i < kIters; ++i) {
-      SYMM_CUDA_CHECK(cudaEventRecord(events_[std::size_t(2 * i)], s));
-      sample();
-      SYMM_CUDA_CHECK(cudaEventRecord(events_[std::size_t(2 * i + 1)], s));
-    }
-    rt_.sync();
-    if (exec) SYMM_CUDA_CHECK(cudaGraphExecDestroy(exec));
-    std::vector<double> us;
-    for (int i = 0; i < kIters; ++i) {
-      float ms = 0;
-      SYMM_CUDA_CHECK(cudaEventElapsedTime(&ms, events_[std::size_t(2 * i)], events_[std::size_t(2 * i + 1)]));
-      us.push_back(double(ms) * 1e3 / calls);
-    }
-    std::sort(us.begin(), us.end());
-    double v = us[us.size() / 2];
-    SYMM_CUDA_CHECK(cudaMemcpyAsync(stat_, &v, sizeof v, cudaMemcpyHostToDevice, s));
-    SYMM_CUDA_CHECK(ncclAllReduce(stat_, stat_, 1, ncclFloat64, ncclMax, rt_.comm(), s));
-    SYMM_CUDA_CHECK(cudaMemcpyAsync(&v, stat_, sizeof v, cudaMemcpyDeviceToHost, s));
-    rt_.sync();
-    return v;
-  }
-
   Runtime& rt_;
   std::size_t half_;
-  double* stat_ = nullptr;
-  std::vector<cudaEvent_t> events_;
+  SampleTimer timer_;
   std::string out_;
 };
 

@@ -16,32 +16,11 @@
 
 #include "core/registry.h"
 #include "core/result.h"
+#include "tests/apps/cli_run.h"
 
 namespace {
 
-struct Out {
-  int code = -1;
-  std::string out;  // stdout and stderr together, in order
-};
-
-Out symmcoll(const std::string& args) {
-  const std::string cmd = std::string(SYMMCOLL_BIN) + " " + args + " 2>&1";
-  Out r;
-  FILE* p = popen(cmd.c_str(), "r");
-  if (!p) return r;
-  std::array<char, 4096> buf;
-  std::size_t n;
-  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) r.out.append(buf.data(), n);
-  const int st = pclose(p);
-  r.code = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-  return r;
-}
-
-int lines(const std::string& s) {
-  int n = 0;
-  for (char c : s) n += c == '\n';
-  return n;
-}
+using namespace symm_test;
 
 struct BadInput {
   const char* args;
@@ -410,6 +389,19 @@ TEST(Cli, NoGpuIsOneLine) {
   }
 }
 
+// `symmcoll` hands the CUDA commands to symmcoll-cuda beside it (apps/CMakeLists.txt): a copy
+// without it says so in one line instead of running anything.
+TEST(Cli, CudaCommandsNeedTheCudaProgramBeside) {
+  const std::string bin = SYMMCOLL_BIN;
+  const std::string cuda = bin.substr(0, bin.rfind('/') + 1) + "symmcoll-cuda";
+  if (!std::ifstream(cuda)) GTEST_SKIP() << "this build has no CUDA backend";
+  const std::string dir = ::testing::TempDir() + "symmcoll_alone";
+  ASSERT_EQ(std::system(("rm -rf " + dir + " && mkdir -p " + dir + " && cp " + bin + " " + dir + "/").c_str()), 0);
+  for (const char* args :
+       {"bench --backend cuda --sizes 4K", "launch -n 2 -- true", "calibrate --backend cuda --csv x"})
+    expect_one_line_error(run_command(dir + "/symmcoll " + args), args, "symmcoll-cuda, which is not beside");
+}
+
 TEST(Cli, CudaCommandsExplainWhenMissing) {
   // Meaningful only in a build without the CUDA backend; skip when the binary has it.
   const Out r = symmcoll("launch -n 2 -- true");
@@ -419,11 +411,6 @@ TEST(Cli, CudaCommandsExplainWhenMissing) {
 }
 
 // ---- machine files: found by an installed or moved binary ---------------------------------
-
-std::string slurp(const std::string& path) {
-  std::ifstream f(path);
-  return std::string((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
-}
 
 // A copy of the binary in <prefix>/bin finds <prefix>/share/symmcoll/machines, and
 // SYMM_MACHINES_DIR names another directory; neither is the source tree the build knows.

@@ -10,18 +10,14 @@
 #include <sstream>
 #include <string>
 
+#include "tests/apps/cli_run.h"
+
 namespace {
 
 std::string sh(const std::string& cmd, int* code) {
-  std::string out;
-  FILE* p = popen((cmd + " 2>&1").c_str(), "r");
-  if (!p) return out;
-  std::array<char, 4096> buf;
-  std::size_t n;
-  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) out.append(buf.data(), n);
-  const int st = pclose(p);
-  *code = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-  return out;
+  const symm_test::Out r = symm_test::run_command(cmd);
+  *code = r.code;
+  return r.out;
 }
 
 // The committed table's algorithm and blocks for one key (experiments/auto/<machine>.csv).

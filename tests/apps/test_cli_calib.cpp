@@ -11,32 +11,11 @@
 #include <sstream>
 #include <string>
 
+#include "tests/apps/cli_run.h"
+
 namespace {
 
-struct Out {
-  int code = -1;
-  std::string out;
-};
-
-Out symmcoll(const std::string& args) {
-  const std::string cmd = std::string(SYMMCOLL_BIN) + " " + args + " 2>&1";
-  Out r;
-  FILE* p = popen(cmd.c_str(), "r");
-  if (!p) return r;
-  std::array<char, 4096> buf;
-  std::size_t n;
-  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) r.out.append(buf.data(), n);
-  const int st = pclose(p);
-  r.code = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-  return r;
-}
-
-std::string slurp(const std::string& path) {
-  std::ifstream f(path);
-  std::stringstream s;
-  s << f.rdbuf();
-  return s.str();
-}
+using namespace symm_test;
 
 // The latency line of `run`.
 std::string latency(const std::string& machine) {
@@ -77,11 +56,7 @@ TEST(CliCalib, BadInputIsOneLineAndExit2) {
       {"fit --calibration " + dir + "missing.csv --out " + dir + "o.ini --keys 'gem_*'", "--keys: 'gem_*' names no"},
   };
   for (const auto& c : cases) {
-    const Out r = symmcoll(c.args);
-    EXPECT_EQ(r.code, 2) << c.args << "\n" << r.out;
-    EXPECT_EQ(r.out.rfind("symmcoll: error: ", 0), 0u) << r.out;
-    EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 1) << r.out;
-    EXPECT_NE(r.out.find(c.message), std::string::npos) << c.args << "\n" << r.out;
+    expect_one_line_error(symmcoll(c.args), c.args, c.message);
   }
 }
 

@@ -11,34 +11,15 @@
 #include <string>
 #include <utility>
 
+#include "tests/apps/cli_run.h"
+
 namespace {
 
-struct Out {
-  int code = -1;
-  std::string out;
-};
+using namespace symm_test;
 
+// As a rank of a 2-rank job would see it (the CUDA bench's checks run before any GPU is touched).
 Out run(const std::string& args) {
-  const std::string cmd = "env RANK=0 WORLD_SIZE=2 " + std::string(SYMMCOLL_BIN) + " " + args + " 2>&1";
-  Out r;
-  FILE* p = popen(cmd.c_str(), "r");
-  if (!p) return r;
-  std::array<char, 4096> buf;
-  std::size_t n;
-  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) r.out.append(buf.data(), n);
-  const int st = pclose(p);
-  r.code = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-  return r;
-}
-
-// Bad input: exit 2 and one line `symmcoll: error: ...` that says `message`.
-void expect_one_line_error(const Out& r, const std::string& args, const std::string& message) {
-  EXPECT_EQ(r.code, 2) << args << "\n" << r.out;
-  EXPECT_EQ(r.out.rfind("symmcoll: error: ", 0), 0u) << args << "\n" << r.out;
-  EXPECT_NE(r.out.find(message), std::string::npos) << args << "\n" << r.out;
-  int lines = 0;
-  for (char c : r.out) lines += c == '\n';
-  EXPECT_EQ(lines, 1) << args << "\n" << r.out;
+  return run_command("env RANK=0 WORLD_SIZE=2 " + std::string(SYMMCOLL_BIN) + " " + args);
 }
 
 bool has_cuda() { return run("launch --help").out.find("no CUDA backend") == std::string::npos; }
