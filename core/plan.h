@@ -98,6 +98,16 @@ struct GemmArgs {
   DType dtype = DType::kBF16;
 };
 
+// A packed row-major product: C (m x n) = A (m x k) x B (k x n), leading dimensions k, n, n.
+inline GemmArgs gemm_args(const void* a, const void* b, void* c, std::size_t m, std::size_t n, std::size_t k, DType t) {
+  GemmArgs g;
+  g.a = a, g.b = b, g.c = c;
+  g.m = int(m), g.n = int(n), g.k = int(k);
+  g.lda = k, g.ldb = n, g.ldc = n;
+  g.dtype = t;
+  return g;
+}
+
 // Host context concept: the verbs above. Checked by each backend's static_assert.
 template <class H>
 concept HostCtx = requires(H& h, const H& ch, float* fp, void* p, const void* cp, std::size_t n, int s, uint32_t u,

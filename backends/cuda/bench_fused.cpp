@@ -112,14 +112,10 @@ class FusedBench {
 
     // The enqueue of each case, on the caller's stream.
     auto baseline = [&, ag](bool with_nccl) -> std::function<void()> {
-      GemmArgs g;
-      g.b = b.p;
-      g.n = int(s.n), g.k = int(kl), g.ldb = s.n, g.lda = kl, g.ldc = s.n;
-      g.dtype = t;
       const ncclDataType_t nt = nccl_type(t);
       ncclComm_t comm = rt_.comm();
       if (ag) {
-        g.a = base_full.p, g.m = int(s.m), g.c = base_c.p;
+        const GemmArgs g = gemm_args(base_full.p, b.p, base_c.p, s.m, s.n, kl, t);
         const void* shard = a_plain.p;
         void* full = base_full.p;
         const std::size_t count = a_count;
@@ -128,7 +124,7 @@ class FusedBench {
           gemm_.run(st, 0, g);
         };
       }
-      g.a = a_plain.p, g.m = int(s.m), g.c = base_full.p;
+      const GemmArgs g = gemm_args(a_plain.p, b.p, base_full.p, s.m, s.n, kl, t);
       void* part = base_full.p;
       void* out = base_c.p;
       const std::size_t count = c_count;

@@ -99,11 +99,7 @@ void concurrency_rows(Calibrator& c, Runtime& rt, const calib::CalibPlan& plan, 
                       void* cm) {
   constexpr int kConcIters = 15;
   const calib::CalibPlan::GemmShape sh = plan.conc_gemm;
-  GemmArgs ga;
-  ga.a = a, ga.b = b, ga.c = cm;
-  ga.m = sh.m, ga.n = sh.n, ga.k = sh.k;
-  ga.lda = std::size_t(sh.k), ga.ldb = std::size_t(sh.n), ga.ldc = std::size_t(sh.n);
-  ga.dtype = DType::kBF16;
+  const GemmArgs ga = gemm_args(a, b, cm, std::size_t(sh.m), std::size_t(sh.n), std::size_t(sh.k), DType::kBF16);
   cudaStream_t main = rt.stream(), side = nullptr;
   SYMM_CUDA_CHECK(cudaStreamCreateWithFlags(&side, cudaStreamNonBlocking));
   cudaEvent_t e0, eg, ec;
@@ -255,13 +251,7 @@ void gemm_rows(Calibrator& c, Runtime& rt, const calib::CalibPlan& plan) {
   GemmRunner g(1);
   cudaStream_t st = rt.stream();
   for (const auto& [name, s] : shapes) {
-    GemmArgs ga;
-    ga.a = a;
-    ga.b = b;
-    ga.c = cm;
-    ga.m = s.m, ga.n = s.n, ga.k = s.k;
-    ga.lda = std::size_t(s.k), ga.ldb = std::size_t(s.n), ga.ldc = std::size_t(s.n);
-    ga.dtype = DType::kBF16;
+    const GemmArgs ga = gemm_args(a, b, cm, std::size_t(s.m), std::size_t(s.n), std::size_t(s.k), DType::kBF16);
     g.run(st, 0, ga);  // plans the shape outside the capture
     rt.sync();
     const double flops = 2.0 * s.m * s.n * double(s.k);

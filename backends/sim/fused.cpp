@@ -196,16 +196,6 @@ namespace {
 
 // ---- the baselines (core/fused.h fused_baselines), as plans on the same harness --------------
 
-template <class T>
-GemmArgs gemm_args(const void* a, const void* b, void* c, std::size_t m, std::size_t n, std::size_t k) {
-  GemmArgs g;
-  g.a = a, g.b = b, g.c = c;
-  g.m = int(m), g.n = int(n), g.k = int(k);
-  g.lda = k, g.ldb = n, g.ldc = n;
-  g.dtype = DTypeOf<T>::value;
-  return g;
-}
-
 // cublaslt: one GEMM on the main stream, nothing else. ag_mm reads the gathered A the harness
 // put in `work` (M x N x K); mm_rs writes this rank's partial product (M x N x K/world).
 RunResult run_gemm_alone(const FusedRunSpec& spec) {
@@ -218,7 +208,7 @@ RunResult run_gemm_alone(const FusedRunSpec& spec) {
         spec,
         [ag](SimHost& h, const FusedArgs& f) {
           const std::size_t kl = ag ? f.k : f.k / std::size_t(h.world());
-          h.gemm(kMainStream, gemm_args<T>(ag ? f.work : f.a, f.b, ag ? f.c : f.partial, f.m, f.n, kl));
+          h.gemm(kMainStream, gemm_args(ag ? f.work : f.a, f.b, ag ? f.c : f.partial, f.m, f.n, kl, DTypeOf<T>::value));
         },
         hx);
   });
@@ -252,7 +242,7 @@ RunResult run_seq_coll_gemm(const FusedRunSpec& spec) {
           c.count = count;
           c.op = ReduceOp::kSum;
           const std::size_t kl = ag ? f.k : f.k / std::size_t(h.world());
-          const GemmArgs g = gemm_args<T>(ag ? f.work : f.a, f.b, ag ? f.c : f.partial, f.m, f.n, kl);
+          const GemmArgs g = gemm_args(ag ? f.work : f.a, f.b, ag ? f.c : f.partial, f.m, f.n, kl, DTypeOf<T>::value);
           if (!ag) h.gemm(kMainStream, g);
           with_program(coll, [&]<class P>() { h.template launch<P, T>(kMainStream, c, blocks); });
           if (ag) h.gemm(kMainStream, g);

@@ -21,8 +21,8 @@
 // Bytes over NVLink per rank: (world-1)/world * M x K elements (all_gather's); FLOPs: M N K x2.
 #pragma once
 
-#include "core/algos/ag_mm_gemm.h"
 #include "core/algos/all_gather_ce_st.h"
+#include "core/algos/fused_gemm.h"
 #include "core/fused.h"
 #include "core/plan.h"
 
@@ -50,7 +50,9 @@ struct AgMmCeT {
     const Chunks ch = AllGatherCeSt::push<T>(h, p, /*own_copy=*/false);  // steps 1-2
 
     const char* gathered = static_cast<const char*>(f.work);
-    auto gemm = [&](const void* a, std::size_t row0, std::size_t m) { ag_mm_gemm<T>(h, f, a, row0, m); };
+    auto gemm = [&](const void* a, std::size_t row0, std::size_t m) {
+      main_gemm<T>(h, a, f.b, static_cast<char*>(f.c) + row0 * f.n * sizeof(T), m, f.n, f.k);
+    };
     gemm(f.a, std::size_t(me) * rows, rows);  // step 3
     if constexpr (kBulk) {
       for (int i = 1; i < n; ++i) {

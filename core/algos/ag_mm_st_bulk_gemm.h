@@ -15,8 +15,8 @@
 // NVLink are all_gather's: (world-1)/world * M x K elements per rank.
 #pragma once
 
-#include "core/algos/ag_mm_gemm.h"
 #include "core/algos/all_gather_st.h"
+#include "core/algos/fused_gemm.h"
 #include "core/fused.h"
 #include "core/plan.h"
 
@@ -44,7 +44,9 @@ struct AgMmStBulkT {
     if (side != kMainStream) h.record(side, 0);  // event 0: side -> main (this plan's only event)
 
     const char* gathered = static_cast<const char*>(f.work);
-    auto gemm = [&](const void* a, std::size_t row0, std::size_t m) { ag_mm_gemm<T>(h, f, a, row0, m); };
+    auto gemm = [&](const void* a, std::size_t row0, std::size_t m) {
+      main_gemm<T>(h, a, f.b, static_cast<char*>(f.c) + row0 * f.n * sizeof(T), m, f.n, f.k);
+    };
     gemm(f.a, std::size_t(me) * rows, rows);  // step 2
     if (side != kMainStream && !kFaultNoWait) h.wait_event(kMainStream, 0);
     const std::size_t mine = std::size_t(me) * rows;

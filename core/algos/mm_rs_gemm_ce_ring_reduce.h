@@ -25,6 +25,7 @@
 
 #include <algorithm>
 
+#include "core/algos/fused_gemm.h"
 #include "core/algos/local_reduce_ring.h"
 #include "core/fused.h"
 #include "core/plan.h"
@@ -53,14 +54,7 @@ struct MmRsGemmCeRingReduceT {
     char* partial = static_cast<char*>(f.partial);
     char* scratch = static_cast<char*>(f.work);
     auto gemm = [&](std::size_t row0, std::size_t m) {
-      GemmArgs g;
-      g.a = a + row0 * kl;
-      g.b = f.b;
-      g.c = partial + row0 * row_bytes;
-      g.m = int(m), g.n = int(f.n), g.k = int(kl);
-      g.lda = kl, g.ldb = f.n, g.ldc = f.n;
-      g.dtype = DTypeOf<T>::value;
-      h.gemm(kMainStream, g);
+      main_gemm<T>(h, a + row0 * kl, f.b, partial + row0 * row_bytes, m, f.n, kl);
     };
 
     plan_entry(h);  // step 1

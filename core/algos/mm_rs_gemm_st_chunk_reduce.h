@@ -21,6 +21,7 @@
 // (world-1)/world * M x N elements; FLOPs: 2 M N K / world.
 #pragma once
 
+#include "core/algos/fused_gemm.h"
 #include "core/algos/local_reduce_ring.h"
 #include "core/fused.h"
 #include "core/plan.h"
@@ -44,16 +45,7 @@ struct MmRsGemmStChunkReduce {
     char* partial = static_cast<char*>(f.partial);
     char* scratch = static_cast<char*>(f.work);
     const int reducer = h.streams() > 1 ? 1 : kMainStream;
-    auto gemm = [&](std::size_t row0, std::size_t m, void* c) {
-      GemmArgs g;
-      g.a = a + row0 * kl;
-      g.b = f.b;
-      g.c = c;
-      g.m = int(m), g.n = int(f.n), g.k = int(kl);
-      g.lda = kl, g.ldb = f.n, g.ldc = f.n;
-      g.dtype = DTypeOf<T>::value;
-      h.gemm(kMainStream, g);
-    };
+    auto gemm = [&](std::size_t row0, std::size_t m, void* c) { main_gemm<T>(h, a + row0 * kl, f.b, c, m, f.n, kl); };
 
     plan_entry(h);                                                               // step 1
     gemm(std::size_t(me) * rows, rows, partial + std::size_t(me) * slot_bytes);  // step 2
