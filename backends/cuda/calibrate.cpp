@@ -48,12 +48,7 @@ class Calibrator {
     std::printf("%s", buf);
     std::fflush(stdout);
   }
-  void device_row(const char* bench, int value) {
-    if (rt_.rank() == 0)
-      out_ += std::string(bench) + "," + std::to_string(rt_.world()) + ",0,1," + std::to_string(value) +
-              ",1.000000,0,0,0\n";
-  }
-
+  void device_row(const char* bench, int value) { measured_row(bench, 0, true, value, 1.0, 0, 0, 0); }
   // A calibration program on `blocks` blocks over `bytes` of in (heap[0, half)) and out.
   std::function<void()> program(CalibProgram p, std::size_t bytes, int blocks) {
     CollArgs a;
