@@ -83,7 +83,7 @@ def main():
     # Run to run: earlier runs of the same rows (experiments/results/<m>/runs/calibrate_*.csv).
     runs_dir = os.path.join(os.path.dirname(a.calibration), "runs")
     for name in sorted(os.listdir(runs_dir)) if os.path.isdir(runs_dir) else []:
-        if not name.startswith("calibrate"):
+        if not (name.startswith("calibrate") and name.endswith(".csv")):
             continue
         _, old = read(os.path.join(runs_dir, name))
         before = {key(r): float(r["time_us"]) for r in old if r["bench"] in ("gemm", "gemm_fused")}
