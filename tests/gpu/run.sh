@@ -67,7 +67,7 @@ if want correctness; then
     out=$(timeout 60 env CUDA_VISIBLE_DEVICES=0 "$BIN" launch -n 2 -- "$BIN" bench --backend cuda --sizes 4K 2>&1)
     rc=$?
     echo "$out" | grep -m2 error
-    if [ $rc -ne 0 ] && echo "$out" | grep -q "fewer GPUs than ranks"; then echo "--- ok"; else echo "--- FAIL: rc=$rc"; fail=1; fi
+    if [ $rc -ne 0 ] && echo "$out" | grep -q "needs 2 GPUs, one per rank"; then echo "--- ok"; else echo "--- FAIL: rc=$rc"; fail=1; fi
   fi
 fi
 
