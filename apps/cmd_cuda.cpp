@@ -103,6 +103,9 @@ int cmd_bench_cuda(int argc, char** argv) {
       "host plans (ce, ce_overlap): streams per rank, the caller's included (1..8)")(
       "chunk-bytes", po::value(&chunk)->default_value(chunk),
       "host plans: bytes per copy and progress flag; 0 = the plan's default")(
+      "sm-percent", po::value(&o.sm_percent)->default_value(o.sm_percent),
+      "host plans that split the bytes between an SM kernel and copy engines (all_gather ce_sm): the SMs'\n"
+      "percent, 1..100; 0 = the plan's default by size")(
       "plan-timeout", po::value(&o.plan_timeout_s)->default_value(o.plan_timeout_s),
       "host plans: seconds a checked call may take before the watchdog names the stream wait that never "
       "ended")("no-timing", "check only (with --replays: the GPU test suite)")(
@@ -155,6 +158,8 @@ int cmd_bench_cuda(int argc, char** argv) {
          "--streams " + std::to_string(o.streams) + " is outside 1.." + std::to_string(kMaxStreams));
   if (o.chunk_bytes % kVecBytes)
     fail(ErrorCode::kInvalidArgument, "--chunk-bytes " + chunk + " is not a multiple of 16");
+  if (o.sm_percent < 0 || o.sm_percent > 100)
+    fail(ErrorCode::kInvalidArgument, "--sm-percent " + std::to_string(o.sm_percent) + " is outside 0..100");
   if (!(o.plan_timeout_s > 0)) fail(ErrorCode::kInvalidArgument, "--plan-timeout must be > 0");
   o.probe_timeout = vm.count("probe-timeout") > 0;
   o.nccl_tests_format = parse_format(format);

@@ -9,6 +9,7 @@
 
 #include <type_traits>
 
+#include "core/algos/all_gather_ce_sm_st.h"
 #include "core/algos/all_gather_ce_st.h"
 #include "core/algos/all_gather_ld.h"
 #include "core/algos/all_gather_st.h"
@@ -42,7 +43,7 @@ using DevicePrograms = TypeList<BarrierAcqRel, BarrierRelaxed,                  
                                 AllReduceRsLdAgLd, AllReduceMcLdReduceMcSt,               //
                                 ReduceScatterLdReduce, AllGatherSt, AllGatherLd,          //
                                 AllReduceStLlReduce, ReduceScatterStLlReduce, AllGatherStLl>;
-using HostPlans = TypeList<AllGatherCeSt, ReduceScatterCeStRingReduce, ReduceScatterCeStChunkReduce>;
+using HostPlans = TypeList<AllGatherCeSt, AllGatherCeSmSt, ReduceScatterCeStRingReduce, ReduceScatterCeStChunkReduce>;
 
 template <class... A, class... B>
 TypeList<A..., B...> concat(TypeList<A...>, TypeList<B...>);

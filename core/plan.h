@@ -84,6 +84,8 @@ struct PlanArgs {
   CollArgs coll;
   std::size_t chunk_bytes = 0;  // bytes per copy / per progress flag (0: the plan's default)
   int blocks = 0;               // blocks of the plan's kernels (0: the kernel's default)
+  int sm_percent = 0;           // plans that split bytes between SMs and copy engines: the SMs'
+                                // percent (0: the plan's default by size)
 };
 
 // One matrix product C = A x B, row-major: A is m x k (row stride lda elements), B is k x n

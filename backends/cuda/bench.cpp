@@ -388,6 +388,7 @@ class Bench {
       pa.coll.count = count;
       pa.coll.op = o_.rop;
       pa.chunk_bytes = o_.chunk_bytes;
+      pa.sm_percent = o_.sm_percent;
       pa.blocks = plan->blocks;
       PlanExec* x = &plan_exec();
       const AlgoInfo* k = c.info;

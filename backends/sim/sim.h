@@ -86,6 +86,7 @@ struct RunSpec {
   // Host plans (AlgoInfo::plan) only:
   int streams = 3;              // streams per rank, the main one included (1..kMaxStreams)
   std::size_t chunk_bytes = 0;  // bytes per copy / progress flag (0: the plan's default)
+  int sm_percent = 0;           // plans splitting SM / copy-engine bytes: the SMs' share (0: default)
 };
 
 struct RunResult {

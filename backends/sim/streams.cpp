@@ -187,6 +187,7 @@ void Simulator::run_plan_call(Host& h) {
   PlanArgs pa;
   pa.coll = args_[std::size_t(r)];
   pa.chunk_bytes = spec_.chunk_bytes;
+  pa.sm_percent = spec_.sm_percent;
   pa.blocks = h.blocks;
   SimHost host(this, r, streams_n_);
   if (custom_)

@@ -10,6 +10,7 @@
 
 #include "backends/sim/sim.h"
 #include "backends/sim/testing.h"
+#include "core/algos/all_gather_ce_sm_st.h"
 #include "core/algos/all_gather_ce_st.h"
 #include "core/algos/reduce_scatter_ce_st_ring_reduce.h"
 
@@ -41,8 +42,9 @@ RunSpec spec_for(const AlgoInfo& a, DType t, int world, std::size_t bytes, uint6
 
 TEST(Plans, TheRegistryListsThem) {
   const std::vector<const AlgoInfo*> p = plans();
-  ASSERT_EQ(p.size(), 3u);
+  ASSERT_EQ(p.size(), 4u);
   EXPECT_EQ(find_algo(Op::kAllGather, "ce").id, "all_gather.ce_st");
+  EXPECT_EQ(find_algo(Op::kAllGather, "ce_sm").id, "all_gather.ce_sm_st");
   EXPECT_EQ(find_algo(Op::kReduceScatter, "ce").id, "reduce_scatter.ce_st_ring_reduce");
   EXPECT_EQ(find_algo(Op::kReduceScatter, "ce_overlap").id, "reduce_scatter.ce_st_chunk_reduce");
   EXPECT_EQ(find_algo(Op::kAllGather, "ce").default_blocks(1 << 20, 4), 0);  // copies only
@@ -81,7 +83,40 @@ TEST(Plans, MatchReferenceEveryWorldDtypeAndStreamCount) {
           ++ran;
         }
     }
-  EXPECT_EQ(ran, 3 * 4 * (3 * 3 + 1));
+  EXPECT_EQ(ran, 4 * 4 * (3 * 3 + 1));
+}
+
+// all_gather.ce_sm_st's split: the SMs' share in whole 16-byte vectors; below kSmOnlyBelow per
+// rank all bytes go by SMs; an explicit percent wins.
+TEST(Plans, CeSmSplit) {
+  using P = AllGatherCeSmSt;
+  EXPECT_EQ(P::sm_bytes(1 << 20, 0), std::size_t(1) << 20);
+  EXPECT_EQ(P::sm_bytes(std::size_t(128) << 20, 0), (std::size_t(128) << 20) / 100 * P::Config::kSmPercent / 16 * 16);
+  EXPECT_EQ(P::sm_bytes(1600, 50), 800u);
+  EXPECT_EQ(P::sm_bytes(1600, 100), 1600u);
+  EXPECT_EQ(P::sm_bytes(1000, 50), 496u);  // 500 rounded down to whole vectors
+  EXPECT_EQ(P::sm_bytes(std::size_t(128) << 20, 1) % 16, 0u);
+}
+
+// Both halves at work and every edge of the split: all SM, all copy engines but one vector,
+// an even split, chunked copies with up to 63 flags, streams 1, 2 and 4; data checked.
+TEST(Plans, CeSmEverySplitMatchesReference) {
+  const AlgoInfo& a = find_algo(Op::kAllGather, "ce_sm");
+  uint64_t seed = 5;
+  for (int world : {2, 3, 8})
+    for (int pct : {1, 50, 99, 100})
+      for (int streams : {1, 2, 4}) {
+        RunSpec s = spec_for(a, DType::kBF16, world, std::size_t(world) * 64 * 1024, ++seed);
+        s.sm_percent = pct;
+        s.chunk_bytes = pct == 50 ? 512 : 0;  // 32 KiB of copies in 512 B chunks: capped at 63 flags
+        s.streams = streams;
+        s.calls = 2;
+        SCOPED_TRACE("world=" + std::to_string(world) + " pct=" + std::to_string(pct) +
+                     " streams=" + std::to_string(streams));
+        const RunResult r = run(s);
+        EXPECT_GE(r.max_rel_err, 0);
+        EXPECT_LE(r.max_rel_err, r.err_bound);
+      }
 }
 
 TEST(Plans, MaxAndMinReduce) {
