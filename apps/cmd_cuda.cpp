@@ -72,7 +72,7 @@ int cmd_bench_cuda(int argc, char** argv) {
   if (names_fused_op(argc, argv)) return cmd_bench_fused_cuda(argc, argv);
   cuda::BenchOptions o;
   std::string ops = "all_reduce", algos = "all", dtypes = "bf16", sizes = "4K:256M", mode = "both", blocks = "0",
-              op = "sum", check_up_to = "64M", heap = "0", format = "table", chunk = "0";
+              op = "sum", check_up_to = "64M", heap = "0", format = "table", chunk = "0", pdl = "on";
   po::options_description d(
       "usage: symmcoll launch -n N -- symmcoll bench --backend cuda [options]\n\n"
       "Each algorithm next to NCCL (plain buffers: nccl; symmetric windows: nccl_symm), checked\n"
@@ -103,6 +103,10 @@ int cmd_bench_cuda(int argc, char** argv) {
       "host plans (ce, ce_overlap): streams per rank, the caller's included (1..8)")(
       "chunk-bytes", po::value(&chunk)->default_value(chunk),
       "host plans: bytes per copy and progress flag; 0 = the plan's default")(
+      "pdl", po::value(&pdl)->default_value(pdl),
+      "on: device-program kernels launch with programmatic dependent launch (each kernel's launch\n"
+      "overlaps the end of the kernel before it on the stream; its blocks start once that one has\n"
+      "completed); off: plain launches. The header line says which")(
       "sm-percent", po::value(&o.sm_percent)->default_value(o.sm_percent),
       "host plans that split the bytes between an SM kernel and copy engines (all_gather ce_sm): the SMs'\n"
       "percent, 1..100; 0 = the plan's default by size")(
@@ -161,6 +165,8 @@ int cmd_bench_cuda(int argc, char** argv) {
   if (o.sm_percent < 0 || o.sm_percent > 100)
     fail(ErrorCode::kInvalidArgument, "--sm-percent " + std::to_string(o.sm_percent) + " is outside 0..100");
   if (!(o.plan_timeout_s > 0)) fail(ErrorCode::kInvalidArgument, "--plan-timeout must be > 0");
+  if (pdl != "on" && pdl != "off") fail(ErrorCode::kInvalidArgument, "--pdl " + pdl + ": expected on or off");
+  o.pdl = pdl == "on";
   o.probe_timeout = vm.count("probe-timeout") > 0;
   o.nccl_tests_format = parse_format(format);
   // Rows of these would read as the defaults' rows: refused before any rank touches a GPU.

@@ -228,8 +228,8 @@ class Bench {
 
   void print_header() {
     if (rt_.rank() != 0) return;
-    std::printf("# symmcoll bench, backend cuda, machine %s, world %d, device %s, git %s\n", machine_.c_str(),
-                rt_.world(), rt_.device_name().c_str(), git_sha());
+    std::printf("# symmcoll bench, backend cuda, machine %s, world %d, device %s, git %s, pdl %s\n", machine_.c_str(),
+                rt_.world(), rt_.device_name().c_str(), git_sha(), programmatic_launch() ? "on" : "off");
     std::printf(
         "# times: per call, max over ranks of each rank's median / p10 / p90; err: max relative error vs "
         "float64 reference (-1: not checked)\n");
@@ -321,6 +321,15 @@ class Bench {
       if (!o_.timing) {
         emit(row, plan.threads, row_failed);
         continue;
+      }
+      if (!check) {
+        // One untimed eager call first, as a checked call would be: NCCL's copy-engine all-gather
+        // sets itself up on its first call and fails if that call is being captured (2x H200,
+        // NCCL 2.28.9: "unhandled cuda error" in timing-only runs).
+        rt_.set_context(describe(c, op, t, bytes) + ", untimed first call");
+        enqueue(c, op, t, bytes, count, &plan)();
+        settle(c, bytes);
+        rt_.sync();
       }
       for (int mode = 0; mode < 2; ++mode) {
         const bool graph = mode == 0;
@@ -564,6 +573,7 @@ class Bench {
 }  // namespace
 
 int run_bench(const BenchOptions& o) {
+  set_programmatic_launch(o.pdl);
   const RankEnv env = rank_env(process_env());
   if (env.world < 2)
     fail(ErrorCode::kInvalidArgument,

@@ -25,6 +25,7 @@ struct BenchOptions {
   bool graph = true, eager = true;
   bool nccl = true;             // the nccl and nccl_symm baselines (+ nccl_ce for all_gather:
                                 // NCCL's copy-engine all-gather, CTA policy ZERO, symmetric windows)
+  bool pdl = true;              // device-program kernels with programmatic dependent launch
   int sm_percent = 0;           // host plans splitting SM / copy-engine bytes: the SMs' share (0: default)
   int streams = 3;              // host plans: streams per rank (main + side streams)
   std::size_t chunk_bytes = 0;  // host plans: bytes per copy / progress flag (0: the plan's default)

@@ -40,10 +40,15 @@ __global__ void multimem_base_kernel(ncclWindow_t win, const ncclDevComm dc, voi
 void launch_program(const AlgoInfo& algo, DType t, const DeviceHandle& h, const CollArgs& a, int blocks, int threads,
                     cudaStream_t s) {
   with_program(algo, [&]<class P>() {
-    with_type(t, [&]<class T>() { program_kernel<P, T><<<blocks, threads, 0, s>>>(h, a); });
+    with_type(t, [&]<class T>() { launch_program_kernel<P, T>(h, a, blocks, threads, s); });
   });
-  SYMM_CUDA_CHECK(cudaGetLastError());
 }
+
+namespace {
+bool g_programmatic_launch = true;
+}  // namespace
+bool programmatic_launch() { return g_programmatic_launch; }
+void set_programmatic_launch(bool on) { g_programmatic_launch = on; }
 
 void launch_wait_probe(const DeviceHandle& h, uint32_t slot, uint32_t value, cudaStream_t s) {
   wait_probe_kernel<<<1, 32, 0, s>>>(h, slot, value);

@@ -17,6 +17,11 @@ namespace symm::cuda {
 // multicast programs (multicast_refusal) and checked arguments (plan_launch).
 void launch_program(const AlgoInfo& algo, DType t, const DeviceHandle& h, const CollArgs& a, int blocks, int threads,
                     cudaStream_t s);
+// Whether device-program kernels launch with programmatic dependent launch (PDL): their launch
+// overlaps the end of the kernel before them on the stream, their blocks start only once it has
+// completed (program_kernel.cuh). Process-wide, default on; set before any launch.
+bool programmatic_launch();
+void set_programmatic_launch(bool on);
 
 // One block waits (acquire) on `slot` for `value`: the bounded-wait error path's probe.
 void launch_wait_probe(const DeviceHandle& h, uint32_t slot, uint32_t value, cudaStream_t s);

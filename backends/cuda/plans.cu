@@ -32,8 +32,7 @@ class CudaHost {
   }
   template <class Program, class T>
   void launch(int s, const CollArgs& a, int blocks) {
-    program_kernel<Program, T><<<blocks, x_.threads(), 0, x_.stream(s)>>>(h_, a);
-    SYMM_CUDA_CHECK(cudaGetLastError());
+    launch_program_kernel<Program, T>(h_, a, blocks, x_.threads(), x_.stream(s));
   }
   void copy_engine(int s, void* dst, const void* src, std::size_t bytes) {
     SYMM_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, x_.stream(s)));

@@ -1,19 +1,55 @@
 // The one kernel every device program runs as: a block context over the rank's handle, the
-// program, then the block's end-of-kernel flush. Shared by kernels.cu (collectives) and
-// plans.cu (the kernels host plans launch).
+// program, then the block's end-of-kernel flush. Shared by kernels.cu (collectives), plans.cu
+// (the kernels host plans launch) and calibrate_kernels.cu.
+//
+// Programmatic dependent launch (PDL, Hopper): launch_program_kernel() may launch with
+// cudaLaunchAttributeProgrammaticStreamSerialization, which lets this kernel be launched and its
+// blocks be placed while the kernel before it on the stream is still running. Every block
+// first waits (griddepcontrol.wait) until that kernel has completed and its memory operations
+// are visible, so the program sees exactly what it would after a plain launch; only the launch
+// latency overlaps. Right after the wait it allows the next kernel to be launched
+// (griddepcontrol.launch_dependents): by then every block of this kernel has been placed (the
+// next kernel launches only once all of them have allowed it), so the next kernel's waiting
+// blocks can never keep one of ours from becoming resident, which a spin-wait across ranks
+// needs. Without the attribute both instructions do nothing.
 #pragma once
 
+#include <cuda_runtime.h>
+
 #include "backends/cuda/block_ctx.cuh"
+#include "backends/cuda/check.h"
 #include "core/coll_args.h"
 
 namespace symm::cuda {
 
 template <class P, class T>
 __global__ void __launch_bounds__(512) program_kernel(const __grid_constant__ DeviceHandle h, const CollArgs a) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.wait;" ::: "memory");
+  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+#endif
   __shared__ uint32_t word;
   BlockCtx ctx(h, &word);
   P::template run<T>(ctx, a);
   ctx.finish();
+}
+
+bool programmatic_launch();  // kernels.h: PDL on or off, process-wide
+
+// program_kernel<P, T> on `blocks` x `threads` on stream `s`, with PDL when it is on.
+template <class P, class T>
+void launch_program_kernel(const DeviceHandle& h, const CollArgs& a, int blocks, int threads, cudaStream_t s) {
+  cudaLaunchConfig_t cfg{};
+  cfg.gridDim = dim3(unsigned(blocks));
+  cfg.blockDim = dim3(unsigned(threads));
+  cfg.dynamicSmemBytes = 0;
+  cfg.stream = s;
+  cudaLaunchAttribute attr[1];
+  attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  attr[0].val.programmaticStreamSerializationAllowed = 1;
+  cfg.attrs = attr;
+  cfg.numAttrs = programmatic_launch() ? 1 : 0;
+  SYMM_CUDA_CHECK(cudaLaunchKernelEx(&cfg, program_kernel<P, T>, h, a));
 }
 
 }  // namespace symm::cuda

@@ -1,9 +1,11 @@
 // all_gather.ce_sm_st ("ce_sm"): a host plan. Copy engines and SMs share the bytes: a kernel
 // pushes the front part of this rank's input into every peer's output while copy engines push
 // the rest, both at once. Either mechanism alone leaves NVLink bandwidth unused at large sizes
-// (2x H200, 256 MiB: the SM push and the copy-engine push each reach ~300-340 GB/s of the
-// link's 478 GB/s per direction; experiments/results/h200x2/README.md), so together they finish
-// sooner than either; below a few MB the copy engines' start-up dominates and the SMs carry all.
+// (2x H200, 256 MiB: the SM push and the copy-engine push alone reach ~300 and ~340 GB/s of the
+// link's 478 GB/s per direction); together they can finish sooner (eager: 381-388 us with 20-30 %
+// by SMs vs 397 copy engines alone; in a CUDA graph the mix was no faster than copy engines
+// alone, 401-403 vs 398: experiments/results/h200x2/gaps/). Below a few MB the copy engines'
+// start-up dominates and the SMs carry everything.
 //
 //   1. entry handshake (main stream): every peer's `out` is free (plan_entry)
 //   2. the side streams start after it (event 0)
@@ -42,7 +44,7 @@ struct AllGatherCeSmSt {
     static constexpr std::size_t kBytesPerBlock = PushToPeers::Config::kBytesPerBlock;
     static constexpr std::size_t kChunkBytes = 32 << 20;  // per copy and per progress flag
     static constexpr std::size_t kSmOnlyBelow = 4 << 20;  // per rank: all bytes by SMs below this
-    static constexpr int kSmPercent = 45;                 // above it: the SMs' share
+    static constexpr int kSmPercent = 20;                 // above it: the SMs' share
   };
 
   // This rank's bytes the SMs push: `percent` of them (Config::kSmPercent when 0, all of them
