@@ -40,7 +40,7 @@ __global__ void multimem_base_kernel(ncclWindow_t win, const ncclDevComm dc, voi
 void launch_program(const AlgoInfo& algo, DType t, const DeviceHandle& h, const CollArgs& a, int blocks, int threads,
                     cudaStream_t s) {
   with_program(algo, [&]<class P>() {
-    with_type(t, [&]<class T>() { launch_program_kernel<P, T>(h, a, blocks, threads, s); });
+    with_type(t, [&]<class T>() { launch_program_kernel<P, T>(h, a, blocks, threads, s, programmatic_launch()); });
   });
 }
 

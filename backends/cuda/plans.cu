@@ -32,7 +32,7 @@ class CudaHost {
   }
   template <class Program, class T>
   void launch(int s, const CollArgs& a, int blocks) {
-    launch_program_kernel<Program, T>(h_, a, blocks, x_.threads(), x_.stream(s));
+    launch_program_kernel<Program, T>(h_, a, blocks, x_.threads(), x_.stream(s), /*pdl=*/false);
   }
   void copy_engine(int s, void* dst, const void* src, std::size_t bytes) {
     SYMM_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, x_.stream(s)));

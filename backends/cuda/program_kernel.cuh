@@ -34,11 +34,12 @@ __global__ void __launch_bounds__(512) program_kernel(const __grid_constant__ De
   ctx.finish();
 }
 
-bool programmatic_launch();  // kernels.h: PDL on or off, process-wide
-
-// program_kernel<P, T> on `blocks` x `threads` on stream `s`, with PDL when it is on.
+// program_kernel<P, T> on `blocks` x `threads` on stream `s`, with PDL when `pdl` (the
+// collectives: programmatic_launch(); a host plan's kernels, which follow stream waits and
+// copies rather than kernels, launch plainly).
 template <class P, class T>
-void launch_program_kernel(const DeviceHandle& h, const CollArgs& a, int blocks, int threads, cudaStream_t s) {
+void launch_program_kernel(const DeviceHandle& h, const CollArgs& a, int blocks, int threads, cudaStream_t s,
+                           bool pdl) {
   cudaLaunchConfig_t cfg{};
   cfg.gridDim = dim3(unsigned(blocks));
   cfg.blockDim = dim3(unsigned(threads));
@@ -48,7 +49,7 @@ void launch_program_kernel(const DeviceHandle& h, const CollArgs& a, int blocks,
   attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
   attr[0].val.programmaticStreamSerializationAllowed = 1;
   cfg.attrs = attr;
-  cfg.numAttrs = programmatic_launch() ? 1 : 0;
+  cfg.numAttrs = pdl ? 1 : 0;
   SYMM_CUDA_CHECK(cudaLaunchKernelEx(&cfg, program_kernel<P, T>, h, a));
 }
 
