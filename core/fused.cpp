@@ -88,6 +88,9 @@ const std::vector<FusedAlgo>& fused_algorithms() {
        "SM all-gather (all_gather.st) beside the local shard's GEMM, then the peers' rows in one GEMM each side"},
       {"mm_rs.gemm_ce_ring_reduce", "ce", FusedOp::kMmRs,
        "GEMM per owner's rows (rotated, own last), copy engine to the owner, ring-order reduce per chunk"},
+      {"mm_rs.gemm_ce_acc", "ce_acc", FusedOp::kMmRs,
+       "as ce, but the owner adds the peers' partials in its own GEMM's epilogue (C_in, beta 1): no "
+       "reduce kernel beside the GEMMs; own rows in two GEMMs"},
       {"mm_rs.gemm_st_chunk_reduce", "st", FusedOp::kMmRs,
        "GEMM row tiles stored by the GEMM into the owner's scratch, flag per tile, owner reduces per tile"},
   };

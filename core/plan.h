@@ -53,9 +53,10 @@
 //                                                  recording stream before record (happens-before,
 //                                                  one rank). A wait_event before the record is a
 //                                                  plan bug (both backends refuse it)
-//   gemm(stream, const GemmArgs& g)                C = A x B on SMs (cuBLASLt on CUDA), fp32
-//                                                  accumulation, stored as g.dtype; reads A and B
-//                                                  when it runs, done when C has landed
+//   gemm(stream, const GemmArgs& g)                C = A x B (+ C_in, g.c_in when set) on SMs
+//                                                  (cuBLASLt on CUDA), fp32 accumulation, stored as
+//                                                  g.dtype; reads A, B and C_in when it runs, done
+//                                                  when C has landed
 //
 // Why consumed flags instead of the device programs' growing epochs: a stream write or wait
 // captured in a CUDA graph writes / waits for a *constant*; an epoch that grows with every
@@ -98,6 +99,9 @@ struct GemmArgs {
   int m = 0, n = 0, k = 0;
   std::size_t lda = 0, ldb = 0, ldc = 0;
   DType dtype = DType::kBF16;
+  // When set: C = A x B + C_in, C_in m x n with row stride ldc in this rank's memory (it may be C
+  // itself). The sum is taken in fp32 before C is rounded to dtype (cuBLASLt's beta = 1).
+  const void* c_in = nullptr;
 };
 
 // A packed row-major product: C (m x n) = A (m x k) x B (k x n), leading dimensions k, n, n.

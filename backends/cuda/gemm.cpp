@@ -96,13 +96,15 @@ const GemmRunner::Plan& GemmRunner::plan(const GemmArgs& g) {
 void GemmRunner::run(cudaStream_t stream, int slot, const GemmArgs& g) {
   if (slot < 0 || std::size_t(slot) >= workspaces_.size())
     fail(ErrorCode::kInternal, "gemm: stream " + std::to_string(slot) + " has no workspace");
-  for (const void* ptr : {g.a, g.b, static_cast<const void*>(g.c)})
+  for (const void* ptr : {g.a, g.b, static_cast<const void*>(g.c), g.c_in ? g.c_in : g.a})
     if (reinterpret_cast<std::uintptr_t>(ptr) % 16)
       fail(ErrorCode::kInternal, "gemm: an operand is not 16-byte aligned");
   const Plan& p = plan(g);
-  const float alpha = 1.0f, beta = 0.0f;
+  // C_in (core/plan.h) is cuBLASLt's C with beta 1; its D is our C (same layout).
+  const float alpha = 1.0f, beta = g.c_in ? 1.0f : 0.0f;
+  const void* c_in = g.c_in ? g.c_in : g.c;
   // cuBLASLt's A is our B and its B is our A (gemm.h).
-  SYMM_LT_CHECK(cublasLtMatmul(static_cast<cublasLtHandle_t>(handle_), p.op, &alpha, g.b, p.a, g.a, p.b, &beta, g.c,
+  SYMM_LT_CHECK(cublasLtMatmul(static_cast<cublasLtHandle_t>(handle_), p.op, &alpha, g.b, p.a, g.a, p.b, &beta, c_in,
                                p.c, g.c, p.c, &p.algo, workspaces_[std::size_t(slot)], kWorkspaceBytes, stream));
 }
 

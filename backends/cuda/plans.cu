@@ -8,6 +8,7 @@
 #include "core/algos/ag_mm_ce_chunk_gemm.h"
 #include "core/algos/ag_mm_st_bulk_gemm.h"
 #include "core/algos/all_gather_ce_st.h"
+#include "core/algos/mm_rs_gemm_ce_acc.h"
 #include "core/algos/mm_rs_gemm_ce_ring_reduce.h"
 #include "core/algos/mm_rs_gemm_st_chunk_reduce.h"
 #include "core/algos/reduce_scatter_ce_st_chunk_reduce.h"
@@ -56,6 +57,7 @@ void with_fused_plan(const std::string& id, F&& f) {
   if (id == "ag_mm.ce_bulk_gemm") return f.template operator()<AgMmCeBulkGemm>();
   if (id == "ag_mm.st_bulk_gemm") return f.template operator()<AgMmStBulkGemm>();
   if (id == "mm_rs.gemm_ce_ring_reduce") return f.template operator()<MmRsGemmCeRingReduce>();
+  if (id == "mm_rs.gemm_ce_acc") return f.template operator()<MmRsGemmCeAcc>();
   if (id == "mm_rs.gemm_st_chunk_reduce") return f.template operator()<MmRsGemmStChunkReduce>();
 #if !defined(__CUDA_ARCH__)  // host code; the device pass has no symm::fail
   fail(ErrorCode::kInternal, "no CUDA plan for fused algorithm " + id);

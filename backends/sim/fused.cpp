@@ -13,6 +13,7 @@
 #include "core/algos/ag_mm_ce_bulk_gemm.h"
 #include "core/algos/ag_mm_ce_chunk_gemm.h"
 #include "core/algos/ag_mm_st_bulk_gemm.h"
+#include "core/algos/mm_rs_gemm_ce_acc.h"
 #include "core/algos/mm_rs_gemm_ce_ring_reduce.h"
 #include "core/algos/mm_rs_gemm_st_chunk_reduce.h"
 #include "core/auto_select.h"
@@ -262,6 +263,7 @@ RunResult run_fused(const FusedRunSpec& spec) {
   if (id == "ag_mm.ce_bulk_gemm") return run_fused_plan<AgMmCeBulkGemm>(spec);
   if (id == "ag_mm.st_bulk_gemm") return run_fused_plan<AgMmStBulkGemm>(spec);
   if (id == "mm_rs.gemm_ce_ring_reduce") return run_fused_plan<MmRsGemmCeRingReduce>(spec);
+  if (id == "mm_rs.gemm_ce_acc") return run_fused_plan<MmRsGemmCeAcc>(spec);
   if (id == "mm_rs.gemm_st_chunk_reduce") return run_fused_plan<MmRsGemmStChunkReduce>(spec);
   fail(ErrorCode::kInvalidArgument, "unknown fused algorithm '" + id + "'");
 }

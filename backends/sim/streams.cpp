@@ -492,7 +492,7 @@ void Simulator::land_stream(Transfer& x, uint32_t index) {
 
 namespace {
 template <class T>
-void gemm_data(const uint8_t* a, const uint8_t* b, uint8_t* c, const GemmArgs& g) {
+void gemm_data(const uint8_t* a, const uint8_t* b, const uint8_t* c_in, uint8_t* c, const GemmArgs& g) {
   using Mat = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
   Mat A(g.m, g.k), B(g.k, g.n);
   const T* pa = reinterpret_cast<const T*>(a);
@@ -501,7 +501,12 @@ void gemm_data(const uint8_t* a, const uint8_t* b, uint8_t* c, const GemmArgs& g
     for (int j = 0; j < g.k; ++j) A(i, j) = Conv<T>::load(pa[std::size_t(i) * g.lda + std::size_t(j)]);
   for (int i = 0; i < g.k; ++i)
     for (int j = 0; j < g.n; ++j) B(i, j) = Conv<T>::load(pb[std::size_t(i) * g.ldb + std::size_t(j)]);
-  const Mat C = A * B;
+  Mat C = A * B;
+  if (c_in) {
+    const T* pi = reinterpret_cast<const T*>(c_in);
+    for (int i = 0; i < g.m; ++i)
+      for (int j = 0; j < g.n; ++j) C(i, j) += Conv<T>::load(pi[std::size_t(i) * g.ldc + std::size_t(j)]);
+  }
   T* pc = reinterpret_cast<T*>(c);
   for (int i = 0; i < g.m; ++i)
     for (int j = 0; j < g.n; ++j) pc[std::size_t(i) * g.n + std::size_t(j)] = Conv<T>::store(C(i, j));
@@ -518,9 +523,12 @@ void Simulator::start_gemm(Stream& s) {
   const Loc la = decode_host(me, s.index, reinterpret_cast<uintptr_t>(g.a), 0, "gemm A");
   const Loc lb = decode_host(me, s.index, reinterpret_cast<uintptr_t>(g.b), 0, "gemm B");
   const Loc lc = decode_host(me, s.index, reinterpret_cast<uintptr_t>(g.c), 0, "gemm C");
-  for (const Loc* l : {&la, &lb})
+  const Loc li = g.c_in ? decode_host(me, s.index, reinterpret_cast<uintptr_t>(g.c_in), 0, "gemm C_in") : la;
+  for (const Loc* l : {&la, &lb, &li})
     if (l->space != me)
-      fail(ErrorCode::kInvalidArgument, "rank " + std::to_string(me) + ": gemm A and B must be local memory");
+      fail(ErrorCode::kInvalidArgument, "rank " + std::to_string(me) + ": gemm A, B and C_in must be local memory");
+  if (g.c_in && li.off + c_bytes > heap_bytes_)
+    fail(ErrorCode::kInvalidArgument, "rank " + std::to_string(me) + ": gemm C_in outside the symmetric heap");
   if (lc.space < 0 || lc.space >= world_)  // C may be a peer's: the epilogue stores over NVLink
     fail(ErrorCode::kInvalidArgument, "rank " + std::to_string(me) + ": gemm C must be a rank's memory");
   if (la.off + a_bytes > heap_bytes_ || lb.off + b_bytes > heap_bytes_ || lc.off + c_bytes > heap_bytes_)
@@ -529,7 +537,7 @@ void Simulator::start_gemm(Stream& s) {
   Transfer& x = new_stream_transfer(s, "gemm", index);
   x.dst_space = lc.space;
   x.dst_off = lc.off;
-  x.bytes = a_bytes + b_bytes + c_bytes;  // HBM traffic of one pass over the operands
+  x.bytes = a_bytes + b_bytes + c_bytes * (g.c_in ? 2 : 1);  // HBM traffic of one pass over the operands
   const double compute_ps = m_.gemm_time_us(g.m, g.n, g.k, double(es)) * 1e6;
   x.gemm_slices_left = kGemmSlices;
   ++gemms_[std::size_t(me)];
@@ -548,10 +556,16 @@ void Simulator::start_gemm(Stream& s) {
         check_stream_read(s, me, off, std::size_t(g.n) * es);
         record_read(s.tid, s.clock, me, off, std::size_t(g.n) * es);
       }
+      if (g.c_in) {
+        check_stream_read(s, me, li.off, c_bytes);
+        record_read(s.tid, s.clock, me, li.off, c_bytes);
+      }
       store(s.tid, s.clock, lc.space, lc.off, c_bytes);
     }
     x.data.resize(c_bytes);
-    with_type(g.dtype, [&]<class T>() { gemm_data<T>(ptr(me, la.off), ptr(me, lb.off), x.data.data(), g); });
+    with_type(g.dtype, [&]<class T>() {
+      gemm_data<T>(ptr(me, la.off), ptr(me, lb.off), g.c_in ? ptr(me, li.off) : nullptr, x.data.data(), g);
+    });
   }
   q_.push(q_.now() + launch_ps_, kStreamFlow, 0, index);
 }

@@ -97,8 +97,8 @@ TEST(CliFusedSim, SweepTakesOpAndShapeListsWithBaselines) {
       per_k[line.substr(line.rfind(',') + 1)]++;
       base_rows += line.find(",cublaslt,") != std::string::npos || line.find(",seq_coll_gemm,") != std::string::npos;
     }
-    // Per shape: ag_mm's three algorithms and mm_rs's two (+ two baselines each).
-    const int ag = baselines ? 5 : 3, rs = baselines ? 4 : 2;
+    // Per shape: ag_mm's three algorithms and mm_rs's three (+ two baselines each).
+    const int ag = baselines ? 5 : 3, rs = baselines ? 5 : 3;
     EXPECT_EQ(per_op["ag_mm"], 2 * ag) << s.out;
     EXPECT_EQ(per_op["mm_rs"], 2 * rs) << s.out;
     EXPECT_EQ(per_k["4096"], ag + rs) << s.out;  // 8b

@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "core/algos/local_reduce_ring.h"
+#include "core/algos/mm_rs_gemm_ce_acc.h"
 #include "core/partition.h"
 #include "core/plan.h"
 
@@ -60,7 +61,8 @@ class PlanWorld {
     }
     template <class Program, class T>
     void launch(int s, const CollArgs& a, int blocks) {
-      static_assert(std::is_same_v<Program, LocalReduceRing>, "the interpreter runs local_reduce_ring only");
+      static_assert(std::is_same_v<Program, LocalReduceRing> || std::is_same_v<Program, SumPeerSlots>,
+                    "the interpreter runs the local plan kernels only (local_reduce_ring, sum_peer_slots)");
       const int me = me_, n = w_.world_;
       push(s, [a, blocks, me, n] {
         for (int b = 0; b < blocks; ++b) {
@@ -131,9 +133,11 @@ class PlanWorld {
       const T* a = static_cast<const T*>(g.a);
       const T* b = static_cast<const T*>(g.b);
       T* c = static_cast<T*>(g.c);
+      const T* c_in = static_cast<const T*>(g.c_in);
       std::vector<float> row(std::size_t(g.n));
       for (int i = 0; i < g.m; ++i) {
-        std::fill(row.begin(), row.end(), 0.0f);
+        for (int j = 0; j < g.n; ++j)
+          row[std::size_t(j)] = c_in ? to_float(c_in[std::size_t(i) * g.ldc + std::size_t(j)]) : 0.0f;
         for (int p = 0; p < g.k; ++p) {
           const float x = to_float(a[std::size_t(i) * g.lda + std::size_t(p)]);
           for (int j = 0; j < g.n; ++j) row[std::size_t(j)] += x * to_float(b[std::size_t(p) * g.ldb + std::size_t(j)]);

@@ -9,6 +9,7 @@
 
 #include "core/algos/ag_mm_ce_bulk_gemm.h"
 #include "core/algos/ag_mm_ce_chunk_gemm.h"
+#include "core/algos/mm_rs_gemm_ce_acc.h"
 #include "core/algos/mm_rs_gemm_ce_ring_reduce.h"
 #include "core/algos/mm_rs_gemm_st_chunk_reduce.h"
 #include "core/fused.h"
@@ -75,6 +76,8 @@ TEST(FusedAlgos, ParseNamesAliasesAndAll) {
   EXPECT_EQ(parse_fused_algos(FusedOp::kAgMm, "all").size(), 3u);
   EXPECT_EQ(parse_fused_algos(FusedOp::kAgMm, "st")[0]->id, std::string("ag_mm.st_bulk_gemm"));
   EXPECT_EQ(parse_fused_algos(FusedOp::kMmRs, "ce")[0]->id, std::string("mm_rs.gemm_ce_ring_reduce"));
+  EXPECT_EQ(parse_fused_algos(FusedOp::kMmRs, "ce_acc")[0]->id, std::string("mm_rs.gemm_ce_acc"));
+  EXPECT_EQ(parse_fused_algos(FusedOp::kMmRs, "all").size(), 3u);
   EXPECT_EQ(parse_fused_algos(FusedOp::kAgMm, "ce_bulk_gemm,ce")[1]->id, std::string("ag_mm.ce_chunk_gemm"));
   EXPECT_EQ(parse_fused_algos(FusedOp::kMmRs, "mm_rs.gemm_st_chunk_reduce,st").size(), 1u);
   EXPECT_THROW(parse_fused_algos(FusedOp::kAgMm, "st_chunk"), Error);
@@ -209,6 +212,7 @@ void check_all_worlds(FusedOp op) {
 TEST(FusedPlans, AgMmCeChunkGemm) { check_all_worlds<AgMmCeChunkGemm>(FusedOp::kAgMm); }
 TEST(FusedPlans, AgMmCeBulkGemm) { check_all_worlds<AgMmCeBulkGemm>(FusedOp::kAgMm); }
 TEST(FusedPlans, MmRsGemmCeRingReduce) { check_all_worlds<MmRsGemmCeRingReduce>(FusedOp::kMmRs); }
+TEST(FusedPlans, MmRsGemmCeAcc) { check_all_worlds<MmRsGemmCeAcc>(FusedOp::kMmRs); }
 TEST(FusedPlans, MmRsGemmStChunkReduce) { check_all_worlds<MmRsGemmStChunkReduce>(FusedOp::kMmRs); }
 
 // A GEMM (or reduce) that starts before its chunk's flag reads bytes not yet landed (poison):
@@ -227,6 +231,7 @@ TEST(FusedPlans, MutantWithoutDataWaitsIsCaught) {
     EXPECT_GT(mutant_error<AgMmCeChunkGemm>(FusedOp::kAgMm, n), 1.0);
     EXPECT_GT(mutant_error<AgMmCeBulkGemm>(FusedOp::kAgMm, n), 1.0);
     EXPECT_GT(mutant_error<MmRsGemmCeRingReduce>(FusedOp::kMmRs, n), 1.0);
+    EXPECT_GT(mutant_error<MmRsGemmCeAcc>(FusedOp::kMmRs, n), 1.0);
     EXPECT_GT(mutant_error<MmRsGemmStChunkReduce>(FusedOp::kMmRs, n), 1.0);
   }
 }

@@ -12,6 +12,7 @@
 #include "backends/sim/testing.h"
 #include "core/algos/ag_mm_ce_chunk_gemm.h"
 #include "core/algos/ag_mm_st_bulk_gemm.h"
+#include "core/algos/mm_rs_gemm_ce_acc.h"
 #include "core/algos/mm_rs_gemm_ce_ring_reduce.h"
 
 namespace symm::sim {
@@ -123,6 +124,23 @@ TEST(Fused, AChunkReducedBeforeItsFlagIsCaught) {
     // The peers' chunks are multiplied first (own rows last), so their copies have usually
     // landed by the time the reduce runs: the data may come out right, the race check is what
     // sees the missing order.
+    EXPECT_TRUE(caught) << "world " << w;
+  }
+}
+
+TEST(Fused, AnAccumulatedChunkBeforeItsFlagIsCaught) {
+  for (int w : {2, 3}) {
+    FusedRunSpec s = spec_for(algo("mm_rs.gemm_ce_acc"), w, 384, 128, 192);
+    s.chunk_rows = 16;
+    EXPECT_LE(run_fused_plan<MmRsGemmCeAcc>(s).max_rel_err, run_fused(s).err_bound);
+    bool caught = false;
+    try {
+      const RunResult r = run_fused_plan<MmRsGemmCeAccT</*kFaultNoWait=*/true>>(s);
+      caught = !(r.max_rel_err <= r.err_bound);
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), ErrorCode::kRace) << e.what();
+      caught = true;
+    }
     EXPECT_TRUE(caught) << "world " << w;
   }
 }

@@ -1,0 +1,144 @@
+// mm_rs.gemm_ce_acc ("ce_acc"): matmul + reduce-scatter as a host plan whose owner adds the peers'
+// partial products in its own GEMM's epilogue (C = A_own @ B + C_in, cuBLASLt's beta = 1), so no
+// reduce kernel competes with the GEMMs for the SMs and the own rows need no partial buffer.
+// The peers' side is mm_rs.gemm_ce_ring_reduce's: every peer's rows first, chunk by chunk, each
+// chunk pushed to its owner by a copy engine while the next one is multiplied.
+//
+//   1. entry handshake (main stream): every peer's scratch is free (plan_entry)
+//   2. for every peer q in rank-rotated order (me+1, me+2, ...) and every chunk k of q's rows:
+//        main stream: partial[q's rows, chunk k] = a[q's rows, chunk k] @ B; record an event
+//        a side stream (round robin), after that event:
+//          copy_engine(peer(scratch, q)[slot me, chunk k], partial[q's rows, chunk k])
+//          write_flag(q, data flag (k, me))        it publishes the copy
+//   3. side stream 1: for every chunk k, wait for data flag (k, q) of every peer q; record an
+//      event per chunk (the main stream waits for that event, not for the flags, so no stream
+//      memory operation sits between its GEMMs)
+//   4. my own rows in two GEMMs: chunks 0 .. count-2 together (those peers' chunks were sent
+//      during their step 2), then the last chunk (its copies run beside the first GEMM):
+//        main stream: wait for the chunks' events; C_in = the peers' partials of those rows:
+//          world 2: the one peer's slot of my scratch itself
+//          world > 2: sum_peer_slots sums the peers' slots into my own (otherwise unused) slot,
+//          on the main stream before the GEMM
+//        c[those rows] = a[my rows, those rows] @ B + C_in
+//   5. the side streams join the main stream
+//
+// Rounding: world 2 rounds once (the peer's partial to T, then fp32 A @ B + it, then to T), as
+// the ring reduce; world > 2 rounds the peers' sum to T once more before the GEMM adds it.
+// Scratch: world slots of M/world x N. Bytes over NVLink per rank: (world-1)/world * M x N
+// elements (reduce_scatter's); FLOPs: 2 M N K / world.
+#pragma once
+
+#include <algorithm>
+
+#include "core/algos/fused_gemm.h"
+#include "core/fused.h"
+#include "core/partition.h"
+#include "core/plan.h"
+#include "core/verbs.h"
+
+namespace symm {
+
+// A plan kernel: slot[me][i] = sum over peers q != me of slot[q][i] (slots `stride` elements
+// apart in `scratch`; `in` unused), accumulated in fp32. Local loads only.
+struct SumPeerSlots {
+  struct Config {
+    static constexpr int kBlockLimit = kResidentBlocks;
+    static constexpr int kDefaultBlockCap = 32;
+    static constexpr std::size_t kBytesPerBlock = 256 << 10;
+  };
+  template <class T>
+  static int default_blocks(std::size_t count) {
+    const std::size_t want = (count * sizeof(T) + Config::kBytesPerBlock - 1) / Config::kBytesPerBlock;
+    const std::size_t vecs = count * sizeof(T) / kVecBytes;
+    std::size_t b = std::min<std::size_t>(want, std::size_t(Config::kDefaultBlockCap));
+    if (b > vecs) b = vecs;
+    return b ? int(b) : 1;
+  }
+  template <class T, class Ctx>
+  SYMM_HD static void run(Ctx& ctx, const CollArgs& a) {
+    const int me = ctx.rank(), n = ctx.world();
+    const Range piece = split_vec<T>(a.count, ctx.blocks(), ctx.block());
+    if (!piece.count) return;
+    const T* srcs[Ctx::kWorldLimit];
+    for (int j = 1; j < n; ++j)
+      srcs[j - 1] = static_cast<const T*>(a.scratch) + std::size_t((me + j) % n) * a.stride + piece.begin;
+    T* dst = static_cast<T*>(a.scratch) + std::size_t(me) * a.stride + piece.begin;
+    ctx.template reduce<T>(dst, srcs, n - 1, piece.count, ReduceOp::kSum);
+  }
+};
+
+template <bool kFaultNoWait = false>
+struct MmRsGemmCeAccT {
+  struct Config {
+    static constexpr std::size_t kChunkRows = 2048;  // rows per peer-phase GEMM, copy and flag
+    static constexpr int kStreams = 3;
+  };
+
+  template <class T, class Host>
+  static void run(Host& h, const FusedArgs& f) {
+    const int me = h.rank(), n = h.world();
+    const std::size_t rows = f.m / std::size_t(n), kl = f.k / std::size_t(n), row_bytes = f.n * sizeof(T);
+    const std::size_t slot_bytes = rows * row_bytes;
+    // Events: one per chunk of every peer's rows and one per own chunk, from 1, then one per side
+    // stream: within kMaxEvents.
+    const int max_chunks = std::min(pad::kPlanChunks, (kMaxEvents - 1 - kMaxStreams) / n);
+    const std::size_t chunk_rows = chunk_rows_for(rows, f.chunk_rows, Config::kChunkRows, max_chunks);
+    const Chunks ch(slot_bytes, chunk_rows * row_bytes);
+    const T* a = static_cast<const T*>(f.a);
+    char* partial = static_cast<char*>(f.partial);
+    char* scratch = static_cast<char*>(f.work);
+
+    plan_entry(h);  // step 1
+    int ev = 1, j = 0;
+    for (int i = 1; i < n; ++i) {  // step 2
+      const int q = (me + i) % n;
+      for (int k = 0; k < ch.count; ++k, ++ev, ++j) {
+        const std::size_t begin = std::size_t(q) * slot_bytes + ch.begin(k);
+        if (ch.size(k))
+          main_gemm<T>(h, a + begin / row_bytes * kl, f.b, partial + begin, ch.size(k) / row_bytes, f.n, kl);
+        h.record(kMainStream, ev);
+        const int s = side_stream(h, j);
+        h.wait_event(s, ev);
+        if (ch.size(k))
+          h.copy_engine(s, h.peer(scratch, q) + std::size_t(me) * slot_bytes + ch.begin(k), partial + begin,
+                        ch.size(k));
+        h.write_flag(s, q, pad::plan_flag(pad::kPlanData, k, me), 1);
+      }
+    }
+    const int waiter = h.streams() > 1 ? 1 : kMainStream;  // step 3
+    const int first_own = ev;
+    for (int k = 0; k < ch.count; ++k) {
+      for (int i = 1; i < n && !kFaultNoWait; ++i)
+        h.wait_flag(waiter, pad::plan_flag(pad::kPlanData, k, (me + n - i) % n), 1);
+      h.record(waiter, first_own + k);
+    }
+    ev += ch.count;
+    // Step 4: chunks [k0, k1) in one GEMM.
+    auto own = [&](int k0, int k1) {
+      for (int k = k0; k < k1; ++k) h.wait_event(kMainStream, first_own + k);
+      const std::size_t b0 = ch.begin(k0), b1 = k1 > k0 ? ch.begin(k1 - 1) + ch.size(k1 - 1) : b0;
+      if (b1 == b0) return;
+      const std::size_t m = (b1 - b0) / row_bytes;
+      const void* c_in = scratch + std::size_t(n == 2 ? (me + 1) % n : me) * slot_bytes + b0;
+      if (n > 2) {
+        CollArgs r;
+        r.scratch = scratch + b0;
+        r.count = (b1 - b0) / sizeof(T);
+        r.stride = rows * f.n;
+        h.template launch<SumPeerSlots, T>(kMainStream, r,
+                                           f.blocks ? f.blocks : SumPeerSlots::default_blocks<T>(r.count));
+      }
+      GemmArgs g = gemm_args(a + (std::size_t(me) * slot_bytes + b0) / row_bytes * kl, f.b,
+                             static_cast<char*>(f.c) + b0, m, f.n, kl, DTypeOf<T>::value);
+      g.c_in = c_in;
+      h.gemm(kMainStream, g);
+    };
+    own(0, ch.count - 1);
+    own(ch.count - 1, ch.count);
+    for (int s = 1; s < h.streams(); ++s) h.record(s, ev + s);  // step 5
+    for (int s = 1; s < h.streams(); ++s) h.wait_event(kMainStream, ev + s);
+  }
+};
+using MmRsGemmCeAcc = MmRsGemmCeAccT<>;
+
+}  // namespace symm
