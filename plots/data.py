@@ -69,9 +69,9 @@ def _num(row, key, cast=float):
 
 
 def read_rows(path):
-    """Rows of one result CSV with numeric columns converted."""
+    """Rows of one result CSV with numeric columns converted ('#' comment lines skipped)."""
     with open(path, newline="") as f:
-        rows = list(csv.DictReader(f))
+        rows = list(csv.DictReader(line for line in f if not line.startswith("#")))
     for r in rows:
         for k in ("world", "bytes", "blocks", "graph"):
             r[k] = int(r[k])
