@@ -3,10 +3,13 @@
 
     experiments/fidelity.py MACHINE [--symmcoll build/apps/symmcoll] [--out experiments/tables/fidelity_MACHINE.md]
 
-Every row of experiments/results/MACHINE/bench_MACHINE.csv and tune_MACHINE.csv that runs one of
-our algorithms (NCCL's rows are not ours to predict) is predicted by `symmcoll sweep
---timing-only` on experiments/machines/MACHINE.ini at the row's world, block count and launch mode.
-None of these rows is used by the fit (`symmcoll fit` reads only calibration microbenchmarks).
+Every committed GPU row of experiments/results/MACHINE/ that runs one of our algorithms (NCCL's rows
+and the fused operations' baselines are not ours to predict) is predicted by `symmcoll sweep
+--timing-only` on experiments/machines/MACHINE.ini at the row's world, block count (fused: M, N, K)
+and launch mode: the bench CSVs (every *.csv but tune_* and calibrate_*; where runs overlap, each
+cell from the newest run, plots/data.py measured_rows), the block-count sweeps (tune_*.csv) and the
+fused operations' rows (ag_mm, mm_rs). None of these rows is used by the fit (`symmcoll fit` reads
+only calibration microbenchmarks).
 Reports the median and max of |pred - meas| / meas overall, per op, per algorithm, per size band
 and per launch mode, and lists every row beyond 20%. Standard library only.
 """
@@ -19,6 +22,8 @@ import sys
 import tempfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "plots"))
+import data  # noqa: E402
 BANDS = [(0, 64 << 10, "<= 64K"), (64 << 10, 1 << 20, "64K-1M"), (1 << 20, 16 << 20, "1M-16M"),
          (16 << 20, 1 << 40, "> 16M")]
 LIMIT = 0.20
@@ -39,42 +44,49 @@ def size(b):
 
 
 def measured_rows(machine):
-    rows = []
-    for kind in ("bench", "tune"):
-        path = os.path.join(ROOT, "experiments", "results", machine, "%s_%s.csv" % (kind, machine))
-        if not os.path.exists(path):
-            continue
-        with open(path) as f:
-            for r in csv.DictReader(f):
-                if "." not in r["algo"] or r["op"] == "barrier":
-                    continue  # NCCL's baselines; barriers have no size to sweep
-                rows.append({"source": kind, "world": int(r["world"]), "op": r["op"], "algo": r["algo"],
-                             "dtype": r["dtype"], "bytes": int(r["bytes"]), "blocks": int(r["blocks"]),
-                             "graph": int(r["graph"]), "meas": float(r["time_us_median"])})
-    return rows
+    out = []
+    rows = data.measured_rows(machine) + data.tune_rows(machine) + data.measured_rows(machine, fused=True)
+    for r in rows:
+        if "." not in r["algo"] or r["op"] == "barrier":
+            continue  # NCCL's rows and the fused baselines; barriers have no size to sweep
+        out.append({"source": os.path.basename(r["source"])[:-len(".csv")], "world": r["world"], "op": r["op"],
+                    "algo": r["algo"], "dtype": r["dtype"], "bytes": r["bytes"], "blocks": r["blocks"],
+                    "graph": r["graph"], "meas": r["time_us_median"],
+                    "mnk": tuple(int(r.get(k) or 0) for k in ("M", "N", "K"))})
+    return out
 
 
 def predict(symmcoll, machine, rows):
     """Fills r["pred"] for every row: one sweep per (world, algo, dtype, blocks, mode)."""
     groups = {}
     for r in rows:
-        groups.setdefault((r["world"], r["algo"], r["dtype"], r["blocks"], r["graph"]), []).append(r)
+        fused = r["op"] in data.FUSED_OPS
+        groups.setdefault((r["world"], r["algo"], r["dtype"], r["blocks"], r["graph"], r["mnk"][1:] if fused else ()),
+                          []).append(r)
     with tempfile.TemporaryDirectory() as tmp:
-        for i, ((world, algo, dtype, blocks, graph), rs) in enumerate(sorted(groups.items())):
+        for i, ((world, algo, dtype, blocks, graph, nk), rs) in enumerate(sorted(groups.items())):
             out = os.path.join(tmp, "%d.csv" % i)
-            sizes = ",".join(str(b) for b in sorted({r["bytes"] for r in rs}))
-            cmd = [symmcoll, "sweep", "--machine", machine, "--world", str(world), "--op", rs[0]["op"], "--algo", algo,
-                   "--dtype", dtype, "--blocks", str(blocks), "--mode", "graph" if graph else "eager",
-                   "--sizes", sizes, "--timing-only", "--quiet", "--csv", out]
+            mode = "graph" if graph else "eager"
+            if nk:  # a fused operation: one sweep per (N, K), its Ms
+                ms = ",".join(str(m) for m in sorted({r["mnk"][0] for r in rs}))
+                cmd = [symmcoll, "sweep", "--backend", "sim", "--machine", machine, "--world", str(world), "--op",
+                       rs[0]["op"], "--algo", algo, "--dtype", dtype, "--n", str(nk[0]), "--k", str(nk[1]), "--m", ms,
+                       "--mode", mode, "--timing-only", "--no-baselines", "--csv", out]
+            else:
+                sizes = ",".join(str(b) for b in sorted({r["bytes"] for r in rs}))
+                cmd = [symmcoll, "sweep", "--machine", machine, "--world", str(world), "--op", rs[0]["op"], "--algo",
+                       algo, "--dtype", dtype, "--blocks", str(blocks), "--mode", mode,
+                       "--sizes", sizes, "--timing-only", "--quiet", "--csv", out]
             p = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
             if p.returncode != 0:
                 sys.stderr.write("fidelity: %s failed: %s" % (" ".join(cmd), p.stderr))
                 continue
             with open(out) as f:
-                pred = {int(x["bytes"]): float(x["time_us_median"]) for x in csv.DictReader(f)}
+                pred = {(int(x["bytes"]), int(x["M"] or 0)): float(x["time_us_median"]) for x in csv.DictReader(f)}
             for r in rs:
-                if r["bytes"] in pred:
-                    r["pred"] = pred[r["bytes"]]
+                k = (r["bytes"], r["mnk"][0])
+                if k in pred:
+                    r["pred"] = pred[k]
 
 
 def stats(rs):
@@ -113,7 +125,9 @@ def main():
     ok = "met" if med <= 0.05 and mx <= LIMIT else "NOT met"
     lines = ["# Simulator fidelity on %s (held out)" % a.machine, "",
              "Every committed GPU row of our algorithms (bench and tune CSVs: all sizes, default and tuned block",
-             "counts, graph and eager) against `symmcoll sweep --timing-only` on experiments/machines/%s.ini." % a.machine,
+             "counts, graph and eager; the host plans; the fused operations at their M, N, K; where two runs measured",
+             "the same cell, the newer run's row) against `symmcoll sweep --timing-only` on",
+             "experiments/machines/%s.ini." % a.machine,
              "No row here is used to fit the machine file. Error: |pred - meas| / meas; signed: (pred - meas) / meas",
              "(negative: the simulator is optimistic). Generated by experiments/fidelity.py; do not edit.", "",
              "**Overall: %d rows, median %.1f%%, max %.1f%%, median signed %+.1f%%, %d beyond 20%%.** "
@@ -126,6 +140,19 @@ def main():
     lines += table("per algorithm", lambda r: r["algo"], rows)
     lines += table("per size band", lambda r: band(r["bytes"]), rows)
     lines += table("per launch mode", lambda r: "graph" if r["graph"] else "eager", rows)
+    lines += table("per run", lambda r: r["source"], rows)
+    new = sorted((r for r in rows if r["op"] in data.FUSED_OPS or ".ce_" in r["algo"]),
+                 key=lambda r: (r["op"], r["algo"], r["mnk"], r["bytes"], -r["graph"]))
+    if new:
+        lines += ["### Host plans and fused operations, row by row (%d)" % len(new), "",
+                  "| source | algo | bytes or M x N x K | blocks | mode | measured us | predicted us | error |",
+                  "|---|---|---:|---:|---|---:|---:|---:|"]
+        for r in new:
+            what = "%d x %d x %d" % r["mnk"] if r["op"] in data.FUSED_OPS else size(r["bytes"])
+            lines.append("| %s | %s | %s | %d | %s | %.2f | %.2f | %+.1f%% |" % (
+                r["source"], r["algo"], what, r["blocks"], "graph" if r["graph"] else "eager", r["meas"], r["pred"],
+                100 * (r["pred"] - r["meas"]) / r["meas"]))
+        lines.append("")
     bad = sorted((r for r in rows if abs(r["pred"] - r["meas"]) / r["meas"] > LIMIT),
                  key=lambda r: -abs(r["pred"] - r["meas"]) / r["meas"])
     lines += ["### Rows beyond 20%% (%d)" % len(bad), ""]
@@ -134,7 +161,9 @@ def main():
                   "|---|---|---|---:|---:|---|---:|---:|---:|"]
         for r in bad:
             lines.append("| %s | %s | %s | %s | %d | %s | %.2f | %.2f | %+.1f%% |" % (
-                r["source"], r["algo"], r["dtype"], size(r["bytes"]), r["blocks"], "graph" if r["graph"] else "eager",
+                r["source"], r["algo"], r["dtype"],
+                "%d x %d x %d" % r["mnk"] if r["op"] in data.FUSED_OPS else size(r["bytes"]), r["blocks"],
+                "graph" if r["graph"] else "eager",
                 r["meas"], r["pred"], 100 * (r["pred"] - r["meas"]) / r["meas"]))
     lines.append("")
     with open(out, "w") as f:

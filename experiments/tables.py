@@ -167,9 +167,107 @@ def measured(machine):
     write(tex_path, "".join(tex_parts))
 
 
+def run_name(source, rows=()):
+    """'bench_plans_h200x2.csv (02145e0fa9c0)': a run's CSV and the commit(s) it measured."""
+    shas = sorted({r["git_sha"] for r in rows if r["source"] == source})
+    return "%s (%s)" % (os.path.basename(source), ", ".join(shas)) if shas else os.path.basename(source)
+
+
+def goal_rows(machine):
+    """The machine's issue targets (experiments/targets.py GOALS) evaluated on every committed run
+    of it (each target on the newest run that measured it)."""
+    rows = data.measured_rows(machine, all_runs=True) + data.measured_rows(machine, fused=True, all_runs=True)
+    keys = {}
+    order = lambda src: keys.setdefault(src, data.run_key(src, [r for r in rows if r["source"] == src]))  # noqa: E731
+    return [tgt.evaluate(g, rows, order) for g in tgt.GOALS.get(machine, [])], rows
+
+
+def fmt_goal_value(e):
+    g = e["goal"]
+    if e["value"] is None:
+        return "-"
+    if "ratio_of" in g:
+        return "%.3fx (%s / %s us)" % (e["value"], fmt_us(e["ours"]["time_us_median"]), fmt_us(e["ref"]["time_us_median"]))
+    return "%s us" % fmt_us(e["value"])
+
+
+def goals_md(machine):
+    """The issue targets' section of targets_<machine>.md ([] where the machine has none)."""
+    evals, rows = goal_rows(machine)
+    if not evals:
+        return []
+    body = []
+    for e in evals:
+        o = e["ours"]
+        ref = e["ref"] or e["context"]
+        body.append([e["goal"]["name"], fmt_goal_value(e), o["algo"] if o else "-",
+                     "%s %s us" % (ref["algo"], fmt_us(ref["time_us_median"])) if ref else "-",
+                     run_name(e["run"], rows) if e["run"] else "-",
+                     "**%s**" % e["status"] + (" (%s)" % e["note"] if e["note"] else "")])
+    met = sum(e["status"] == "met" for e in evals)
+    return ["## Issue targets\n",
+            "Each target on the newest committed run (one CSV under `experiments/results/%s/`, newest by the commit "
+            "time of its git_sha) that measured one of our candidate algorithms there: our fastest row of that run, "
+            "and the reference (NCCL's row, the matmul alone) from the same run. Ratios are ours over the "
+            "reference. The targets are `GOALS` in `experiments/targets.py`; a newer CSV takes over with no code "
+            "change. **%d of %d met.**\n" % (machine, met, len(evals)),
+            md_table(["target", "measured", "ours (algo)", "reference / context, same run", "run", "status"], body)]
+
+
+def host_plans_md(meas):
+    """Host plans (copy engines) against NCCL's copy-engine all-gather and the SM programs."""
+    hp = tgt.host_plans(meas)
+    if not hp:
+        return []
+    body = []
+    for t in hp:
+        p = t["plan"]
+        pt = p["time_us_median"]
+        cell = lambda r: "%s %s" % (data.alias(r["algo"]), fmt_us(r["time_us_median"])) if r else "-"  # noqa: E731
+        x = lambda r: "%.2f" % (pt / r["time_us_median"]) if r else "-"  # noqa: E731
+        body.append([t["op"], tgt.fmt_bytes(t["bytes"]), "%s (%s)" % (p["algo"].split(".", 1)[1], p["blocks"]),
+                     fmt_us(pt), cell(t["nccl_ce"]), x(t["nccl_ce"]), cell(t["sm"]), x(t["sm"]), cell(t["nccl"]),
+                     x(t["nccl"]), run_name(p["source"], meas)])
+    return ["## Host plans (copy engines) against NCCL's copy-engine all-gather\n",
+            "Graph mode, median us, every row from one run (the newest that measured the size). *NCCL CE*: NCCL's "
+            "copy-engine all-gather (`nccl_ce`); *our best SM*: our fastest SM program; *NCCL SM*: the faster of "
+            "`nccl` and `nccl_symm`. x = plan / that time (< 1: the plan is faster).\n",
+            md_table(["op", "bytes", "host plan (blocks)", "us", "NCCL CE", "x", "our best SM", "x", "NCCL SM", "x",
+                      "run"], body)]
+
+
+def fused_md(machine):
+    """Fused operations against the matmul alone and NCCL + cuBLASLt, graph and eager."""
+    meas = data.measured_rows(machine, fused=True)
+    fz = tgt.fused(meas)
+    if not fz:
+        return []
+    body = []
+    for t in fz:
+        b, a, n = t["best"], t["alone"], t["nccl"]
+        bt = b["time_us_median"]
+        body.append([t["op"], tgt.SHAPE_NAMES.get((t["N"], t["K"]), "N%d K%d" % (t["N"], t["K"])), str(t["M"]),
+                     "graph" if t["graph"] else "eager", b["algo"].split(".", 1)[1], fmt_us(bt),
+                     fmt_us(a["time_us_median"]) if a else "-", "%.3f" % (bt / a["time_us_median"]) if a else "-",
+                     fmt_us(n["time_us_median"]) if n else "-", "%.3f" % (bt / n["time_us_median"]) if n else "-",
+                     run_name(b["source"], meas)])
+    return ["## Fused operations against the matmul alone and NCCL + cuBLASLt\n",
+            "Median us, every row from one run: our fastest fused algorithm, the matmul alone (`cublaslt`, "
+            "ag_mm M x N x K, mm_rs M x N x K/world) and NCCL's collective then cuBLASLt (`nccl_cublaslt`); x = ours "
+            "over that time. Per-algorithm rows and the simulator's predictions: `experiments/tables/fused_%s.md`.\n"
+            % machine,
+            md_table(["op", "shape", "M", "launch", "fastest fused", "us", "matmul alone", "x alone",
+                      "NCCL + cuBLASLt", "x NCCL", "run"], body)]
+
+
+NCCL_MARK = {"nccl_symm": "s", "nccl_ce": "c"}
+
+
 def targets(machine):
-    """Per op and size: our best algorithm (default blocks) vs NCCL's best from the same run."""
-    table = tgt.compare(data.measured_rows(machine))
+    """Per op and size: our best algorithm (default blocks) vs NCCL's best from the same run; the
+    host plans, the fused operations and the machine's issue targets beside."""
+    meas = data.measured_rows(machine)
+    table = tgt.compare(meas)
     md_path = os.path.join(TABLES, "targets_%s.md" % machine)
     tex_path = os.path.join(GENERATED, "table_targets_%s.tex" % machine)
     if not table:
@@ -177,12 +275,18 @@ def targets(machine):
         write(md_path, "# Targets on `%s`\n\n%s\n" % (machine, note))
         write(tex_path, "%% %s\n" % note)
         return
-    md = ["# Targets on `%s`: ours vs NCCL, measured in one run (bf16, CUDA graph, median us)\n" % machine,
+    sources = sorted({os.path.basename(r["source"]) for r in meas})
+    md = ["# Targets on `%s`: ours vs NCCL, measured in one run (bf16, median us)\n" % machine,
           "Generated by `experiments/tables.py targets %s` with `experiments/targets.py` (the logic "
-          "`scripts/gpu/targets.py` runs on the GPU machine) from `experiments/results/%s/bench_%s.csv`. "
-          "*ours*: our fastest algorithm at the registry's default block count; *NCCL best*: the faster of "
-          "plain `nccl` and `nccl_symm` (symmetric windows); speed-up = NCCL / ours (> 1: we are faster).\n"
-          % (machine, machine, machine), tgt.markdown(table)]
+          "`scripts/gpu/targets.py` runs on the GPU machine) from `experiments/results/%s/` (%s; where runs "
+          "overlap, each cell comes from the newest run that measured it).\n"
+          % (machine, machine, ", ".join("`%s`" % x for x in sources))]
+    md += goals_md(machine) + host_plans_md(meas) + fused_md(machine)
+    md += ["## Ours vs NCCL's best, per op and size (CUDA graph)\n",
+           "*ours*: our fastest algorithm at the registry's default block count (host plans included); *NCCL best*: "
+           "the fastest of plain `nccl`, `nccl_symm` (symmetric windows) and `nccl_ce` (NCCL's copy-engine "
+           "all-gather, in the runs that measured it); speed-up = NCCL / ours (> 1: we are faster).\n",
+           tgt.markdown(table)]
     write(md_path, "\n".join(md))
     sizes = sorted({t["bytes"] for t in table})
     header = ["size"]
@@ -196,15 +300,15 @@ def targets(machine):
             if hit:
                 t = hit[0]
                 cells += [data.alias(t["ours"]["algo"]), fmt_us(t["ours"]["time_us_median"]),
-                          fmt_us(t["nccl"]["time_us_median"]) + ("s" if t["nccl"]["algo"] == "nccl_symm" else ""),
+                          fmt_us(t["nccl"]["time_us_median"]) + NCCL_MARK.get(t["nccl"]["algo"], ""),
                           ("~" if t["verdict"] == "tie" else "") + "%.2f" % t["speedup"]]
             else:
                 cells += ["", "", "", ""]
         body.append(cells)
     write(tex_path, tex_table(
         "Targets on %s (measured, bf16, CUDA graph, median us): our fastest algorithm at default blocks vs "
-        "NCCL's best of plain and symmetric (s) in the same run; x = NCCL / ours; ~: a tie (the p10--p90 "
-        "intervals of the two times overlap)." % machine,
+        "NCCL's best of plain, symmetric (s) and, where measured, its copy-engine all-gather (c) in the same run; "
+        "x = NCCL / ours; ~: a tie (the p10--p90 intervals of the two times overlap)." % machine,
         "tab:targets-%s" % machine, header, body))
 
 
@@ -353,6 +457,51 @@ def calibration_slopes(machine, sources):
     return dict(t1=t[1], t2=t[2], t4=t[4], s12=rate(1, 2), s24=rate(2, 4), s14=rate(1, 4))
 
 
+FUSED_WORDS = {"ag_mm": "AgMm", "mm_rs": "MmRs"}
+FUSED_TARGET = dict(M=16384, N=3584, K=8192)  # the 70B shape at M 16384, the issue's target cell
+
+
+def plan_numbers(macro, machine, mword, meas):
+    """The host plans (copy-engine all-gather against NCCL's), the fused operations (70B, M 16384,
+    graph and eager) and the issue targets met, for the paper's prose."""
+    hp = [t for t in tgt.host_plans(meas) if t["op"] == "all_gather"]
+    if hp:
+        macro("symmMeasPlanGitSha" + mword, tex(", ".join(sorted({t["plan"]["git_sha"] for t in hp}))))
+    for size, sword in SIZE_WORDS.items():
+        at = [t for t in hp if t["bytes"] == size]
+        if not at:
+            continue
+        t = min(at, key=lambda t: t["plan"]["time_us_median"])
+        key = "AG" + sword + mword
+        macro("symmMeasCe" + key, fmt_us(t["plan"]["time_us_median"]))
+        macro("symmMeasCe" + key + "Algo", tex(data.alias(t["plan"]["algo"])))
+        if t["nccl_ce"]:
+            macro("symmMeasNcclCe" + key, fmt_us(t["nccl_ce"]["time_us_median"]))
+        if t["sm"]:
+            macro("symmMeasSm" + key, fmt_us(t["sm"]["time_us_median"]))
+            macro("symmMeasSm" + key + "Algo", tex(data.alias(t["sm"]["algo"])))
+    fz = [t for t in tgt.fused(data.measured_rows(machine, fused=True))
+          if all(t[k] == v for k, v in FUSED_TARGET.items())]
+    if fz:
+        macro("symmMeasFusedGitSha" + mword, tex(", ".join(sorted({t["best"]["git_sha"] for t in fz}))))
+    for t in fz:
+        key = "symmMeasFused%s%s%s" % (FUSED_WORDS[t["op"]], "Graph" if t["graph"] else "Eager", mword)
+        bt = t["best"]["time_us_median"]
+        macro(key, fmt_us(bt))
+        macro(key + "Algo", tex(t["best"]["algo"].split(".", 1)[1]))
+        if t["alone"]:
+            macro(key + "Alone", fmt_us(t["alone"]["time_us_median"]))
+            macro(key + "Ratio", "%.3f" % (bt / t["alone"]["time_us_median"]))
+        if t["nccl"]:
+            macro(key + "Nccl", fmt_us(t["nccl"]["time_us_median"]))
+            macro(key + "NcclRatio", "%.2f" % (bt / t["nccl"]["time_us_median"]))
+    evals, _ = goal_rows(machine)
+    if evals:
+        macro("symmGoalsMet" + mword, str(sum(e["status"] == "met" for e in evals)))
+        macro("symmGoalsCount" + mword, str(len(evals)))
+        macro("symmGoalsUnmeasured" + mword, str(sum(e["status"] in ("not measured", "not judged") for e in evals)))
+
+
 def numbers():
     """\\newcommand macros for every number the paper's prose quotes."""
     out = ["% Generated by experiments/tables.py numbers; do not edit.",
@@ -409,7 +558,8 @@ def numbers():
         mword = MACHINE_WORDS[machine]
         meas = data.by(data.measured_rows(machine), graph=1)
         table = tgt.compare(meas)
-        macro("symmMeasGitSha" + mword, tex(",".join(sorted({r["git_sha"] for r in meas}))))
+        macro("symmMeasGitSha" + mword, tex(", ".join(sorted({r["git_sha"] for r in meas}))))
+        plan_numbers(macro, machine, mword, meas)
         # The noise the tie rule stands on: each row's p10..p90 spread over its samples, in percent.
         spreads = [100 * tgt.spread(r) for r in meas]
         macro("symmNoiseMedian" + mword, "%.1f" % median(spreads))

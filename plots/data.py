@@ -5,6 +5,8 @@ Debian's /usr/bin/python3, which has matplotlib but no pandas."""
 import csv
 import glob
 import os
+import re
+import subprocess
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SIM_DIR = os.path.join(ROOT, "experiments", "results", "sim")
@@ -32,10 +34,14 @@ ALIASES = {
     "all_reduce.st_ll_reduce": "one_shot_ll",
     "reduce_scatter.st_ll_reduce": "push_ll",
     "all_gather.st_ll": "push_ll",
+    "all_gather.ce_st": "ce",
+    "reduce_scatter.ce_st_ring_reduce": "ce",
+    "reduce_scatter.ce_st_chunk_reduce": "ce_overlap",
     "barrier.signal_wait": "acq_rel",
     "barrier.signal_wait_relaxed": "relaxed",
     "nccl": "NCCL",
     "nccl_symm": "NCCL (symm)",
+    "nccl_ce": "NCCL (CE)",
 }
 
 
@@ -63,9 +69,9 @@ def _num(row, key, cast=float):
 
 
 def read_rows(path):
-    """Rows of one result CSV with numeric columns converted."""
+    """Rows of one result CSV with numeric columns converted ('#' comment lines skipped)."""
     with open(path, newline="") as f:
-        rows = list(csv.DictReader(f))
+        rows = list(csv.DictReader(line for line in f if not line.startswith("#")))
     for r in rows:
         for k in ("world", "bytes", "blocks", "graph"):
             r[k] = int(r[k])
@@ -83,19 +89,90 @@ def sim_rows(machine, fused=False):
     return rows
 
 
-def measured_rows(machine, fused=False):
+def measured_rows(machine, fused=False, all_runs=False):
     """GPU measurements committed under experiments/results/<machine>/ (may be none): the
-    collectives' (fused=True: the fused ops' rows, fused_<machine>.csv).
+    collectives' (fused=True: the fused ops' rows, e.g. fused_<machine>.csv).
 
-    tune_*.csv files sweep block counts for the same (op, algo, size); taking the minimum over
-    them would quote a configuration the benchmark does not run, so they are left out here; so are
-    calibrate_*.csv files (their own schema, read by calibration_gemm_rows)."""
+    Every CSV there is one run (bench_*.csv, fused_*.csv, any new name), except tune_*.csv (block
+    counts swept for the same (op, algo, size): taking the minimum over them would quote a
+    configuration the benchmark does not run) and calibrate_*.csv (their own schema, read by
+    calibration_gemm_rows), which are left out. Where several runs measured the same cell (op,
+    world, dtype, size or M N K, launch mode), the cell's rows, ours and NCCL's, all come from the
+    newest of them (newest_runs), so a comparison never mixes runs; all_runs=True keeps every row."""
     rows = []
     for path in sorted(glob.glob(os.path.join(RESULTS_DIR, machine, "*.csv"))):
         if os.path.basename(path).startswith(("tune", "calibrate")):
             continue
         rows += [r for r in read_rows(path) if r["backend"] == "cuda" and (r["op"] in FUSED_OPS) == fused]
-    return rows
+    return rows if all_runs else newest_runs(rows)
+
+
+# ---- which run is newest -------------------------------------------------------------------
+# A run is one result CSV. Runs are ordered by the commit time of the code they measured (the
+# git_sha column; "-dirty" ignored), then by when the CSV was first committed (a CSV git does not
+# know yet counts as the newest), then by file name: adding a newer run needs no code change.
+_GIT_TIMES = {}
+
+
+def _git_time(*args):
+    """The first %ct line `git log` prints for args in the repository, or None (no git, unknown)."""
+    if args in _GIT_TIMES:
+        return _GIT_TIMES[args]
+    t = None
+    try:
+        p = subprocess.run(["git", "-C", ROOT, "log", "--format=%ct"] + list(args), stdout=subprocess.PIPE,
+                           stderr=subprocess.DEVNULL, text=True, timeout=60)
+        lines = p.stdout.split()
+        if p.returncode == 0 and lines:
+            t = int(lines[-1] if "--diff-filter=A" in args else lines[0])
+    except (OSError, ValueError, subprocess.SubprocessError):
+        t = None
+    _GIT_TIMES[args] = t
+    return t
+
+
+def sha_time(sha):
+    """Commit time (s) of a git_sha column value, or None where this repository does not know it."""
+    sha = str(sha).split("-")[0].lower()
+    if not re.fullmatch(r"[0-9a-f]{7,40}", sha):
+        return None
+    return _git_time("-1", sha + "^{commit}", "--")
+
+
+def file_time(path):
+    """Time (s) of the commit that first added `path`, or None (not committed, or no git)."""
+    return _git_time("--diff-filter=A", "--", os.path.abspath(path))
+
+
+def run_key(path, rows=None):
+    """Sort key of a run (one CSV): larger is newer (see the comment above _GIT_TIMES)."""
+    if rows is None:
+        rows = read_rows(path)
+    inf = float("inf")
+    shas = [t for t in (sha_time(s) for s in {r.get("git_sha", "") for r in rows}) if t is not None]
+    added = file_time(path)
+    added = inf if added is None else added
+    return (max(shas) if shas else added, added, os.path.basename(path))
+
+
+def cell(r):
+    """What one measurement is of, apart from the algorithm: a run's rows for one cell compete."""
+    return (r["op"], r["world"], r["dtype"], r["bytes"], r["graph"],
+            int(r.get("M") or 0), int(r.get("N") or 0), int(r.get("K") or 0))
+
+
+def newest_runs(rows):
+    """The rows of every cell (cell()) from the newest run (run_key) that measured it."""
+    by_source = {}
+    for r in rows:
+        by_source.setdefault(r["source"], []).append(r)
+    key = {p: run_key(p, rs) for p, rs in by_source.items()}
+    pick = {}
+    for r in rows:
+        c = cell(r)
+        if c not in pick or key[r["source"]] > key[pick[c]]:
+            pick[c] = r["source"]
+    return [r for r in rows if pick[cell(r)] == r["source"]]
 
 
 def with_mnk(rows):

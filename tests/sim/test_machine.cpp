@@ -40,12 +40,14 @@ TEST(Machine, ShippedFilesLoad) {
   EXPECT_DOUBLE_EQ(m.block_GBps, 56);  // calibrated from tune_h200x4.csv (see the file)
   EXPECT_EQ(m.sms, 132);
   EXPECT_EQ(Machine::by_name("h200x8").gpus, 8);
-  // h200x2: h200x4's per-GPU numbers on 2 GPUs.
+  // h200x2: fitted from its own world-2 calibration run (experiments/results/h200x2/calibrate_h200x2.csv)
+  // and the one-GPU run, so its link, latency and per-block keys are its own; the chip's agree.
   const Machine x2 = Machine::by_name("h200x2");
   EXPECT_EQ(x2.gpus, 2);
-  EXPECT_DOUBLE_EQ(x2.block_GBps, m.block_GBps);
-  EXPECT_DOUBLE_EQ(x2.load_rtt_us, m.load_rtt_us);
-  EXPECT_DOUBLE_EQ(x2.nvlink_ingress_GBps, m.nvlink_ingress_GBps);
+  EXPECT_EQ(x2.sms, m.sms);
+  EXPECT_EQ(x2.copy_engines, m.copy_engines);
+  EXPECT_GT(x2.block_GBps, 0);
+  EXPECT_GT(x2.load_rtt_us, 0);
   EXPECT_EQ(Machine::by_name("h100x8").gpus, 8);
   const Machine t = Machine::by_name(SYMM_TEST_DIR "/tiny.ini");
   EXPECT_EQ(t.name, "tiny");
