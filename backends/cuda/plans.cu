@@ -4,15 +4,19 @@
 #include "backends/cuda/check.h"
 #include "backends/cuda/plan_exec.h"
 #include "backends/cuda/program_kernel.cuh"
+#include "backends/cuda/residency.h"
 #include "core/algos/ag_mm_ce_bulk_gemm.h"
 #include "core/algos/ag_mm_ce_chunk_gemm.h"
 #include "core/algos/ag_mm_st_bulk_gemm.h"
 #include "core/algos/all_gather_ce_st.h"
+#include "core/algos/local_reduce_ring.h"
 #include "core/algos/mm_rs_gemm_ce_ring_reduce.h"
 #include "core/algos/mm_rs_gemm_st_chunk_reduce.h"
 #include "core/algos/reduce_scatter_ce_st_chunk_reduce.h"
 #include "core/algos/reduce_scatter_ce_st_ring_reduce.h"
 #include "core/dispatch.h"
+
+#include <type_traits>
 
 namespace symm::cuda {
 namespace {
@@ -32,6 +36,11 @@ class CudaHost {
   }
   template <class Program, class T>
   void launch(int s, const CollArgs& a, int blocks) {
+    // A kernel that waits for peers needs every rank's blocks resident (in-process teams); the
+    // ring's local reduce waits for no one (its inputs arrived behind stream waits).
+    if constexpr (!std::is_same_v<Program, LocalReduceRing>)
+      check_residency(reinterpret_cast<const void*>(&program_kernel<Program, T>), h_, blocks, x_.threads(),
+                      "a host plan's device program");
     program_kernel<Program, T><<<blocks, x_.threads(), 0, x_.stream(s)>>>(h_, a);
     SYMM_CUDA_CHECK(cudaGetLastError());
   }
