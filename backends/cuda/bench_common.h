@@ -88,6 +88,8 @@ class SampleTimer {
              const std::function<void()>& in_flight = nullptr) {
     cudaStream_t s = rt_.stream();
     cudaGraphExec_t exec = graph ? capture_graph(s, one, calls) : nullptr;
+    // A team: no rank launches into a peer still instantiating its graph (which may wait for the device).
+    if (graph && rt_.team()) rt_.barrier();
     auto sample = [&]() {
       if (graph)
         SYMM_CUDA_CHECK(cudaGraphLaunch(exec, s));

@@ -7,6 +7,7 @@
 #include <fstream>
 #include <functional>
 #include <memory>
+#include <type_traits>
 
 #include "backends/cuda/bench_common.h"
 #include "backends/cuda/check.h"
@@ -14,6 +15,8 @@
 #include "backends/cuda/host_logic.h"
 #include "backends/cuda/plan_exec.h"
 #include "backends/cuda/runtime.h"
+#include "backends/cuda/team.h"
+#include "backends/cuda/team_run.h"
 #include "core/reference.h"
 #include "core/result.h"
 
@@ -45,12 +48,13 @@ class FusedBench {
  public:
   FusedBench(const FusedBenchOptions& o, Runtime& rt)
       : o_(o), rt_(rt), exec_(rt.handle(), rt.stream(), o.streams, 512), gemm_(1), timer_(rt, o.iters) {
-    machine_ = o.machine.empty() ? machine_name(rt.device_name(), rt.world()) : o.machine;
+    machine_ = o.machine.empty() ? rt.machine() : o.machine;
     open_results_csv(csv_, rt, o.csv, csv_header());
   }
   int failures() const { return failures_; }
 
   void print_header() {
+    if (team()) print_team_header(rt_);
     if (rt_.rank() != 0) return;
     std::printf("# symmcoll bench (fused), backend cuda, machine %s, world %d, device %s, git %s, streams %d\n",
                 machine_.c_str(), rt_.world(), rt_.device_name().c_str(), git_sha(), exec_.streams());
@@ -146,11 +150,13 @@ class FusedBench {
     if (o_.check && macs <= o_.ref_max) want = reference_c<T>(op, s, seed, w, me);
 
     std::vector<Case> cases;
-    if (o_.baselines || o_.check) cases.push_back(Case{nullptr, true});
+    // A team has no NCCL: its check answer comes from peer copies and cuBLASLt (team_answer).
+    if ((o_.baselines || o_.check) && !team()) cases.push_back(Case{nullptr, true});
     if (o_.baselines) cases.push_back(Case{nullptr, false});
     for (const FusedAlgo* a : algos) cases.push_back(Case{a, false});
 
     std::vector<double> base_answer;
+    if (o_.check && team()) base_answer = team_answer<T>(op, s, fb, a_plain.p, b.p, base_full.p, base_c.p);
     const double bound = matmul_err_bound(t, w, !ag);
     for (const Case& cs : cases) {
       ResultRow row;
@@ -188,6 +194,7 @@ class FusedBench {
                 row.op.c_str(), row.algo.c_str(), row.dtype.c_str(), s.m, s.n, s.k, err[0], err[1], bound);
         }
       } else {
+        if (team()) rt_.barrier();  // every rank's buffers made before any rank launches
         enqueue(cs)();  // one eager call first: GEMM plans and kernels load outside any capture
         sync_all(true);
       }
@@ -216,6 +223,54 @@ class FusedBench {
   }
 
   static std::size_t align(std::size_t b) { return (b + 4095) / 4096 * 4096; }
+
+  bool team() const { return rt_.team() != nullptr; }
+
+  // An in-process team's answer to check the fused plans against, in place of nccl_cublaslt's
+  // (NCCL refuses ranks that share a GPU): ag_mm, every rank's shard copied from its plain buffer
+  // (one address space) into `full`, then the cuBLASLt GEMM into `c`; mm_rs, every rank's GEMM
+  // of its partial product into `full`, then this rank's rows of every rank's partial summed on
+  // the host in float64. Meetings order it: no rank reads a peer's buffer before the peer has
+  // written it, or before the peer is done with it. Not timed (no row): a check only.
+  template <class T>
+  std::vector<double> team_answer(FusedOp op, const MatShape& s, const FusedBuffers& fb, void* a, void* b, void* full,
+                                  void* c) {
+    const int w = rt_.world(), me = rt_.rank();
+    const std::size_t rows = s.m / std::size_t(w);
+    cudaStream_t st = rt_.stream();
+    rt_.set_context(std::string(fused_op_name(op)) + " the team's check answer");
+    std::vector<double> answer;
+    if (op == FusedOp::kAgMm) {
+      rt_.sync();  // this rank's shard is in `a`
+      const std::vector<void*> shards = rt_.team()->all_gather(me, a);
+      for (int r = 0; r < w; ++r)
+        SYMM_CUDA_CHECK(cudaMemcpyAsync(static_cast<char*>(full) + std::size_t(r) * fb.a, shards[std::size_t(r)], fb.a,
+                                        cudaMemcpyDefault, st));
+      gemm_.run(st, 0, gemm_args(full, b, c, s.m, s.n, s.k, DType(s_dtype<T>())));
+      answer = download<T>(c, fb.c / sizeof(T));
+    } else {
+      const std::size_t kl = s.k / std::size_t(w);
+      gemm_.run(st, 0, gemm_args(a, b, full, s.m, s.n, kl, DType(s_dtype<T>())));
+      rt_.sync();  // this rank's partial product is in `full`
+      const std::vector<void*> partials = rt_.team()->all_gather(me, full);
+      const std::size_t n = rows * s.n, off = std::size_t(me) * n * sizeof(T);
+      answer.assign(n, 0.0);
+      std::vector<T> mine(n);
+      for (int r = 0; r < w; ++r) {
+        SYMM_CUDA_CHECK(cudaMemcpyAsync(mine.data(), static_cast<const char*>(partials[std::size_t(r)]) + off,
+                                        n * sizeof(T), cudaMemcpyDefault, st));
+        rt_.sync();
+        for (std::size_t i = 0; i < n; ++i) answer[i] += double(to_float(mine[i]));
+      }
+    }
+    rt_.barrier();  // every rank has read what it needed of the others' buffers
+    return answer;
+  }
+
+  template <class T>
+  static constexpr DType s_dtype() {
+    return std::is_same_v<T, bf16> ? DType::kBF16 : DType::kFP16;
+  }
 
   // This rank's C in float64: ag_mm, all_gather(A) @ B (every rank's shard regenerated from the
   // seed); mm_rs, my rows of sum_r A_r @ B_r.
@@ -320,10 +375,7 @@ class FusedBench {
 
 int run_fused_bench(const FusedBenchOptions& o) {
   const RankEnv env = rank_env(process_env());
-  if (env.world < 2)
-    fail(ErrorCode::kInvalidArgument,
-         "bench --backend cuda needs at least 2 ranks (WORLD_SIZE=" + std::to_string(env.world) +
-             "): start it with 'symmcoll launch -n N -- symmcoll bench --backend cuda ...'");
+  const CommandRanks ranks = command_ranks(o.world, ranks.world, "bench --backend cuda");
   if (o.shapes.empty()) fail(ErrorCode::kInvalidArgument, "bench --op ag_mm/mm_rs needs --shape or --n/--k, and --m");
   if (o.streams < 2 || o.streams > kMaxStreams)
     fail(ErrorCode::kInvalidArgument,
@@ -335,22 +387,33 @@ int run_fused_bench(const FusedBenchOptions& o) {
     per_op.push_back(parse_fused_algos(op, o.algos));
     for (DType t : o.dtypes)
       for (const MatShape& s : o.shapes) {
-        validate_fused(op, s, env.world, t);
-        const FusedBuffers b = fused_buffers(op, s, env.world, t);
+        validate_fused(op, s, ranks.world, t);
+        const FusedBuffers b = fused_buffers(op, s, ranks.world, t);
         const std::size_t need = op == FusedOp::kAgMm ? (b.a + 4095) / 4096 * 4096 + b.gathered : b.scratch;
         heap = std::max(heap, need);
       }
   }
   heap = (heap + (4u << 20) - 1) / (4u << 20) * (4u << 20);
-  Runtime rt(env, heap, 0);  // 0: the default bound (SYMM_WAIT_TIMEOUT_S) at the device clock
-  FusedBench b(o, rt);
-  b.print_header();
-  for (std::size_t i = 0; i < o.ops.size(); ++i)
-    for (DType t : o.dtypes)
-      for (const MatShape& s : o.shapes) b.run_shape(o.ops[i], t, s, per_op[i]);
-  rt.barrier();
-  if (rt.rank() == 0) std::printf("# %d check failure(s)\n", b.failures());
-  return b.failures() ? 1 : 0;
+  auto rank_main = [&](Runtime& rt) -> int {
+    FusedBench b(o, rt);
+    if (rt.team()) rt.barrier();  // every rank's executor and GEMM workspaces made before any launch
+    b.print_header();
+    for (std::size_t i = 0; i < o.ops.size(); ++i)
+      for (DType t : o.dtypes)
+        for (const MatShape& s : o.shapes) b.run_shape(o.ops[i], t, s, per_op[i]);
+    rt.barrier();
+    if (rt.rank() == 0) std::printf("# %d check failure(s)\n", b.failures());
+    return b.failures() ? 1 : 0;
+  };
+  // Timeout 0: the default bound (SYMM_WAIT_TIMEOUT_S) at the device clock.
+  if (ranks.team) return run_in_process(ranks.world, heap, 0, rank_main);
+  Runtime rt(env, heap, 0);
+  try {
+    return rank_main(rt);
+  } catch (...) {
+    rt.abort();  // a peer may wait in NCCL for this rank: wait for nothing more
+    throw;
+  }
 }
 
 }  // namespace symm::cuda

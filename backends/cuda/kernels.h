@@ -31,6 +31,8 @@ LaunchPlan plan_launch_resident(const AlgoInfo& a, DType t, std::size_t bytes, i
 // Loads every device program's kernel (cudaFuncGetAttributes) so that no launch in a team loads a
 // module lazily while a peer's kernel spins (loading may synchronize the context).
 void preload_programs();
+// The same for the device programs host plans launch (plans.cu).
+void preload_plan_programs();
 
 // One block waits (acquire) on `slot` for `value`: the bounded-wait error path's probe.
 void launch_wait_probe(const DeviceHandle& h, uint32_t slot, uint32_t value, cudaStream_t s);

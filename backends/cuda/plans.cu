@@ -74,6 +74,15 @@ void with_fused_plan(const std::string& id, F&& f) {
 
 }  // namespace
 
+void preload_plan_programs() {
+  for (DType t : {DType::kBF16, DType::kFP16, DType::kFP32})
+    with_type(t, [&]<class T>() {
+      cudaFuncAttributes attr;
+      SYMM_CUDA_CHECK(cudaFuncGetAttributes(&attr, &program_kernel<AllGatherSt, T>));
+      SYMM_CUDA_CHECK(cudaFuncGetAttributes(&attr, &program_kernel<LocalReduceRing, T>));
+    });
+}
+
 void PlanExec::enqueue_fused(const FusedAlgo& algo, const FusedArgs& a) {
   begin_call();
   CudaHost host(*this);

@@ -96,6 +96,13 @@ void Runtime::finish_setup(unsigned long long timeout_cycles) {
   cudaDeviceProp prop{};
   SYMM_CUDA_CHECK(cudaGetDeviceProperties(&prop, device_));
   device_name_ = prop.name;
+  if (team_) {
+    int ndev = 0;
+    SYMM_CUDA_CHECK(cudaGetDeviceCount(&ndev));
+    machine_ = team_machine_name(device_name_, team_gpus_used(h_.world, ndev));
+  } else {
+    machine_ = machine_name(device_name_, h_.world);
+  }
   int clock_khz = 0;
   SYMM_CUDA_CHECK(cudaDeviceGetAttribute(&clock_khz, cudaDevAttrClockRate, device_));
   h_.timeout_cycles = timeout_cycles ? timeout_cycles : wait_timeout_cycles(process_env(), clock_khz);
@@ -182,6 +189,7 @@ void Runtime::barrier() {
 
 void Runtime::reduce_max(double* v, int n) {
   if (team_) {
+    sync();  // as the NCCL path: every rank's stream drained at the meeting
     team_->reduce_max(h_.rank, v, n);
     return;
   }

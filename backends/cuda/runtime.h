@@ -62,6 +62,9 @@ class Runtime {
   std::size_t heap_bytes() const { return heap_bytes_; }
   const DeviceHandle& handle() const { return h_; }
   const std::string& device_name() const { return device_name_; }
+  // The machine column of this run's rows: "h200x4" with one process per GPU (device, world), an
+  // in-process team's by device and GPU count ("h200x1"; team_machine_name, team.h).
+  const std::string& machine() const { return machine_; }
   void set_timeout_cycles(unsigned long long c) { h_.timeout_cycles = c; }
   unsigned long long timeout_cycles() const { return h_.timeout_cycles; }
   double stream_timeout_s() const { return stream_timeout_s_; }
@@ -108,7 +111,7 @@ class Runtime {
   std::size_t heap_bytes_ = 0;
   float* one_ = nullptr;
   double* stat_buf_ = nullptr;  // reduce_max's device buffer (NCCL)
-  std::string device_name_;
+  std::string device_name_, machine_;
   std::string context_;
   double stream_timeout_s_ = 0;
   char* heap_mc_ = nullptr;

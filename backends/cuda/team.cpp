@@ -27,6 +27,24 @@ std::optional<std::string> team_world_refusal(int world) {
          " (ranks of one in-process team; the peer tables hold " + std::to_string(kNodeWorld) + ")";
 }
 
+CommandRanks command_ranks(int world_option, int env_world, const std::string& command) {
+  if (world_option != 0) {
+    if (env_world > 1)
+      fail(ErrorCode::kInvalidArgument, "--world " + std::to_string(world_option) +
+                                            " runs the ranks as threads of one process, but this is rank of a "
+                                            "launch (WORLD_SIZE=" + std::to_string(env_world) +
+                                            "): use one or the other");
+    if (auto why = team_world_refusal(world_option)) fail(ErrorCode::kInvalidArgument, *why);
+    return CommandRanks{world_option, true};
+  }
+  if (env_world < 2)
+    fail(ErrorCode::kInvalidArgument,
+         command + " needs at least 2 ranks (WORLD_SIZE=" + std::to_string(env_world) +
+             "): one process per GPU with 'symmcoll launch -n N -- symmcoll " + command +
+             " ...', or N ranks in this process (one GPU is enough) with --world N");
+  return CommandRanks{env_world, false};
+}
+
 int team_gpu(int rank, int gpus) { return gpus > 0 ? rank % gpus : 0; }
 
 int team_gpus_used(int world, int gpus) { return std::max(1, std::min(world, gpus)); }

@@ -36,6 +36,15 @@ int team_ranks_on_gpu(int world, int gpus, int gpu);
 // "_inproc" ("h200x2_inproc"), since h200x2 names one process per GPU with NCCL beside it.
 std::string team_machine_name(const std::string& device_name, int gpus_used);
 
+// The ranks a command runs: `world_option` > 0 (--world N) is an in-process team of N ranks,
+// refused under a launcher (WORLD_SIZE > 1: one or the other); 0 (not given) is the launcher's
+// ranks (RANK / WORLD_SIZE), at least 2. Throws kInvalidArgument in one line naming the way out.
+struct CommandRanks {
+  int world = 0;
+  bool team = false;
+};
+CommandRanks command_ranks(int world_option, int env_world, const std::string& command);
+
 // ---- residency ------------------------------------------------------------------------
 // Blocks of one rank's kernel that fit beside the other `ranks - 1` ranks' equal kernels on one
 // GPU: floor(per_sm x sms / ranks), where per_sm is what the occupancy API gives for the kernel
