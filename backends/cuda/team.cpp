@@ -19,6 +19,12 @@ std::string seconds(double s) {
   return buf;
 }
 
+// "0,2": a list of ranks.
+void append_rank(std::string& list, int r) {
+  if (!list.empty()) list += ',';
+  list += std::to_string(r);
+}
+
 }  // namespace
 
 std::optional<std::string> team_world_refusal(int world) {
@@ -31,8 +37,8 @@ CommandRanks command_ranks(int world_option, int env_world, const std::string& c
   if (world_option != 0) {
     if (env_world > 1)
       fail(ErrorCode::kInvalidArgument, "--world " + std::to_string(world_option) +
-                                            " runs the ranks as threads of one process, but this is rank of a "
-                                            "launch (WORLD_SIZE=" + std::to_string(env_world) +
+                                            " runs the ranks as threads of one process, but this process is a "
+                                            "rank of a launch (WORLD_SIZE=" + std::to_string(env_world) +
                                             "): use one or the other");
     if (auto why = team_world_refusal(world_option)) fail(ErrorCode::kInvalidArgument, *why);
     return CommandRanks{world_option, true};
@@ -108,7 +114,7 @@ void Team::meet(int rank, const std::string& what, const std::function<void()>& 
     if (generation_ != gen || aborted_) break;
     std::string missing;
     for (int r = 0; r < world_; ++r)
-      if (!here_[std::size_t(r)]) missing += (missing.empty() ? "" : ",") + std::to_string(r);
+      if (!here_[std::size_t(r)]) append_rank(missing, r);
     const std::string msg = "rank " + std::to_string(rank) + " waited " + seconds(timeout_s_) + " at " + what + " for rank(s) " + missing + ", which never came";
     aborted_ = true;
     why_ = msg;
@@ -213,7 +219,7 @@ int run_team(Team& team, const std::function<int(int rank)>& fn, double stop_bou
         !cv.wait_for(lk, std::chrono::duration<double>(stop_bound_s), all_done) && on_stuck) {
       std::string stuck;
       for (int r = 0; r < n; ++r)
-        if (!done[std::size_t(r)]) stuck += (stuck.empty() ? "" : ",") + std::to_string(r);
+        if (!done[std::size_t(r)]) append_rank(stuck, r);
       on_stuck("rank(s) " + stuck + " did not stop within " + seconds(stop_bound_s) + " after rank " +
                std::to_string(first_rank) + " failed");
     }
