@@ -105,6 +105,7 @@ class Bench {
   }
 
   void alloc_plain(std::size_t in_bytes, std::size_t out_bytes) {
+    if (!o_.nccl) return;  // only the `nccl` baseline runs on plain buffers
     SYMM_CUDA_CHECK(cudaMalloc(&plain_in_, std::max<std::size_t>(in_bytes, 16)));
     SYMM_CUDA_CHECK(cudaMalloc(&plain_out_, std::max<std::size_t>(out_bytes, 16)));
   }

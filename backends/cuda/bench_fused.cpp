@@ -334,6 +334,7 @@ class FusedBench {
     SYMM_CUDA_CHECK(cudaMemsetAsync(out, 0xFF, count * sizeof(T), rt_.stream()));
     rt_.barrier();
     cudaGraphExec_t exec = capture(one, 1);
+    if (team()) rt_.barrier();  // no rank replays into a peer still instantiating its graph
     for (int i = 0; i < o_.replays; ++i) SYMM_CUDA_CHECK(cudaGraphLaunch(exec, rt_.stream()));
     sync_all(true);
     SYMM_CUDA_CHECK(cudaGraphExecDestroy(exec));
