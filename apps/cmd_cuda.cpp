@@ -4,9 +4,9 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
-#include <cstdlib>
 #include <boost/program_options.hpp>
 #include <cstdio>
+#include <cstdlib>
 #include <iostream>
 #include <sstream>
 #include <string>
@@ -48,7 +48,8 @@ void require_devices(int n, const std::string& who) {
     fail(ErrorCode::kUnsupported, who + " needs " + std::to_string(n) + " GPUs, one per rank; this host shows " +
                                       std::to_string(count) +
                                       " (CUDA_VISIBLE_DEVICES limits what it shows); or run the N ranks in one "
-                                      "process, without launch: --world " + std::to_string(n));
+                                      "process, without launch: --world " +
+                                      std::to_string(n));
 }
 
 // Errors of a rank name it; an in-process team's errors already do (run_team), and a launched
@@ -83,7 +84,7 @@ constexpr const char* kBenchCudaTestingHelp =
 
 void prepare_team(int world, const std::string& command) {
   if (auto why = cuda::team_world_refusal(world)) fail(ErrorCode::kInvalidArgument, *why);  // --world 0 too
-  cuda::command_ranks(world, cuda::rank_env(cuda::process_env()).world, command);  // refuses in one line
+  cuda::command_ranks(world, cuda::rank_env(cuda::process_env()).world, command);           // refuses in one line
   setenv("CUDA_MODULE_LOADING", "EAGER", /*overwrite=*/0);
 }
 

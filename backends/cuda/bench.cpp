@@ -145,8 +145,7 @@ class Bench {
               const int fit = program_fit_blocks(*a, t, rt_.handle(), p.threads);
               if (p.blocks > fit)
                 fail(ErrorCode::kUnsupported, std::to_string(rt_.handle().gpu_ranks) + " ranks x " +
-                                                  std::to_string(p.blocks) + " blocks of " +
-                                                  std::to_string(p.threads) +
+                                                  std::to_string(p.blocks) + " blocks of " + std::to_string(p.threads) +
                                                   " threads do not fit on one GPU at once (at most " +
                                                   std::to_string(fit) + " per rank)");
             } catch (const Error& e) {
@@ -514,8 +513,8 @@ class Bench {
           if (test_.kill_rank != rt_.rank()) return;
           // A team's rank is a thread: it stops (its peers' waits for it run out their bound).
           if (team())
-            fail(ErrorCode::kInternal, "SYMM_TEST_RANK_KILL: rank " + std::to_string(rt_.rank()) +
-                                           " stops with its samples in flight");
+            fail(ErrorCode::kInternal,
+                 "SYMM_TEST_RANK_KILL: rank " + std::to_string(rt_.rank()) + " stops with its samples in flight");
           std::raise(SIGKILL);
         });
   }
@@ -587,7 +586,6 @@ class Bench {
  public:
   void set_seed(uint64_t s) { next_seed_ = s; }
 };
-
 
 // One rank's bench (every rank runs it: a process of a launch, or a thread of a team).
 int bench_rank(const BenchOptions& o, Runtime& rt, const TestRankOverrides& test,
@@ -694,8 +692,7 @@ int run_bench(const BenchOptions& o) {
   // A team has no NCCL: no baselines, rows checked against the float64 reference.
   BenchOptions opts = o;
   if (ranks.team) opts.nccl = false;
-  auto rank_main = [&](Runtime& rt) -> int { return bench_rank(opts, rt, test, per_op, auto_algo, in_max, out_max);
-  };
+  auto rank_main = [&](Runtime& rt) -> int { return bench_rank(opts, rt, test, per_op, auto_algo, in_max, out_max); };
   // o.timeout_cycles 0: the runtime converts SYMM_WAIT_TIMEOUT_S (or the default) at the device clock.
   if (ranks.team) return run_in_process(world, heap, o.timeout_cycles, rank_main);
   Runtime rt(env, heap, o.timeout_cycles, multicast);

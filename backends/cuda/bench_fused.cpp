@@ -195,7 +195,7 @@ class FusedBench {
         }
       } else {
         if (team()) rt_.barrier();  // every rank's buffers made before any rank launches
-        enqueue(cs)();  // one eager call first: GEMM plans and kernels load outside any capture
+        enqueue(cs)();              // one eager call first: GEMM plans and kernels load outside any capture
         sync_all(true);
       }
       row.max_rel_err = err[0] >= 0 ? err[0] : err[1];
@@ -376,7 +376,7 @@ class FusedBench {
 
 int run_fused_bench(const FusedBenchOptions& o) {
   const RankEnv env = rank_env(process_env());
-  const CommandRanks ranks = command_ranks(o.world, ranks.world, "bench --backend cuda");
+  const CommandRanks ranks = command_ranks(o.world, env.world, "bench --backend cuda");
   if (o.shapes.empty()) fail(ErrorCode::kInvalidArgument, "bench --op ag_mm/mm_rs needs --shape or --n/--k, and --m");
   if (o.streams < 2 || o.streams > kMaxStreams)
     fail(ErrorCode::kInvalidArgument,

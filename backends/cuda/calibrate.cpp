@@ -366,7 +366,8 @@ int calibrate_main(const std::string& csv, const std::string& command, int team_
   const std::size_t half = std::size_t(biggest) + (4u << 20);
   // Timeout 0: the runtime converts SYMM_WAIT_TIMEOUT_S (or its default) at the device clock.
   if (ranks.team)
-    return run_in_process(ranks.world, 2 * half, 0, [&](Runtime& rt) { return calibrate_rank(rt, plan, half, csv, command); });
+    return run_in_process(ranks.world, 2 * half, 0,
+                          [&](Runtime& rt) { return calibrate_rank(rt, plan, half, csv, command); });
   Runtime rt(env, 2 * half, 0);
   try {
     return calibrate_rank(rt, plan, half, csv, command);

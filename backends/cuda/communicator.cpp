@@ -245,7 +245,7 @@ class CudaCommunicator final : public Communicator {
   std::string machine_;
   std::unique_ptr<cuda::RankMemory> mem_;
   std::map<cudaStream_t, std::unique_ptr<cuda::PlanExec>> plans_;  // host plans' side streams, per caller stream
-  DeviceHandle h_;  // mem_'s, with this communicator's wait bound
+  DeviceHandle h_;                                                 // mem_'s, with this communicator's wait bound
   cudaStream_t stream_ = nullptr;
   std::size_t heap_bytes_ = 0, fixed_ = 0, arena_ = 0;
   std::map<std::size_t, std::size_t> used_;  // arena offset -> bytes
@@ -258,8 +258,7 @@ std::unique_ptr<Communicator> cuda_communicator(ncclComm_t comm, const CudaOptio
 }
 
 std::vector<std::unique_ptr<Communicator>> cuda_node(const CudaNodeOptions& options) {
-  if (auto why = cuda::team_world_refusal(options.world))
-    fail(ErrorCode::kInvalidArgument, "cuda_node: " + *why);
+  if (auto why = cuda::team_world_refusal(options.world)) fail(ErrorCode::kInvalidArgument, "cuda_node: " + *why);
   int gpus = 0;
   const cudaError_t e = cudaGetDeviceCount(&gpus);
   if (e != cudaSuccess || gpus == 0)

@@ -52,9 +52,8 @@ void launch_program(const AlgoInfo& algo, DType t, const DeviceHandle& h, const 
 int program_fit_blocks(const AlgoInfo& algo, DType t, const DeviceHandle& h, int threads) {
   int fit = 0;
   with_program(algo, [&]<class P>() {
-    with_type(t, [&]<class T>() {
-      fit = team_fit_blocks(reinterpret_cast<const void*>(&program_kernel<P, T>), h, threads);
-    });
+    with_type(
+        t, [&]<class T>() { fit = team_fit_blocks(reinterpret_cast<const void*>(&program_kernel<P, T>), h, threads); });
   });
   return fit;
 }

@@ -1,6 +1,8 @@
 // Host plans on CUDA: the CudaHost context (core/plan.h's verbs on CUDA streams) and the
 // instantiation of every plan x element type (nvcc: plans launch device programs). The
 // executor's host-only parts (stream memory operations, events, watchdog) are in plan_exec.cpp.
+#include <type_traits>
+
 #include "backends/cuda/check.h"
 #include "backends/cuda/plan_exec.h"
 #include "backends/cuda/program_kernel.cuh"
@@ -15,8 +17,6 @@
 #include "core/algos/reduce_scatter_ce_st_chunk_reduce.h"
 #include "core/algos/reduce_scatter_ce_st_ring_reduce.h"
 #include "core/dispatch.h"
-
-#include <type_traits>
 
 namespace symm::cuda {
 namespace {

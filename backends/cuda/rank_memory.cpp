@@ -45,8 +45,8 @@ struct DeviceGuard {
 void RankMemory::init_record(bool portable, cudaStream_t s) {
   // Mapped pinned host memory: the host reads a timeout report without a device copy. Portable
   // in a team: ranks on other GPUs' contexts see it pinned too.
-  SYMM_CUDA_CHECK(cudaHostAlloc(&error_host_, sizeof(WaitError),
-                                cudaHostAllocMapped | (portable ? cudaHostAllocPortable : 0)));
+  SYMM_CUDA_CHECK(
+      cudaHostAlloc(&error_host_, sizeof(WaitError), cudaHostAllocMapped | (portable ? cudaHostAllocPortable : 0)));
   *error_host_ = WaitError{};
   void* dev_err = nullptr;
   SYMM_CUDA_CHECK(cudaHostGetDevicePointer(&dev_err, error_host_, 0));

@@ -72,9 +72,8 @@ Runtime::Runtime(const RankEnv& env, std::size_t heap_bytes, unsigned long long 
   // Every rank decides alike (same variables, same NCCL), as NCCL's device-communicator
   // creation is collective.
   if (multicast)
-    heap_mc_ = static_cast<char*>(multicast_base(process_env(), [&]() {
-      return nccl_lsa_multimem_base(comm_, mem_->heap_window(), stream_, &devcomm_);
-    }));
+    heap_mc_ = static_cast<char*>(multicast_base(
+        process_env(), [&]() { return nccl_lsa_multimem_base(comm_, mem_->heap_window(), stream_, &devcomm_); }));
 
   SYMM_CUDA_CHECK(cudaMalloc(&one_, sizeof(float)));
   SYMM_CUDA_CHECK(cudaMalloc(&stat_buf_, 8 * sizeof(double)));
@@ -195,8 +194,7 @@ void Runtime::reduce_max(double* v, int n) {
   }
   if (n > 8) fail(ErrorCode::kInternal, "reduce_max of " + std::to_string(n) + " values (at most 8)");
   set_context("the max over ranks of errors or times (an NCCL all-reduce)");
-  SYMM_CUDA_CHECK(
-      cudaMemcpyAsync(stat_buf_, v, sizeof(double) * std::size_t(n), cudaMemcpyHostToDevice, stream_));
+  SYMM_CUDA_CHECK(cudaMemcpyAsync(stat_buf_, v, sizeof(double) * std::size_t(n), cudaMemcpyHostToDevice, stream_));
   SYMM_CUDA_CHECK(ncclAllReduce(stat_buf_, stat_buf_, std::size_t(n), ncclFloat64, ncclMax, comm_, stream_));
   // Bounded first: a copy into pageable memory would block the host until the all-reduce is done.
   sync();

@@ -38,16 +38,15 @@ CommandRanks command_ranks(int world_option, int env_world, const std::string& c
     if (env_world > 1)
       fail(ErrorCode::kInvalidArgument, "--world " + std::to_string(world_option) +
                                             " runs the ranks as threads of one process, but this process is a "
-                                            "rank of a launch (WORLD_SIZE=" + std::to_string(env_world) +
-                                            "): use one or the other");
+                                            "rank of a launch (WORLD_SIZE=" +
+                                            std::to_string(env_world) + "): use one or the other");
     if (auto why = team_world_refusal(world_option)) fail(ErrorCode::kInvalidArgument, *why);
     return CommandRanks{world_option, true};
   }
   if (env_world < 2)
-    fail(ErrorCode::kInvalidArgument,
-         command + " needs at least 2 ranks (WORLD_SIZE=" + std::to_string(env_world) +
-             "): one process per GPU with 'symmcoll launch -n N -- symmcoll " + command +
-             " ...', or N ranks in this process (one GPU is enough) with --world N");
+    fail(ErrorCode::kInvalidArgument, command + " needs at least 2 ranks (WORLD_SIZE=" + std::to_string(env_world) +
+                                          "): one process per GPU with 'symmcoll launch -n N -- symmcoll " + command +
+                                          " ...', or N ranks in this process (one GPU is enough) with --world N");
   return CommandRanks{env_world, false};
 }
 
@@ -107,15 +106,16 @@ void Team::meet(int rank, const std::string& what, const std::function<void()>& 
     return;
   }
   const auto deadline =
-      std::chrono::steady_clock::now() + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-                                             std::chrono::duration<double>(timeout_s_));
+      std::chrono::steady_clock::now() +
+      std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(timeout_s_));
   while (generation_ == gen && !aborted_) {
     if (cv_.wait_until(lk, deadline) != std::cv_status::timeout) continue;
     if (generation_ != gen || aborted_) break;
     std::string missing;
     for (int r = 0; r < world_; ++r)
       if (!here_[std::size_t(r)]) append_rank(missing, r);
-    const std::string msg = "rank " + std::to_string(rank) + " waited " + seconds(timeout_s_) + " at " + what + " for rank(s) " + missing + ", which never came";
+    const std::string msg = "rank " + std::to_string(rank) + " waited " + seconds(timeout_s_) + " at " + what +
+                            " for rank(s) " + missing + ", which never came";
     aborted_ = true;
     why_ = msg;
     cv_.notify_all();
@@ -127,7 +127,8 @@ void Team::meet(int rank, const std::string& what, const std::function<void()>& 
 }
 
 void Team::barrier(int rank, const std::string& what) {
-  meet(rank, what, [] {}, [] {}, [] {});
+  meet(
+      rank, what, [] {}, [] {}, [] {});
 }
 
 void Team::reduce_max(int rank, double* v, int n) {
@@ -215,8 +216,7 @@ int run_team(Team& team, const std::function<int(int rank)>& fn, double stop_bou
     auto all_done = [&] { return std::all_of(done.begin(), done.end(), [](bool d) { return d; }); };
     // Until a rank fails, ranks may run for as long as their work takes.
     cv.wait(lk, [&] { return all_done() || first != nullptr; });
-    if (!all_done() &&
-        !cv.wait_for(lk, std::chrono::duration<double>(stop_bound_s), all_done) && on_stuck) {
+    if (!all_done() && !cv.wait_for(lk, std::chrono::duration<double>(stop_bound_s), all_done) && on_stuck) {
       std::string stuck;
       for (int r = 0; r < n; ++r)
         if (!done[std::size_t(r)]) append_rank(stuck, r);

@@ -48,8 +48,7 @@ TEST(CliTeam, HelpExplainsTheInProcessTeam) {
   if (!has_cuda()) GTEST_SKIP() << "this build has no CUDA";
   const Out bench = symmcoll("bench --backend cuda --help");
   EXPECT_EQ(bench.code, 0);
-  for (const char* s : {"symmcoll bench --backend cuda --world N", "no nccl rows", "h200x1",
-                        "capped to what fits"})
+  for (const char* s : {"symmcoll bench --backend cuda --world N", "no nccl rows", "h200x1", "capped to what fits"})
     EXPECT_NE(bench.out.find(s), std::string::npos) << s << "\n" << bench.out;
   const Out fused = symmcoll("bench --backend cuda --op ag_mm --help");
   EXPECT_NE(fused.out.find("--world N (2..8, without launch)"), std::string::npos) << fused.out;
