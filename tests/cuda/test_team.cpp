@@ -36,6 +36,32 @@ TEST(TeamPlacement, WorldBounds) {
   EXPECT_NE(team_world_refusal(9)->find("--world 9 is outside 2..8"), std::string::npos);
 }
 
+TEST(TeamPlacement, CommandRanksAreATeamOrALaunchNeverBoth) {
+  const CommandRanks team = command_ranks(4, 1, "bench --backend cuda");
+  EXPECT_TRUE(team.team);
+  EXPECT_EQ(team.world, 4);
+  const CommandRanks launched = command_ranks(0, 2, "bench --backend cuda");
+  EXPECT_FALSE(launched.team);
+  EXPECT_EQ(launched.world, 2);
+  auto message = [](int opt, int env) {
+    try {
+      command_ranks(opt, env, "bench --backend cuda");
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), ErrorCode::kInvalidArgument);
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_NE(message(2, 4).find("but this process is a rank of a launch (WORLD_SIZE=4): use one or the other"),
+            std::string::npos);
+  EXPECT_NE(message(1, 1).find("--world 1 is outside 2..8"), std::string::npos);
+  EXPECT_NE(message(9, 1).find("--world 9 is outside 2..8"), std::string::npos);
+  EXPECT_EQ(message(0, 1),
+            "bench --backend cuda needs at least 2 ranks (WORLD_SIZE=1): one process per GPU with 'symmcoll launch "
+            "-n N -- symmcoll bench --backend cuda ...', or N ranks in this process (one GPU is enough) with "
+            "--world N");
+}
+
 TEST(TeamPlacement, MachineNamesNeverLookLikeNvlinkRows) {
   EXPECT_EQ(team_machine_name("NVIDIA H200", 1), "h200x1");
   EXPECT_EQ(team_machine_name("NVIDIA H100 80GB HBM3", 1), "h100x1");
