@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <exception>
 #include <fstream>
 #include <functional>
 #include <memory>
@@ -38,7 +39,9 @@ struct Plain {
   Plain() = default;
   explicit Plain(std::size_t bytes) { SYMM_CUDA_CHECK(cudaMalloc(&p, std::max<std::size_t>(bytes, 16))); }
   ~Plain() {
-    if (p) cudaFree(p);
+    // Not while an error unwinds: cudaFree synchronizes the device and could wait forever behind
+    // a stream stuck on a flag (an in-process team peer's too); the process is ending anyway.
+    if (p && std::uncaught_exceptions() == 0) cudaFree(p);
   }
   Plain(const Plain&) = delete;
   Plain& operator=(const Plain&) = delete;
