@@ -12,13 +12,13 @@
 #include <vector>
 
 #include "backends/cuda/bench_common.h"
+#include "backends/cuda/bench_rank.h"
 #include "backends/cuda/check.h"
 #include "backends/cuda/host_logic.h"
 #include "backends/cuda/kernels.h"
 #include "backends/cuda/nvtx.h"
 #include "backends/cuda/plan_exec.h"
 #include "backends/cuda/runtime.h"
-#include "backends/cuda/team.h"
 #include "backends/cuda/team_run.h"
 #include "core/auto_select.h"
 #include "core/coll_args.h"
@@ -588,12 +588,12 @@ class Bench {
 };
 
 // One rank's bench (every rank runs it: a process of a launch, or a thread of a team).
-int bench_rank(const BenchOptions& o, Runtime& rt, const TestRankOverrides& test,
-               const std::vector<std::vector<const AlgoInfo*>>& per_op, bool auto_algo, std::size_t in_max,
-               std::size_t out_max) {
+}  // namespace
+
+int bench_rank(const BenchOptions& o, Runtime& rt, const TestRankOverrides& test, const BenchSetup& setup) {
   std::optional<Bench> bench;  // outlives the try: destroyed only after rt.abort() below
   try {
-    for (const auto& list : per_op)
+    for (const auto& list : setup.per_op)
       for (const AlgoInfo* a : list)
         if (auto why = multicast_refusal(*a, process_env(), rt.heap_mc() != nullptr))
           fail(ErrorCode::kUnsupported, *why);
@@ -604,12 +604,12 @@ int bench_rank(const BenchOptions& o, Runtime& rt, const TestRankOverrides& test
       b.probe_timeout();
       return b.failures() ? 1 : 0;
     }
-    b.alloc_plain(in_max, out_max);
+    b.alloc_plain(setup.in_max, setup.out_max);
     // Every rank's set-up (its allocations may wait for the device) done before any rank launches.
     if (rt.team()) rt.barrier();
     b.print_header();
     for (std::size_t i = 0; i < o.ops.size(); ++i)
-      for (DType t : o.dtypes) b.run_op(o.ops[i], t, per_op[i], auto_algo && o.ops[i] != Op::kBarrier);
+      for (DType t : o.dtypes) b.run_op(o.ops[i], t, setup.per_op[i], setup.auto_algo && o.ops[i] != Op::kBarrier);
     rt.set_context("the closing barrier");
     rt.barrier();
     b.print_nccl_tests();
@@ -622,81 +622,6 @@ int bench_rank(const BenchOptions& o, Runtime& rt, const TestRankOverrides& test
     rt.abort();
     throw;
   }
-}
-
-}  // namespace
-
-int run_bench(const BenchOptions& o) {
-  const RankEnv env = rank_env(process_env());
-  const CommandRanks ranks = command_ranks(o.world, env.world, "bench --backend cuda");
-  const int world = ranks.world;
-  if (!o.probe_timeout && o.sizes.empty()) fail(ErrorCode::kInvalidArgument, "bench needs --sizes, e.g. 4K:256M");
-  const TestRankOverrides test = test_rank_overrides(process_env());
-  if (test.algo_rank >= 0)
-    for (Op op : o.ops) find_algo(op, test.algo);  // a bad name fails here, on every rank alike
-  // Every rank sizes its heap for the testing size too: symmetric windows are the same everywhere.
-  std::vector<std::size_t> heap_sizes = o.sizes;
-  if (test.size_rank >= 0) heap_sizes.push_back(test.size);
-
-  // Resolve algorithms per op and size the heap before touching a GPU, so bad input fails fast.
-  std::vector<std::vector<const AlgoInfo*>> per_op;
-  // --algo auto chooses per size on the GPU's machine (its name needs the device): the heap is
-  // sized for every algorithm the table may name, those of `all`.
-  const bool auto_algo = std::find(o.algos.begin(), o.algos.end(), "auto") != o.algos.end();
-  bool multicast = false;
-  std::size_t need = 1u << 20, in_max = 16, out_max = 16;
-  for (Op op : o.ops) {
-    std::vector<const AlgoInfo*> list;
-    for (const std::string& name : o.algos) {
-      if (name == "nccl" || name == "nccl_symm" || name == "auto") continue;  // baselines: --nccl; auto below
-      if (name == "all") {
-        for (const AlgoInfo& a : algorithms())
-          if (a.op == op && !a.needs_multicast) list.push_back(&a);
-        continue;
-      }
-      const AlgoInfo& a = find_algo(op, name);
-      // The safety variables refuse before any GPU is touched (and before NCCL is asked); a
-      // team has no multicast object at all.
-      if (auto why = multicast_refusal(a, process_env(), !ranks.team)) fail(ErrorCode::kUnsupported, *why);
-      multicast = multicast || a.needs_multicast;
-      list.push_back(&a);
-    }
-    std::vector<const AlgoInfo*> sized = list;
-    if (auto_algo)
-      for (const AlgoInfo& a : algorithms())
-        if (a.op == op && !a.needs_multicast) sized.push_back(&a);
-    if (test.algo_rank >= 0) sized.push_back(&find_algo(op, test.algo));
-    for (std::size_t bytes : heap_sizes) {
-      for (const AlgoInfo* a : sized) {
-        if (a->max_bytes_for(world) && bytes > a->max_bytes_for(world)) continue;  // skipped in run_op
-        const HeapLayout l = heap_layout(*a, bytes, world);
-        if (o.heap) check_heap(*a, bytes, world, o.heap);
-        need = std::max(need, l.total);
-      }
-      for (const AlgoInfo& a : algorithms())
-        if (a.op == op) {
-          in_max = std::max(in_max, a.in_bytes(bytes, world));
-          out_max = std::max(out_max, a.out_bytes(bytes, world));
-          need = std::max(need, heap_layout(a, bytes, world).out + a.out_bytes(bytes, world));
-          break;
-        }
-    }
-    per_op.push_back(list);
-  }
-  if (o.heap && need > o.heap)
-    fail(ErrorCode::kInvalidArgument, "the sizes need " + std::to_string(need) +
-                                          " bytes of symmetric heap per rank; --heap gives " + std::to_string(o.heap));
-  // Whole 4 MiB granules: the heap is one NCCL window, mapped in physical-memory granules anyway.
-  const std::size_t heap = o.heap ? o.heap : (need + (4u << 20) - 1) / (4u << 20) * (4u << 20);
-
-  // A team has no NCCL: no baselines, rows checked against the float64 reference.
-  BenchOptions opts = o;
-  if (ranks.team) opts.nccl = false;
-  auto rank_main = [&](Runtime& rt) -> int { return bench_rank(opts, rt, test, per_op, auto_algo, in_max, out_max); };
-  // o.timeout_cycles 0: the runtime converts SYMM_WAIT_TIMEOUT_S (or the default) at the device clock.
-  if (ranks.team) return run_in_process(world, heap, o.timeout_cycles, rank_main);
-  Runtime rt(env, heap, o.timeout_cycles, multicast);
-  return rank_main(rt);
 }
 
 }  // namespace symm::cuda
