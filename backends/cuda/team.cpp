@@ -87,12 +87,19 @@ Team::Team(int world, double timeout_s)
   if (world < 1) fail(ErrorCode::kInvalidArgument, "a team needs at least one rank");
 }
 
-void Team::meet(int rank, const std::string& what, const std::function<void()>& on_arrive,
+void Team::meet(int rank, Kind kind, const std::string& what, const std::function<void()>& on_arrive,
                 const std::function<void()>& after_all_arrived, const std::function<void()>& on_leave) {
   std::unique_lock<std::mutex> lk(m_);
   if (aborted_) fail(ErrorCode::kInternal, "the team was aborted: " + why_);
   if (rank < 0 || rank >= world_ || here_[std::size_t(rank)])
     fail(ErrorCode::kInternal, "rank " + std::to_string(rank) + " arrived twice at " + what);
+  // Ranks run the same sequence of meetings; one that is elsewhere is a bug, never a result.
+  if (arrived_ > 0 && kind != kind_) {
+    // Thrown, not aborted here: run_team records this error first, then aborts the team with it.
+    fail(ErrorCode::kInternal, "rank " + std::to_string(rank) + " is at " + what + " while rank(s) that arrived " +
+                                   "first are at " + what_ + ": the ranks' sequences of meetings differ");
+  }
+  if (arrived_ == 0) kind_ = kind, what_ = what;
   const unsigned long long gen = generation_;
   on_arrive();  // first, so that a failed contribution leaves the meeting as it was
   here_[std::size_t(rank)] = true;
@@ -116,9 +123,9 @@ void Team::meet(int rank, const std::string& what, const std::function<void()>& 
       if (!here_[std::size_t(r)]) append_rank(missing, r);
     const std::string msg = "rank " + std::to_string(rank) + " waited " + seconds(timeout_s_) + " at " + what +
                             " for rank(s) " + missing + ", which never came";
-    aborted_ = true;
-    why_ = msg;
-    cv_.notify_all();
+    // This rank leaves the meeting (the others stay until run_team aborts the team with this error).
+    here_[std::size_t(rank)] = false;
+    --arrived_;
     fail(ErrorCode::kTimeout, msg);
   }
   if (generation_ == gen) fail(ErrorCode::kInternal, "the team was aborted: " + why_);
@@ -128,12 +135,12 @@ void Team::meet(int rank, const std::string& what, const std::function<void()>& 
 
 void Team::barrier(int rank, const std::string& what) {
   meet(
-      rank, what, [] {}, [] {}, [] {});
+      rank, Kind::kBarrier, what, [] {}, [] {}, [] {});
 }
 
 void Team::reduce_max(int rank, double* v, int n) {
   meet(
-      rank, "the max over ranks",
+      rank, Kind::kMax, "the max over ranks",
       [&] {
         if (arrived_ == 0) {
           acc_.assign(v, v + n);
@@ -150,8 +157,8 @@ void Team::reduce_max(int rank, double* v, int n) {
 std::vector<void*> Team::all_gather(int rank, void* p) {
   std::vector<void*> out;
   meet(
-      rank, "the exchange of addresses", [&] { ptrs_[std::size_t(rank)] = p; }, [this] { ptrs_result_ = ptrs_; },
-      [&] { out = ptrs_result_; });
+      rank, Kind::kExchange, "the exchange of addresses", [&] { ptrs_[std::size_t(rank)] = p; },
+      [this] { ptrs_result_ = ptrs_; }, [&] { out = ptrs_result_; });
   return out;
 }
 

@@ -82,7 +82,9 @@ class Team {
   // One meeting, every callback under the lock: on_arrive (this rank's contribution), then
   // after_all_arrived (by the last rank to arrive), then on_leave (each rank, reading results).
   // Throws on abort or timeout (which aborts the team).
-  void meet(int rank, const std::string& what, const std::function<void()>& on_arrive,
+  // A rank arriving at another kind of meeting than the ranks already there aborts the team.
+  enum class Kind { kBarrier, kMax, kExchange };
+  void meet(int rank, Kind kind, const std::string& what, const std::function<void()>& on_arrive,
             const std::function<void()>& after_all_arrived, const std::function<void()>& on_leave);
 
   const int world_;
@@ -94,6 +96,8 @@ class Team {
   std::vector<bool> here_;  // ranks arrived at the current meeting
   bool aborted_ = false;
   std::string why_;
+  Kind kind_ = Kind::kBarrier;  // of the meeting in progress, and its first arrival's `what`
+  std::string what_;
   std::vector<double> acc_;     // reduce_max's accumulator
   std::vector<double> result_;  // and its result, read after the meeting
   std::vector<void*> ptrs_, ptrs_result_;

@@ -149,6 +149,29 @@ TEST(Team, AMeetingARankNeverReachesTimesOutNamingIt) {
   EXPECT_TRUE(team.aborted());
 }
 
+// Ranks whose sequences of meetings differ (one at a barrier, one at the max) stop with an error
+// instead of mixing a barrier into a reduction.
+TEST(Team, RanksAtDifferentMeetingsStop) {
+  Team team(2, 10.0);
+  try {
+    run_team(team, [&](int r) {
+      if (r == 0) std::this_thread::sleep_for(std::chrono::milliseconds(50));  // rank 1 arrives first
+      if (r == 0) {
+        team.barrier(r, "the closing barrier");
+      } else {
+        double v = 1;
+        team.reduce_max(r, &v, 1);
+      }
+      return 0;
+    });
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "rank 0: rank 0 is at the closing barrier while rank(s) that arrived first are at the max over ranks: "
+              "the ranks' sequences of meetings differ");
+  }
+}
+
 TEST(Team, NonSymmErrorsComeBackAsInternal) {
   Team team(2);
   try {
