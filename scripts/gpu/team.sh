@@ -15,6 +15,10 @@
 # These numbers are one GPU's HBM and L2 shared by N ranks, not NVLink: rows are named by device
 # and GPU count (h200x1), the world column counts ranks, and no NCCL baseline exists (NCCL refuses
 # two ranks on one GPU). Multicast stays off and no multimem program runs.
+# Knobs: T_BENCH, T_FUSED, T_SUITE, T_CALIB (timeouts, below). The commands load every CUDA module
+# up front in a team (CUDA_MODULE_LOADING=EAGER unless set: a module loaded lazily may synchronize
+# the context while a peer spins); if start-up turns out slow (suite log: "start-up of a healthy
+# run"), CUDA_MODULE_LOADING=LAZY keeps our kernels preloaded all the same (cuBLASLt's load lazily).
 set -uo pipefail
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
 export LD_LIBRARY_PATH=/opt/torch/.venv/lib/python3.12/site-packages/nvidia/nccl/lib:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
