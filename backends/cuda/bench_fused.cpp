@@ -11,6 +11,7 @@
 #include <type_traits>
 
 #include "backends/cuda/bench_common.h"
+#include "backends/cuda/bench_fused_ref.h"
 #include "backends/cuda/check.h"
 #include "backends/cuda/gemm.h"
 #include "backends/cuda/host_logic.h"
@@ -150,7 +151,7 @@ class FusedBench {
     // The reference (float64) of this rank's C, when small enough.
     std::vector<double> want;
     const double macs = double(s.m) * double(s.n) * double(s.k) / (ag ? 1.0 : double(w));
-    if (o_.check && macs <= o_.ref_max) want = reference_c<T>(op, s, seed, w, me);
+    if (o_.check && macs <= o_.ref_max) want = fused_reference_c<T>(op, s, seed, w, me);
 
     std::vector<Case> cases;
     // A team has no NCCL: its check answer comes from peer copies and cuBLASLt (team_answer).
@@ -273,38 +274,6 @@ class FusedBench {
   template <class T>
   static constexpr DType s_dtype() {
     return std::is_same_v<T, bf16> ? DType::kBF16 : DType::kFP16;
-  }
-
-  // This rank's C in float64: ag_mm, all_gather(A) @ B (every rank's shard regenerated from the
-  // seed); mm_rs, my rows of sum_r A_r @ B_r.
-  template <class T>
-  std::vector<double> reference_c(FusedOp op, const MatShape& s, uint64_t seed, int w, int me) {
-    auto as_double = [](const std::vector<T>& v) {
-      std::vector<double> d(v.size());
-      for (std::size_t i = 0; i < v.size(); ++i) d[i] = double(to_float(v[i]));
-      return d;
-    };
-    const std::size_t rows = s.m / std::size_t(w);
-    if (op == FusedOp::kAgMm) {
-      std::vector<double> a;
-      a.reserve(s.m * s.k);
-      for (int r = 0; r < w; ++r) {
-        const std::vector<double> shard = as_double(make_input<T>(seed, r, rows * s.k));
-        a.insert(a.end(), shard.begin(), shard.end());
-      }
-      return reference_matmul(a, as_double(make_input<T>(seed + 1, 0, s.k * s.n)), s.m, s.n, s.k);
-    }
-    const std::size_t kl = s.k / std::size_t(w);
-    std::vector<double> sum(rows * s.n, 0.0);
-    for (int r = 0; r < w; ++r) {
-      const std::vector<double> a = as_double(make_input<T>(seed, r, s.m * kl));
-      const std::vector<double> mine(a.begin() + std::ptrdiff_t(std::size_t(me) * rows * kl),
-                                     a.begin() + std::ptrdiff_t(std::size_t(me + 1) * rows * kl));
-      const std::vector<double> p =
-          reference_matmul(mine, as_double(make_input<T>(seed + 1, r, kl * s.n)), rows, s.n, kl);
-      for (std::size_t i = 0; i < sum.size(); ++i) sum[i] += p[i];
-    }
-    return sum;
   }
 
   void sync_all(bool plan) {
