@@ -15,6 +15,7 @@
 #include "core/result.h"
 
 #if SYMM_HAVE_CUDA
+#include "apps/cmd_cuda.h"
 #include "backends/cuda/calibrate.h"
 #endif
 
@@ -29,8 +30,10 @@ const char* kCalibrateUsage =
     "Runs the calibration microbenchmarks (launch, flag ping-pong, remote load chain, copies by\n"
     "block count and pattern, copy engine, GEMM) and writes one row per setting, the command\n"
     "line in the CSV's first comment. GPUs: symmcoll launch -n N -- symmcoll calibrate --backend\n"
-    "cuda --csv experiments/results/<machine>/calibrate_<machine>.csv. The simulator predicts the\n"
-    "same rows from --machine (what `symmcoll fit` must invert).";
+    "cuda --csv experiments/results/<machine>/calibrate_<machine>.csv, or N ranks in one process on\n"
+    "one GPU (the rows that need a peer get one; its HBM, not NVLink): symmcoll calibrate --backend\n"
+    "cuda --world N --csv ... The simulator predicts the same rows from --machine (what `symmcoll\n"
+    "fit` must invert).";
 
 std::string command_line(int argc, char** argv) {
   std::string s = " command: symmcoll";
@@ -58,7 +61,8 @@ int cmd_calibrate(int argc, char** argv) {
       ("help,h", "show this help")
       ("backend", po::value(&backend)->required(), "cuda (measure this host's GPUs) | sim (predict from --machine)")
       ("machine,m", po::value(&machine)->default_value(machine), "sim: the machine file to predict from")
-      ("world,w", po::value(&world)->default_value(world), "sim: ranks (0: the machine's GPU count)")
+      ("world,w", po::value(&world)->default_value(world),
+       "sim: ranks (0: the machine's GPU count); cuda: N ranks as threads of this process (2..8, no launch)")
       ("csv", po::value(&csv)->required(), "write the rows here");
   // clang-format on
   po::variables_map vm;
@@ -70,7 +74,8 @@ int cmd_calibrate(int argc, char** argv) {
   po::notify(vm);
   if (backend == "cuda") {
 #if SYMM_HAVE_CUDA
-    return cuda::calibrate_main(csv, command_line(argc, argv));
+    if (world != 0) prepare_team(world, "calibrate --backend cuda");
+    return cuda::calibrate_main(csv, command_line(argc, argv), world);
 #else
     fail(ErrorCode::kInvalidArgument,
          "--backend cuda: this build has no CUDA backend (nvcc not found at configure time)");

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <boost/program_options.hpp>
 #include <cstdio>
+#include <cstdlib>
 #include <iostream>
 #include <sstream>
 #include <string>
@@ -14,6 +15,7 @@
 #include "apps/cli.h"
 #include "backends/cuda/bench.h"
 #include "backends/cuda/host_logic.h"
+#include "backends/cuda/team.h"
 #include "core/plan.h"
 #include "core/sizes.h"
 
@@ -44,7 +46,19 @@ void require_devices(int n, const std::string& who) {
                                       "; without GPUs use the simulator: symmcoll sweep / run)");
   if (count < n)
     fail(ErrorCode::kUnsupported, who + " needs " + std::to_string(n) + " GPUs, one per rank; this host shows " +
-                                      std::to_string(count) + " (CUDA_VISIBLE_DEVICES limits what it shows)");
+                                      std::to_string(count) +
+                                      " (CUDA_VISIBLE_DEVICES limits what it shows); or run the N ranks in one "
+                                      "process, without launch: --world " +
+                                      std::to_string(n));
+}
+
+// Errors of a rank name it; an in-process team's errors already do (run_team), and a launched
+// rank's get the launcher's rank here: with N processes writing to one terminal, the rank is half
+// the message.
+Error with_rank(const Error& e, bool team) {
+  if (team) return e;
+  const cuda::RankEnv env = cuda::rank_env(cuda::process_env());
+  return Error(e.code(), "rank " + std::to_string(env.rank) + ": " + e.what());
 }
 
 // ---- bounds and testing (the reliability part of bench's help; environment, not options) --
@@ -68,16 +82,31 @@ constexpr const char* kBenchCudaTestingHelp =
 
 }  // namespace
 
+void prepare_team(int world, const std::string& command) {
+  if (auto why = cuda::team_world_refusal(world)) fail(ErrorCode::kInvalidArgument, *why);  // --world 0 too
+  cuda::command_ranks(world, cuda::rank_env(cuda::process_env()).world, command);           // refuses in one line
+  setenv("CUDA_MODULE_LOADING", "EAGER", /*overwrite=*/0);
+}
+
 int cmd_bench_cuda(int argc, char** argv) {
   if (names_fused_op(argc, argv)) return cmd_bench_fused_cuda(argc, argv);
   cuda::BenchOptions o;
   std::string ops = "all_reduce", algos = "all", dtypes = "bf16", sizes = "4K:256M", mode = "both", blocks = "0",
               op = "sum", check_up_to = "64M", heap = "0", format = "table", chunk = "0", pdl = "on";
   po::options_description d(
-      "usage: symmcoll launch -n N -- symmcoll bench --backend cuda [options]\n\n"
+      "usage: symmcoll launch -n N -- symmcoll bench --backend cuda [options]   (one process per GPU)\n"
+      "       symmcoll bench --backend cuda --world N [options]                 (N ranks in this process)\n\n"
       "Each algorithm next to NCCL (plain buffers: nccl; symmetric windows: nccl_symm), checked\n"
       "against a float64 reference and NCCL's answer, timed in CUDA-graph replay and eager.\n"
-      "Times are per call: the max over ranks of each rank's median / p10 / p90.\n\noptions");
+      "Times are per call: the max over ranks of each rank's median / p10 / p90.\n\n"
+      "--world N (2..8, without launch) runs N ranks as threads of this process, round-robin over\n"
+      "the visible GPUs (one GPU is enough): plain device memory instead of NCCL windows, the same\n"
+      "programs and plans. NCCL refuses two ranks on one GPU, so there are no nccl rows and every\n"
+      "row is checked against the float64 reference only; multicast programs are refused. All ranks'\n"
+      "blocks must fit on their GPU at once: the default block count is capped to what fits, and a\n"
+      "--blocks that does not fit is skipped with a note naming ranks, blocks and what fits. Rows\n"
+      "name the machine by device and GPU count (h200x1), the world column counts ranks: one GPU's\n"
+      "memory, not NVLink.\n\noptions");
   d.add_options()("help,h", "this text")("backend", po::value<std::string>(), "cuda")(
       "op", po::value(&ops)->default_value(ops),
       "all_reduce, reduce_scatter, all_gather, barrier (comma list); ag_mm, mm_rs: matmul fused\n"
@@ -122,7 +151,10 @@ int cmd_bench_cuda(int argc, char** argv) {
                                                                       "write rows here (rank 0)")(
       "format", po::value(&format)->default_value(format),
       "stdout: table, or nccl-tests (its columns and '# Avg bus bandwidth' footer, one table per algorithm)")(
-      "machine", po::value(&o.machine), "machine column; default from the device name and world, e.g. h200x4")(
+      "machine", po::value(&o.machine),
+      "machine column; default from the device name and world, e.g. h200x4 (--world: GPUs, e.g. h200x1)")(
+      "world", po::value(&o.world),
+      "N ranks as threads of this process (2..8, without launch; one GPU is enough; no NCCL rows)")(
       "seed", po::value(&o.seed)->default_value(1), "input seed");
   po::options_description hidden;
   hidden.add_options()("probe-timeout", "test the bounded-wait error path only");
@@ -172,13 +204,12 @@ int cmd_bench_cuda(int argc, char** argv) {
   // Rows of these would read as the defaults' rows: refused before any rank touches a GPU.
   if (o.rop != ReduceOp::kSum) refuse_with_csv(o.csv, "--reduce", reduce_op_name(o.rop), "reduction", "sum");
   if (o.threads != 0) refuse_with_csv(o.csv, "--threads", std::to_string(o.threads), "threads per block", "0");
+  if (vm.count("world")) prepare_team(o.world, "bench --backend cuda");
   require_devices(1, "bench --backend cuda");
   try {
     return cuda::run_bench(o);
   } catch (const Error& e) {
-    // Name the rank: with N processes writing to one terminal, the rank is half the message.
-    const cuda::RankEnv env = cuda::rank_env(cuda::process_env());
-    throw Error(e.code(), "rank " + std::to_string(env.rank) + ": " + e.what());
+    throw with_rank(e, o.world != 0);
   }
 }
 
@@ -198,7 +229,8 @@ int cmd_launch(int argc, char** argv) {
           "Starts N ranks of <command> on this host (one process per GPU) with RANK, WORLD_SIZE,\n"
           "LOCAL_RANK and SYMM_RUN_DIR (a fresh private directory where rank 0 publishes the NCCL\n"
           "unique id) set, waits for all, and stops the others if one fails (its exit code is returned).\n"
-          "<command> may be 'symmcoll ...' or a bare sub-command ('bench ...'): both mean this program.\n");
+          "<command> may be 'symmcoll ...' or a bare sub-command ('bench ...'): both mean this program.\n"
+          "Fewer GPUs than ranks: run the command itself with --world N instead (N ranks in one process).\n");
       return 0;
     } else if ((a == "-n" || a == "--nproc") && i + 1 < argc) {
       n = parse_int(argv[++i], "launch -n");
@@ -209,6 +241,12 @@ int cmd_launch(int argc, char** argv) {
     }
   }
   if (n < 1) fail(ErrorCode::kInvalidArgument, "launch needs -n N with N >= 1");
+  for (const std::string& a : cmd)
+    if (a == "--world" || a.rfind("--world=", 0) == 0)
+      fail(ErrorCode::kInvalidArgument,
+           "launch -n " + std::to_string(n) +
+               " starts one process per rank; the command's --world runs the ranks in one process: use one or the "
+               "other");
   require_devices(n, "launch -n " + std::to_string(n));
   return cuda::launch_ranks(n, cmd);
 }

@@ -21,14 +21,18 @@ int cmd_bench_fused_cuda(int argc, char** argv) {
   cuda::FusedBenchOptions o;
   std::string ops, dtypes = "bf16", shapes, ms = "4096,8192,16384", n, k, mode = "both", side_priority = "normal";
   po::options_description d(
-      "usage: symmcoll launch -n N -- symmcoll bench --backend cuda --op ag_mm,mm_rs [options]\n\n"
+      "usage: symmcoll launch -n N -- symmcoll bench --backend cuda --op ag_mm,mm_rs [options]\n"
+      "       symmcoll bench --backend cuda --op ag_mm,mm_rs --world N [options]   (N ranks in this process)\n\n"
       "Matmul fused with communication, next to the matmul alone (cublaslt) and NCCL + cuBLASLt one\n"
       "after the other (nccl_cublaslt), in the same run:\n"
       "  ag_mm  C = all_gather(A) @ B: A sharded by rows (M/world x K per rank), B (K x N) replicated\n"
       "  mm_rs  C = reduce_scatter(A @ B): A (M x K/world) and B (K/world x N) sharded along K\n"
       "Shapes: --shape 8b (N 1792, K 4096) / 70b (N 3584, K 8192), or --n and --k, crossed with --m.\n"
       "Checked per row against a float64 reference (small shapes, --ref-max) and against\n"
-      "nccl_cublaslt's result; timed in CUDA-graph replay and eager, per call, max over ranks.\n\noptions");
+      "nccl_cublaslt's result; timed in CUDA-graph replay and eager, per call, max over ranks.\n"
+      "--world N (2..8, without launch): N ranks as threads of this process (one GPU is enough); no\n"
+      "NCCL, so no nccl_cublaslt row: the plans are checked against every rank's shard copied from\n"
+      "its peers + cuBLASLt (ag_mm) or the partial products summed in float64 (mm_rs).\n\noptions");
   d.add_options()("help,h", "this text")("backend", po::value<std::string>(), "cuda")("op", po::value(&ops),
                                                                                       "ag_mm, mm_rs (comma list)")(
       "algo", po::value(&o.algos)->default_value(o.algos),
@@ -56,6 +60,7 @@ int cmd_bench_fused_cuda(int argc, char** argv) {
       "replays", po::value(&o.replays)->default_value(0), "also replay a one-call graph this often, then check")(
       "csv", po::value(&o.csv), "write rows here (rank 0); the result schema with M, N, K")(
       "machine", po::value(&o.machine), "machine column; default from the device name and world")(
+      "world", po::value(&o.world), "N ranks as threads of this process (2..8, without launch; one GPU is enough)")(
       "seed", po::value(&o.seed)->default_value(1), "input seed");
   po::variables_map vm;
   parse_args(argc, argv, d, vm);
@@ -102,9 +107,11 @@ int cmd_bench_fused_cuda(int argc, char** argv) {
   if (o.streams != 3) refuse_with_csv(o.csv, "--streams", std::to_string(o.streams), "plan streams", "3");
   if (o.side_priority) refuse_with_csv(o.csv, "--side-priority", "high", "side-stream priority", "normal");
   if (o.chunk_rows != 0) refuse_with_csv(o.csv, "--chunk-rows", std::to_string(o.chunk_rows), "chunk rows", "0");
+  if (vm.count("world")) prepare_team(o.world, "bench --backend cuda");
   try {
     return cuda::run_fused_bench(o);
   } catch (const Error& e) {
+    if (o.world != 0) throw;  // a team's errors name their rank already
     const cuda::RankEnv env = cuda::rank_env(cuda::process_env());
     throw Error(e.code(), "rank " + std::to_string(env.rank) + ": " + e.what());
   }

@@ -36,7 +36,8 @@ const char* kUsage =
     "  run      run one collective on the simulator: predicted latency, bandwidth, error check\n"
     "  sweep    sizes x algorithms on the simulator -> nccl-tests-style table and CSV\n"
     "  list     the algorithms and their constraints\n"
-    "  bench    --backend cuda: measure on GPUs next to NCCL (one process per GPU, see launch);\n"
+    "  bench    --backend cuda: measure on GPUs next to NCCL (one process per GPU, see launch),\n"
+    "           or --world N: N ranks in one process (one GPU is enough; no NCCL rows);\n"
     "           --backend sim: the same as sweep\n"
     "  launch   launch -n N -- <command ...>: start N ranks on this host (CUDA backend)\n"
     "  calibrate  microbenchmark rows for the machine model (--backend cuda: measured; sim: predicted)\n"
@@ -47,6 +48,7 @@ const char* kUsage =
     "  symmcoll run --machine h200x4 --op all_reduce --algo one_shot --bytes 1M --trace t.json\n"
     "  symmcoll sweep --machine h200x8 --op reduce_scatter --sizes 4K:256M:x4 --csv rs.csv\n"
     "  symmcoll launch -n 4 -- symmcoll bench --backend cuda --op all_reduce --algo one_shot,two_shot\n"
+    "  symmcoll bench --backend cuda --world 4 --op all_reduce --sizes 4K:64M:x4   (one GPU)\n"
     "\n"
     "exit codes: 0 ok, 1 a result failed its check (or the run failed), 2 bad input\n";
 
@@ -113,7 +115,8 @@ int cmd_bench(int argc, char** argv) {
         "usage: symmcoll bench --backend cuda|sim [options]\n"
         "\n"
         "  --backend cuda   measure on this host's GPUs next to NCCL; start one process per GPU with\n"
-        "                   'symmcoll launch -n N -- symmcoll bench --backend cuda ...'\n"
+        "                   'symmcoll launch -n N -- symmcoll bench --backend cuda ...', or run N\n"
+        "                   ranks in one process (one GPU is enough): '... --backend cuda --world N'\n"
         "                   (see 'symmcoll bench --backend cuda --help')\n"
         "  --backend sim    the same as 'symmcoll sweep' (see 'symmcoll sweep --help')\n");
     return kExitOk;

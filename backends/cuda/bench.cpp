@@ -12,12 +12,14 @@
 #include <vector>
 
 #include "backends/cuda/bench_common.h"
+#include "backends/cuda/bench_rank.h"
 #include "backends/cuda/check.h"
 #include "backends/cuda/host_logic.h"
 #include "backends/cuda/kernels.h"
 #include "backends/cuda/nvtx.h"
 #include "backends/cuda/plan_exec.h"
 #include "backends/cuda/runtime.h"
+#include "backends/cuda/team_run.h"
 #include "core/auto_select.h"
 #include "core/coll_args.h"
 #include "core/dispatch.h"
@@ -88,8 +90,11 @@ class Bench {
  public:
   Bench(const BenchOptions& o, Runtime& rt, const TestRankOverrides& test)
       : o_(o), rt_(rt), test_(test), timer_(rt, o.iters) {
-    machine_ = o.machine.empty() ? machine_name(rt.device_name(), rt.world()) : o.machine;
+    machine_ = o.machine.empty() ? rt.machine() : o.machine;
     open_results_csv(csv_, rt, o.csv, csv_header());
+    // Made now, before any rank launches: its allocations (pinned, device) may wait for the
+    // device, which in an in-process team holds the other ranks' spinning kernels.
+    plan_exec();
   }
   ~Bench() {
     if (rt_.aborted()) return;  // cudaFree would wait for the device: the process is exiting
@@ -100,6 +105,7 @@ class Bench {
   }
 
   void alloc_plain(std::size_t in_bytes, std::size_t out_bytes) {
+    if (!o_.nccl) return;  // only the `nccl` baseline runs on plain buffers
     SYMM_CUDA_CHECK(cudaMalloc(&plain_in_, std::max<std::size_t>(in_bytes, 16)));
     SYMM_CUDA_CHECK(cudaMalloc(&plain_out_, std::max<std::size_t>(out_bytes, 16)));
   }
@@ -131,10 +137,17 @@ class Bench {
         }
         for (int b : o_.blocks) {
           // Flagged-packet programs carry at most piece_bytes per block and need every block
-          // busy: sizes and block counts outside that are skipped with a note, not fatal.
-          if (a->piece_bytes) {
+          // busy: sizes and block counts outside that are skipped with a note, not fatal. So
+          // are block counts that do not fit beside the other ranks' on one GPU (a team).
+          if (a->piece_bytes || (team() && !a->plan)) {
             try {
-              plan_launch(*a, t, bytes, world, b, o_.threads);
+              const LaunchPlan p = plan_launch_resident(*a, t, bytes, world, b, o_.threads, rt_.handle());
+              const int fit = program_fit_blocks(*a, t, rt_.handle(), p.threads);
+              if (p.blocks > fit)
+                fail(ErrorCode::kUnsupported, std::to_string(rt_.handle().gpu_ranks) + " ranks x " +
+                                                  std::to_string(p.blocks) + " blocks of " + std::to_string(p.threads) +
+                                                  " threads do not fit on one GPU at once (at most " +
+                                                  std::to_string(fit) + " per rank)");
             } catch (const Error& e) {
               note("skip " + a->id + " at " + format_size(bytes) + (b > 0 ? " blocks=" + std::to_string(b) : "") +
                    ": " + e.what());
@@ -227,6 +240,7 @@ class Bench {
   }
 
   void print_header() {
+    if (team()) print_team_header(rt_);
     if (rt_.rank() != 0) return;
     std::printf("# symmcoll bench, backend cuda, machine %s, world %d, device %s, git %s, pdl %s\n", machine_.c_str(),
                 rt_.world(), rt_.device_name().c_str(), git_sha(), programmatic_launch() ? "on" : "off");
@@ -248,6 +262,8 @@ class Bench {
   void note(const std::string& s) {
     if (rt_.rank() == 0) std::printf("# %s\n", s.c_str());
   }
+  // An in-process team (team.h): no NCCL, ranks may share a GPU.
+  bool team() const { return rt_.team() != nullptr; }
 
   template <class T>
   void run_size(Op op, DType t, std::size_t bytes, uint64_t seed, bool check, const std::vector<Case>& cases) {
@@ -262,6 +278,8 @@ class Bench {
     if (check) {
       want = expected<T>(op, o_.rop, seed, world, me, count);
       input = make_input<T>(seed, me, in_count);
+    }
+    if (check && !team()) {  // a team has no NCCL: the reference alone checks it
       // NCCL's answer on the same inputs, to compare every algorithm with. Taken from NCCL's
       // symmetric kernels, which accumulate in fp32 as ours do; NCCL's ring on plain buffers
       // rounds every partial sum to the element type, so near-cancelling sums differ by far
@@ -276,7 +294,7 @@ class Bench {
         plan = LaunchPlan{c.blocks > 0 ? c.blocks : c.info->default_blocks(bytes, world), kDefaultThreads};
         check_args(*c.info, t, bytes, world, plan.blocks, o_.rop);
       } else if (c.info)
-        plan = plan_launch(*c.info, t, bytes, world, c.blocks, o_.threads);
+        plan = plan_launch_resident(*c.info, t, bytes, world, c.blocks, o_.threads, rt_.handle());
       ResultRow row;
       row.backend = "cuda";
       row.machine = machine_;
@@ -292,13 +310,15 @@ class Bench {
       if (check) {
         rt_.set_context(describe(c, op, t, bytes) + ", checked call");
         auto got = run_once<T>(c, op, t, bytes, count, input, out_count, &plan);
-        double e[2] = {max_rel_err(got, want), max_rel_err(got, nccl_answer)};
+        // No NCCL answer (a team): -1 in that column, and only the reference decides.
+        const bool vs_nccl = !nccl_answer.empty();
+        double e[2] = {max_rel_err(got, want), vs_nccl ? max_rel_err(got, nccl_answer) : -1.0};
         if (o_.replays > 0 && (c.info || c.ce)) {
           rt_.set_context(describe(c, op, t, bytes) + ", graph of 1 call replayed " + std::to_string(o_.replays) +
                           " times");
           got = run_replays<T>(c, op, t, bytes, count, input, out_count, plan);
           e[0] = std::max(e[0], max_rel_err(got, want));
-          e[1] = std::max(e[1], max_rel_err(got, nccl_answer));
+          if (vs_nccl) e[1] = std::max(e[1], max_rel_err(got, nccl_answer));
         }
         reduce_max(e, 2);
         err = e[0];
@@ -306,7 +326,7 @@ class Bench {
         const double bound = rel_err_bound(t, world);
         // Two correctly rounded results may differ by one rounding each: 2x the bound vs NCCL.
         // Plain NCCL is held to what intermediate rounding allows (finite, same magnitude).
-        const bool bad = c.info   ? !(err <= bound) || !(err_nccl <= 2 * bound)
+        const bool bad = c.info   ? !(err <= bound) || (vs_nccl && !(err_nccl <= 2 * bound))
                          : c.symm ? !(err <= bound)
                                   : !(err <= 1.0);
         row_failed = bad;
@@ -482,6 +502,8 @@ class Bench {
     const Buffers b = buffers(c, op, bytes);
     upload_and_poison(b, input, out_count);
     cudaGraphExec_t exec = capture(enqueue(c, op, t, bytes, count, &plan), 1);
+    // A team: no rank replays into a peer still instantiating its graph (which may wait for the device).
+    if (team()) rt_.barrier();
     for (int i = 0; i < o_.replays; ++i) SYMM_CUDA_CHECK(cudaGraphLaunch(exec, rt_.stream()));
     settle(c, bytes);
     rt_.sync();
@@ -498,7 +520,12 @@ class Bench {
     return timer_.time(
         enqueue(c, op, t, bytes, count, &plan), graph, calls, o_.warmup, [&] { rt_.sync(); },
         [&] {  // Testing (SYMM_TEST_RANK_KILL): this rank dies with its samples in flight.
-          if (test_.kill_rank == rt_.rank()) std::raise(SIGKILL);
+          if (test_.kill_rank != rt_.rank()) return;
+          // A team's rank is a thread: it stops (its peers' waits for it run out their bound).
+          if (team())
+            fail(ErrorCode::kInternal,
+                 "SYMM_TEST_RANK_KILL: rank " + std::to_string(rt_.rank()) + " stops with its samples in flight");
+          std::raise(SIGKILL);
         });
   }
 
@@ -570,91 +597,29 @@ class Bench {
   void set_seed(uint64_t s) { next_seed_ = s; }
 };
 
+// One rank's bench (every rank runs it: a process of a launch, or a thread of a team).
 }  // namespace
 
-int run_bench(const BenchOptions& o) {
-  set_programmatic_launch(o.pdl);
-  const RankEnv env = rank_env(process_env());
-  if (env.world < 2)
-    fail(ErrorCode::kInvalidArgument,
-         "bench --backend cuda needs at least 2 ranks (WORLD_SIZE=" + std::to_string(env.world) +
-             "): start it with 'symmcoll launch -n N -- symmcoll bench --backend cuda ...'");
-  if (!o.probe_timeout && o.sizes.empty()) fail(ErrorCode::kInvalidArgument, "bench needs --sizes, e.g. 4K:256M");
-  const TestRankOverrides test = test_rank_overrides(process_env());
-  if (test.algo_rank >= 0)
-    for (Op op : o.ops) find_algo(op, test.algo);  // a bad name fails here, on every rank alike
-  // Every rank sizes its heap for the testing size too: symmetric windows are the same everywhere.
-  std::vector<std::size_t> heap_sizes = o.sizes;
-  if (test.size_rank >= 0) heap_sizes.push_back(test.size);
-
-  // Resolve algorithms per op and size the heap before touching a GPU, so bad input fails fast.
-  std::vector<std::vector<const AlgoInfo*>> per_op;
-  // --algo auto chooses per size on the GPU's machine (its name needs the device): the heap is
-  // sized for every algorithm the table may name, those of `all`.
-  const bool auto_algo = std::find(o.algos.begin(), o.algos.end(), "auto") != o.algos.end();
-  bool multicast = false;
-  std::size_t need = 1u << 20, in_max = 16, out_max = 16;
-  for (Op op : o.ops) {
-    std::vector<const AlgoInfo*> list;
-    for (const std::string& name : o.algos) {
-      if (name == "nccl" || name == "nccl_symm" || name == "auto") continue;  // baselines: --nccl; auto below
-      if (name == "all") {
-        for (const AlgoInfo& a : algorithms())
-          if (a.op == op && !a.needs_multicast) list.push_back(&a);
-        continue;
-      }
-      const AlgoInfo& a = find_algo(op, name);
-      // The safety variables refuse before any GPU is touched (and before NCCL is asked).
-      if (auto why = multicast_refusal(a, process_env(), true)) fail(ErrorCode::kUnsupported, *why);
-      multicast = multicast || a.needs_multicast;
-      list.push_back(&a);
-    }
-    std::vector<const AlgoInfo*> sized = list;
-    if (auto_algo)
-      for (const AlgoInfo& a : algorithms())
-        if (a.op == op && !a.needs_multicast) sized.push_back(&a);
-    if (test.algo_rank >= 0) sized.push_back(&find_algo(op, test.algo));
-    for (std::size_t bytes : heap_sizes) {
-      for (const AlgoInfo* a : sized) {
-        if (a->max_bytes_for(env.world) && bytes > a->max_bytes_for(env.world)) continue;  // skipped in run_op
-        const HeapLayout l = heap_layout(*a, bytes, env.world);
-        if (o.heap) check_heap(*a, bytes, env.world, o.heap);
-        need = std::max(need, l.total);
-      }
-      for (const AlgoInfo& a : algorithms())
-        if (a.op == op) {
-          in_max = std::max(in_max, a.in_bytes(bytes, env.world));
-          out_max = std::max(out_max, a.out_bytes(bytes, env.world));
-          need = std::max(need, heap_layout(a, bytes, env.world).out + a.out_bytes(bytes, env.world));
-          break;
-        }
-    }
-    per_op.push_back(list);
-  }
-  if (o.heap && need > o.heap)
-    fail(ErrorCode::kInvalidArgument, "the sizes need " + std::to_string(need) +
-                                          " bytes of symmetric heap per rank; --heap gives " + std::to_string(o.heap));
-  // Whole 4 MiB granules: the heap is one NCCL window, mapped in physical-memory granules anyway.
-  const std::size_t heap = o.heap ? o.heap : (need + (4u << 20) - 1) / (4u << 20) * (4u << 20);
-
-  // o.timeout_cycles 0: the runtime converts SYMM_WAIT_TIMEOUT_S (or the default) at the device clock.
-  Runtime rt(env, heap, o.timeout_cycles, multicast);
+int bench_rank(const BenchOptions& o, Runtime& rt, const TestRankOverrides& test, const BenchSetup& setup) {
   std::optional<Bench> bench;  // outlives the try: destroyed only after rt.abort() below
   try {
-    for (const auto& list : per_op)
+    for (const auto& list : setup.per_op)
       for (const AlgoInfo* a : list)
         if (auto why = multicast_refusal(*a, process_env(), rt.heap_mc() != nullptr))
           fail(ErrorCode::kUnsupported, *why);
     Bench& b = bench.emplace(o, rt, test);
     b.set_seed(o.seed * 1000003ull);
     if (o.probe_timeout) {
+      if (rt.team()) rt.barrier();
       b.probe_timeout();
       return b.failures() ? 1 : 0;
     }
-    b.alloc_plain(in_max, out_max);
+    b.alloc_plain(setup.in_max, setup.out_max);
+    // Every rank's set-up (its allocations may wait for the device) done before any rank launches.
+    if (rt.team()) rt.barrier();
     b.print_header();
     for (std::size_t i = 0; i < o.ops.size(); ++i)
-      for (DType t : o.dtypes) b.run_op(o.ops[i], t, per_op[i], auto_algo && o.ops[i] != Op::kBarrier);
+      for (DType t : o.dtypes) b.run_op(o.ops[i], t, setup.per_op[i], setup.auto_algo && o.ops[i] != Op::kBarrier);
     rt.set_context("the closing barrier");
     rt.barrier();
     b.print_nccl_tests();

@@ -44,8 +44,11 @@ struct BenchOptions {
   std::string csv, machine;
   bool nccl_tests_format = false;  // stdout: nccl-tests' tables (core/nccl_tests_format.h) instead of ours
   std::uint64_t seed = 1;
+  int world = 0;  // > 0: an in-process team of this many ranks (team.h; no launch, no NCCL)
 };
 
+// Ranks: a process each under `symmcoll launch` (RANK / WORLD_SIZE), or `world` threads of this
+// process (an in-process team: plain device memory, no NCCL baselines, checked against float64).
 // Returns 0, or 1 when a check failed (every failure is printed). Throws symm::Error.
 int run_bench(const BenchOptions& o);
 

@@ -63,17 +63,6 @@ inline std::array<double, 3> sample_stats(const std::vector<cudaEvent_t>& events
   return {at(0.5), at(0.1), at(0.9)};
 }
 
-// Element-wise maximum over ranks of v[0..n), in place, through `dev` (n doubles of device memory).
-inline void reduce_max_over_ranks(Runtime& rt, double* dev, double* v, int n) {
-  rt.set_context("the max over ranks of errors or times (an NCCL all-reduce)");
-  SYMM_CUDA_CHECK(cudaMemcpyAsync(dev, v, sizeof(double) * std::size_t(n), cudaMemcpyHostToDevice, rt.stream()));
-  SYMM_CUDA_CHECK(ncclAllReduce(dev, dev, std::size_t(n), ncclFloat64, ncclMax, rt.comm(), rt.stream()));
-  // Bounded first: a copy into pageable memory would block the host until the all-reduce is done.
-  rt.sync();
-  SYMM_CUDA_CHECK(cudaMemcpyAsync(v, dev, sizeof(double) * std::size_t(n), cudaMemcpyDeviceToHost, rt.stream()));
-  rt.sync();
-}
-
 // Median, p10 and p90 per call (us), the maximum over ranks.
 struct Stats {
   double median = 0, p10 = 0, p90 = 0;
@@ -85,14 +74,12 @@ struct Stats {
 class SampleTimer {
  public:
   SampleTimer(Runtime& rt, int iters) : rt_(rt), iters_(std::max(iters, 1)) {
-    SYMM_CUDA_CHECK(cudaMalloc(&stat_buf_, 8 * sizeof(double)));
     events_.resize(std::size_t(2 * iters_));
     for (cudaEvent_t& e : events_) SYMM_CUDA_CHECK(cudaEventCreate(&e));
   }
   ~SampleTimer() {
-    if (rt_.aborted()) return;  // cudaFree would wait for the device: the process is exiting
+    if (rt_.aborted()) return;  // the process is exiting
     for (cudaEvent_t e : events_) cudaEventDestroy(e);
-    cudaFree(stat_buf_);
   }
   SampleTimer(const SampleTimer&) = delete;
   SampleTimer& operator=(const SampleTimer&) = delete;
@@ -101,6 +88,8 @@ class SampleTimer {
              const std::function<void()>& in_flight = nullptr) {
     cudaStream_t s = rt_.stream();
     cudaGraphExec_t exec = graph ? capture_graph(s, one, calls) : nullptr;
+    // A team: no rank launches into a peer still instantiating its graph (which may wait for the device).
+    if (graph && rt_.team()) rt_.barrier();
     auto sample = [&]() {
       if (graph)
         SYMM_CUDA_CHECK(cudaGraphLaunch(exec, s));
@@ -125,12 +114,11 @@ class SampleTimer {
   }
 
   // Element-wise maximum over ranks of v[0..n), n <= 8, in place.
-  void reduce_max(double* v, int n) { reduce_max_over_ranks(rt_, stat_buf_, v, n); }
+  void reduce_max(double* v, int n) { rt_.reduce_max(v, n); }
 
  private:
   Runtime& rt_;
   int iters_;
-  double* stat_buf_ = nullptr;
   std::vector<cudaEvent_t> events_;
 };
 

@@ -4,16 +4,21 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <exception>
 #include <fstream>
 #include <functional>
 #include <memory>
+#include <type_traits>
 
 #include "backends/cuda/bench_common.h"
+#include "backends/cuda/bench_fused_ref.h"
 #include "backends/cuda/check.h"
 #include "backends/cuda/gemm.h"
 #include "backends/cuda/host_logic.h"
 #include "backends/cuda/plan_exec.h"
 #include "backends/cuda/runtime.h"
+#include "backends/cuda/team.h"
+#include "backends/cuda/team_run.h"
 #include "core/reference.h"
 #include "core/result.h"
 
@@ -35,7 +40,9 @@ struct Plain {
   Plain() = default;
   explicit Plain(std::size_t bytes) { SYMM_CUDA_CHECK(cudaMalloc(&p, std::max<std::size_t>(bytes, 16))); }
   ~Plain() {
-    if (p) cudaFree(p);
+    // Not while an error unwinds: cudaFree synchronizes the device and could wait forever behind
+    // a stream stuck on a flag (an in-process team peer's too); the process is ending anyway.
+    if (p && std::uncaught_exceptions() == 0) cudaFree(p);
   }
   Plain(const Plain&) = delete;
   Plain& operator=(const Plain&) = delete;
@@ -49,12 +56,13 @@ class FusedBench {
         exec_(rt.handle(), rt.stream(), o.streams, 512, o.side_priority),
         gemm_(1),
         timer_(rt, o.iters) {
-    machine_ = o.machine.empty() ? machine_name(rt.device_name(), rt.world()) : o.machine;
+    machine_ = o.machine.empty() ? rt.machine() : o.machine;
     open_results_csv(csv_, rt, o.csv, csv_header());
   }
   int failures() const { return failures_; }
 
   void print_header() {
+    if (team()) print_team_header(rt_);
     if (rt_.rank() != 0) return;
     std::printf(
         "# symmcoll bench (fused), backend cuda, machine %s, world %d, device %s, git %s, streams %d, side priority "
@@ -150,14 +158,16 @@ class FusedBench {
     // The reference (float64) of this rank's C, when small enough.
     std::vector<double> want;
     const double macs = double(s.m) * double(s.n) * double(s.k) / (ag ? 1.0 : double(w));
-    if (o_.check && macs <= o_.ref_max) want = reference_c<T>(op, s, seed, w, me);
+    if (o_.check && macs <= o_.ref_max) want = fused_reference_c<T>(op, s, seed, w, me);
 
     std::vector<Case> cases;
-    if (o_.baselines || o_.check) cases.push_back(Case{nullptr, true});
+    // A team has no NCCL: its check answer comes from peer copies and cuBLASLt (team_answer).
+    if ((o_.baselines || o_.check) && !team()) cases.push_back(Case{nullptr, true});
     if (o_.baselines) cases.push_back(Case{nullptr, false});
     for (const FusedAlgo* a : algos) cases.push_back(Case{a, false});
 
     std::vector<double> base_answer;
+    if (o_.check && team()) base_answer = team_answer<T>(op, s, fb, a_plain.p, b.p, base_full.p, base_c.p);
     const double bound = matmul_err_bound(t, w, !ag);
     for (const Case& cs : cases) {
       ResultRow row;
@@ -195,7 +205,8 @@ class FusedBench {
                 row.op.c_str(), row.algo.c_str(), row.dtype.c_str(), s.m, s.n, s.k, err[0], err[1], bound);
         }
       } else {
-        enqueue(cs)();  // one eager call first: GEMM plans and kernels load outside any capture
+        if (team()) rt_.barrier();  // every rank's buffers made before any rank launches
+        enqueue(cs)();              // one eager call first: GEMM plans and kernels load outside any capture
         sync_all(true);
       }
       row.max_rel_err = err[0] >= 0 ? err[0] : err[1];
@@ -224,36 +235,52 @@ class FusedBench {
 
   static std::size_t align(std::size_t b) { return (b + 4095) / 4096 * 4096; }
 
-  // This rank's C in float64: ag_mm, all_gather(A) @ B (every rank's shard regenerated from the
-  // seed); mm_rs, my rows of sum_r A_r @ B_r.
+  bool team() const { return rt_.team() != nullptr; }
+
+  // An in-process team's answer to check the fused plans against, in place of nccl_cublaslt's
+  // (NCCL refuses ranks that share a GPU): ag_mm, every rank's shard copied from its plain buffer
+  // (one address space) into `full`, then the cuBLASLt GEMM into `c`; mm_rs, every rank's GEMM
+  // of its partial product into `full`, then this rank's rows of every rank's partial summed on
+  // the host in float64. Meetings order it: no rank reads a peer's buffer before the peer has
+  // written it, or before the peer is done with it. Not timed (no row): a check only.
   template <class T>
-  std::vector<double> reference_c(FusedOp op, const MatShape& s, uint64_t seed, int w, int me) {
-    auto as_double = [](const std::vector<T>& v) {
-      std::vector<double> d(v.size());
-      for (std::size_t i = 0; i < v.size(); ++i) d[i] = double(to_float(v[i]));
-      return d;
-    };
+  std::vector<double> team_answer(FusedOp op, const MatShape& s, const FusedBuffers& fb, void* a, void* b, void* full,
+                                  void* c) {
+    const int w = rt_.world(), me = rt_.rank();
     const std::size_t rows = s.m / std::size_t(w);
+    cudaStream_t st = rt_.stream();
+    rt_.set_context(std::string(fused_op_name(op)) + " the team's check answer");
+    std::vector<double> answer;
     if (op == FusedOp::kAgMm) {
-      std::vector<double> a;
-      a.reserve(s.m * s.k);
+      rt_.sync();  // this rank's shard is in `a`
+      const std::vector<void*> shards = rt_.team()->all_gather(me, a);
+      for (int r = 0; r < w; ++r)
+        SYMM_CUDA_CHECK(cudaMemcpyAsync(static_cast<char*>(full) + std::size_t(r) * fb.a, shards[std::size_t(r)], fb.a,
+                                        cudaMemcpyDefault, st));
+      gemm_.run(st, 0, gemm_args(full, b, c, s.m, s.n, s.k, DType(s_dtype<T>())));
+      answer = download<T>(c, fb.c / sizeof(T));
+    } else {
+      const std::size_t kl = s.k / std::size_t(w);
+      gemm_.run(st, 0, gemm_args(a, b, full, s.m, s.n, kl, DType(s_dtype<T>())));
+      rt_.sync();  // this rank's partial product is in `full`
+      const std::vector<void*> partials = rt_.team()->all_gather(me, full);
+      const std::size_t n = rows * s.n, off = std::size_t(me) * n * sizeof(T);
+      answer.assign(n, 0.0);
+      std::vector<T> mine(n);
       for (int r = 0; r < w; ++r) {
-        const std::vector<double> shard = as_double(make_input<T>(seed, r, rows * s.k));
-        a.insert(a.end(), shard.begin(), shard.end());
+        SYMM_CUDA_CHECK(cudaMemcpyAsync(mine.data(), static_cast<const char*>(partials[std::size_t(r)]) + off,
+                                        n * sizeof(T), cudaMemcpyDefault, st));
+        rt_.sync();
+        for (std::size_t i = 0; i < n; ++i) answer[i] += double(to_float(mine[i]));
       }
-      return reference_matmul(a, as_double(make_input<T>(seed + 1, 0, s.k * s.n)), s.m, s.n, s.k);
     }
-    const std::size_t kl = s.k / std::size_t(w);
-    std::vector<double> sum(rows * s.n, 0.0);
-    for (int r = 0; r < w; ++r) {
-      const std::vector<double> a = as_double(make_input<T>(seed, r, s.m * kl));
-      const std::vector<double> mine(a.begin() + std::ptrdiff_t(std::size_t(me) * rows * kl),
-                                     a.begin() + std::ptrdiff_t(std::size_t(me + 1) * rows * kl));
-      const std::vector<double> p =
-          reference_matmul(mine, as_double(make_input<T>(seed + 1, r, kl * s.n)), rows, s.n, kl);
-      for (std::size_t i = 0; i < sum.size(); ++i) sum[i] += p[i];
-    }
-    return sum;
+    rt_.barrier();  // every rank has read what it needed of the others' buffers
+    return answer;
+  }
+
+  template <class T>
+  static constexpr DType s_dtype() {
+    return std::is_same_v<T, bf16> ? DType::kBF16 : DType::kFP16;
   }
 
   void sync_all(bool plan) {
@@ -286,6 +313,7 @@ class FusedBench {
     SYMM_CUDA_CHECK(cudaMemsetAsync(out, 0xFF, count * sizeof(T), rt_.stream()));
     rt_.barrier();
     cudaGraphExec_t exec = capture(one, 1);
+    if (team()) rt_.barrier();  // no rank replays into a peer still instantiating its graph
     for (int i = 0; i < o_.replays; ++i) SYMM_CUDA_CHECK(cudaGraphLaunch(exec, rt_.stream()));
     sync_all(true);
     SYMM_CUDA_CHECK(cudaGraphExecDestroy(exec));
@@ -327,10 +355,7 @@ class FusedBench {
 
 int run_fused_bench(const FusedBenchOptions& o) {
   const RankEnv env = rank_env(process_env());
-  if (env.world < 2)
-    fail(ErrorCode::kInvalidArgument,
-         "bench --backend cuda needs at least 2 ranks (WORLD_SIZE=" + std::to_string(env.world) +
-             "): start it with 'symmcoll launch -n N -- symmcoll bench --backend cuda ...'");
+  const CommandRanks ranks = command_ranks(o.world, env.world, "bench --backend cuda");
   if (o.shapes.empty()) fail(ErrorCode::kInvalidArgument, "bench --op ag_mm/mm_rs needs --shape or --n/--k, and --m");
   if (o.streams < 2 || o.streams > kMaxStreams)
     fail(ErrorCode::kInvalidArgument,
@@ -342,22 +367,33 @@ int run_fused_bench(const FusedBenchOptions& o) {
     per_op.push_back(parse_fused_algos(op, o.algos));
     for (DType t : o.dtypes)
       for (const MatShape& s : o.shapes) {
-        validate_fused(op, s, env.world, t);
-        const FusedBuffers b = fused_buffers(op, s, env.world, t);
+        validate_fused(op, s, ranks.world, t);
+        const FusedBuffers b = fused_buffers(op, s, ranks.world, t);
         const std::size_t need = op == FusedOp::kAgMm ? (b.a + 4095) / 4096 * 4096 + b.gathered : b.scratch;
         heap = std::max(heap, need);
       }
   }
   heap = (heap + (4u << 20) - 1) / (4u << 20) * (4u << 20);
-  Runtime rt(env, heap, 0);  // 0: the default bound (SYMM_WAIT_TIMEOUT_S) at the device clock
-  FusedBench b(o, rt);
-  b.print_header();
-  for (std::size_t i = 0; i < o.ops.size(); ++i)
-    for (DType t : o.dtypes)
-      for (const MatShape& s : o.shapes) b.run_shape(o.ops[i], t, s, per_op[i]);
-  rt.barrier();
-  if (rt.rank() == 0) std::printf("# %d check failure(s)\n", b.failures());
-  return b.failures() ? 1 : 0;
+  auto rank_main = [&](Runtime& rt) -> int {
+    FusedBench b(o, rt);
+    if (rt.team()) rt.barrier();  // every rank's executor and GEMM workspaces made before any launch
+    b.print_header();
+    for (std::size_t i = 0; i < o.ops.size(); ++i)
+      for (DType t : o.dtypes)
+        for (const MatShape& s : o.shapes) b.run_shape(o.ops[i], t, s, per_op[i]);
+    rt.barrier();
+    if (rt.rank() == 0) std::printf("# %d check failure(s)\n", b.failures());
+    return b.failures() ? 1 : 0;
+  };
+  // Timeout 0: the default bound (SYMM_WAIT_TIMEOUT_S) at the device clock.
+  if (ranks.team) return run_in_process(ranks.world, heap, 0, rank_main);
+  Runtime rt(env, heap, 0);
+  try {
+    return rank_main(rt);
+  } catch (...) {
+    rt.abort();  // a peer may wait in NCCL for this rank: wait for nothing more
+    throw;
+  }
 }
 
 }  // namespace symm::cuda

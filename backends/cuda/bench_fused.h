@@ -37,6 +37,8 @@ struct FusedBenchOptions {
   bool timing = true;
   std::string csv, machine;
   std::uint64_t seed = 1;
+  int world = 0;  // > 0: an in-process team of this many ranks (team.h): no NCCL, so no
+                  // nccl_cublaslt; the plans are checked against peer copies + cuBLASLt instead
 };
 
 // Returns 0, or 1 when a check failed (every failure is printed). Throws symm::Error.

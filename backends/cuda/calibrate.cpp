@@ -19,6 +19,8 @@
 #include "backends/cuda/host_logic.h"
 #include "backends/cuda/plan_exec.h"
 #include "backends/cuda/runtime.h"
+#include "backends/cuda/team.h"
+#include "backends/cuda/team_run.h"
 #include "core/calib_plan.h"
 #include "core/result.h"
 
@@ -261,29 +263,17 @@ void gemm_rows(Calibrator& c, Runtime& rt, const calib::CalibPlan& plan) {
   SYMM_CUDA_CHECK(cudaFree(cm));
 }
 
-}  // namespace
-
-int calibrate_main(const std::string& csv, const std::string& command) {
-  const RankEnv env = rank_env(process_env());
-  // One rank (a single GPU) measures the per-GPU rows only: launch, local copies, GEMM.
-  const bool peers = env.world >= 2;
-  if (env.rank == 0) {
-    std::ofstream probe(csv);
-    if (!probe) fail(ErrorCode::kIo, "--csv: cannot write '" + csv + "'");
-  }
-  const calib::CalibPlan plan;
-  if (!peers && env.rank == 0)
-    std::printf(
-        "# calibrate: one rank: the rows that need a peer (ping-pongs, loads, peer and copy-engine peer "
-        "copies) are skipped\n");
-  const double biggest = std::max(*std::max_element(plan.big_bytes.begin(), plan.big_bytes.end()),
-                                  *std::max_element(plan.small_bytes.begin(), plan.small_bytes.end()));
-  const std::size_t half = std::size_t(biggest) + (4u << 20);
-  // Timeout 0: the runtime converts SYMM_WAIT_TIMEOUT_S (or its default) at the device clock.
-  Runtime rt(env, 2 * half, 0);
+// One rank's calibration (a process of a launch, or a thread of a team).
+int calibrate_rank(Runtime& rt, const calib::CalibPlan& plan, std::size_t half, const std::string& csv,
+                   const std::string& command) {
   const int me = rt.rank(), world = rt.world();
+  const bool peers = world >= 2;
   Calibrator c(rt, half);
   using P = CalibProgram;
+  if (rt.team()) {
+    print_team_header(rt);
+    rt.barrier();  // every rank's set-up done before any rank launches
+  }
 
   int gpus = 0, sms = 0, engines = 0, dev = 0;
   SYMM_CUDA_CHECK(cudaGetDeviceCount(&gpus));
@@ -333,17 +323,58 @@ int calibrate_main(const std::string& csv, const std::string& command) {
           [=]() { SYMM_CUDA_CHECK(cudaMemcpyAsync(dst, src, n, cudaMemcpyDeviceToDevice, s)); }, calls_for(b));
     }
   }
+  // A team's ranks share the GPU: the GEMM and stream-flag rows of every rank run at once (each
+  // rank's row is the max over ranks as everywhere), and the barriers keep them apart from the rows before.
+  if (rt.team()) rt.barrier();
   gemm_rows(c, rt, plan);
+  if (rt.team()) rt.barrier();
   plan_rows(c, rt);
   rt.barrier();
   if (me == 0) {
     std::ofstream f(csv);
     f << "#" << command << "\n# device " << rt.device_name() << ", git " << git_sha() << "\n";
+    if (rt.team())
+      f << "# in-process team: " << world << " ranks, machine " << rt.machine()
+        << " (one GPU's HBM and L2 between ranks, not NVLink)\n";
     f << "bench,world,blocks,graph,x,time_us,m,n,k\n" << c.rows();
     if (!f) fail(ErrorCode::kIo, "writing '" + csv + "' failed");
     std::printf("# calibrate: rows -> %s\n", csv.c_str());
   }
   return 0;
+}
+
+}  // namespace
+
+int calibrate_main(const std::string& csv, const std::string& command, int team_world) {
+  const RankEnv env = rank_env(process_env());
+  // --world N: an in-process team; else the launcher's ranks, or one rank alone.
+  const CommandRanks ranks =
+      team_world ? command_ranks(team_world, env.world, "calibrate --backend cuda") : CommandRanks{env.world, false};
+  // One rank (a single GPU) measures the per-GPU rows only: launch, local copies, GEMM.
+  const bool peers = ranks.world >= 2;
+  if (env.rank == 0) {
+    std::ofstream probe(csv);
+    if (!probe) fail(ErrorCode::kIo, "--csv: cannot write '" + csv + "'");
+  }
+  const calib::CalibPlan plan;
+  if (!peers && env.rank == 0)
+    std::printf(
+        "# calibrate: one rank: the rows that need a peer (ping-pongs, loads, peer and copy-engine peer "
+        "copies) are skipped\n");
+  const double biggest = std::max(*std::max_element(plan.big_bytes.begin(), plan.big_bytes.end()),
+                                  *std::max_element(plan.small_bytes.begin(), plan.small_bytes.end()));
+  const std::size_t half = std::size_t(biggest) + (4u << 20);
+  // Timeout 0: the runtime converts SYMM_WAIT_TIMEOUT_S (or its default) at the device clock.
+  if (ranks.team)
+    return run_in_process(ranks.world, 2 * half, 0,
+                          [&](Runtime& rt) { return calibrate_rank(rt, plan, half, csv, command); });
+  Runtime rt(env, 2 * half, 0);
+  try {
+    return calibrate_rank(rt, plan, half, csv, command);
+  } catch (...) {
+    rt.abort();  // a peer may wait in NCCL for this rank: wait for nothing more
+    throw;
+  }
 }
 
 }  // namespace symm::cuda

@@ -1,7 +1,7 @@
 // symmcoll calibrate --backend cuda: the calibration microbenchmarks on this host's GPUs (the
 // programs of core/calib_programs.h, copy engines, cuBLASLt GEMMs), one process per GPU through
-// `symmcoll launch`. Rows in backends/sim/calib.h's CSV (bench,world,blocks,graph,x,time_us),
-// written by rank 0; `symmcoll fit` turns them into a machine file.
+// `symmcoll launch`, or N ranks in this process (--world N). Rows in backends/sim/calib.h's CSV
+// (bench,world,blocks,graph,x,time_us), written by rank 0; `symmcoll fit` turns them into a machine file.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -28,7 +28,8 @@ enum class CalibProgram {
 void launch_calib(CalibProgram p, const DeviceHandle& h, const CollArgs& a, int blocks, cudaStream_t s);
 
 // Runs every microbenchmark and writes `csv` (rank 0); `command` is recorded as its first
-// comment. Returns the process exit code.
-int calibrate_main(const std::string& csv, const std::string& command);
+// comment. team_world > 0: an in-process team of that many ranks (team.h; one GPU is enough, and
+// the rows that need a peer get one), else the launcher's ranks. Returns the process exit code.
+int calibrate_main(const std::string& csv, const std::string& command, int team_world = 0);
 
 }  // namespace symm::cuda

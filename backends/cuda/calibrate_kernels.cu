@@ -3,13 +3,19 @@
 #include "backends/cuda/check.h"
 #include "backends/cuda/host_logic.h"
 #include "backends/cuda/program_kernel.cuh"
+#include "backends/cuda/residency.h"
 #include "core/calib_programs.h"
 
 namespace symm::cuda {
 
 namespace {
-template <class P>
+// Waits: the program waits for a peer, so in an in-process team every rank's blocks must be
+// resident (residency.h); the bulk copies wait for no one.
+template <class P, bool kWaits = false>
 void go(const DeviceHandle& h, const CollArgs& a, int blocks, cudaStream_t s) {
+  if (kWaits)
+    check_residency(reinterpret_cast<const void*>(&program_kernel<P, bf16>), h, blocks, kDefaultThreads,
+                    "a calibration ping-pong");
   program_kernel<P, bf16><<<blocks, kDefaultThreads, 0, s>>>(h, a);
 }
 }  // namespace
@@ -18,10 +24,10 @@ void launch_calib(CalibProgram p, const DeviceHandle& h, const CollArgs& a, int 
   using namespace calib;
   switch (p) {
     case CalibProgram::kEmpty: go<Empty>(h, a, blocks, s); break;
-    case CalibProgram::kPingPongRelaxed: go<PingPongRelaxed>(h, a, blocks, s); break;
-    case CalibProgram::kPingPongAcqRel: go<PingPongAcqRel>(h, a, blocks, s); break;
-    case CalibProgram::kPingPongStore: go<PingPongStore>(h, a, blocks, s); break;
-    case CalibProgram::kLoadChain: go<LoadChain>(h, a, blocks, s); break;
+    case CalibProgram::kPingPongRelaxed: go<PingPongRelaxed, true>(h, a, blocks, s); break;
+    case CalibProgram::kPingPongAcqRel: go<PingPongAcqRel, true>(h, a, blocks, s); break;
+    case CalibProgram::kPingPongStore: go<PingPongStore, true>(h, a, blocks, s); break;
+    case CalibProgram::kLoadChain: go<LoadChain, true>(h, a, blocks, s); break;
     case CalibProgram::kCopyLocal: go<BulkCopy<Pattern::kLocal>>(h, a, blocks, s); break;
     case CalibProgram::kCopyPeer: go<BulkCopy<Pattern::kPeer>>(h, a, blocks, s); break;
     case CalibProgram::kCopyScatter: go<BulkCopy<Pattern::kScatter>>(h, a, blocks, s); break;

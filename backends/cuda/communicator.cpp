@@ -1,8 +1,8 @@
-// symm::cuda_communicator (include/symmcoll/cuda.h): the library interface on CUDA, on an NCCL
-// communicator the caller already has. Sets up what backends/cuda/runtime.cpp sets up for the
-// bench (a symmetric heap and a signal pad, each an NCCL_WIN_COLL_SYMMETRIC window, the peer
-// tables, the wait-error area) on the adopted communicator, and launches the core programs
-// through launch_program (kernels.h) with launch_plan's blocks and threads.
+// symm::cuda_communicator and symm::cuda_node (include/symmcoll/cuda.h): the library interface on
+// CUDA, on an NCCL communicator the caller already has (one process per GPU), or as N ranks of
+// one process. A rank's memory is set up as the bench's is (rank_memory.h: NCCL windows, or the
+// in-process team's allocations), and the core programs launch through launch_program
+// (kernels.h) with launch_plan's blocks and threads.
 //
 // Heap of each rank: [ programs' fixed scratch | staging (in, out, scratch of one call) | alloc() arena ].
 #include <cuda_runtime.h>
@@ -11,11 +11,15 @@
 #include <algorithm>
 #include <map>
 #include <memory>
+#include <optional>
+#include <vector>
 
 #include "backends/cuda/check.h"
 #include "backends/cuda/host_logic.h"
 #include "backends/cuda/kernels.h"
 #include "backends/cuda/plan_exec.h"
+#include "backends/cuda/rank_memory.h"
+#include "backends/cuda/team.h"
 #include "core/coll_args.h"
 #include "core/signal_pad.h"
 #include "symmcoll/cuda.h"
@@ -30,9 +34,9 @@ std::size_t up(std::size_t x) { return (x + kHeapAlign - 1) / kHeapAlign * kHeap
 
 class CudaCommunicator final : public Communicator {
  public:
-  CudaCommunicator(ncclComm_t comm, const CudaOptions& o) : comm_(comm), options_(o) {
-    int rank = 0, world = 0, dev = 0, current = 0;
-    SYMM_CUDA_CHECK(ncclCommUserRank(comm, &rank));
+  // One process per GPU: memory as NCCL windows on the caller's communicator.
+  CudaCommunicator(ncclComm_t comm, const CudaOptions& o) : options_(o) {
+    int world = 0, dev = 0, current = 0;
     SYMM_CUDA_CHECK(ncclCommCount(comm, &world));
     SYMM_CUDA_CHECK(ncclCommCuDevice(comm, &dev));
     SYMM_CUDA_CHECK(cudaGetDevice(&current));
@@ -46,43 +50,10 @@ class CudaCommunicator final : public Communicator {
     cudaDeviceProp prop{};
     SYMM_CUDA_CHECK(cudaGetDeviceProperties(&prop, dev));
     machine_ = cuda::machine_name(prop.name, world);  // the "auto" table's name, e.g. h200x4
-    fixed_ = fixed_scratch_bytes(world);
-    arena_ = fixed_ + up(o.staging_bytes);
-    if (o.heap_bytes < arena_)
-      fail(ErrorCode::kInvalidArgument, "cuda_communicator: heap_bytes " + std::to_string(o.heap_bytes) +
-                                            " is below the fixed scratch plus staging (" + std::to_string(arena_) +
-                                            " bytes)");
-    heap_bytes_ = o.heap_bytes;
+    size_heap(world);
     SYMM_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
-    void* heap = nullptr;
-    SYMM_CUDA_CHECK(ncclMemAlloc(&heap, heap_bytes_));
-    h_.heap_base = static_cast<char*>(heap);
-    SYMM_CUDA_CHECK(ncclCommWindowRegister(comm, heap, heap_bytes_, &heap_win_, NCCL_WIN_COLL_SYMMETRIC));
-    SYMM_CUDA_CHECK(cudaMemsetAsync(heap, 0, heap_bytes_, stream_));  // packet scratch: no epoch yet
-    SYMM_CUDA_CHECK(ncclMemAlloc(&pad_, pad::kPadBytes));
-    SYMM_CUDA_CHECK(ncclCommWindowRegister(comm, pad_, pad::kPadBytes, &pad_win_, NCCL_WIN_COLL_SYMMETRIC));
-    SYMM_CUDA_CHECK(cudaMemsetAsync(pad_, 0, pad::kPadBytes, stream_));  // epochs only grow
-    h_.rank = rank;
-    h_.world = world;
-    h_.pad_local = static_cast<uint32_t*>(pad_);
-    int device = 0, clock_khz = 0;
-    SYMM_CUDA_CHECK(cudaGetDevice(&device));
-    SYMM_CUDA_CHECK(cudaDeviceGetAttribute(&clock_khz, cudaDevAttrClockRate, device));
-    h_.timeout_cycles =
-        o.wait_timeout_cycles ? o.wait_timeout_cycles : cuda::wait_timeout_cycles(cuda::process_env(), clock_khz);
-    // The rank's poison word: the first wait that times out sets it, later waits return at once.
-    SYMM_CUDA_CHECK(cudaMalloc(&h_.poison, sizeof(uint32_t)));
-    SYMM_CUDA_CHECK(cudaMemsetAsync(h_.poison, 0, sizeof(uint32_t), stream_));
-    const auto heaps = bases(heap_win_), pads = bases(pad_win_);
-    for (int r = 0; r < world; ++r) {
-      h_.heap_peer[r] = heaps[std::size_t(r)];
-      h_.pad_peer[r] = reinterpret_cast<uint32_t*>(pads[std::size_t(r)]);
-    }
-    SYMM_CUDA_CHECK(cudaHostAlloc(&error_host_, sizeof(WaitError), cudaHostAllocMapped));
-    *error_host_ = WaitError{};
-    void* dev_err = nullptr;
-    SYMM_CUDA_CHECK(cudaHostGetDevicePointer(&dev_err, error_host_, 0));
-    h_.error = static_cast<WaitError*>(dev_err);
+    mem_ = cuda::RankMemory::nccl_windows(comm, heap_bytes_, stream_);
+    finish_setup();
     // No rank signals into a pad a peer has not zeroed yet.
     float* one = nullptr;
     SYMM_CUDA_CHECK(cudaMalloc(&one, sizeof(float)));
@@ -91,15 +62,26 @@ class CudaCommunicator final : public Communicator {
     SYMM_CUDA_CHECK(cudaFree(one));
   }
 
+  // A rank of an in-process team (cuda_node): its memory was made with every other rank's, zeroed.
+  CudaCommunicator(std::unique_ptr<cuda::RankMemory> mem, const std::string& machine, const CudaOptions& o)
+      : options_(o), machine_(machine), mem_(std::move(mem)) {
+    heap_bytes_ = mem_->heap_bytes();
+    fixed_ = fixed_scratch_bytes(mem_->handle().world);
+    arena_ = fixed_ + up(o.staging_bytes);
+    const Device on(mem_->device());
+    SYMM_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
+    finish_setup();
+    // The host-plan executor of the communicator's own stream, made now while no rank runs: made
+    // later, its pinned and device allocations could wait for a peer's kernel that waits for us.
+    plans_[stream_] = std::make_unique<cuda::PlanExec>(h_, stream_, 3, cuda::kDefaultThreads);
+  }
+
   ~CudaCommunicator() override {
     // Best effort: a destructor must not throw.
+    const Device on(mem_ ? mem_->device() : 0);
     cudaDeviceSynchronize();
-    if (heap_win_) ncclCommWindowDeregister(comm_, heap_win_);
-    if (pad_win_) ncclCommWindowDeregister(comm_, pad_win_);
-    if (h_.heap_base) ncclMemFree(h_.heap_base);
-    if (pad_) ncclMemFree(pad_);
-    if (error_host_) cudaFreeHost(error_host_);
-    if (h_.poison) cudaFree(h_.poison);
+    plans_.clear();
+    mem_.reset();  // deregisters its windows (NCCL), or frees the team's allocations
     if (stream_) cudaStreamDestroy(stream_);
   }
 
@@ -144,44 +126,49 @@ class CudaCommunicator final : public Communicator {
   }
 
   void synchronize() override {
+    const Device on(mem_->device());
     const cudaError_t e = cudaDeviceSynchronize();
     check_waits();  // a timeout explains a later failure better than the failure itself
     SYMM_CUDA_CHECK(e);
   }
 
  private:
-  std::vector<char*> bases(ncclWindow_t win) {
-    void** dev = nullptr;
-    const int world = h_.world;
-    SYMM_CUDA_CHECK(cudaMalloc(&dev, sizeof(void*) * std::size_t(world + 1)));
-    cuda::gather_window_bases(win, world, dev, stream_);
-    std::vector<void*> host(std::size_t(world) + 1);
-    SYMM_CUDA_CHECK(cudaMemcpyAsync(host.data(), dev, sizeof(void*) * host.size(), cudaMemcpyDeviceToHost, stream_));
-    SYMM_CUDA_CHECK(cudaStreamSynchronize(stream_));
-    SYMM_CUDA_CHECK(cudaFree(dev));
-    if (host[std::size_t(h_.rank)] != host[std::size_t(world)])
-      fail(ErrorCode::kUnsupported, "NCCL's LSA team does not map world rank " + std::to_string(h_.rank) +
-                                        " to the same LSA rank (all ranks must be on one NVLink node)");
-    std::vector<char*> out;
-    for (int r = 0; r < world; ++r) out.push_back(static_cast<char*>(host[std::size_t(r)]));
-    return out;
+  // Sets the current device for a call and restores the caller's (a team may span GPUs, and one
+  // host thread may drive every rank).
+  struct Device {
+    int saved = -1;
+    explicit Device(int dev) {
+      if (cudaGetDevice(&saved) == cudaSuccess && saved != dev) cudaSetDevice(dev);
+    }
+    ~Device() {
+      int now = 0;
+      if (saved >= 0 && cudaGetDevice(&now) == cudaSuccess && now != saved) cudaSetDevice(saved);
+    }
+  };
+
+  void size_heap(int world) {
+    fixed_ = fixed_scratch_bytes(world);
+    arena_ = fixed_ + up(options_.staging_bytes);
+    if (options_.heap_bytes < arena_)
+      fail(ErrorCode::kInvalidArgument, "cuda_communicator: heap_bytes " + std::to_string(options_.heap_bytes) +
+                                            " is below the fixed scratch plus staging (" + std::to_string(arena_) +
+                                            " bytes)");
+    heap_bytes_ = options_.heap_bytes;
+  }
+
+  void finish_setup() {
+    h_ = mem_->handle();
+    int clock_khz = 0;
+    SYMM_CUDA_CHECK(cudaDeviceGetAttribute(&clock_khz, cudaDevAttrClockRate, mem_->device()));
+    h_.timeout_cycles = options_.wait_timeout_cycles ? options_.wait_timeout_cycles
+                                                     : cuda::wait_timeout_cycles(cuda::process_env(), clock_khz);
   }
 
   void check_waits() {
-    volatile WaitError* e = error_host_;
-    if (!e->tripped) return;
-    WaitError copy;
-    copy.tripped = e->tripped;
-    copy.rank = e->rank;
-    copy.block = e->block;
-    copy.slot = e->slot;
-    copy.expected = e->expected;
-    copy.seen = e->seen;
-    copy.kind = e->kind;
-    copy.packet = e->packet;
-    copy.offset = e->offset;
-    e->tripped = 0;
-    fail(ErrorCode::kTimeout, cuda::describe_wait_timeout(copy));
+    const std::optional<WaitError> e = mem_->report();
+    if (!e) return;
+    mem_->clear_report();
+    fail(ErrorCode::kTimeout, cuda::describe_wait_timeout(*e));
   }
 
   bool in_arena(const void* p, std::size_t bytes) const {
@@ -192,6 +179,7 @@ class CudaCommunicator final : public Communicator {
   CallInfo collective(Op op, const void* in, void* out, std::size_t bytes, DType t, ReduceOp rop, void* stream,
                       const std::string& algo) {
     const int world = h_.world;
+    const Device on(mem_->device());
     cudaStream_t s = stream ? static_cast<cudaStream_t>(stream) : stream_;
     // "auto": the machine's table entry for the launch mode the call is in (a stream being
     // captured into a CUDA graph: graph; else eager), with the table's block count.
@@ -203,7 +191,8 @@ class CudaCommunicator final : public Communicator {
     }
     const AlgoInfo& a = algo == "auto" ? *choice.algo : find_algo(op, algo);
     if (auto why = cuda::multicast_refusal(a, cuda::process_env(), false)) fail(ErrorCode::kUnsupported, *why);
-    const cuda::LaunchPlan plan = cuda::plan_launch(a, t, bytes, world, choice.blocks, 0);  // runs check_args
+    // Runs check_args; in a team, the default block count is capped so every rank's blocks fit.
+    const cuda::LaunchPlan plan = cuda::plan_launch_resident(a, t, bytes, world, choice.blocks, 0, h_);
     const std::size_t in_b = a.in_bytes(bytes, world), out_b = a.out_bytes(bytes, world);
     const char* ic = static_cast<const char*>(in);
     const char* oc = static_cast<const char*>(out);
@@ -252,15 +241,12 @@ class CudaCommunicator final : public Communicator {
     return info;
   }
 
-  std::map<cudaStream_t, std::unique_ptr<cuda::PlanExec>> plans_;  // host plans' side streams, per caller stream
-  ncclComm_t comm_;
   CudaOptions options_;
-  DeviceHandle h_;
-  cudaStream_t stream_ = nullptr;
   std::string machine_;
-  ncclWindow_t heap_win_ = nullptr, pad_win_ = nullptr;
-  void* pad_ = nullptr;
-  WaitError* error_host_ = nullptr;
+  std::unique_ptr<cuda::RankMemory> mem_;
+  std::map<cudaStream_t, std::unique_ptr<cuda::PlanExec>> plans_;  // host plans' side streams, per caller stream
+  DeviceHandle h_;                                                 // mem_'s, with this communicator's wait bound
+  cudaStream_t stream_ = nullptr;
   std::size_t heap_bytes_ = 0, fixed_ = 0, arena_ = 0;
   std::map<std::size_t, std::size_t> used_;  // arena offset -> bytes
 };
@@ -269,6 +255,40 @@ class CudaCommunicator final : public Communicator {
 
 std::unique_ptr<Communicator> cuda_communicator(ncclComm_t comm, const CudaOptions& options) {
   return std::make_unique<CudaCommunicator>(comm, options);
+}
+
+std::vector<std::unique_ptr<Communicator>> cuda_node(const CudaNodeOptions& options) {
+  if (auto why = cuda::team_world_refusal(options.world)) fail(ErrorCode::kInvalidArgument, "cuda_node: " + *why);
+  // No programmatic dependent launch for a team's ranks (team_run.cpp says why).
+  cuda::set_programmatic_launch(false);
+  int gpus = 0;
+  const cudaError_t e = cudaGetDeviceCount(&gpus);
+  if (e != cudaSuccess || gpus == 0)
+    fail(ErrorCode::kUnsupported, std::string("cuda_node: no CUDA device (") +
+                                      (e != cudaSuccess ? cudaGetErrorString(e) : "the CUDA runtime sees none") + ")");
+  if (options.gpus > 0) gpus = std::min(gpus, options.gpus);
+  const std::size_t staging = up(options.cuda.staging_bytes);
+  const std::size_t need = fixed_scratch_bytes(options.world) + staging;
+  if (options.cuda.heap_bytes < need)
+    fail(ErrorCode::kInvalidArgument, "cuda_node: heap_bytes " + std::to_string(options.cuda.heap_bytes) +
+                                          " is below the fixed scratch plus staging (" + std::to_string(need) +
+                                          " bytes)");
+  int saved = 0;
+  SYMM_CUDA_CHECK(cudaGetDevice(&saved));
+  // Every kernel loaded now, while no rank runs (a module loaded lazily may synchronize the context).
+  for (int g = 0; g < cuda::team_gpus_used(options.world, gpus); ++g) {
+    SYMM_CUDA_CHECK(cudaSetDevice(g));
+    cuda::preload_programs();
+  }
+  SYMM_CUDA_CHECK(cudaSetDevice(saved));
+  std::vector<std::unique_ptr<cuda::RankMemory>> mem =
+      cuda::RankMemory::in_process(options.world, gpus, options.cuda.heap_bytes);
+  cudaDeviceProp prop{};
+  SYMM_CUDA_CHECK(cudaGetDeviceProperties(&prop, 0));
+  const std::string machine = cuda::team_machine_name(prop.name, cuda::team_gpus_used(options.world, gpus));
+  std::vector<std::unique_ptr<Communicator>> out;
+  for (auto& m : mem) out.push_back(std::make_unique<CudaCommunicator>(std::move(m), machine, options.cuda));
+  return out;
 }
 
 }  // namespace symm

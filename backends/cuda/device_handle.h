@@ -45,6 +45,10 @@ struct DeviceHandle {
   // spinning out each wait's bound. Read only when a wait's first look fails (no cost to a
   // wait that is already satisfied); cleared by the host only after it has read the report.
   uint32_t* poison = nullptr;
+  // Host side only: how many ranks of this rank's team share its GPU (an in-process team, team.h;
+  // 1 with one process per GPU). Above 1, every launch first checks that all of their blocks fit
+  // on the GPU at once (residency_refusal), since a rank's waits end only when its peers run.
+  int gpu_ranks = 1;
 };
 
 }  // namespace symm::cuda

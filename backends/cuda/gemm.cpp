@@ -3,6 +3,7 @@
 
 #include <cublasLt.h>
 
+#include <exception>
 #include <string>
 
 #include "backends/cuda/check.h"
@@ -49,6 +50,10 @@ GemmRunner::GemmRunner(int streams) {
 
 GemmRunner::~GemmRunner() {
   plans_.clear();
+  // Destroyed while an error unwinds (a failed rank): cudaFree synchronizes the device and could
+  // wait forever behind a stream stuck on a flag (ours, or an in-process team peer's); the process
+  // is ending on that error, so the workspaces are left to the driver.
+  if (std::uncaught_exceptions() > 0) return;
   for (void* w : workspaces_) cudaFree(w);
   if (handle_) cublasLtDestroy(static_cast<cublasLtHandle_t>(handle_));
 }

@@ -4,6 +4,7 @@
 #include "backends/cuda/check.h"
 #include "backends/cuda/kernels.h"
 #include "backends/cuda/program_kernel.cuh"
+#include "backends/cuda/residency.h"
 #include "core/dispatch.h"
 #include "core/signal_pad.h"
 
@@ -40,7 +41,10 @@ __global__ void multimem_base_kernel(ncclWindow_t win, const ncclDevComm dc, voi
 void launch_program(const AlgoInfo& algo, DType t, const DeviceHandle& h, const CollArgs& a, int blocks, int threads,
                     cudaStream_t s) {
   with_program(algo, [&]<class P>() {
-    with_type(t, [&]<class T>() { launch_program_kernel<P, T>(h, a, blocks, threads, s, programmatic_launch()); });
+    with_type(t, [&]<class T>() {
+      check_residency(reinterpret_cast<const void*>(&program_kernel<P, T>), h, blocks, threads, algo.id.c_str());
+      launch_program_kernel<P, T>(h, a, blocks, threads, s, programmatic_launch());
+    });
   });
 }
 
@@ -50,7 +54,33 @@ bool g_programmatic_launch = true;
 bool programmatic_launch() { return g_programmatic_launch; }
 void set_programmatic_launch(bool on) { g_programmatic_launch = on; }
 
+int program_fit_blocks(const AlgoInfo& algo, DType t, const DeviceHandle& h, int threads) {
+  int fit = 0;
+  with_program(algo, [&]<class P>() {
+    with_type(
+        t, [&]<class T>() { fit = team_fit_blocks(reinterpret_cast<const void*>(&program_kernel<P, T>), h, threads); });
+  });
+  return fit;
+}
+
+void preload_programs() {
+  for (const AlgoInfo& algo : algorithms()) {
+    if (algo.plan || algo.needs_multicast) continue;
+    for (DType t : {DType::kBF16, DType::kFP16, DType::kFP32})
+      with_program(algo, [&]<class P>() {
+        with_type(t, [&]<class T>() {
+          cudaFuncAttributes attr;
+          SYMM_CUDA_CHECK(cudaFuncGetAttributes(&attr, &program_kernel<P, T>));
+        });
+      });
+  }
+  cudaFuncAttributes attr;
+  SYMM_CUDA_CHECK(cudaFuncGetAttributes(&attr, &wait_probe_kernel));
+  SYMM_CUDA_CHECK(cudaFuncGetAttributes(&attr, &ll_probe_kernel));
+}
+
 void launch_wait_probe(const DeviceHandle& h, uint32_t slot, uint32_t value, cudaStream_t s) {
+  check_residency(reinterpret_cast<const void*>(&wait_probe_kernel), h, 1, 32, "the wait probe");
   wait_probe_kernel<<<1, 32, 0, s>>>(h, slot, value);
   SYMM_CUDA_CHECK(cudaGetLastError());
 }

@@ -6,6 +6,7 @@
 #include <nccl.h>
 
 #include "backends/cuda/device_handle.h"
+#include "backends/cuda/host_logic.h"
 #include "core/coll_args.h"
 #include "core/registry.h"
 
@@ -22,6 +23,21 @@ void launch_program(const AlgoInfo& algo, DType t, const DeviceHandle& h, const 
 // completed (program_kernel.cuh). Process-wide, default on; set before any launch.
 bool programmatic_launch();
 void set_programmatic_launch(bool on);
+
+// In an in-process team (h.gpu_ranks > 1; team.h): launch_program refuses (kUnsupported, one line)
+// a launch whose blocks do not fit beside the other ranks' on the GPU; program_fit_blocks is the
+// most blocks that do at `threads` (INT_MAX with one rank per GPU).
+int program_fit_blocks(const AlgoInfo& algo, DType t, const DeviceHandle& h, int threads);
+// plan_launch (host_logic.h) where `blocks` <= 0 in a team takes the registry default capped at
+// program_fit_blocks (a device program only; kUnsupported naming both when the program cannot
+// run on so few blocks). An explicit count is kept, and launch_program refuses it if it does not fit.
+LaunchPlan plan_launch_resident(const AlgoInfo& a, DType t, std::size_t bytes, int world, int blocks, int threads,
+                                const DeviceHandle& h);
+// Loads every device program's kernel (cudaFuncGetAttributes) so that no launch in a team loads a
+// module lazily while a peer's kernel spins (loading may synchronize the context).
+void preload_programs();
+// The same for the device programs host plans launch (plans.cu).
+void preload_plan_programs();
 
 // One block waits (acquire) on `slot` for `value`: the bounded-wait error path's probe.
 void launch_wait_probe(const DeviceHandle& h, uint32_t slot, uint32_t value, cudaStream_t s);

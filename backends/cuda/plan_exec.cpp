@@ -5,6 +5,7 @@
 #include <cuda.h>
 
 #include <chrono>
+#include <exception>
 #include <thread>
 
 #include "backends/cuda/check.h"
@@ -55,8 +56,10 @@ PlanExec::PlanExec(const DeviceHandle& h, cudaStream_t main, int streams, int th
 
 PlanExec::~PlanExec() {
   // A stream still stuck on a flag: the GEMM runner's cudaFree would synchronize the device and
-  // never return; the process is ending on the timeout's error anyway, so leave it.
-  if (stuck_) (void)gemm_.release();
+  // never return; the process is ending on the timeout's error anyway, so leave it. The same while
+  // any error unwinds: in an in-process team the stuck stream may be a peer's.
+  const bool failing = stuck_ || std::uncaught_exceptions() > 0;
+  if (failing) (void)gemm_.release();
   for (std::size_t i = 1; i < streams_.size(); ++i) cudaStreamDestroy(streams_[i]);
   for (cudaEvent_t e : events_)
     if (e) cudaEventDestroy(e);
@@ -64,7 +67,7 @@ PlanExec::~PlanExec() {
   for (cudaEvent_t e : wait_events_) cudaEventDestroy(e);
   cudaEventDestroy(fork_);
   cudaStreamDestroy(probe_);
-  if (!stuck_) cudaFreeHost(probe_host_);  // a stuck stream would hold up the free forever: leaked
+  if (!failing) cudaFreeHost(probe_host_);  // a stuck stream would hold up the free forever: leaked
 }
 
 cudaEvent_t PlanExec::event(int e) {

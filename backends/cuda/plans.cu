@@ -1,13 +1,17 @@
 // Host plans on CUDA: the CudaHost context (core/plan.h's verbs on CUDA streams) and the
 // instantiation of every plan x element type (nvcc: plans launch device programs). The
 // executor's host-only parts (stream memory operations, events, watchdog) are in plan_exec.cpp.
+#include <type_traits>
+
 #include "backends/cuda/check.h"
 #include "backends/cuda/plan_exec.h"
 #include "backends/cuda/program_kernel.cuh"
+#include "backends/cuda/residency.h"
 #include "core/algos/ag_mm_ce_bulk_gemm.h"
 #include "core/algos/ag_mm_ce_chunk_gemm.h"
 #include "core/algos/ag_mm_st_bulk_gemm.h"
 #include "core/algos/all_gather_ce_st.h"
+#include "core/algos/local_reduce_ring.h"
 #include "core/algos/mm_rs_gemm_ce_acc.h"
 #include "core/algos/mm_rs_gemm_ce_ring_reduce.h"
 #include "core/algos/mm_rs_gemm_st_chunk_reduce.h"
@@ -33,6 +37,12 @@ class CudaHost {
   }
   template <class Program, class T>
   void launch(int s, const CollArgs& a, int blocks) {
+    // A kernel that waits for peers needs every rank's blocks resident (in-process teams); the
+    // plans' local kernels wait for no one (their inputs arrived behind stream waits).
+    if constexpr (!std::is_same_v<Program, LocalReduceRing> && !std::is_same_v<Program, SumPeerSlots> &&
+                  !std::is_same_v<Program, PushToPeers>)
+      check_residency(reinterpret_cast<const void*>(&program_kernel<Program, T>), h_, blocks, x_.threads(),
+                      "a host plan's device program");
     launch_program_kernel<Program, T>(h_, a, blocks, x_.threads(), x_.stream(s), /*pdl=*/false);
   }
   void copy_engine(int s, void* dst, const void* src, std::size_t bytes) {
@@ -65,6 +75,15 @@ void with_fused_plan(const std::string& id, F&& f) {
 }
 
 }  // namespace
+
+void preload_plan_programs() {
+  for (DType t : {DType::kBF16, DType::kFP16, DType::kFP32})
+    with_type(t, [&]<class T>() {
+      cudaFuncAttributes attr;
+      SYMM_CUDA_CHECK(cudaFuncGetAttributes(&attr, &program_kernel<AllGatherSt, T>));
+      SYMM_CUDA_CHECK(cudaFuncGetAttributes(&attr, &program_kernel<LocalReduceRing, T>));
+    });
+}
 
 void PlanExec::enqueue_fused(const FusedAlgo& algo, const FusedArgs& a) {
   begin_call();

@@ -1,6 +1,11 @@
-// One rank's CUDA runtime (host owner): device, NCCL communicator, symmetric heap
-// and signal pad (each an ncclMemAlloc buffer registered as an NCCL_WIN_COLL_SYMMETRIC window),
-// the per-peer base tables read once through the NCCL device API, and the wait-error area.
+// One rank's CUDA runtime (host owner): device, stream, its symmetric memory (rank_memory.h: heap,
+// signal pad, peer tables, wait-error record) and how it meets its team. Two kinds of team:
+//  - one process per GPU: an NCCL communicator; memory from RankMemory::nccl_windows; meetings
+//    are NCCL all-reduces;
+//  - a rank of an in-process team (team.h), in its own host thread: memory made for the whole
+//    team by RankMemory::in_process; meetings through the Team; no NCCL (comm() is nullptr).
+// Everything above this class (device programs, host plans, fused plans, the benches) is the same
+// for both.
 //
 // Bootstrap: rank 0 creates the NCCL unique id and publishes it as the file
 // $SYMM_RUN_DIR/nccl_id (written to a temporary, then renamed); the other ranks poll for it
@@ -20,15 +25,19 @@
 #include <nccl.h>
 
 #include <cstddef>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "backends/cuda/device_handle.h"
 #include "backends/cuda/host_logic.h"
+#include "backends/cuda/rank_memory.h"
 #include "backends/cuda/watchdog.h"
 
 namespace symm::cuda {
+
+class Team;
 
 class Runtime {
  public:
@@ -36,18 +45,26 @@ class Runtime {
   // seconds at this device's clock). multicast: the run needs a multicast address of the heap
   // (asked of NCCL only where no safety variable forbids it; heap_mc() says what came back).
   Runtime(const RankEnv& env, std::size_t heap_bytes, unsigned long long timeout_cycles, bool multicast = false);
+  // Rank mem.handle().rank of an in-process team, built in that rank's own thread (it makes
+  // mem.device() current for the thread). `mem` stays the team owner's (run_team's caller).
+  Runtime(Team& team, const RankMemory& mem, unsigned long long timeout_cycles);
   ~Runtime();
   Runtime(const Runtime&) = delete;
   Runtime& operator=(const Runtime&) = delete;
 
   int rank() const { return h_.rank; }
   int world() const { return h_.world; }
-  ncclComm_t comm() const { return comm_; }
+  ncclComm_t comm() const { return comm_; }  // nullptr in an in-process team
+  Team* team() const { return team_; }       // nullptr with one process per GPU
+  int device() const { return device_; }
   cudaStream_t stream() const { return stream_; }
   char* heap() const { return h_.heap_base; }
   std::size_t heap_bytes() const { return heap_bytes_; }
   const DeviceHandle& handle() const { return h_; }
   const std::string& device_name() const { return device_name_; }
+  // The machine column of this run's rows: "h200x4" with one process per GPU (device, world), an
+  // in-process team's by device and GPU count ("h200x1"; team_machine_name, team.h).
+  const std::string& machine() const { return machine_; }
   void set_timeout_cycles(unsigned long long c) { h_.timeout_cycles = c; }
   unsigned long long timeout_cycles() const { return h_.timeout_cycles; }
   double stream_timeout_s() const { return stream_timeout_s_; }
@@ -73,19 +90,28 @@ class Runtime {
   // will not come, and makes the destructor skip every call that could wait for the device.
   void abort() noexcept;
   bool aborted() const { return aborted_; }
-  // All ranks meet (a one-element NCCL all-reduce, synchronised).
+  // All ranks meet, each with its stream drained (NCCL: a one-element all-reduce, synchronised;
+  // a team: sync(), then the team's barrier).
   void barrier();
+  // Element-wise maximum over ranks of v[0..n), n <= 8, in place (NCCL: an all-reduce on the
+  // stream, synchronised; a team: on the host). Every rank calls it alike.
+  void reduce_max(double* v, int n);
 
  private:
+  // What both kinds of team do once the memory is there: the device's name and clock, the bounds.
+  void finish_setup(unsigned long long timeout_cycles);
+
   DeviceHandle h_;
   ncclComm_t comm_ = nullptr;
+  Team* team_ = nullptr;
+  int device_ = 0;
   cudaStream_t stream_ = nullptr;
-  ncclWindow_t heap_win_ = nullptr, pad_win_ = nullptr;
-  void* pad_ = nullptr;
+  std::unique_ptr<RankMemory> own_mem_;  // one process per GPU; a team's belongs to its owner
+  const RankMemory* mem_ = nullptr;
   std::size_t heap_bytes_ = 0;
-  WaitError* error_host_ = nullptr;
   float* one_ = nullptr;
-  std::string device_name_;
+  double* stat_buf_ = nullptr;  // reduce_max's device buffer (NCCL)
+  std::string device_name_, machine_;
   std::string context_;
   double stream_timeout_s_ = 0;
   char* heap_mc_ = nullptr;

@@ -1,12 +1,14 @@
 // symmcoll's CUDA backend as a library (see symmcoll.h for the interface): adopt the NCCL
 // communicator your program already has (PyTorch's process group, MPI + ncclCommInitRank, ...)
-// and run symmcoll's collectives on it, one process per GPU of one NVLink node.
+// and run symmcoll's collectives on it, one process per GPU of one NVLink node; or make N ranks
+// in one process (cuda_node), on one GPU or several.
 #pragma once
 
 #include <nccl.h>
 
 #include <cstddef>
 #include <memory>
+#include <vector>
 
 #include "symmcoll/symmcoll.h"
 
@@ -28,5 +30,25 @@ struct CudaOptions {
 // symmcoll registers its windows on it and deregisters them when the Communicator is destroyed,
 // which must happen before ncclCommDestroy(comm). The current CUDA device must be comm's device.
 std::unique_ptr<Communicator> cuda_communicator(ncclComm_t comm, const CudaOptions& options = {});
+
+// N ranks in this process, as sim_node gives simulated ones: rank r on GPU r % gpus (round-robin
+// over the visible GPUs, or the first `gpus` of them), its heap and signal pad plain device memory
+// (cudaMalloc; peer access enabled between the GPUs), no NCCL. The same programs run as with
+// cuda_communicator; the "auto" table is the machine's by device and GPU count (h200x1).
+//  - Every rank's blocks must be resident at once for its waits to end: a call whose ranks x
+//    blocks do not fit on their GPU is refused (kUnsupported, naming ranks, blocks and what fits).
+//  - Call each rank from its own thread, or from one thread rank after rank, then synchronize():
+//    a rank's synchronize() (cudaDeviceSynchronize of its GPU) before every rank has made the
+//    same call waits for a kernel that waits for the missing ranks, and ends in kTimeout.
+//  - Host plans (ce, ce_overlap) on a stream other than the communicator's own make their side
+//    streams and buffers on first use: make the first such call on every rank before any rank
+//    synchronizes (their allocations may wait for the device).
+//  - Destroy the communicators after the last synchronize(); each frees its own memory.
+struct CudaNodeOptions {
+  int world = 2;       // 2..8
+  int gpus = 0;        // 0: every visible GPU (CUDA_VISIBLE_DEVICES)
+  CudaOptions cuda{};  // heap, staging and wait bound per rank, as for cuda_communicator
+};
+std::vector<std::unique_ptr<Communicator>> cuda_node(const CudaNodeOptions& options = {});
 
 }  // namespace symm

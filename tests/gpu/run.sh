@@ -1,10 +1,13 @@
 #!/usr/bin/env bash
 # GPU test suite (make test-gpu BUILD=<dir>): run on a GPU machine, never in CI.
 #   tests/gpu/run.sh <build-dir> [all|correctness|hang|sanitize]...      (default: all)
-# correctness  every algorithm x dtype x world {2,4,8} (as many as the machine has) x sizes vs NCCL
-#              and the float64 reference, with a 1000-replay CUDA graph of each (epochs only grow:
-#              no hang, no wrong answer), the fused matmul + collective plans (ag_mm, mm_rs) replayed
-#              100x, the bounded-wait error-path probes, and the refusals.
+# correctness  every algorithm x dtype x world {2,3,4,8} x sizes vs NCCL and the float64 reference,
+#              with a 1000-replay CUDA graph of each (epochs only grow: no hang, no wrong answer),
+#              the fused matmul + collective plans (ag_mm, mm_rs) replayed 100x, the bounded-wait
+#              error-path probes, and the refusals.
+# Worlds the machine has GPUs for run one process per GPU (launch, NCCL beside); larger worlds run
+# as an in-process team (bench --world N: N ranks as threads on the visible GPUs, no NCCL, checked
+# against float64 only), so a single GPU runs every world.
 # hang         ranks that disagree must end within 2 x the wait bound + start-up, non-zero, with
 #              a named error: mismatched programs (device and LL programs, graph and eager),
 #              mismatched sizes, a rank that never calls, a rank killed mid-run (world 2).
@@ -12,7 +15,8 @@
 #              initialisation probes report benign API errors), racecheck and synccheck, small and
 #              large sizes, worlds 2 and 4 where the machine has them; zero errors required. One
 #              log per tool and world: $SYMM_TEST_LOGDIR/sanitize_<tool>_w<W>.log.
-# Environment: SYMM_TEST_SIZES, SYMM_TEST_REPLAYS (correctness); SYMM_TEST_LOGDIR (default
+# Environment: SYMM_TEST_SIZES, SYMM_TEST_REPLAYS, SYMM_TEST_WORLDS (default "2 3 4 8") (correctness);
+# SYMM_TEST_TEAM=1 runs every world as an in-process team; SYMM_TEST_LOGDIR (default
 # <build-dir>/gpu-logs); SAN_TOOLS (default "memcheck racecheck synccheck"), SAN_SIZES (default
 # 16K,4M), SAN_WORLDS (default "2 4"), SAN_KERNELS (compute-sanitizer --kernel-name filter,
 # default kns=program_kernel: this project's kernels; "" checks NCCL's too).
@@ -34,6 +38,16 @@ mkdir -p "$LOGDIR"
 fail=0
 now() { date +%s.%N; }
 calc() { awk "BEGIN { print $* }"; }  # float arithmetic and comparisons (1/0), no bc needed
+# How a world runs: one process per GPU where the machine has the GPUs, else an in-process team.
+team() { [ "${SYMM_TEST_TEAM:-0}" = 1 ] || [ "$NGPU" -lt "$1" ]; }
+# The command line of a bench of world $1 (then the bench's own arguments).
+ranks() {
+  local w=$1
+  if team "$w"; then echo "$BIN bench --backend cuda --world $w"
+  else echo "env CUDA_VISIBLE_DEVICES=$(seq -s, 0 $((w - 1))) $BIN launch -n $w -- $BIN bench --backend cuda"; fi
+}
+how() { if team "$1"; then echo "in-process team on $(team_gpus "$1") GPU(s)"; else echo "one process per GPU"; fi; }
+team_gpus() { [ "$NGPU" -lt "$1" ] && echo "$NGPU" || echo "$1"; }
 run() {  # name, timeout seconds, command...
   local name=$1 t=$2; shift 2
   echo "=== $name"
@@ -44,25 +58,38 @@ run() {  # name, timeout seconds, command...
 if want correctness; then
   SIZES=${SYMM_TEST_SIZES:-16K,64K,1M,4M}
   REPLAYS=${SYMM_TEST_REPLAYS:-1000}
-  for w in 2 4 8; do
-    [ "$NGPU" -ge "$w" ] || { echo "=== skip world $w: $NGPU GPU(s)"; continue; }
-    devs=$(seq -s, 0 $((w - 1)))
-    run "correctness world $w" 240 env CUDA_VISIBLE_DEVICES=$devs "$BIN" launch -n $w -- "$BIN" bench --backend cuda \
-      --op all_reduce,reduce_scatter,all_gather --algo all --dtype bf16,fp16,fp32 --sizes "$SIZES" \
+  [ "$NGPU" -ge 1 ] || { echo "=== correctness: FAIL: no GPU"; fail=1; }
+  for w in ${SYMM_TEST_WORLDS:-2 3 4 8}; do
+    [ "$NGPU" -ge 1 ] || break
+    # --m 1536 and 256 are multiples of every world's rows (M / world, rows of 32): 3 takes 1536 and 768.
+    # World 3: sizes that are multiples of 16 x 3 bytes (reduce_scatter, all_gather), K of 3 x 512.
+    ms=256,1536 k=1024 sizes=$SIZES
+    [ $((256 % (32 * w))) -eq 0 ] || ms=768,1536
+    [ $((1024 % w)) -eq 0 ] || k=1536
+    [ $((16384 % (16 * w))) -eq 0 ] || sizes=${SYMM_TEST_SIZES_ODD:-12K,48K,768K,3M}
+    run "correctness world $w ($(how $w))" 300 $(ranks $w) \
+      --op all_reduce,reduce_scatter,all_gather --algo all --dtype bf16,fp16,fp32 --sizes "$sizes" \
       --no-timing --replays "$REPLAYS"
-    run "fused correctness world $w" 180 env CUDA_VISIBLE_DEVICES=$devs "$BIN" launch -n $w -- "$BIN" bench --backend cuda \
-      --op ag_mm,mm_rs --algo all --dtype bf16,fp16 --n 512 --k 1024 --m 256,1536 --chunk-rows 32 \
+    run "fused correctness world $w ($(how $w))" 180 $(ranks $w) \
+      --op ag_mm,mm_rs --algo all --dtype bf16,fp16 --n 512 --k "$k" --m "$ms" --chunk-rows 32 \
       --no-timing --replays 100
-    run "bounded wait world $w" 60 env CUDA_VISIBLE_DEVICES=$devs "$BIN" launch -n $w -- "$BIN" bench --backend cuda \
-      --probe-timeout
+    run "bounded wait world $w ($(how $w))" 60 $(ranks $w) --probe-timeout
   done
   # Refusals that must fail cleanly (exit 2, one line), not crash or hang.
-  if [ "$NGPU" -ge 2 ]; then
-    echo "=== multicast refused"
-    out=$(timeout 60 env CUDA_VISIBLE_DEVICES=0,1 "$BIN" launch -n 2 -- "$BIN" bench --backend cuda --algo multimem --sizes 4K 2>&1)
+  if [ "$NGPU" -ge 1 ]; then
+    echo "=== multicast refused ($(how 2))"
+    out=$(timeout 60 $(ranks 2) --algo multimem --sizes 4K 2>&1)
     rc=$?
     echo "$out" | head -3
     if [ $rc -eq 2 ] && echo "$out" | grep -q "NCCL_NVLS_ENABLE=0 disables"; then echo "--- ok"; else echo "--- FAIL: rc=$rc"; fail=1; fi
+    # A team's ranks share the GPU: blocks that do not all fit at once are refused, never left to spin.
+    echo "=== in-process team: blocks that do not fit on one GPU refused"
+    out=$(timeout 60 env CUDA_VISIBLE_DEVICES=0 "$BIN" bench --backend cuda --world 8 --op all_reduce --algo one_shot \
+      --blocks 132 --sizes 4M --no-timing 2>&1)
+    rc=$?
+    echo "$out" | grep -m2 "do not fit"
+    if [ $rc -eq 0 ] && echo "$out" | grep -q "8 ranks x 132 blocks of .* threads do not fit on one GPU at once"; then
+      echo "--- ok"; else echo "--- FAIL: rc=$rc"; echo "$out" | tail -5; fail=1; fi
     echo "=== more ranks than GPUs refused"
     out=$(timeout 60 env CUDA_VISIBLE_DEVICES=0 "$BIN" launch -n 2 -- "$BIN" bench --backend cuda --sizes 4K 2>&1)
     rc=$?
@@ -72,21 +99,23 @@ if want correctness; then
 fi
 
 # ---- hang: ranks that disagree end in seconds ----------------------------------------------
-if want hang && [ "$NGPU" -ge 2 ]; then
+# World 2: one process per GPU on two GPUs, else an in-process team (a rank is a thread there).
+if want hang && [ "$NGPU" -ge 1 ]; then
   BOUND=2  # seconds; the default bound, set explicitly so the limit below is exact
   export SYMM_WAIT_TIMEOUT_S=$BOUND
-  B="$BIN launch -n 2 -- $BIN bench --backend cuda --no-nccl --timing-only --iters 3 --warmup 1 --dtype bf16"
-  # Start-up: the same shape of run with nothing wrong (NCCL init, heap, first launches).
+  DEVS=0,1; team 2 && DEVS=0
+  B="$(ranks 2) --no-nccl --timing-only --iters 3 --warmup 1 --dtype bf16"
+  echo "=== hang cases: world 2, $(how 2)"
+  # Start-up: the same shape of run with nothing wrong (NCCL init or the team's set-up, heap, first launches).
   t0=$(now)
-  env CUDA_VISIBLE_DEVICES=0,1 $B --op all_reduce --algo one_shot --sizes 64K --mode graph > "$LOGDIR/hang_startup.log" 2>&1
+  env CUDA_VISIBLE_DEVICES=$DEVS $B --op all_reduce --algo one_shot --sizes 64K --mode graph > "$LOGDIR/hang_startup.log" 2>&1
   rc=$?
   STARTUP=$(calc "$(now) - $t0")
   echo "=== hang: start-up of a healthy run: ${STARTUP}s (rc=$rc)"
   [ $rc -eq 0 ] || { echo "--- FAIL: the healthy run failed"; tail -5 "$LOGDIR/hang_startup.log"; fail=1; }
   LIMIT=$(calc "2 * $BOUND + $STARTUP + 1")
   # The error-path probes: each timeout reported with its exact message, and the world usable after.
-  run "hang: bounded-wait probes world 2" 60 env CUDA_VISIBLE_DEVICES=0,1 "$BIN" launch -n 2 -- "$BIN" bench \
-    --backend cuda --probe-timeout
+  run "hang: bounded-wait probes world 2" 60 env CUDA_VISIBLE_DEVICES=$DEVS $(ranks 2) --probe-timeout
   hang_case() {  # name, message regex, VAR=value..., -- bench args...
     local name=$1 msg=$2; shift 2
     local envs=()
@@ -95,7 +124,7 @@ if want hang && [ "$NGPU" -ge 2 ]; then
     echo "=== hang: $name (limit ${LIMIT}s)"
     local t0 out rc dt
     t0=$(now)
-    out=$(timeout 120 env CUDA_VISIBLE_DEVICES=0,1 "${envs[@]}" $B "$@" 2>&1)
+    out=$(timeout 120 env CUDA_VISIBLE_DEVICES=$DEVS "${envs[@]}" $B "$@" 2>&1)
     rc=$?
     dt=$(calc "$(now) - $t0")
     echo "$out" | grep -E "error|launch:|timed out|not done" | head -4
@@ -122,7 +151,9 @@ if want hang && [ "$NGPU" -ge 2 ]; then
     --op all_reduce --algo two_shot --sizes 16K --mode eager
   hang_case "a rank that never calls" "$TO" SYMM_TEST_RANK_SKIP=1 -- \
     --op all_reduce --algo one_shot --sizes 64K --mode graph
-  hang_case "a rank killed mid-run" "rank 1 was killed by signal 9" SYMM_TEST_RANK_KILL=1 -- \
+  # A team's rank is a thread: "killed", it stops, and the team stops with it.
+  KILLED="rank 1 was killed by signal 9"; team 2 && KILLED="rank 1 stops with its samples in flight"
+  hang_case "a rank killed mid-run" "$KILLED" SYMM_TEST_RANK_KILL=1 -- \
     --op all_reduce --algo one_shot --sizes 64K --mode graph
   unset SYMM_WAIT_TIMEOUT_S
 fi
@@ -139,7 +170,7 @@ if want sanitize; then
     # Instrumented kernels run far slower than their peers expect: generous bounds here.
     export SYMM_WAIT_TIMEOUT_S=120 SYMM_STREAM_TIMEOUT_S=600
     for w in ${SAN_WORLDS:-2 4}; do
-      [ "$NGPU" -ge "$w" ] || { echo "=== skip sanitize world $w: $NGPU GPU(s)"; continue; }
+      [ "$NGPU" -ge 1 ] || { echo "=== skip sanitize: no GPU"; break; }
       devs=$(seq -s, 0 $((w - 1)))
       for tool in ${SAN_TOOLS:-memcheck racecheck synccheck}; do
         log="$LOGDIR/sanitize_${tool}_w$w.log"
@@ -147,12 +178,19 @@ if want sanitize; then
         [ "$tool" = memcheck ] && extra+=(--report-api-errors no --leak-check no)
         [ -n "$SAN_KERNELS" ] && extra+=(--kernel-name "$SAN_KERNELS")
         tmp=$(mktemp -d)
-        echo "=== sanitize $tool world $w (sizes $SAN_SIZES, every algorithm, bf16, checked once each)"
+        echo "=== sanitize $tool world $w ($(how $w); sizes $SAN_SIZES, every algorithm, bf16, checked once each)"
         t0=$(now)
-        timeout 300 env CUDA_VISIBLE_DEVICES=$devs "$BIN" launch -n $w -- "$SAN" --tool "$tool" "${extra[@]}" \
-          --error-exitcode 3 --log-file "$tmp/rank_%p.log" \
-          "$BIN" bench --backend cuda --op all_reduce,reduce_scatter,all_gather --algo all --dtype bf16 \
-          --sizes "$SAN_SIZES" --no-timing > "$tmp/bench.out" 2>&1
+        args=(bench --backend cuda --op all_reduce,reduce_scatter,all_gather --algo all --dtype bf16
+          --sizes "$SAN_SIZES" --no-timing)
+        if team "$w"; then  # one process: one tool instance over every rank's thread, one summary
+          timeout 300 "$SAN" --tool "$tool" "${extra[@]}" --error-exitcode 3 --log-file "$tmp/rank_%p.log" \
+            "$BIN" "${args[@]}" --world "$w" > "$tmp/bench.out" 2>&1
+          need=1
+        else
+          timeout 300 env CUDA_VISIBLE_DEVICES=$devs "$BIN" launch -n $w -- "$SAN" --tool "$tool" "${extra[@]}" \
+            --error-exitcode 3 --log-file "$tmp/rank_%p.log" "$BIN" "${args[@]}" > "$tmp/bench.out" 2>&1
+          need=$w
+        fi
         rc=$?
         dt=$(calc "$(now) - $t0")
         { echo "# compute-sanitizer --tool $tool ${extra[*]} world $w, sizes $SAN_SIZES: rc=$rc in ${dt}s"
@@ -163,10 +201,13 @@ if want sanitize; then
         summaries=$(grep -cE "(ERROR|RACECHECK) SUMMARY" "$log")
         nonzero=$(grep -E "(ERROR|RACECHECK) SUMMARY" "$log" | grep -vcE "SUMMARY: 0 (errors|hazards)")
         grep -E "SUMMARY|check failure|error" "$log" | head -6
-        if [ $rc -eq 0 ] && [ "$summaries" -ge "$w" ] && [ "$nonzero" -eq 0 ]; then
+        if [ $rc -eq 0 ] && [ "$summaries" -ge "$need" ] && [ "$nonzero" -eq 0 ]; then
           echo "--- ok: sanitize $tool world $w in ${dt}s"
         else
           echo "--- FAIL: sanitize $tool world $w: rc=$rc, $summaries summaries, $nonzero non-zero (log: $log)"
+          # A tool that runs one process's kernels one at a time leaves a team's ranks unable to meet.
+          team "$w" && grep -q "timed out waiting" "$log" &&
+            echo "    (waits timed out: $tool may serialize this process's kernels, which a team's ranks cannot survive)"
           fail=1
         fi
       done

@@ -1,0 +1,100 @@
+// `symmcoll bench --backend cuda` (bench.h) from the command's options to its ranks: which
+// algorithms each op runs and how much symmetric heap a rank needs, resolved before any GPU is
+// touched so that bad input fails fast and alike on every rank; then one process per GPU under a
+// launcher, or an in-process team (team_run.h), each rank running the same bench_rank (bench.cpp).
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "backends/cuda/bench.h"
+#include "backends/cuda/bench_rank.h"
+#include "backends/cuda/host_logic.h"
+#include "backends/cuda/kernels.h"
+#include "backends/cuda/runtime.h"
+#include "backends/cuda/team.h"
+#include "backends/cuda/team_run.h"
+#include "core/heap_layout.h"
+#include "core/registry.h"
+
+namespace symm::cuda {
+namespace {
+
+BenchSetup plan_bench(const BenchOptions& o, int world, bool team, const TestRankOverrides& test) {
+  if (test.algo_rank >= 0)
+    for (Op op : o.ops) find_algo(op, test.algo);  // a bad name fails here, on every rank alike
+  // Every rank sizes its heap for the testing size too: symmetric windows are the same everywhere.
+  std::vector<std::size_t> heap_sizes = o.sizes;
+  if (test.size_rank >= 0) heap_sizes.push_back(test.size);
+
+  BenchSetup b;
+  // --algo auto chooses per size on the GPU's machine (its name needs the device): the heap is
+  // sized for every algorithm the table may name, those of `all`.
+  b.auto_algo = std::find(o.algos.begin(), o.algos.end(), "auto") != o.algos.end();
+  std::size_t need = 1u << 20;
+  for (Op op : o.ops) {
+    std::vector<const AlgoInfo*> list;
+    for (const std::string& name : o.algos) {
+      if (name == "nccl" || name == "nccl_symm" || name == "auto") continue;  // baselines: --nccl; auto below
+      if (name == "all") {
+        for (const AlgoInfo& a : algorithms())
+          if (a.op == op && !a.needs_multicast) list.push_back(&a);
+        continue;
+      }
+      const AlgoInfo& a = find_algo(op, name);
+      // The safety variables refuse before any GPU is touched (and before NCCL is asked); a
+      // team has no multicast object at all.
+      if (auto why = multicast_refusal(a, process_env(), !team)) fail(ErrorCode::kUnsupported, *why);
+      b.multicast = b.multicast || a.needs_multicast;
+      list.push_back(&a);
+    }
+    std::vector<const AlgoInfo*> sized = list;
+    if (b.auto_algo)
+      for (const AlgoInfo& a : algorithms())
+        if (a.op == op && !a.needs_multicast) sized.push_back(&a);
+    if (test.algo_rank >= 0) sized.push_back(&find_algo(op, test.algo));
+    for (std::size_t bytes : heap_sizes) {
+      for (const AlgoInfo* a : sized) {
+        if (a->max_bytes_for(world) && bytes > a->max_bytes_for(world)) continue;  // skipped in run_op
+        const HeapLayout l = heap_layout(*a, bytes, world);
+        if (o.heap) check_heap(*a, bytes, world, o.heap);
+        need = std::max(need, l.total);
+      }
+      for (const AlgoInfo& a : algorithms())
+        if (a.op == op) {
+          b.in_max = std::max(b.in_max, a.in_bytes(bytes, world));
+          b.out_max = std::max(b.out_max, a.out_bytes(bytes, world));
+          need = std::max(need, heap_layout(a, bytes, world).out + a.out_bytes(bytes, world));
+          break;
+        }
+    }
+    b.per_op.push_back(list);
+  }
+  if (o.heap && need > o.heap)
+    fail(ErrorCode::kInvalidArgument, "the sizes need " + std::to_string(need) +
+                                          " bytes of symmetric heap per rank; --heap gives " + std::to_string(o.heap));
+  // Whole 4 MiB granules: the heap is one NCCL window, mapped in physical-memory granules anyway.
+  b.heap = o.heap ? o.heap : (need + (4u << 20) - 1) / (4u << 20) * (4u << 20);
+  return b;
+}
+
+}  // namespace
+
+int run_bench(const BenchOptions& o) {
+  const RankEnv env = rank_env(process_env());
+  const CommandRanks ranks = command_ranks(o.world, env.world, "bench --backend cuda");
+  if (!o.probe_timeout && o.sizes.empty()) fail(ErrorCode::kInvalidArgument, "bench needs --sizes, e.g. 4K:256M");
+  const TestRankOverrides test = test_rank_overrides(process_env());
+  // Algorithms per op and the heap, resolved before touching a GPU, so bad input fails fast.
+  const BenchSetup setup = plan_bench(o, ranks.world, ranks.team, test);
+  // A team has no NCCL: no baselines, rows checked against the float64 reference.
+  BenchOptions opts = o;
+  if (ranks.team) opts.nccl = false;
+  set_programmatic_launch(o.pdl);  // a team turns it off again (run_in_process)
+  auto rank_main = [&](Runtime& rt) -> int { return bench_rank(opts, rt, test, setup); };
+  // o.timeout_cycles 0: the runtime converts SYMM_WAIT_TIMEOUT_S (or the default) at the device clock.
+  if (ranks.team) return run_in_process(ranks.world, setup.heap, o.timeout_cycles, rank_main);
+  Runtime rt(env, setup.heap, o.timeout_cycles, setup.multicast);
+  return rank_main(rt);
+}
+
+}  // namespace symm::cuda
