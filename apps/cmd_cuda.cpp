@@ -86,6 +86,11 @@ void prepare_team(int world, const std::string& command) {
   if (auto why = cuda::team_world_refusal(world)) fail(ErrorCode::kInvalidArgument, *why);  // --world 0 too
   cuda::command_ranks(world, cuda::rank_env(cuda::process_env()).world, command);           // refuses in one line
   setenv("CUDA_MODULE_LOADING", "EAGER", /*overwrite=*/0);
+  // Every rank's streams need a hardware queue of their own: with the default 8 connections a
+  // GPU's streams share queues, and a stream stopped at a flag wait (cuStreamWaitValue32) stops
+  // the streams behind it in its queue, among them the one that would write that flag (found on
+  // an H200: plans of 2..4 ranks on one GPU timed out with the flag already set).
+  setenv("CUDA_DEVICE_MAX_CONNECTIONS", "32", /*overwrite=*/0);
 }
 
 int cmd_bench_cuda(int argc, char** argv) {

@@ -9,6 +9,7 @@
 #include <nccl.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <map>
 #include <memory>
 #include <optional>
@@ -259,8 +260,11 @@ std::unique_ptr<Communicator> cuda_communicator(ncclComm_t comm, const CudaOptio
 
 std::vector<std::unique_ptr<Communicator>> cuda_node(const CudaNodeOptions& options) {
   if (auto why = cuda::team_world_refusal(options.world)) fail(ErrorCode::kInvalidArgument, "cuda_node: " + *why);
-  // No programmatic dependent launch for a team's ranks (team_run.cpp says why).
+  // No programmatic dependent launch for a team's ranks (team_run.cpp says why). A hardware queue
+  // per stream (apps/cmd_cuda.cpp says why): read when the process creates its CUDA context, so
+  // this helps only if none exists yet (cuda.h asks callers to set it themselves).
   cuda::set_programmatic_launch(false);
+  setenv("CUDA_DEVICE_MAX_CONNECTIONS", "32", /*overwrite=*/0);
   int gpus = 0;
   const cudaError_t e = cudaGetDeviceCount(&gpus);
   if (e != cudaSuccess || gpus == 0)

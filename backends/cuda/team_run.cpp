@@ -62,11 +62,12 @@ void print_team_header(const Runtime& rt) {
   int gpus = 0;
   SYMM_CUDA_CHECK(cudaGetDeviceCount(&gpus));
   const char* loading = std::getenv("CUDA_MODULE_LOADING");
+  const char* connections = std::getenv("CUDA_DEVICE_MAX_CONNECTIONS");
   std::printf(
       "# in-process team: %d ranks on %d GPU(s) (%s), ranks round-robin, %d on this GPU; plain device memory, "
-      "no NCCL (rows checked against float64 only); CUDA_MODULE_LOADING=%s\n",
+      "no NCCL (rows checked against float64 only); CUDA_MODULE_LOADING=%s CUDA_DEVICE_MAX_CONNECTIONS=%s\n",
       rt.world(), team_gpus_used(rt.world(), gpus), rt.device_name().c_str(), rt.handle().gpu_ranks,
-      loading ? loading : "(unset)");
+      loading ? loading : "(unset)", connections ? connections : "(unset: 8)");
   std::fflush(stdout);
 }
 

@@ -44,6 +44,11 @@ std::unique_ptr<Communicator> cuda_communicator(ncclComm_t comm, const CudaOptio
 //    streams and buffers on first use: make the first such call on every rank before any rank
 //    synchronizes (their allocations may wait for the device).
 //  - Destroy the communicators after the last synchronize(); each frees its own memory.
+//  - Set CUDA_DEVICE_MAX_CONNECTIONS=32 before the process creates its CUDA context (cuda_node
+//    sets it if unset, which helps only when no context exists yet): with the default 8, a GPU's
+//    streams share hardware queues, and a host plan's stream stopped at a flag wait can stop the
+//    peer stream that would write the flag.
+//  - Programmatic dependent launch is off for the process once cuda_node has run.
 struct CudaNodeOptions {
   int world = 2;       // 2..8
   int gpus = 0;        // 0: every visible GPU (CUDA_VISIBLE_DEVICES)

@@ -15,7 +15,7 @@
 # These numbers are one GPU's HBM and L2 shared by N ranks, not NVLink: rows are named by device
 # and GPU count (h200x1), the world column counts ranks, and no NCCL baseline exists (NCCL refuses
 # two ranks on one GPU). Multicast stays off and no multimem program runs.
-# Knobs: T_BENCH, T_FUSED, T_SUITE, T_CALIB (timeouts, below). The commands load every CUDA module
+# Knobs: T_BENCH, T_FUSED, T_SUITE, T_CALIB (timeouts, below), T_SIZES (the bench's sizes). The commands load every CUDA module
 # up front in a team (CUDA_MODULE_LOADING=EAGER unless set: a module loaded lazily may synchronize
 # the context while a peer spins); if start-up turns out slow (suite log: "start-up of a healthy
 # run"), CUDA_MODULE_LOADING=LAZY keeps our kernels preloaded all the same (cuBLASLt's load lazily).
@@ -58,7 +58,7 @@ for w in 2 4 8; do
   i=$((i + 1))
   echo "### world $w: bench --world $w (timeout $(nth $i "$T_BENCH") s)" >> "$DIR/bench_team_$M.log"
   timeout "$(nth $i "$T_BENCH")" $BIN bench --backend cuda --world $w --op all_reduce,reduce_scatter,all_gather \
-    --algo all --dtype bf16 --sizes 4K:256M:x4 --mode both --check-up-to 64M --iters 5 --warmup 1 \
+    --algo all --dtype bf16 --sizes "${T_SIZES:-4K:256M:x4}" --mode both --check-up-to 64M --iters 5 --warmup 1 \
     --machine "$M" --csv "$DIR/bench_team_${M}_w$w.csv" >> "$DIR/bench_team_$M.log" 2>&1
   r=$?
   echo "### world $w: rc $r at ${SECONDS}s" >> "$DIR/bench_team_$M.log"

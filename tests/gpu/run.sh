@@ -33,6 +33,11 @@ for c in "$BUILD/apps/symmcoll-cuda" "$BUILD/symmcoll-cuda" "$BUILD/apps/symmcol
 done
 [ -n "$BIN" ] || { echo "no symmcoll binary under $BUILD" >&2; exit 2; }
 NGPU=$(nvidia-smi -L 2>/dev/null | wc -l)
+# CUDA_VISIBLE_DEVICES, where set, limits the GPUs the suite may use (team.sh: one GPU).
+if [ -n "${CUDA_VISIBLE_DEVICES:-}" ]; then
+  vis=$(echo "$CUDA_VISIBLE_DEVICES" | tr ',' '\n' | grep -c .)
+  [ "$vis" -lt "$NGPU" ] && NGPU=$vis
+fi
 LOGDIR=${SYMM_TEST_LOGDIR:-$BUILD/gpu-logs}
 mkdir -p "$LOGDIR"
 fail=0
