@@ -7,6 +7,7 @@
 #include <fstream>
 
 #include "core/fused.h"
+#include "core/output_file.h"
 
 namespace symm::apps {
 namespace {
@@ -80,15 +81,7 @@ std::string algo_label(const AlgoInfo& a) {
   return a.alias.empty() ? suffix : suffix + " (" + a.alias + ")";
 }
 
-void check_writable(const std::string& path) {
-  std::error_code ec;
-  const bool existed = std::filesystem::exists(path, ec);
-  {
-    std::ofstream f(path, std::ios::out | std::ios::app);
-    if (!f) fail(ErrorCode::kIo, "cannot write '" + path + "': " + std::strerror(errno));
-  }
-  if (!existed) std::filesystem::remove(path, ec);
-}
+void check_writable(const std::string& path) { OutputFile::check(path); }
 
 void refuse_with_csv(const std::string& csv, const std::string& option, const std::string& value,
                      const std::string& column, const std::string& default_value) {

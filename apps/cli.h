@@ -35,9 +35,10 @@ bool names_fused_op(int argc, char** argv);
 // "ld_reduce (one_shot)": the id's suffix with the friendly alias, for tables.
 std::string algo_label(const AlgoInfo& a);
 
-// Fails with kIo naming the path and the reason when `path` cannot be created for writing.
-// Run before long work so a typo in a path costs nothing. Leaves no file behind that was not
-// there before (an empty CSV of a run that then fails would read as a run with no rows).
+// Fails with kIo naming the path and the reason when `path` cannot be written
+// (OutputFile::check, core/output_file.h: every file goes through OutputFile). Run before long
+// work so a typo in a path costs nothing. Leaves no file behind (an empty CSV of a run that then
+// fails would read as a run with no rows).
 void check_writable(const std::string& path);
 
 // The result schema (docs/design.md "Results", core/result.h) has no column for some options (the

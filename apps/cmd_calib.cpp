@@ -12,6 +12,7 @@
 
 #include "apps/cli.h"
 #include "backends/sim/calib.h"
+#include "core/output_file.h"
 #include "core/result.h"
 
 #if SYMM_HAVE_CUDA
@@ -86,9 +87,9 @@ int cmd_calibrate(int argc, char** argv) {
   t.comments.push_back(command_line(argc, argv));
   t.comments.push_back(" predicted by the simulator from " + std::filesystem::path(m.path).filename().string());
   t.rows = sim::simulate_calibration(m, w);
-  std::ofstream f(csv);
-  sim::write_calibration(f, t);
-  if (!f) fail(ErrorCode::kIo, "writing '" + csv + "' failed");
+  OutputFile f(csv);
+  sim::write_calibration(f.stream(), t);
+  f.commit();
   std::printf("symmcoll calibrate: %zu rows predicted for %s at world %d -> %s\n", t.rows.size(), m.name.c_str(), w,
               csv.c_str());
   return kExitOk;
@@ -146,15 +147,9 @@ int cmd_fit(int argc, char** argv) {
   }
   if (name.empty()) name = std::filesystem::path(out).stem().string();
   const sim::FitResult r = sim::fit_machine(t, b, name, source, only);
-  // Written whole, then renamed: a failed fit never leaves half a machine file.
-  const std::string tmp = out + ".tmp";
-  {
-    std::ofstream f(tmp);
-    f << r.ini;
-    if (!f) fail(ErrorCode::kIo, "writing '" + tmp + "' failed");
-  }
-  std::filesystem::rename(tmp, out);
-  sim::Machine::load(out);  // the reader accepts what was written
+  sim::Machine::parse(r.ini, out);  // the reader accepts what is written
+  // Written whole or not at all; a link stays a link (core/output_file.h).
+  write_file(out, r.ini);
   std::printf("symmcoll fit: %s from %zu rows of %s\n", out.c_str(), t.rows.size(), source.c_str());
   return kExitOk;
 }

@@ -17,6 +17,7 @@
 #include "backends/sim/sim.h"
 #include "core/auto_select.h"
 #include "core/nccl_tests_format.h"
+#include "core/output_file.h"
 #include "core/plan.h"
 #include "core/reference.h"
 #include "core/result.h"
@@ -483,9 +484,9 @@ int cmd_sweep(int argc, char** argv) {
     fail(ErrorCode::kUnsupported, "nothing to run: every combination was rejected (first: " + first_skip + ")");
 
   if (!csv.empty()) {
-    std::ofstream f(csv);
-    write_csv(f, rows);
-    if (!f) fail(ErrorCode::kIo, "writing '" + csv + "' failed");
+    OutputFile f(csv);
+    write_csv(f.stream(), rows);
+    f.commit();
   }
 
   if (nccl_tests) {

@@ -13,6 +13,7 @@
 #include "apps/cmd_sim.h"
 #include "backends/sim/sim.h"
 #include "core/fused.h"
+#include "core/output_file.h"
 #include "core/plan.h"
 #include "core/result.h"
 
@@ -225,9 +226,9 @@ int cmd_fused_sim(int argc, char** argv, bool sweep) {
     }
   }
   if (!csv.empty()) {
-    std::ofstream f(csv);
-    write_csv(f, rows);
-    if (!f) fail(ErrorCode::kIo, "writing '" + csv + "' failed");
+    OutputFile f(csv);
+    write_csv(f.stream(), rows);
+    f.commit();
   }
   return ok ? kExitOk : kExitFail;
 }

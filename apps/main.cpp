@@ -15,6 +15,7 @@
 #include "apps/cmd_calib.h"
 #include "apps/cmd_sim.h"
 #include "core/common.h"
+#include "core/output_file.h"
 #include "core/result.h"
 
 #if SYMM_HAVE_CUDA
@@ -189,7 +190,9 @@ int main(int argc, char** argv) {
   g_argv = argv;
   const std::string where = argc >= 2 && argv[1][0] != '-' ? std::string(" ") + argv[1] : "";
   try {
-    return dispatch(argc, argv);
+    const int code = dispatch(argc, argv);
+    symm::check_stdout();  // the table a command printed is a result too
+    return code;
   } catch (const symm::Error& e) {
     std::fprintf(stderr, "symmcoll: error: %s\n", e.what());
     return exit_code(e.code());

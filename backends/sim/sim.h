@@ -61,6 +61,8 @@ struct Machine {
   bool copy_key(const Machine& from, const std::string& key);
 
   static Machine load(const std::string& path);
+  // The text of a machine file; `path` names it (in errors, and its stem is the name).
+  static Machine parse(const std::string& text, const std::string& path);
   // "h200x4" -> h200x4.ini from $SYMM_MACHINES_DIR, <exe>/../share/symmcoll/machines, the install
   // prefix's share/symmcoll/machines or the source tree's experiments/machines, first found;
   // a path ending in .ini is loaded as is. Unknown names list the machines available.
