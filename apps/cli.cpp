@@ -118,7 +118,10 @@ void parse_args(int argc, char** argv, const boost::program_options::options_des
                 boost::program_options::variables_map& vm) {
   namespace po = boost::program_options;
   refuse_renamed(argc, argv);
-  const po::parsed_options parsed = po::command_line_parser(argc, argv).options(d).run();
+  // Whole option names only: Boost's default style guesses a prefix (`--mach` ran as --machine,
+  // `--m` was "ambiguous" between --machine and --mode), so a typo could run something else.
+  const int style = po::command_line_style::default_style & ~po::command_line_style::allow_guessing;
+  const po::parsed_options parsed = po::command_line_parser(argc, argv).options(d).style(style).run();
   // Without a positional description Boost keeps a stray word as an option with no name:
   // `--bytes 1 M` would silently drop the M.
   for (const po::option& o : parsed.options) {

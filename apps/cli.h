@@ -60,8 +60,9 @@ const std::vector<Renamed>& renamed_options();
 void refuse_renamed(int argc, char** argv);
 
 // Parses argv (argv[0]: the sub-command) against `d` into `vm` (not notified: the caller
-// handles --help first). Refuses renamed spellings, and every word that is neither an option
-// nor its value, naming it and the option before it ("unexpected argument 'M' after --bytes 1").
+// handles --help first). Refuses renamed spellings, options given by a prefix of their name
+// (`--mach`: whole names only), and every word that is neither an option nor its value, naming
+// it and the option before it ("unexpected argument 'M' after --bytes 1").
 void parse_args(int argc, char** argv, const boost::program_options::options_description& d,
                 boost::program_options::variables_map& vm);
 

@@ -57,8 +57,9 @@ void add_common(po::options_description& d, Common& c) {
       ("world,w", po::value(&c.world)->default_value(c.world),
        "ranks (0: the machine's GPU count); timing-only runs may exceed the GPU count")
       ("op", po::value(&c.op)->default_value(c.op), "all_reduce | reduce_scatter | all_gather | barrier")
-      ("dtype", po::value(&c.dtype)->default_value(c.dtype), "bf16 | fp16 | fp32")
-      ("reduce", po::value(&c.reduce)->default_value(c.reduce), "reduction: sum | max | min")
+      ("dtype", po::value(&c.dtype)->default_value(c.dtype), "bf16 | fp16 | fp32 (not for barrier)")
+      ("reduce", po::value(&c.reduce)->default_value(c.reduce),
+       "reduction: sum | max | min (all_reduce and reduce_scatter only)")
       ("blocks", po::value(&c.blocks)->default_value(c.blocks),
        "blocks per rank (0: the algorithm's default for the size)")
       ("timing-only", po::bool_switch(&c.timing_only),
@@ -123,6 +124,52 @@ Resolved resolve(const Common& c, const char* cmd) {
   return r;
 }
 
+// ---- options that mean nothing for what runs: refused (one line), never ignored --------------
+
+bool given(const po::variables_map& vm, const char* option) { return vm.count(option) && !vm[option].defaulted(); }
+
+// A barrier moves no data (no dtype, reduction or size: `sizes` names run's or sweep's size
+// options), and an all-gather reduces nothing.
+void refuse_unused(const po::variables_map& vm, Op op, std::initializer_list<const char*> sizes) {
+  if (op == Op::kBarrier) {
+    std::vector<const char*> options = {"dtype", "reduce"};
+    options.insert(options.end(), sizes);
+    for (const char* o : options)
+      if (given(vm, o))
+        fail(ErrorCode::kInvalidArgument,
+             std::string("--") + o + " means nothing for a barrier (it moves no data); drop it");
+  }
+  if (op == Op::kAllGather && given(vm, "reduce"))
+    fail(ErrorCode::kInvalidArgument, "--reduce means nothing for all_gather (it reduces nothing); drop it");
+}
+
+// --streams and --chunk-bytes shape host plans (copy engines and stream flags, core/plan.h): a
+// device program has neither. Refused unless one of `algos` (what runs; `what` names them when
+// there are several) is a host plan.
+void refuse_plan_knobs(const po::variables_map& vm, const Common& c, Op op, const std::vector<const AlgoInfo*>& algos,
+                       const std::string& what = "") {
+  for (const AlgoInfo* a : algos)
+    if (a->plan) return;
+  std::string plans;
+  for (const AlgoInfo& a : algorithms())
+    if (a.op == op && a.plan) plans += (plans.empty() ? "" : ", ") + (a.alias.empty() ? a.id : a.alias);
+  const std::pair<const char*, std::string> knobs[] = {{"streams", std::to_string(c.streams)},
+                                                       {"chunk-bytes", c.chunk}};
+  for (const auto& [o, value] : knobs) {
+    if (!given(vm, o)) continue;
+    const std::string runs =
+        algos.size() == 1 && what.empty()
+            ? algos[0]->id + (algos[0]->alias.empty() ? "" : " (" + algos[0]->alias + ")") + ", a device program"
+            : what + ", device programs";
+    const std::string sets = std::string(o) == "streams" ? "streams" : "chunks";
+    fail(ErrorCode::kInvalidArgument,
+         "--" + std::string(o) + " " + value + " means nothing for " + runs + ": " +
+             (plans.empty() ? std::string("no ") + op_name(op) + " algorithm is a host plan"
+                            : "it sets the host plans' " + sets + " (" + op_name(op) + ": " + plans + ")") +
+             "; drop it");
+  }
+}
+
 sim::RunSpec make_spec(const Resolved& r, const Common& c, const AlgoInfo& a, std::size_t bytes) {
   sim::RunSpec s;
   s.machine = r.machine;
@@ -157,6 +204,11 @@ ResultRow make_row(const sim::RunSpec& s, const sim::RunResult& res) {
   row.git_sha = git_sha();
   fill_bandwidth(row);
   return row;
+}
+
+// "bf16 sum"; "bf16" for an all-gather, which reduces nothing.
+std::string data_kind(Op op, const Resolved& r) {
+  return std::string(dtype_name(r.dtype)) + (op == Op::kAllGather ? "" : std::string(" ") + reduce_op_name(r.reduce));
 }
 
 bool passed(const sim::RunResult& res, bool timing_only) { return timing_only || res.max_rel_err <= res.err_bound; }
@@ -295,11 +347,8 @@ int cmd_run(int argc, char** argv) {
   });
   // A barrier moves no payload: no size, no dtype, no reduction, no bandwidth, no error bound.
   const bool barrier = a.op == Op::kBarrier;
-  if (barrier)
-    for (const char* o : {"bytes", "dtype", "reduce"})
-      if (!vm[o].defaulted())
-        fail(ErrorCode::kInvalidArgument,
-             std::string("--") + o + " means nothing for a barrier (it moves no data); drop it");
+  refuse_unused(vm, a.op, {"bytes"});
+  refuse_plan_knobs(vm, c, a.op, {&a});
   const std::size_t bytes = barrier ? 0 : for_option("--bytes", [&] { return parse_size(bytes_s); });
   if (calls < 1) fail(ErrorCode::kInvalidArgument, "--calls " + std::to_string(calls) + " must be at least 1");
   check_args(a, r.dtype, bytes, r.world, c.blocks ? c.blocks : a.default_blocks(bytes, r.world));
@@ -319,9 +368,9 @@ int cmd_run(int argc, char** argv) {
     std::printf("symmcoll run: sim %s, world %d, %s (%s), %d blocks, %s launch\n", r.machine.name.c_str(), r.world,
                 a.id.c_str(), a.alias.c_str(), res.blocks, launch);
   else
-    std::printf("symmcoll run: sim %s, world %d, %s (%s), %s %s, %s bytes, %d blocks, %s launch\n",
-                r.machine.name.c_str(), r.world, a.id.c_str(), a.alias.c_str(), dtype_name(r.dtype),
-                reduce_op_name(r.reduce), format_size(bytes).c_str(), res.blocks, launch);
+    std::printf("symmcoll run: sim %s, world %d, %s (%s), %s, %s bytes, %d blocks, %s launch\n", r.machine.name.c_str(),
+                r.world, a.id.c_str(), a.alias.c_str(), data_kind(a.op, r).c_str(), format_size(bytes).c_str(),
+                res.blocks, launch);
   std::printf("  predicted latency  %10.3f us\n", res.time_us);
   if (!barrier) {
     std::printf("  algbw              %10.2f GB/s\n", row.algbw_GBps);
@@ -375,7 +424,7 @@ int cmd_sweep(int argc, char** argv) {
        "'all' (every algorithm of --op), a comma list of names (see 'symmcoll list'), or 'auto' (per size, the "
        "machine's table, experiments/auto/<machine>.csv)")
       ("sizes,s", po::value(&sizes_spec)->default_value(sizes_spec),
-       "A:B (x2 steps), A:B:xF (xF steps) or a comma list; ignored for --op barrier")
+       "A:B (x2 steps), A:B:xF (xF steps) or a comma list (not for --op barrier: it moves no data)")
       ("check-up-to", po::value(&check_up_to_s)->default_value(check_up_to_s),
        "largest size run with data and checked; larger sizes run timing-only")
       ("csv", po::value(&csv), "write the rows here (core/result.h schema; --reduce sum only: it has no reduction column)")
@@ -383,9 +432,11 @@ int cmd_sweep(int argc, char** argv) {
        "stdout: table, or nccl-tests (its columns and '# Avg bus bandwidth' footer, one table per algorithm)")
       ("quiet,q", po::bool_switch(&quiet), "no progress on stderr");
   // clang-format on
-  if (!parse(argc, argv, d, kSweepUsage)) return kExitOk;
+  po::variables_map vm;
+  if (!parse(argc, argv, d, kSweepUsage, &vm)) return kExitOk;
 
   const Resolved r = resolve(c, "sweep");
+  refuse_unused(vm, r.op, {"sizes", "check-up-to"});
   const bool nccl_tests = parse_format(format);
   const bool auto_algo = algo_spec == "auto";
   if (auto_algo && r.op == Op::kBarrier)
@@ -414,6 +465,11 @@ int cmd_sweep(int argc, char** argv) {
     for (const AlgoInfo* a : algos)
       for (const std::size_t bytes : sizes) jobs.push_back({a, bytes, c.blocks});
   }
+  refuse_plan_knobs(vm, c, r.op, algos,
+                    auto_algo            ? "the algorithms --algo auto chose"
+                    : algo_spec == "all" ? std::string("every ") + op_name(r.op) + " algorithm"
+                    : algos.size() == 1  ? ""
+                                         : "--algo " + algo_spec);
   const std::size_t check_up_to = for_option("--check-up-to", [&] { return parse_size(check_up_to_s); });
   // The largest size run with data decides whether the sweep fits this host (check_data_cost).
   std::size_t largest_checked = 0;
@@ -499,8 +555,10 @@ int cmd_sweep(int argc, char** argv) {
     }
     return kExitOk;
   }
-  std::printf("# symmcoll sweep: sim %s, world %d, %s, %s %s, %s launch, git %s\n", r.machine.name.c_str(), r.world,
-              op_name(r.op), dtype_name(r.dtype), reduce_op_name(r.reduce), r.graph ? "graph" : "eager", git_sha());
+  // A barrier has no data kind: "barrier, graph launch".
+  const std::string kind = r.op == Op::kBarrier ? "" : data_kind(r.op, r) + ", ";
+  std::printf("# symmcoll sweep: sim %s, world %d, %s, %s%s launch, git %s\n", r.machine.name.c_str(), r.world,
+              op_name(r.op), kind.c_str(), r.graph ? "graph" : "eager", git_sha());
   std::printf("# %12s  %-34s %6s %12s %12s %12s %10s %6s\n", "size(B)", "algorithm", "blocks", "time(us)",
               "algbw(GB/s)", "busbw(GB/s)", "max_err", "check");
   // Size-major order puts the competing algorithms of one size next to each other.
@@ -513,8 +571,18 @@ int cmd_sweep(int argc, char** argv) {
                   algo_label(find_algo(row.algo)).c_str(), row.blocks, row.time_us_median, row.algbw_GBps,
                   row.busbw_GBps, err.c_str(), status[i].c_str());
     }
-  std::printf("# %zu rows, %d skipped, %d failed; data-checked up to %s%s\n", rows.size(), skipped, failures,
-              format_size(check_up_to).c_str(), csv.empty() ? "" : ("; csv: " + csv).c_str());
+  // What was data-checked: the largest size that ran with data (a barrier has no data).
+  std::size_t checked_up_to = 0;
+  bool any_checked = false;
+  for (std::size_t i = 0; i < rows.size(); ++i)
+    if (status[i] != "-") any_checked = true, checked_up_to = std::max(checked_up_to, rows[i].bytes);
+  const std::string checked = r.op == Op::kBarrier ? ""
+                              : c.timing_only      ? "; timing-only: no row data-checked"
+                              : any_checked
+                                  ? "; data-checked up to " + format_size(checked_up_to)
+                                  : "; no row data-checked (every size is above --check-up-to " + check_up_to_s + ")";
+  std::printf("# %zu rows, %d skipped, %d failed%s%s\n", rows.size(), skipped, failures, checked.c_str(),
+              csv.empty() ? "" : ("; csv: " + csv).c_str());
   if (failures) {
     std::fprintf(stderr, "symmcoll: error: %d row(s) exceed their error bound (marked FAIL)\n", failures);
     return kExitFail;
