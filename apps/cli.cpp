@@ -1,5 +1,7 @@
 #include "apps/cli.h"
 
+#include <unistd.h>
+
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -82,6 +84,33 @@ std::string algo_label(const AlgoInfo& a) {
 }
 
 void check_writable(const std::string& path) { OutputFile::check(path); }
+
+double available_memory_bytes() {
+  std::ifstream f("/proc/meminfo");
+  std::string key, unit;
+  double kb = 0;
+  while (f >> key >> kb >> unit)
+    if (key == "MemAvailable:") return kb * 1024;
+  return double(sysconf(_SC_PHYS_PAGES)) * double(sysconf(_SC_PAGESIZE));
+}
+
+void refuse_data_cost(const std::string& what, const std::string& subject, double bytes, double seconds,
+                      const std::string& remedy, const std::string& how) {
+  auto fmt = [](const char* f, double v) {
+    char b[64];
+    std::snprintf(b, sizeof b, f, v);
+    return std::string(b);
+  };
+  const double avail = available_memory_bytes();
+  if (bytes > kMaxMemoryShare * avail)
+    fail(ErrorCode::kInvalidArgument, what + " in data mode needs about " + fmt("%.1f", bytes / 1e9) +
+                                          " GB of host memory for " + subject + ", more than half of the " +
+                                          fmt("%.1f", avail / 1e9) + " GB available; " + remedy);
+  if (seconds > kMaxDataSeconds)
+    fail(ErrorCode::kInvalidArgument, what + " in data mode would take about " + fmt("%.0f", seconds) +
+                                          " s on this host for " + subject + how + ", more than " +
+                                          fmt("%.0f", kMaxDataSeconds) + " s; " + remedy);
+}
 
 void refuse_with_csv(const std::string& csv, const std::string& option, const std::string& value,
                      const std::string& column, const std::string& default_value) {

@@ -49,6 +49,23 @@ void check_writable(const std::string& path);
 void refuse_with_csv(const std::string& csv, const std::string& option, const std::string& value,
                      const std::string& column, const std::string& default_value);
 
+// ---- the cost of a data-mode simulation, known before it starts ----------------------------
+// The data-mode simulator moves every byte (and multiplies every matrix) on the CPU: runs the
+// host cannot hold, or that would take more than kMaxDataSeconds, are refused up front with the
+// option that avoids them.
+inline constexpr double kMaxDataSeconds = 60;
+inline constexpr double kMaxMemoryShare = 0.5;  // of the host's available memory
+
+// MemAvailable from /proc/meminfo (what can be allocated without swapping), else physical memory.
+double available_memory_bytes();
+
+// Throws kInvalidArgument when `bytes` of host memory is more than kMaxMemoryShare of what is
+// available, or `seconds` more than kMaxDataSeconds (seconds < 0: not estimated): "`what` in data
+// mode needs about 3.1 GB of host memory for `subject`, ...; `remedy`" / "... would take about
+// 75 s on this host for `subject``how`, more than 60 s; `remedy`".
+void refuse_data_cost(const std::string& what, const std::string& subject, double bytes, double seconds,
+                      const std::string& remedy, const std::string& how = "");
+
 // ---- one vocabulary for run, sweep and bench (both backends) ------------------------------
 // Spellings an older CLI used. Any of them in argv (alone or as --old=value) throws
 // kInvalidArgument: "--reduce-op was renamed --reduce (...)". Called by parse_args.

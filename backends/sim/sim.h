@@ -100,6 +100,10 @@ struct RunResult {
   double wall_s = 0;        // host wall-clock seconds spent
   uint64_t heap_bytes = 0;  // data mode: host memory the ranks' heaps held at the end (the pages
                             // read or written; a page never touched reads 0xFF and costs none)
+  // Fused runs with data: rows of C (summed over the ranks) compared with the float64 product, of
+  // `rows` in all. Fewer when the product is large (FusedRunSpec::check_macs); every row is
+  // still scanned for unwritten values.
+  std::size_t checked_rows = 0, rows = 0;
 };
 
 // Checks the arguments (check_args, machine limits), runs, and returns. Throws symm::Error:
@@ -127,7 +131,26 @@ struct FusedRunSpec {
   std::string trace_path;
   int streams = 3;
   std::size_t chunk_rows = 0;  // rows per progress flag / GEMM (0: the plan's default)
+  // The float64 reference's budget of multiply-adds (0: kFusedCheckMacs). A product within it is
+  // checked whole; a larger one on a sample of C's rows (every s-th, and the first and last of
+  // every rank's shard), with every row still scanned for unwritten values.
+  std::size_t check_macs = 0;
 };
+
+// About 1 s of Eigen's float64 GEMM on one core of the machine this was written on.
+inline constexpr std::size_t kFusedCheckMacs = std::size_t(1) << 31;
+
+// What a data-mode run costs on this host, known before it runs.
+struct DataCost {
+  double bytes = 0;    // host memory held at the peak
+  double seconds = 0;  // wall-clock time
+};
+
+// For run_fused(spec) with data: every rank's heap, the float64 inputs and reference rows and one
+// GEMM's fp32 operands (bytes); every simulated GEMM in fp32 and the reference rows in float64,
+// at rates measured once per process by a short Eigen GEMM, and drawing the inputs (seconds).
+// Zero for a timing-only spec. For the CLI to refuse what this host cannot afford up front.
+DataCost fused_data_cost(const FusedRunSpec& spec);
 
 // Validates (validate_fused, streams, machine limits), runs and returns: time_us, max_rel_err
 // (-1 timing-only) and err_bound as run() does. Throws symm::Error as run() does.
