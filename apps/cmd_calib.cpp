@@ -131,12 +131,7 @@ int cmd_fit(int argc, char** argv) {
                                  [&](const std::string& n) { return k.ends_with("*") ? n.starts_with(stem) : n == k; });
     if (!any) fail(ErrorCode::kInvalidArgument, "--keys: '" + k + "' names no machine-file key");
   }
-  if (base.empty()) base = out;
-  const sim::Machine b = for_option("--base", [&] {
-    if (!std::filesystem::exists(base))
-      fail(ErrorCode::kInvalidArgument, "'" + base + "' does not exist (keys the rows do not calibrate need a base)");
-    return sim::Machine::load(base);
-  });
+  // The rows first: a missing or garbage --calibration is named as such, not as a missing base.
   sim::CalibTable t;
   std::string source;
   for (const std::string& c : split_calibrations(calibration)) {
@@ -145,6 +140,17 @@ int cmd_fit(int argc, char** argv) {
     t.rows.insert(t.rows.end(), one.rows.begin(), one.rows.end());
     source += (source.empty() ? "" : " + ") + std::filesystem::path(c).filename().string();
   }
+  const bool base_given = !base.empty();
+  if (!base_given) base = out;
+  const sim::Machine b = for_option("--base", [&] {
+    if (!std::filesystem::exists(base))
+      fail(ErrorCode::kInvalidArgument,
+           base_given ? "'" + base + "' does not exist (keys the rows do not calibrate need a base)"
+                      : "none given, and --out '" + base +
+                            "' does not exist yet to serve as one: name the machine file whose values the keys no "
+                            "row calibrates keep");
+    return sim::Machine::load(base);
+  });
   if (name.empty()) name = std::filesystem::path(out).stem().string();
   const sim::FitResult r = sim::fit_machine(t, b, name, source, only);
   sim::Machine::parse(r.ini, out);  // the reader accepts what is written

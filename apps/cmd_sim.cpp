@@ -41,7 +41,7 @@ struct Common {
   int blocks = 0;
   bool timing_only = false;
   std::string mode = "graph";
-  uint64_t seed = 1;
+  std::string seed = "1";   // parse_count: Boost would take "-5" as 2^64 - 5
   int streams = 3;          // host plans
   std::string chunk = "0";  // host plans: bytes per copy / progress flag
 };
@@ -113,6 +113,7 @@ Resolved resolve(const Common& c, const char* cmd) {
   r.dtype = for_option("--dtype", [&] { return parse_dtype(c.dtype); });
   r.reduce = for_option("--reduce", [&] { return parse_reduce_op(c.reduce); });
   r.graph = parse_mode(c.mode, /*allow_both=*/false)[0];
+  parse_count(c.seed, "--seed");
   if (c.blocks < 0) fail(ErrorCode::kInvalidArgument, "--blocks " + std::to_string(c.blocks) + " is negative");
   if (c.streams < 1 || c.streams > kMaxStreams)
     fail(ErrorCode::kInvalidArgument,
@@ -192,7 +193,7 @@ sim::RunSpec make_spec(const Resolved& r, const Common& c, const AlgoInfo& a, st
   s.blocks = c.blocks;
   s.graph = r.graph;
   s.timing_only = c.timing_only;
-  s.seed = c.seed;
+  s.seed = parse_count(c.seed, "--seed");
   s.streams = c.streams;
   s.chunk_bytes = c.chunk == "0" ? 0 : for_option("--chunk-bytes", [&] { return parse_size(c.chunk); });
   return s;

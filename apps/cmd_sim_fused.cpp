@@ -85,7 +85,7 @@ int cmd_fused_sim(int argc, char** argv, bool sweep) {
               dtype_s = "bf16", mode = "graph", trace, csv;
   int world = 0, streams = 3;
   std::size_t chunk_rows = 0;
-  uint64_t seed = 1;
+  std::string seed_s = "1";
   bool timing_only = false, no_baselines = false, quiet = false;
   po::options_description d(sweep ? "sweep options (fused ops)" : "run options (fused ops)", 110, 50);
   // clang-format off
@@ -107,7 +107,7 @@ int cmd_fused_sim(int argc, char** argv, bool sweep) {
       ("dtype", po::value(&dtype_s)->default_value(dtype_s), "bf16 | fp16")
       ("mode", po::value(&mode)->default_value(mode), "graph | eager launch latency")
       ("timing-only", po::bool_switch(&timing_only), "no data: predicted time only")
-      ("seed", po::value(&seed)->default_value(seed), "seed of A and B")
+      ("seed", po::value(&seed_s)->default_value(seed_s), "seed of A and B")
       ("streams", po::value(&streams)->default_value(streams), "streams per rank, main included (2..8)")
       ("chunk-rows", po::value(&chunk_rows)->default_value(chunk_rows),
        "rows per progress flag / GEMM (0: the plan's default)")
@@ -166,6 +166,7 @@ int cmd_fused_sim(int argc, char** argv, bool sweep) {
   if (t != DType::kBF16 && t != DType::kFP16)
     fail(ErrorCode::kInvalidArgument, "--dtype " + dtype_s + ": fused ops take bf16 or fp16");
   const bool graph = parse_mode(mode, /*allow_both=*/false)[0];
+  const uint64_t seed = parse_count(seed_s, "--seed");
   std::vector<MatShape> bases;
   if (!shape_s.empty()) {
     if (!n_s.empty() || !k_s.empty())

@@ -68,7 +68,7 @@ bool wants_help(int argc, char** argv) {
   return false;
 }
 
-#if !SYMM_HAVE_CUDA
+#if !SYMM_HAVE_CUDA && !defined(SYMM_CUDA_PROGRAM)
 int no_cuda(const char* cmd) {
   std::fprintf(stderr,
                "symmcoll: error: '%s' needs the CUDA backend, and this build has no CUDA backend "

@@ -133,6 +133,17 @@ const BadInput kBad[] = {
     {"calibrate --backend sim --cs x.csv", "unrecognised option '--cs'"},
     {"fit --cal x.csv --out y.ini", "unrecognised option '--cal'"},
     {"list --mark", "unrecognised option '--mark'"},
+    // Sizes are whole numbers of bytes, named once; seeds are not negative; a heap the simulator
+    // cannot address says what to do.
+    {"run --algo one_shot --bytes 1.5M",
+     "--bytes: malformed size '1.5M': sizes are whole numbers of bytes (1.5M is 1536K)"},
+    {"run --algo one_shot --bytes 1.3M", "--bytes: malformed size '1.3M': sizes are whole numbers of bytes"},
+    {"sweep --sizes 4K,1M,4K", "--sizes: bad size list '4K,1M,4K': 4K appears twice"},
+    {"sweep --sizes 4K,4096", "4096 appears twice"},
+    {"run --algo one_shot --seed -5", "--seed '-5' is not a non-negative integer"},
+    {"sweep --seed -1 --sizes 4K", "--seed '-1' is not a non-negative integer"},
+    {"run --op mm_rs --algo ce --shape 8b --seed -5", "--seed '-5' is not a non-negative integer"},
+    {"run --algo one_shot --bytes 64G --timing-only", "lower --bytes"},
 };
 // Stable names ("run_bytes_4Q") instead of gtest's byte dump, which holds addresses and so
 // would differ between the discovery run and the test run.
@@ -185,6 +196,20 @@ TEST(Cli, ReadmeAlgorithmTableMatchesRegistry) {
     const std::string line = md.out.substr(start, end - start);
     EXPECT_NE(readme.find(line), std::string::npos) << "README.md lacks: " << line;
     start = end == std::string::npos ? md.out.size() : end + 1;
+  }
+}
+
+// Two sentences run together ("with zero errors.A build") read as a typo to every newcomer.
+TEST(Cli, ReadmeSentencesAreSeparated) {
+  std::ifstream f(SYMM_SOURCE_DIR "/README.md");
+  ASSERT_TRUE(f) << "no README.md";
+  int n = 0;
+  for (std::string line; std::getline(f, line);) {
+    ++n;
+    for (std::size_t i = 1; i + 1 < line.size(); ++i)
+      EXPECT_FALSE(std::islower(static_cast<unsigned char>(line[i - 1])) && line[i] == '.' &&
+                   std::isupper(static_cast<unsigned char>(line[i + 1])))
+          << "README.md:" << n << ": " << line;
   }
 }
 
