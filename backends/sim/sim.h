@@ -88,6 +88,14 @@ struct RunSpec {
   // Host plans (AlgoInfo::plan) only:
   int streams = 3;              // streams per rank, the main one included (1..kMaxStreams)
   std::size_t chunk_bytes = 0;  // bytes per copy / progress flag (0: the plan's default)
+  // Your data (sim_node, include/symmcoll/symmcoll.h): with data and calls == 1, rank r's input is
+  // read from user_in[r] (the call's in bytes, AlgoInfo::in_bytes) instead of drawn from `seed`,
+  // the check compares the output with the float64 reference of those inputs, and rank r's
+  // output as its call left it (the simulated program's bytes) is copied to user_out[r]
+  // (AlgoInfo::out_bytes) after the check; user_out[r] may be user_in[r] (in place). Empty: drawn
+  // inputs, nothing copied out.
+  std::vector<const void*> user_in;
+  std::vector<void*> user_out;
 };
 
 struct RunResult {
