@@ -19,7 +19,8 @@ FUSED_OPS = ("ag_mm", "mm_rs")
 CALIBRATION_1GPU = os.path.join(RESULTS_DIR, "h200x1", "calibrate_h200x1.csv")
 
 # Registry id -> friendly alias (apps/`symmcoll list`); kept here so figures read like the
-# text. An id missing here is shown by its own name, never dropped.
+# text. An id missing here is shown by its own name, never dropped; tests/test_paper_naming.py
+# holds every id of the registry (paper/generated/algorithms.md) to its alias here.
 ALIASES = {
     "all_reduce.ld_reduce": "one_shot",
     "all_reduce.st_reduce": "one_shot_push",
@@ -32,6 +33,9 @@ ALIASES = {
     "all_reduce.st_ll_reduce": "one_shot_ll",
     "reduce_scatter.st_ll_reduce": "push_ll",
     "all_gather.st_ll": "push_ll",
+    "all_gather.ce_st": "ce",
+    "reduce_scatter.ce_st_ring_reduce": "ce",
+    "reduce_scatter.ce_st_chunk_reduce": "ce_overlap",
     "barrier.signal_wait": "acq_rel",
     "barrier.signal_wait_relaxed": "relaxed",
     "nccl": "NCCL",
@@ -41,6 +45,13 @@ ALIASES = {
 
 def alias(algo):
     return ALIASES.get(algo, algo)
+
+
+def label(algo):
+    """The alias, with its op where two ops share it ("all_gather ce", "reduce_scatter ce")."""
+    a = alias(algo)
+    shared = sum(1 for k, v in ALIASES.items() if v == a) > 1 and "." in algo
+    return "%s %s" % (algo.split(".")[0], a) if shared else a
 
 
 def ordered(algos):

@@ -1,0 +1,49 @@
+#!/usr/bin/python3
+"""The paper's generated tables and figures name things one way (issue 22): every registry id has
+its alias in plots/data.py (figures and tables show host plans by alias like the rest), latency is
+in µs, never "us", and the predicted table's NCCL columns come from the same run as our measured
+rows, filled at every size."""
+
+import glob
+import os
+import re
+import sys
+import unittest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "plots"))
+import data  # noqa: E402
+
+
+class PaperNaming(unittest.TestCase):
+    def test_every_registry_id_has_its_alias(self):
+        with open(os.path.join(ROOT, "paper", "generated", "algorithms.md")) as f:
+            rows = [line for line in f if line.startswith("| `")]
+        self.assertTrue(rows)
+        for line in rows:
+            algo_id, alias = re.findall(r"`([^`]*)`", line)[:2]
+            self.assertEqual(data.alias(algo_id), alias, algo_id)
+
+    def test_latency_is_in_microseconds(self):
+        sources = [os.path.join(ROOT, p) for p in ("plots/plot.py", "plots/fused.py", "experiments/tables.py",
+                                                   "experiments/fused_table.py")]
+        generated = glob.glob(os.path.join(ROOT, "paper", "generated", "table_*.tex"))
+        for path in sources + generated:
+            with open(path, encoding="utf-8") as f:
+                text = f.read()
+            for bad in ("(us)", " us)", "median us", "(us,", ", us)"):
+                self.assertNotIn(bad, text, path)
+
+    def test_predicted_table_takes_nccl_from_the_measured_run(self):
+        with open(os.path.join(ROOT, "paper", "generated", "table_predicted_h200x4.tex")) as f:
+            text = f.read()
+        self.assertIn("same run", text)
+        body = [line for line in text.splitlines() if re.match(r"^\d+[KMG]? &", line)]
+        self.assertEqual(len(body), 9)
+        for line in body:
+            cells = [c.strip() for c in line.rstrip("\\ ").split("&")]
+            self.assertTrue(cells[-1] and cells[-2], line)  # NCCL and NCCL symm at every size
+
+
+if __name__ == "__main__":
+    unittest.main()
