@@ -1,7 +1,11 @@
 #!/usr/bin/python3
 """The fused matmuls' table (ag_mm, mm_rs): predicted next to measured, per op, shape and M.
 
-  fused_table.py MACHINE   -> experiments/tables/fused_MACHINE.md, paper/generated/table_fused_MACHINE.tex
+  fused_table.py MACHINE            -> experiments/tables/fused_MACHINE.md
+  fused_table.py --paper M1 M2 ...  -> paper/generated/table_fused.tex: until a machine has measured
+                                       fused rows, one compact predicted table for all of them (the
+                                       measured columns wait for multi-GPU runs); then each machine's
+                                       table with its measured columns
 
 Sources (nothing typed by hand):
   experiments/results/sim/MACHINE/fused.csv     the simulator's sweep (experiments/Makefile): every
@@ -206,14 +210,65 @@ def tex(inp):
         "tab:fused-%s" % inp.machine, header, body)
 
 
+def predicted_tex(inps):
+    """One compact table of predictions for every machine (no fused row measured yet): per op,
+    shape and M, each machine's fastest fused algorithm, its time and its ratios."""
+    import tables  # experiments/tables.py: the paper's table style
+    header = ["op", "shape", "M"]
+    for inp in inps:
+        header += ["%s fastest" % inp.machine, "µs", "x alone", "x seq"]
+    body = []
+    for op in data.FUSED_OPS:
+        for shape, n, k in SHAPES:
+            for m in MS:
+                row, any_sim = [op, shape.upper(), str(m)], False
+                for inp in inps:
+                    sim = inp.group(inp.sim, op, n, k, m)
+                    fused = [r for r in sim if r["algo"] not in BASELINES]
+                    if not fused:
+                        row += ["-"] * 4
+                        continue
+                    any_sim = True
+                    best = min(fused, key=lambda r: r["time_us_median"])
+                    t = best["time_us_median"]
+                    row += [short(best["algo"]), fmt(t), fmt_x(ratio(t, time_of(sim, algo="cublaslt"))),
+                            fmt_x(ratio(t, time_of(sim, algo="seq_coll_gemm")))]
+                if any_sim:
+                    body.append(row)
+    if not body:
+        return "% No fused simulator results.\n"
+    machines = " and ".join(inp.machine for inp in inps)
+    return tables.tex_table(
+        "Fused matmuls predicted by the simulator on %s (bf16, CUDA graph, µs): per op, shape and M, the fastest "
+        "fused algorithm, its time, and that time over the predicted matmul alone (x alone, the lower bound) and "
+        "over our SM collective then the matmul (x seq, standing for NCCL + cuBLAS). The measured columns (and "
+        "the targets, judged on measured rows only) wait for multi-GPU runs of the CUDA bench; "
+        "experiments/tables/fused_<machine>.md has every algorithm." % machines,
+        "tab:fused", header, body)
+
+
+def paper_tex(inps):
+    """paper/generated/table_fused.tex: the compact predicted table until some machine has measured
+    fused rows; then every machine's table with its measured columns (the first also labelled
+    tab:fused, which the prose refers to)."""
+    if not any(inp.meas for inp in inps):
+        return predicted_tex(inps)
+    parts = [tex(inp) for inp in inps]
+    parts[0] = parts[0].replace(r"\label{tab:fused-%s}" % inps[0].machine,
+                                r"\label{tab:fused-%s}\label{tab:fused}" % inps[0].machine)
+    return "".join(parts)
+
+
 def main(argv):
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    from tables import write
+    if len(argv) >= 3 and argv[1] == "--paper":
+        write(os.path.join(GENERATED, "table_fused.tex"), paper_tex([Inputs(m) for m in argv[2:]]))
+        return
     if len(argv) != 2:
         sys.exit(__doc__)
     inp = Inputs(argv[1])
-    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-    from tables import write
     write(os.path.join(TABLES, "fused_%s.md" % inp.machine), markdown(inp))
-    write(os.path.join(GENERATED, "table_fused_%s.tex" % inp.machine), tex(inp))
 
 
 if __name__ == "__main__":

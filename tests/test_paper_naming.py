@@ -45,5 +45,21 @@ class PaperNaming(unittest.TestCase):
             self.assertTrue(cells[-1] and cells[-2], line)  # NCCL and NCCL symm at every size
 
 
+    def test_one_compact_fused_table_until_fused_rows_are_measured(self):
+        measured = [m for m in ("h200x2", "h200x4") if data.measured_rows(m, fused=True)]
+        path = os.path.join(ROOT, "paper", "generated", "table_fused.tex")
+        self.assertTrue(os.path.exists(path), path)
+        with open(path, encoding="utf-8") as f:
+            text = f.read()
+        with open(os.path.join(ROOT, "paper", "paper.tex"), encoding="utf-8") as f:
+            paper = f.read()
+        self.assertIn(r"\input{generated/table_fused.tex}", paper)
+        self.assertNotIn("table_fused_h200x", paper)
+        if not measured:
+            self.assertEqual(text.count(r"\begin{table"), 1)  # one table for every machine
+            self.assertNotIn("n/m", text)                        # no column of "not measured"
+            self.assertIn("wait for multi-GPU runs", text)
+
+
 if __name__ == "__main__":
     unittest.main()
