@@ -10,6 +10,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SIM_DIR = os.path.join(ROOT, "experiments", "results", "sim")
 RESULTS_DIR = os.path.join(ROOT, "experiments", "results")
 BASELINE = os.path.join(ROOT, "experiments", "baselines", "nccl_h200x4_hardware_md.csv")
+BASELINES = sorted(glob.glob(os.path.join(ROOT, "experiments", "baselines", "nccl_*_hardware_md.csv")))
 
 OPS = ["all_reduce", "reduce_scatter", "all_gather"]
 # Matmul fused with communication (core/fused.h): their rows share the result schema (with M, N,
@@ -148,9 +149,12 @@ def earlier_runs(machine):
 
 
 def baseline_rows():
-    """NCCL numbers quoted from docs/hardware.md; busbw computed where the document omits it."""
-    with open(BASELINE, newline="") as f:
-        rows = list(csv.DictReader(f))
+    """NCCL numbers quoted from docs/hardware.md (every machine's file,
+    experiments/baselines/nccl_<machine>_hardware_md.csv); busbw computed where the document omits it."""
+    rows = []
+    for path in BASELINES:
+        with open(path, newline="") as f:
+            rows += list(csv.DictReader(f))
     for r in rows:
         r["world"] = int(r["world"])
         r["bytes"] = int(r["bytes"])
