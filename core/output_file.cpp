@@ -22,7 +22,22 @@ struct Target {
   bool exists = false;
   bool regular = true;  // a regular file or nothing yet: written through a temporary
   mode_t mode = 0;
+  int descriptor = -1;  // >= 0: the path names this process's open descriptor (/dev/stdout, ...)
 };
+
+// /dev/stdout, /dev/stderr, /dev/fd/N, /proc/self/fd/N, /proc/<this pid>/fd/N: N, else -1. Opening
+// such a path would give a new file description with its own offset, writing over what the shell's
+// `>` file already holds; the descriptor itself (dup) shares the offset.
+int descriptor_of(const std::string& p) {
+  if (p == "/dev/stdout") return 1;
+  if (p == "/dev/stderr") return 2;
+  std::string rest;
+  const std::string self = "/proc/" + std::to_string(getpid()) + "/fd/";
+  for (const std::string& prefix : {std::string("/dev/fd/"), std::string("/proc/self/fd/"), self})
+    if (p.starts_with(prefix)) rest = p.substr(prefix.size());
+  if (rest.empty() || rest.size() > 9 || rest.find_first_not_of("0123456789") != std::string::npos) return -1;
+  return std::stoi(rest);
+}
 
 std::string dir_of(const std::string& p) {
   const std::size_t s = p.rfind('/');
@@ -45,6 +60,10 @@ Target resolve(const std::string& path) {
   Target t;
   t.path = path;
   for (int hops = 0;; ++hops) {
+    if ((t.descriptor = descriptor_of(t.path)) >= 0) {
+      t.regular = false;
+      return t;
+    }
     struct stat st;
     if (lstat(t.path.c_str(), &st) != 0) {
       if (errno != ENOENT) io_error(path, t.path, errno);
@@ -92,6 +111,12 @@ int make_temporary(const std::string& path, const Target& t, std::string& temp) 
 }
 
 int open_in_place(const std::string& path, const Target& t) {
+  if (t.descriptor >= 0) {
+    if (t.descriptor == 1) std::fflush(stdout);  // what the program printed before comes first
+    const int fd = fcntl(t.descriptor, F_DUPFD_CLOEXEC, 3);
+    if (fd < 0) io_error(path, t.path, errno);
+    return fd;
+  }
   const int fd = open(t.path.c_str(), O_WRONLY | O_CLOEXEC);
   if (fd < 0) io_error(path, t.path, errno);
   return fd;

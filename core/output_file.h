@@ -13,6 +13,8 @@
 //   - a symbolic link: followed (to its end); the link stays a link, its target is written as above.
 //   - anything else (a device such as /dev/full or /dev/null, a FIFO): written in place (it
 //     cannot be renamed over); every write and the close are still checked.
+//   - this process's open descriptor (/dev/stdout, /dev/stderr, /dev/fd/N, /proc/self/fd/N): written
+//     through a duplicate of it, so a pipe or the shell's `>` file gets the bytes at its own offset.
 // Errors read "cannot write 'out.csv': No space left on device", with " (-> /dev/full)" when a
 // link led elsewhere; they are symm::Error with ErrorCode::kIo.
 #pragma once

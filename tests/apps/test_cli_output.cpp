@@ -127,6 +127,18 @@ TEST(CliOutput, AWriteThatFailsHalfWayLeavesNoPartialFile) {
   EXPECT_EQ(leftovers(dir, {"old.csv"}), std::vector<std::string>{});
 }
 
+// --csv /dev/stdout (into a pipe or a `>` file) writes the rows beside the table, as it always did.
+TEST(CliOutput, CsvToStandardOutputStillWorks) {
+  const std::string dir = fresh_dir("stdout");
+  for (const std::string& redirect : {std::string(" | cat"), " > " + dir + "/both.txt; cat " + dir + "/both.txt"}) {
+    const Out r = run_command(std::string(SYMMCOLL_BIN) +
+                              " sweep --sizes 4K --algo one_shot --quiet --csv /dev/stdout" + redirect);
+    EXPECT_EQ(r.code, 0) << r.out;
+    EXPECT_NE(r.out.find("backend,machine,world"), std::string::npos) << redirect << "\n" << r.out;
+    EXPECT_NE(r.out.find("# 1 rows, 0 skipped, 0 failed"), std::string::npos) << redirect << "\n" << r.out;
+  }
+}
+
 // `fit --out` through a link writes the link's target and keeps the link; a read-only target
 // is refused naming it and the reason.
 TEST(CliOutput, FitOutKeepsALinkAndNamesTheReason) {

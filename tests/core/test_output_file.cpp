@@ -1,6 +1,8 @@
 // OutputFile (core/output_file.h): written whole or not at all, links kept, errors named.
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
@@ -98,6 +100,27 @@ TEST(OutputFile, ErrorsNameTheFileAndTheReason) {
 TEST(OutputFile, DevicesAreWrittenInPlace) {
   write_file("/dev/null", "discarded\n");
   EXPECT_TRUE(fs::is_character_file("/dev/null"));
+}
+
+// /dev/stdout and /proc/self/fd/N name an open descriptor (a pipe, or a file the shell opened with
+// `>`): written in place, never replaced by a renamed temporary the descriptor would not see.
+TEST(OutputFile, OpenDescriptorsAreWrittenInPlace) {
+  int p[2];
+  ASSERT_EQ(pipe(p), 0);
+  write_file("/proc/self/fd/" + std::to_string(p[1]), "through the pipe\n");
+  close(p[1]);
+  char buf[64] = {};
+  EXPECT_EQ(read(p[0], buf, sizeof buf - 1), 17);
+  EXPECT_STREQ(buf, "through the pipe\n");
+  close(p[0]);
+  const std::string dir = fresh_dir("fd"), path = dir + "/shell.out";
+  const int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  ASSERT_GE(fd, 0);
+  write_file("/dev/fd/" + std::to_string(fd), "rows\n");
+  EXPECT_EQ(write(fd, "table\n", 6), 6);  // what the program prints after, through the same descriptor
+  close(fd);
+  EXPECT_EQ(slurp(path), "rows\ntable\n");
+  EXPECT_EQ(entries(dir), 1);
 }
 
 }  // namespace
