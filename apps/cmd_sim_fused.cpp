@@ -162,6 +162,18 @@ int cmd_fused_sim(int argc, char** argv, bool sweep) {
         if (b.op == op) baselines.back().push_back(&b);
     }
   }
+  // --streams and --chunk-rows shape the fused plans; the baselines run on the main stream alone,
+  // in whole GEMMs: given where only baselines run, they would mean nothing.
+  bool any_plan = false;
+  for (const auto& a : algos) any_plan = any_plan || !a.empty();
+  if (!any_plan)
+    for (const auto& [option, off] : {std::pair<const char*, bool>{"--streams", streams != 3},
+                                      std::pair<const char*, bool>{"--chunk-rows", chunk_rows != 0}})
+      if (off)
+        fail(ErrorCode::kInvalidArgument,
+             std::string(option) +
+                 " means nothing for the baselines (cublaslt, seq_coll_gemm: the main stream "
+                 "alone, whole GEMMs); it shapes the fused plans; drop it");
   const DType t = for_option("--dtype", [&] { return parse_dtype(dtype_s); });
   if (t != DType::kBF16 && t != DType::kFP16)
     fail(ErrorCode::kInvalidArgument, "--dtype " + dtype_s + ": fused ops take bf16 or fp16");

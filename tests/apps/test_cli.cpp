@@ -144,6 +144,10 @@ const BadInput kBad[] = {
     {"sweep --seed -1 --sizes 4K", "--seed '-1' is not a non-negative integer"},
     {"run --op mm_rs --algo ce --shape 8b --seed -5", "--seed '-5' is not a non-negative integer"},
     {"run --algo one_shot --bytes 64G --timing-only", "lower --bytes"},
+    {"run --op ag_mm --algo cublaslt --shape 8b --chunk-rows 64 --timing-only",
+     "--chunk-rows means nothing for the baselines"},
+    {"sweep --op mm_rs --algo seq_coll_gemm --no-baselines --shape 8b --streams 2 --timing-only",
+     "--streams means nothing for the baselines"},
 };
 // Stable names ("run_bytes_4Q") instead of gtest's byte dump, which holds addresses and so
 // would differ between the discovery run and the test run.
