@@ -1,5 +1,7 @@
 #include "apps/cli.h"
 
+#include <unistd.h>
+
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -7,6 +9,7 @@
 #include <fstream>
 
 #include "core/fused.h"
+#include "core/output_file.h"
 
 namespace symm::apps {
 namespace {
@@ -80,14 +83,33 @@ std::string algo_label(const AlgoInfo& a) {
   return a.alias.empty() ? suffix : suffix + " (" + a.alias + ")";
 }
 
-void check_writable(const std::string& path) {
-  std::error_code ec;
-  const bool existed = std::filesystem::exists(path, ec);
-  {
-    std::ofstream f(path, std::ios::out | std::ios::app);
-    if (!f) fail(ErrorCode::kIo, "cannot write '" + path + "': " + std::strerror(errno));
-  }
-  if (!existed) std::filesystem::remove(path, ec);
+void check_writable(const std::string& path) { OutputFile::check(path); }
+
+double available_memory_bytes() {
+  std::ifstream f("/proc/meminfo");
+  std::string key, unit;
+  double kb = 0;
+  while (f >> key >> kb >> unit)
+    if (key == "MemAvailable:") return kb * 1024;
+  return double(sysconf(_SC_PHYS_PAGES)) * double(sysconf(_SC_PAGESIZE));
+}
+
+void refuse_data_cost(const std::string& what, const std::string& subject, double bytes, double seconds,
+                      const std::string& remedy, const std::string& how) {
+  auto fmt = [](const char* f, double v) {
+    char b[64];
+    std::snprintf(b, sizeof b, f, v);
+    return std::string(b);
+  };
+  const double avail = available_memory_bytes();
+  if (bytes > kMaxMemoryShare * avail)
+    fail(ErrorCode::kInvalidArgument, what + " in data mode needs about " + fmt("%.1f", bytes / 1e9) +
+                                          " GB of host memory for " + subject + ", more than half of the " +
+                                          fmt("%.1f", avail / 1e9) + " GB available; " + remedy);
+  if (seconds > kMaxDataSeconds)
+    fail(ErrorCode::kInvalidArgument, what + " in data mode would take about " + fmt("%.0f", seconds) +
+                                          " s on this host for " + subject + how + ", more than " +
+                                          fmt("%.0f", kMaxDataSeconds) + " s; " + remedy);
 }
 
 void refuse_with_csv(const std::string& csv, const std::string& option, const std::string& value,
@@ -125,7 +147,10 @@ void parse_args(int argc, char** argv, const boost::program_options::options_des
                 boost::program_options::variables_map& vm) {
   namespace po = boost::program_options;
   refuse_renamed(argc, argv);
-  const po::parsed_options parsed = po::command_line_parser(argc, argv).options(d).run();
+  // Whole option names only: Boost's default style guesses a prefix (`--mach` ran as --machine,
+  // `--m` was "ambiguous" between --machine and --mode), so a typo could run something else.
+  const int style = po::command_line_style::default_style & ~po::command_line_style::allow_guessing;
+  const po::parsed_options parsed = po::command_line_parser(argc, argv).options(d).style(style).run();
   // Without a positional description Boost keeps a stray word as an option with no name:
   // `--bytes 1 M` would silently drop the M.
   for (const po::option& o : parsed.options) {

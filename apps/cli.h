@@ -35,9 +35,10 @@ bool names_fused_op(int argc, char** argv);
 // "ld_reduce (one_shot)": the id's suffix with the friendly alias, for tables.
 std::string algo_label(const AlgoInfo& a);
 
-// Fails with kIo naming the path and the reason when `path` cannot be created for writing.
-// Run before long work so a typo in a path costs nothing. Leaves no file behind that was not
-// there before (an empty CSV of a run that then fails would read as a run with no rows).
+// Fails with kIo naming the path and the reason when `path` cannot be written
+// (OutputFile::check, core/output_file.h: every file goes through OutputFile). Run before long
+// work so a typo in a path costs nothing. Leaves no file behind (an empty CSV of a run that then
+// fails would read as a run with no rows).
 void check_writable(const std::string& path);
 
 // The result schema (docs/design.md "Results", core/result.h) has no column for some options (the
@@ -47,6 +48,23 @@ void check_writable(const std::string& path);
 // does nothing (the table on stdout shows the option).
 void refuse_with_csv(const std::string& csv, const std::string& option, const std::string& value,
                      const std::string& column, const std::string& default_value);
+
+// ---- the cost of a data-mode simulation, known before it starts ----------------------------
+// The data-mode simulator moves every byte (and multiplies every matrix) on the CPU: runs the
+// host cannot hold, or that would take more than kMaxDataSeconds, are refused up front with the
+// option that avoids them.
+inline constexpr double kMaxDataSeconds = 60;
+inline constexpr double kMaxMemoryShare = 0.5;  // of the host's available memory
+
+// MemAvailable from /proc/meminfo (what can be allocated without swapping), else physical memory.
+double available_memory_bytes();
+
+// Throws kInvalidArgument when `bytes` of host memory is more than kMaxMemoryShare of what is
+// available, or `seconds` more than kMaxDataSeconds (seconds < 0: not estimated): "`what` in data
+// mode needs about 3.1 GB of host memory for `subject`, ...; `remedy`" / "... would take about
+// 75 s on this host for `subject``how`, more than 60 s; `remedy`".
+void refuse_data_cost(const std::string& what, const std::string& subject, double bytes, double seconds,
+                      const std::string& remedy, const std::string& how = "");
 
 // ---- one vocabulary for run, sweep and bench (both backends) ------------------------------
 // Spellings an older CLI used. Any of them in argv (alone or as --old=value) throws
@@ -59,8 +77,9 @@ const std::vector<Renamed>& renamed_options();
 void refuse_renamed(int argc, char** argv);
 
 // Parses argv (argv[0]: the sub-command) against `d` into `vm` (not notified: the caller
-// handles --help first). Refuses renamed spellings, and every word that is neither an option
-// nor its value, naming it and the option before it ("unexpected argument 'M' after --bytes 1").
+// handles --help first). Refuses renamed spellings, options given by a prefix of their name
+// (`--mach`: whole names only), and every word that is neither an option nor its value, naming
+// it and the option before it ("unexpected argument 'M' after --bytes 1").
 void parse_args(int argc, char** argv, const boost::program_options::options_description& d,
                 boost::program_options::variables_map& vm);
 

@@ -12,6 +12,7 @@
 
 #include "apps/cli.h"
 #include "backends/sim/calib.h"
+#include "core/output_file.h"
 #include "core/result.h"
 
 #if SYMM_HAVE_CUDA
@@ -91,9 +92,9 @@ int cmd_calibrate(int argc, char** argv) {
   t.comments.push_back(command_line(argc, argv));
   t.comments.push_back(" predicted by the simulator from " + std::filesystem::path(m.path).filename().string());
   t.rows = sim::simulate_calibration(m, w);
-  std::ofstream f(csv);
-  sim::write_calibration(f, t);
-  if (!f) fail(ErrorCode::kIo, "writing '" + csv + "' failed");
+  OutputFile f(csv);
+  sim::write_calibration(f.stream(), t);
+  f.commit();
   std::printf("symmcoll calibrate: %zu rows predicted for %s at world %d -> %s\n", t.rows.size(), m.name.c_str(), w,
               csv.c_str());
   return kExitOk;
@@ -135,12 +136,7 @@ int cmd_fit(int argc, char** argv) {
                                  [&](const std::string& n) { return k.ends_with("*") ? n.starts_with(stem) : n == k; });
     if (!any) fail(ErrorCode::kInvalidArgument, "--keys: '" + k + "' names no machine-file key");
   }
-  if (base.empty()) base = out;
-  const sim::Machine b = for_option("--base", [&] {
-    if (!std::filesystem::exists(base))
-      fail(ErrorCode::kInvalidArgument, "'" + base + "' does not exist (keys the rows do not calibrate need a base)");
-    return sim::Machine::load(base);
-  });
+  // The rows first: a missing or garbage --calibration is named as such, not as a missing base.
   sim::CalibTable t;
   std::string source;
   for (const std::string& c : split_calibrations(calibration)) {
@@ -149,17 +145,22 @@ int cmd_fit(int argc, char** argv) {
     t.rows.insert(t.rows.end(), one.rows.begin(), one.rows.end());
     source += (source.empty() ? "" : " + ") + std::filesystem::path(c).filename().string();
   }
+  const bool base_given = !base.empty();
+  if (!base_given) base = out;
+  const sim::Machine b = for_option("--base", [&] {
+    if (!std::filesystem::exists(base))
+      fail(ErrorCode::kInvalidArgument,
+           base_given ? "'" + base + "' does not exist (keys the rows do not calibrate need a base)"
+                      : "none given, and --out '" + base +
+                            "' does not exist yet to serve as one: name the machine file whose values the keys no "
+                            "row calibrates keep");
+    return sim::Machine::load(base);
+  });
   if (name.empty()) name = std::filesystem::path(out).stem().string();
   const sim::FitResult r = sim::fit_machine(t, b, name, source, only);
-  // Written whole, then renamed: a failed fit never leaves half a machine file.
-  const std::string tmp = out + ".tmp";
-  {
-    std::ofstream f(tmp);
-    f << r.ini;
-    if (!f) fail(ErrorCode::kIo, "writing '" + tmp + "' failed");
-  }
-  std::filesystem::rename(tmp, out);
-  sim::Machine::load(out);  // the reader accepts what was written
+  sim::Machine::parse(r.ini, out);  // the reader accepts what is written
+  // Written whole or not at all; a link stays a link (core/output_file.h).
+  write_file(out, r.ini);
   std::printf("symmcoll fit: %s from %zu rows of %s\n", out.c_str(), t.rows.size(), source.c_str());
   return kExitOk;
 }

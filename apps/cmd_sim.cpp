@@ -16,7 +16,9 @@
 #include "apps/cli.h"
 #include "backends/sim/sim.h"
 #include "core/auto_select.h"
+#include "core/fused.h"
 #include "core/nccl_tests_format.h"
+#include "core/output_file.h"
 #include "core/plan.h"
 #include "core/reference.h"
 #include "core/result.h"
@@ -39,7 +41,7 @@ struct Common {
   int blocks = 0;
   bool timing_only = false;
   std::string mode = "graph";
-  uint64_t seed = 1;
+  std::string seed = "1";   // parse_count: Boost would take "-5" as 2^64 - 5
   int streams = 3;          // host plans
   std::string chunk = "0";  // host plans: bytes per copy / progress flag
 };
@@ -55,9 +57,12 @@ void add_common(po::options_description& d, Common& c) {
        "machine file: a name from experiments/machines/ (h200x4, h200x8, ...) or a path to an .ini")
       ("world,w", po::value(&c.world)->default_value(c.world),
        "ranks (0: the machine's GPU count); timing-only runs may exceed the GPU count")
-      ("op", po::value(&c.op)->default_value(c.op), "all_reduce | reduce_scatter | all_gather | barrier")
-      ("dtype", po::value(&c.dtype)->default_value(c.dtype), "bf16 | fp16 | fp32")
-      ("reduce", po::value(&c.reduce)->default_value(c.reduce), "reduction: sum | max | min")
+      ("op", po::value(&c.op)->default_value(c.op),
+       "all_reduce | reduce_scatter | all_gather | barrier, or a fused matmul ag_mm | mm_rs (its own options: "
+       "--op ag_mm --help)")
+      ("dtype", po::value(&c.dtype)->default_value(c.dtype), "bf16 | fp16 | fp32 (not for barrier)")
+      ("reduce", po::value(&c.reduce)->default_value(c.reduce),
+       "reduction: sum | max | min (all_reduce and reduce_scatter only)")
       ("blocks", po::value(&c.blocks)->default_value(c.blocks),
        "blocks per rank (0: the algorithm's default for the size)")
       ("timing-only", po::bool_switch(&c.timing_only),
@@ -108,6 +113,7 @@ Resolved resolve(const Common& c, const char* cmd) {
   r.dtype = for_option("--dtype", [&] { return parse_dtype(c.dtype); });
   r.reduce = for_option("--reduce", [&] { return parse_reduce_op(c.reduce); });
   r.graph = parse_mode(c.mode, /*allow_both=*/false)[0];
+  parse_count(c.seed, "--seed");
   if (c.blocks < 0) fail(ErrorCode::kInvalidArgument, "--blocks " + std::to_string(c.blocks) + " is negative");
   if (c.streams < 1 || c.streams > kMaxStreams)
     fail(ErrorCode::kInvalidArgument,
@@ -122,6 +128,60 @@ Resolved resolve(const Common& c, const char* cmd) {
   return r;
 }
 
+// The result schema has no column for the reduction or the host plans' streams and chunks: with
+// --csv they stay at their defaults (refuse_with_csv, apps/cli.h), in run and sweep alike.
+void refuse_unrecorded_with_csv(const std::string& csv, const Common& c, const Resolved& r) {
+  if (r.reduce != ReduceOp::kSum) refuse_with_csv(csv, "--reduce", reduce_op_name(r.reduce), "reduction", "sum");
+  if (c.streams != 3) refuse_with_csv(csv, "--streams", std::to_string(c.streams), "plan streams", "3");
+  if (c.chunk != "0") refuse_with_csv(csv, "--chunk-bytes", c.chunk, "chunk bytes", "0");
+}
+
+// ---- options that mean nothing for what runs: refused (one line), never ignored --------------
+
+bool given(const po::variables_map& vm, const char* option) { return vm.count(option) && !vm[option].defaulted(); }
+
+// A barrier moves no data (no dtype, reduction or size: `sizes` names run's or sweep's size
+// options), and an all-gather reduces nothing.
+void refuse_unused(const po::variables_map& vm, Op op, std::initializer_list<const char*> sizes) {
+  if (op == Op::kBarrier) {
+    std::vector<const char*> options = {"dtype", "reduce"};
+    options.insert(options.end(), sizes);
+    for (const char* o : options)
+      if (given(vm, o))
+        fail(ErrorCode::kInvalidArgument,
+             std::string("--") + o + " means nothing for a barrier (it moves no data); drop it");
+  }
+  if (op == Op::kAllGather && given(vm, "reduce"))
+    fail(ErrorCode::kInvalidArgument, "--reduce means nothing for all_gather (it reduces nothing); drop it");
+}
+
+// --streams and --chunk-bytes shape host plans (copy engines and stream flags, core/plan.h): a
+// device program has neither. Refused unless one of `algos` (what runs; `what` names them when
+// there are several) is a host plan.
+void refuse_plan_knobs(const po::variables_map& vm, const Common& c, Op op, const std::vector<const AlgoInfo*>& algos,
+                       const std::string& what = "") {
+  for (const AlgoInfo* a : algos)
+    if (a->plan) return;
+  std::string plans;
+  for (const AlgoInfo& a : algorithms())
+    if (a.op == op && a.plan) plans += (plans.empty() ? "" : ", ") + (a.alias.empty() ? a.id : a.alias);
+  const std::pair<const char*, std::string> knobs[] = {{"streams", std::to_string(c.streams)},
+                                                       {"chunk-bytes", c.chunk}};
+  for (const auto& [o, value] : knobs) {
+    if (!given(vm, o)) continue;
+    const std::string runs =
+        algos.size() == 1 && what.empty()
+            ? algos[0]->id + (algos[0]->alias.empty() ? "" : " (" + algos[0]->alias + ")") + ", a device program"
+            : what + ", device programs";
+    const std::string sets = std::string(o) == "streams" ? "streams" : "chunks";
+    fail(ErrorCode::kInvalidArgument,
+         "--" + std::string(o) + " " + value + " means nothing for " + runs + ": " +
+             (plans.empty() ? std::string("no ") + op_name(op) + " algorithm is a host plan"
+                            : "it sets the host plans' " + sets + " (" + op_name(op) + ": " + plans + ")") +
+             "; drop it");
+  }
+}
+
 sim::RunSpec make_spec(const Resolved& r, const Common& c, const AlgoInfo& a, std::size_t bytes) {
   sim::RunSpec s;
   s.machine = r.machine;
@@ -133,7 +193,7 @@ sim::RunSpec make_spec(const Resolved& r, const Common& c, const AlgoInfo& a, st
   s.blocks = c.blocks;
   s.graph = r.graph;
   s.timing_only = c.timing_only;
-  s.seed = c.seed;
+  s.seed = parse_count(c.seed, "--seed");
   s.streams = c.streams;
   s.chunk_bytes = c.chunk == "0" ? 0 : for_option("--chunk-bytes", [&] { return parse_size(c.chunk); });
   return s;
@@ -156,6 +216,11 @@ ResultRow make_row(const sim::RunSpec& s, const sim::RunResult& res) {
   row.git_sha = git_sha();
   fill_bandwidth(row);
   return row;
+}
+
+// "bf16 sum"; "bf16" for an all-gather, which reduces nothing.
+std::string data_kind(Op op, const Resolved& r) {
+  return std::string(dtype_name(r.dtype)) + (op == Op::kAllGather ? "" : std::string(" ") + reduce_op_name(r.reduce));
 }
 
 bool passed(const sim::RunResult& res, bool timing_only) { return timing_only || res.max_rel_err <= res.err_bound; }
@@ -182,13 +247,9 @@ AutoChoice choose_auto(const Resolved& r, std::size_t bytes, const char* prefix 
   return a;
 }
 
-// ---- the cost of a data-mode run, known before it starts -------------------------------------
-// The data-mode simulator moves every byte on the CPU: `run --bytes 1G` once held 15.8 GB and ran
-// for minutes. Runs the host cannot hold, or that would take more than kMaxDataSeconds, are
-// refused up front with the option that avoids them.
+// ---- the cost of a data-mode run, known before it starts (refuse_data_cost, apps/cli.h) -------
+// `run --bytes 1G` once held 15.8 GB and ran for minutes.
 
-inline constexpr double kMaxDataSeconds = 60;
-inline constexpr double kMaxMemoryShare = 0.5;             // of the host's available memory
 inline constexpr std::size_t kCalibrateAbove = 16u << 20;  // smaller runs are cheap: not estimated
 
 // Host memory a data-mode simulation holds: every rank's symmetric heap (in, out, scratch), every
@@ -200,27 +261,13 @@ double data_mode_bytes(const AlgoInfo& a, DType t, std::size_t bytes, int world)
   return w * (in + out + double(a.scratch_bytes(bytes, world))) + w * in / elem * 4 + out / elem * 8;
 }
 
-// MemAvailable from /proc/meminfo (what can be allocated without swapping), else physical memory.
-double available_memory_bytes() {
-  std::ifstream f("/proc/meminfo");
-  std::string key, unit;
-  double kb = 0;
-  while (f >> key >> kb >> unit)
-    if (key == "MemAvailable:") return kb * 1024;
-  return double(sysconf(_SC_PHYS_PAGES)) * double(sysconf(_SC_PAGESIZE));
-}
-
 // Throws kInvalidArgument naming `what` ("--bytes 1G") and `remedy` when a data-mode run of
 // `a` at `bytes` needs too much memory or time. Time is scaled from a ~1M data-mode run of the
 // same algorithm on this host (the simulator's cost grows with the bytes it moves), times `calls`.
 void check_data_cost(const Resolved& r, const Common& c, const AlgoInfo& a, std::size_t bytes, const std::string& what,
                      const std::string& remedy, int calls = 1) {
-  const double need = data_mode_bytes(a, r.dtype, bytes, r.world), avail = available_memory_bytes();
-  if (need > kMaxMemoryShare * avail)
-    fail(ErrorCode::kInvalidArgument, what + " in data mode needs about " + fmt("%.1f", need / 1e9) +
-                                          " GB of host memory for " + a.id + " on " + std::to_string(r.world) +
-                                          " ranks, more than half of the " + fmt("%.1f", avail / 1e9) +
-                                          " GB available; " + remedy);
+  const std::string subject = a.id + " on " + std::to_string(r.world) + " ranks";
+  refuse_data_cost(what, subject, data_mode_bytes(a, r.dtype, bytes, r.world), -1, remedy);
   if (bytes <= kCalibrateAbove) return;
   const std::size_t unit = 64 * std::size_t(r.world);
   const std::size_t calib = (std::size_t(1) << 20) / unit * unit;
@@ -231,10 +278,7 @@ void check_data_cost(const Resolved& r, const Common& c, const AlgoInfo& a, std:
     return;  // no comparable small run (block count, size granularity): no time estimate
   }
   const double seconds = sim::run(spec).wall_s * double(bytes) / double(calib) * calls;
-  if (seconds > kMaxDataSeconds)
-    fail(ErrorCode::kInvalidArgument, what + " in data mode would take about " + fmt("%.0f", seconds) +
-                                          " s on this host for " + a.id + " (scaled from a " + format_size(calib) +
-                                          " run), more than " + fmt("%.0f", kMaxDataSeconds) + " s; " + remedy);
+  refuse_data_cost(what, a.id, 0, seconds, remedy, " (scaled from a " + format_size(calib) + " run)");
 }
 
 // ---- run ----------------------------------------------------------------------------------
@@ -245,16 +289,20 @@ const char* kRunUsage =
     "Runs one collective on the simulated node: every rank's input is random, the result is\n"
     "compared with a float64 CPU reference, and the predicted time of the call is printed\n"
     "with nccl-tests' algbw / busbw. Exits 1 when the error exceeds the dtype's bound.\n"
+    "The fused matmuls run the same way: --op ag_mm | mm_rs with --shape 8b|70b (or --n, --k) and --m,\n"
+    "algorithms ce, ce_bulk, st (ag_mm) / ce, st (mm_rs) or the baselines cublaslt, seq_coll_gemm\n"
+    "(see 'symmcoll run --op ag_mm --help' and 'symmcoll list').\n"
     "\n"
     "example: symmcoll run --machine h200x4 --op all_reduce --algo one_shot --bytes 1M --trace t.json\n"
-    "         (open t.json in https://ui.perfetto.dev)";
+    "         (open t.json in https://ui.perfetto.dev)\n"
+    "         symmcoll run --machine h200x4 --op ag_mm --algo ce --shape 8b --m 4096";
 
 }  // namespace
 
 int cmd_run(int argc, char** argv) {
   if (names_fused_op(argc, argv)) return cmd_fused_sim(argc, argv, /*sweep=*/false);
   Common c;
-  std::string algo, bytes_s = "1M", trace;
+  std::string algo, bytes_s = "1M", trace, csv;
   int calls = 1;
   po::options_description d("run options", 110, 50);
   add_common(d, c);
@@ -268,7 +316,9 @@ int cmd_run(int argc, char** argv) {
        "size in nccl-tests convention (all_gather: the output; reduce_scatter: the input): 4096, 4K, 1M, 1G")
       ("calls", po::value(&calls)->default_value(calls),
        "back-to-back calls on the same buffers; the time is the last call's (exercises epochs)")
-      ("trace", po::value(&trace), "write a Chrome trace-event JSON here (open in https://ui.perfetto.dev)");
+      ("trace", po::value(&trace), "write a Chrome trace-event JSON here (open in https://ui.perfetto.dev)")
+      ("csv", po::value(&csv), "write the row here (core/result.h schema, as sweep; not with --reduce max|min, "
+                               "--streams or --chunk-bytes off their defaults: no column records them)");
   // clang-format on
   po::variables_map vm;
   if (!parse(argc, argv, d, kRunUsage, &vm)) return kExitOk;
@@ -294,15 +344,14 @@ int cmd_run(int argc, char** argv) {
   });
   // A barrier moves no payload: no size, no dtype, no reduction, no bandwidth, no error bound.
   const bool barrier = a.op == Op::kBarrier;
-  if (barrier)
-    for (const char* o : {"bytes", "dtype", "reduce"})
-      if (!vm[o].defaulted())
-        fail(ErrorCode::kInvalidArgument,
-             std::string("--") + o + " means nothing for a barrier (it moves no data); drop it");
+  refuse_unused(vm, a.op, {"bytes"});
+  refuse_plan_knobs(vm, c, a.op, {&a});
   const std::size_t bytes = barrier ? 0 : for_option("--bytes", [&] { return parse_size(bytes_s); });
   if (calls < 1) fail(ErrorCode::kInvalidArgument, "--calls " + std::to_string(calls) + " must be at least 1");
   check_args(a, r.dtype, bytes, r.world, c.blocks ? c.blocks : a.default_blocks(bytes, r.world));
+  refuse_unrecorded_with_csv(csv, c, r);
   if (!trace.empty()) check_writable(trace);
+  if (!csv.empty()) check_writable(csv);
   if (!c.timing_only && !barrier)
     check_data_cost(r, c, a, bytes, "--bytes " + bytes_s,
                     "add --timing-only to predict the time without data, or lower --bytes", calls);
@@ -318,9 +367,9 @@ int cmd_run(int argc, char** argv) {
     std::printf("symmcoll run: sim %s, world %d, %s (%s), %d blocks, %s launch\n", r.machine.name.c_str(), r.world,
                 a.id.c_str(), a.alias.c_str(), res.blocks, launch);
   else
-    std::printf("symmcoll run: sim %s, world %d, %s (%s), %s %s, %s bytes, %d blocks, %s launch\n",
-                r.machine.name.c_str(), r.world, a.id.c_str(), a.alias.c_str(), dtype_name(r.dtype),
-                reduce_op_name(r.reduce), format_size(bytes).c_str(), res.blocks, launch);
+    std::printf("symmcoll run: sim %s, world %d, %s (%s), %s, %s bytes, %d blocks, %s launch\n", r.machine.name.c_str(),
+                r.world, a.id.c_str(), a.alias.c_str(), data_kind(a.op, r).c_str(), format_size(bytes).c_str(),
+                res.blocks, launch);
   std::printf("  predicted latency  %10.3f us\n", res.time_us);
   if (!barrier) {
     std::printf("  algbw              %10.2f GB/s\n", row.algbw_GBps);
@@ -334,6 +383,12 @@ int cmd_run(int argc, char** argv) {
     std::printf("  max rel error      %10.3g  (bound %.3g) %s\n", res.max_rel_err, res.err_bound, ok ? "PASS" : "FAIL");
   std::printf("  simulated          %llu events in %.3f s\n", (unsigned long long)res.events, res.wall_s);
   if (!trace.empty()) std::printf("  trace              %s\n", trace.c_str());
+  if (!csv.empty()) {
+    OutputFile f(csv);
+    write_csv(f.stream(), {row});
+    f.commit();
+    std::printf("  csv                %s\n", csv.c_str());
+  }
   if (!ok) {
     std::fprintf(stderr, "symmcoll: error: max relative error %.3g exceeds the %s bound %.3g\n", res.max_rel_err,
                  dtype_name(r.dtype), res.err_bound);
@@ -354,9 +409,11 @@ const char* kSweepUsage =
     "--check-up-to run with data and are checked against the CPU reference; larger ones run\n"
     "timing-only (max_rel_err = -1 in the CSV). Combinations an algorithm does not support\n"
     "(a size above its maximum, a world outside its range) are skipped with a note.\n"
-    "Exits 1 when any checked row exceeds its error bound.\n"
+    "Exits 1 when any checked row exceeds its error bound. The fused matmuls sweep shapes and M\n"
+    "values instead: --op ag_mm,mm_rs --shape 8b,70b --m 4096,8192 (see 'symmcoll sweep --op ag_mm --help').\n"
     "\n"
-    "example: symmcoll sweep --machine h200x8 --op all_reduce --algo one_shot,two_shot --sizes 4K:256M:x4";
+    "example: symmcoll sweep --machine h200x8 --op all_reduce --algo one_shot,two_shot --sizes 4K:256M:x4\n"
+    "         symmcoll sweep --machine h200x2 --op ag_mm,mm_rs --shape 8b,70b --m 4096,16384 --timing-only";
 
 }  // namespace
 
@@ -374,17 +431,20 @@ int cmd_sweep(int argc, char** argv) {
        "'all' (every algorithm of --op), a comma list of names (see 'symmcoll list'), or 'auto' (per size, the "
        "machine's table, experiments/auto/<machine>.csv)")
       ("sizes,s", po::value(&sizes_spec)->default_value(sizes_spec),
-       "A:B (x2 steps), A:B:xF (xF steps) or a comma list; ignored for --op barrier")
+       "A:B (x2 steps), A:B:xF (xF steps) or a comma list (not for --op barrier: it moves no data)")
       ("check-up-to", po::value(&check_up_to_s)->default_value(check_up_to_s),
        "largest size run with data and checked; larger sizes run timing-only")
-      ("csv", po::value(&csv), "write the rows here (core/result.h schema; --reduce sum only: it has no reduction column)")
+      ("csv", po::value(&csv), "write the rows here (core/result.h schema; not with --reduce max|min, --streams or --chunk-bytes off their "
+                               "defaults: no column records them)")
       ("format", po::value(&format)->default_value(format),
        "stdout: table, or nccl-tests (its columns and '# Avg bus bandwidth' footer, one table per algorithm)")
       ("quiet,q", po::bool_switch(&quiet), "no progress on stderr");
   // clang-format on
-  if (!parse(argc, argv, d, kSweepUsage)) return kExitOk;
+  po::variables_map vm;
+  if (!parse(argc, argv, d, kSweepUsage, &vm)) return kExitOk;
 
   const Resolved r = resolve(c, "sweep");
+  refuse_unused(vm, r.op, {"sizes", "check-up-to"});
   const bool nccl_tests = parse_format(format);
   const bool auto_algo = algo_spec == "auto";
   if (auto_algo && r.op == Op::kBarrier)
@@ -413,6 +473,11 @@ int cmd_sweep(int argc, char** argv) {
     for (const AlgoInfo* a : algos)
       for (const std::size_t bytes : sizes) jobs.push_back({a, bytes, c.blocks});
   }
+  refuse_plan_knobs(vm, c, r.op, algos,
+                    auto_algo            ? "the algorithms --algo auto chose"
+                    : algo_spec == "all" ? std::string("every ") + op_name(r.op) + " algorithm"
+                    : algos.size() == 1  ? ""
+                                         : "--algo " + algo_spec);
   const std::size_t check_up_to = for_option("--check-up-to", [&] { return parse_size(check_up_to_s); });
   // The largest size run with data decides whether the sweep fits this host (check_data_cost).
   std::size_t largest_checked = 0;
@@ -430,7 +495,7 @@ int cmd_sweep(int argc, char** argv) {
                       "--check-up-to " + check_up_to_s + " (the sweep's " + format_size(largest_checked) + " rows)",
                       "lower --check-up-to (larger sizes run timing-only), or add --timing-only");
     }
-  if (r.reduce != ReduceOp::kSum) refuse_with_csv(csv, "--reduce", reduce_op_name(r.reduce), "reduction", "sum");
+  refuse_unrecorded_with_csv(csv, c, r);
   if (!csv.empty()) check_writable(csv);
 
   std::vector<ResultRow> rows;
@@ -483,9 +548,9 @@ int cmd_sweep(int argc, char** argv) {
     fail(ErrorCode::kUnsupported, "nothing to run: every combination was rejected (first: " + first_skip + ")");
 
   if (!csv.empty()) {
-    std::ofstream f(csv);
-    write_csv(f, rows);
-    if (!f) fail(ErrorCode::kIo, "writing '" + csv + "' failed");
+    OutputFile f(csv);
+    write_csv(f.stream(), rows);
+    f.commit();
   }
 
   if (nccl_tests) {
@@ -498,8 +563,10 @@ int cmd_sweep(int argc, char** argv) {
     }
     return kExitOk;
   }
-  std::printf("# symmcoll sweep: sim %s, world %d, %s, %s %s, %s launch, git %s\n", r.machine.name.c_str(), r.world,
-              op_name(r.op), dtype_name(r.dtype), reduce_op_name(r.reduce), r.graph ? "graph" : "eager", git_sha());
+  // A barrier has no data kind: "barrier, graph launch".
+  const std::string kind = r.op == Op::kBarrier ? "" : data_kind(r.op, r) + ", ";
+  std::printf("# symmcoll sweep: sim %s, world %d, %s, %s%s launch, git %s\n", r.machine.name.c_str(), r.world,
+              op_name(r.op), kind.c_str(), r.graph ? "graph" : "eager", git_sha());
   std::printf("# %12s  %-34s %6s %12s %12s %12s %10s %6s\n", "size(B)", "algorithm", "blocks", "time(us)",
               "algbw(GB/s)", "busbw(GB/s)", "max_err", "check");
   // Size-major order puts the competing algorithms of one size next to each other.
@@ -512,8 +579,18 @@ int cmd_sweep(int argc, char** argv) {
                   algo_label(find_algo(row.algo)).c_str(), row.blocks, row.time_us_median, row.algbw_GBps,
                   row.busbw_GBps, err.c_str(), status[i].c_str());
     }
-  std::printf("# %zu rows, %d skipped, %d failed; data-checked up to %s%s\n", rows.size(), skipped, failures,
-              format_size(check_up_to).c_str(), csv.empty() ? "" : ("; csv: " + csv).c_str());
+  // What was data-checked: the largest size that ran with data (a barrier has no data).
+  std::size_t checked_up_to = 0;
+  bool any_checked = false;
+  for (std::size_t i = 0; i < rows.size(); ++i)
+    if (status[i] != "-") any_checked = true, checked_up_to = std::max(checked_up_to, rows[i].bytes);
+  const std::string checked = r.op == Op::kBarrier ? ""
+                              : c.timing_only      ? "; timing-only: no row data-checked"
+                              : any_checked
+                                  ? "; data-checked up to " + format_size(checked_up_to)
+                                  : "; no row data-checked (every size is above --check-up-to " + check_up_to_s + ")";
+  std::printf("# %zu rows, %d skipped, %d failed%s%s\n", rows.size(), skipped, failures, checked.c_str(),
+              csv.empty() ? "" : ("; csv: " + csv).c_str());
   if (failures) {
     std::fprintf(stderr, "symmcoll: error: %d row(s) exceed their error bound (marked FAIL)\n", failures);
     return kExitFail;
@@ -528,8 +605,9 @@ namespace {
 const char* kListUsage =
     "usage: symmcoll list [--markdown]\n"
     "\n"
-    "Shows every algorithm in the registry with the constraints check_args() enforces.\n"
-    "Names accepted by --algo: the alias, the id's suffix, or the full id.";
+    "Shows every collective algorithm in the registry with the constraints check_args() enforces,\n"
+    "then the fused matmuls (--op ag_mm | mm_rs) and their baselines. Names accepted by --algo: the\n"
+    "alias, the id's suffix, or the full id. --markdown prints the collectives' table alone.";
 
 std::string worlds(const AlgoInfo& a) { return std::to_string(a.min_world) + ".." + std::to_string(a.max_world); }
 // The largest call check_args accepts. It may depend on the world (programs on fixed per-block
@@ -573,6 +651,16 @@ int cmd_list(int argc, char** argv) {
   for (const AlgoInfo& a : algorithms())
     std::printf("%-34s %-14s %-15s %-7s %-*s %-5s %s\n", a.id.c_str(), a.alias.c_str(), op_name(a.op),
                 worlds(a).c_str(), width, max_bytes(a).c_str(), a.needs_multicast ? "yes" : "no", a.summary.c_str());
+  // The fused matmuls take shapes, not sizes: run|sweep --op ag_mm|mm_rs --shape 8b|70b --m M.
+  std::printf(
+      "\nfused matmuls (symmcoll run|sweep --op ag_mm|mm_rs --shape 8b|70b --m M; worlds 2..%d, bf16 | fp16):\n",
+      kPadWorld);
+  std::printf("%-34s %-14s %-15s %s\n", "id", "alias", "op", "summary");
+  for (const FusedAlgo& a : fused_algorithms())
+    std::printf("%-34s %-14s %-15s %s\n", a.id, a.alias, fused_op_name(a.op), a.summary);
+  std::printf("baselines (run --algo NAME; a sweep runs them beside the fused algorithms):\n");
+  for (const FusedAlgo& a : fused_baselines())
+    std::printf("%-34s %-14s %-15s %s\n", a.id, "-", fused_op_name(a.op), a.summary);
   return kExitOk;
 }
 

@@ -15,6 +15,7 @@
 #include "apps/cmd_calib.h"
 #include "apps/cmd_sim.h"
 #include "core/common.h"
+#include "core/output_file.h"
 #include "core/result.h"
 
 #if SYMM_HAVE_CUDA
@@ -69,7 +70,7 @@ bool wants_help(int argc, char** argv) {
   return false;
 }
 
-#if !SYMM_HAVE_CUDA
+#if !SYMM_HAVE_CUDA && !defined(SYMM_CUDA_PROGRAM)
 int no_cuda(const char* cmd) {
   std::fprintf(stderr,
                "symmcoll: error: '%s' needs the CUDA backend, and this build has no CUDA backend "
@@ -192,7 +193,9 @@ int main(int argc, char** argv) {
   g_argv = argv;
   const std::string where = argc >= 2 && argv[1][0] != '-' ? std::string(" ") + argv[1] : "";
   try {
-    return dispatch(argc, argv);
+    const int code = dispatch(argc, argv);
+    symm::check_stdout();  // the table a command printed is a result too
+    return code;
   } catch (const symm::Error& e) {
     std::fprintf(stderr, "symmcoll: error: %s\n", e.what());
     return exit_code(e.code());

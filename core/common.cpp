@@ -100,6 +100,20 @@ std::size_t parse_size(const std::string& s) {
     ++i;
   }
   if (i == 0) bad("must start with a number");
+  if (i < s.size() && s[i] == '.') {
+    // "1.5M": say what it is in whole bytes, when it is whole.
+    std::size_t j = i + 1;
+    unsigned long long frac = 0, scale = 1;
+    while (j < s.size() && s[j] >= '0' && s[j] <= '9' && scale < 1000000000ull)
+      frac = frac * 10 + unsigned(s[j++] - '0'), scale *= 10;
+    const char c = j < s.size() ? char(s[j] | 0x20) : 0;
+    const unsigned sh = c == 'k' ? 10 : c == 'm' ? 20 : c == 'g' ? 30 : 0;
+    std::string as;
+    if (v < (1ull << 33) && ((frac << sh) % scale) == 0)
+      as = " (" + s.substr(0, j + (sh ? 1 : 0)) + " is " + format_size(std::size_t((v << sh) + (frac << sh) / scale)) +
+           ")";
+    fail(ErrorCode::kInvalidArgument, "malformed size '" + s + "': sizes are whole numbers of bytes" + as);
+  }
   unsigned shift = 0;
   if (i < s.size()) {
     switch (s[i]) {

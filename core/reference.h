@@ -30,7 +30,8 @@ double max_rel_err(const std::vector<double>& got, const std::vector<double>& wa
 double rel_err_bound(DType t, int world);
 
 // The matrix product C = A x B in float64, row-major and dense: A is m x k, B is k x n; returns
-// C (m x n). The reference of the fused operations (core/fused.h).
+// C (m x n). The reference of the fused operations (core/fused.h). Eigen's GEMM on threads of its
+// own (rows split over the cores), so it may be called from a fiber with a small stack.
 std::vector<double> reference_matmul(const std::vector<double>& a, const std::vector<double>& b, std::size_t m,
                                      std::size_t n, std::size_t k);
 

@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <ostream>
 
+#include "core/fused.h"
 #include "core/registry.h"
 #include "symm_git_sha.h"  // generated at build time by cmake/git_sha.cmake
 
@@ -30,7 +31,10 @@ void write_csv(std::ostream& os, const std::vector<ResultRow>& rows, bool header
 void fill_bandwidth(ResultRow& r) {
   if (r.time_us_median <= 0) return;
   r.algbw_GBps = double(r.bytes) / (r.time_us_median * 1e3);  // bytes/ns == GB/s
-  r.busbw_GBps = r.algbw_GBps * bus_factor(parse_op(r.op), r.world);
+  const Op collective = !is_fused_op(r.op)                       ? parse_op(r.op)
+                        : parse_fused_op(r.op) == FusedOp::kAgMm ? Op::kAllGather
+                                                                 : Op::kReduceScatter;
+  r.busbw_GBps = r.algbw_GBps * bus_factor(collective, r.world);
 }
 
 const char* git_sha() { return SYMM_GIT_SHA; }

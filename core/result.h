@@ -32,7 +32,9 @@ struct ResultRow {
 std::string csv_header();
 std::string csv_line(const ResultRow& r);
 void write_csv(std::ostream& os, const std::vector<ResultRow>& rows, bool header = true);
-// Fills algbw/busbw from bytes, time_us_median, op and world (nccl-tests conventions).
+// Fills algbw/busbw from bytes, time_us_median, op and world (nccl-tests conventions). A fused
+// op's row (ag_mm, mm_rs) gets its collective's: bytes is the all-gather's (A gathered) or the
+// reduce-scatter's (C reduced), over the whole fused call's time.
 void fill_bandwidth(ResultRow& r);
 // The commit this binary was built from (set by CMake), "unknown" outside a checkout.
 const char* git_sha();

@@ -27,7 +27,13 @@ std::vector<std::size_t> parse_size_list(const std::string& spec) {
   }
   std::vector<std::size_t> sizes;
   if (sep == ',') {
-    for (const std::string& part : parts) sizes.push_back(size(part));
+    for (const std::string& part : parts) {
+      const std::size_t s = size(part);
+      // A size named twice would run (and be written) twice.
+      for (std::size_t k = 0; k < sizes.size(); ++k)
+        if (sizes[k] == s) bad(part + " appears twice");
+      sizes.push_back(s);
+    }
     return sizes;
   }
 

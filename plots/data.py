@@ -12,6 +12,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SIM_DIR = os.path.join(ROOT, "experiments", "results", "sim")
 RESULTS_DIR = os.path.join(ROOT, "experiments", "results")
 BASELINE = os.path.join(ROOT, "experiments", "baselines", "nccl_h200x4_hardware_md.csv")
+BASELINES = sorted(glob.glob(os.path.join(ROOT, "experiments", "baselines", "nccl_*_hardware_md.csv")))
 
 OPS = ["all_reduce", "reduce_scatter", "all_gather"]
 # Matmul fused with communication (core/fused.h): their rows share the result schema (with M, N,
@@ -21,7 +22,8 @@ FUSED_OPS = ("ag_mm", "mm_rs")
 CALIBRATION_1GPU = os.path.join(RESULTS_DIR, "h200x1", "calibrate_h200x1.csv")
 
 # Registry id -> friendly alias (apps/`symmcoll list`); kept here so figures read like the
-# text. An id missing here is shown by its own name, never dropped.
+# text. An id missing here is shown by its own name, never dropped; tests/test_paper_naming.py
+# holds every id of the registry (paper/generated/algorithms.md) to its alias here.
 ALIASES = {
     "all_reduce.ld_reduce": "one_shot",
     "all_reduce.st_reduce": "one_shot_push",
@@ -47,6 +49,13 @@ ALIASES = {
 
 def alias(algo):
     return ALIASES.get(algo, algo)
+
+
+def label(algo):
+    """The alias, with its op where two ops share it ("all_gather ce", "reduce_scatter ce")."""
+    a = alias(algo)
+    shared = sum(1 for k, v in ALIASES.items() if v == a) > 1 and "." in algo
+    return "%s %s" % (algo.split(".")[0], a) if shared else a
 
 
 def ordered(algos):
@@ -214,9 +223,12 @@ def earlier_runs(machine):
 
 
 def baseline_rows():
-    """NCCL numbers quoted from docs/hardware.md; busbw computed where the document omits it."""
-    with open(BASELINE, newline="") as f:
-        rows = list(csv.DictReader(f))
+    """NCCL numbers quoted from docs/hardware.md (every machine's file,
+    experiments/baselines/nccl_<machine>_hardware_md.csv); busbw computed where the document omits it."""
+    rows = []
+    for path in BASELINES:
+        with open(path, newline="") as f:
+            rows += list(csv.DictReader(f))
     for r in rows:
         r["world"] = int(r["world"])
         r["bytes"] = int(r["bytes"])

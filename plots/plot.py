@@ -85,7 +85,7 @@ def fig_predicted(machine, out):
     for col, op in enumerate(ops):
         rows = data.by(sim, op=op)
         sizes = sorted({r["bytes"] for r in rows})
-        for row, (key, nccl_key, ylabel) in enumerate((("time_us_median", "time_us", "latency (us)"),
+        for row, (key, nccl_key, ylabel) in enumerate((("time_us_median", "time_us", "latency (µs)"),
                                                        ("busbw_GBps", "busbw_GBps", "busbw (GB/s)"))):
             ax = axes[row][col]
             for algo, pts in sorted(data.series(rows, key).items(), key=lambda kv: data.ordered(list(data.series(rows))).index(kv[0])):
@@ -144,7 +144,7 @@ def fig_measured(machine, out):
         _size_axis(ax, sizes, every=8, label=False)
         ax.set_title("%s %s" % (OP_ABBR[op], data.alias(algo)))
         if i % ncols == 0:
-            ax.set_ylabel("latency (us)")
+            ax.set_ylabel("latency (µs)")
     fig.supxlabel("bytes (nccl-tests size)", fontsize=8)
     handles = [Line2D([], [], color="0.3", marker="o", ms=2.5, lw=1.2, label="measured on %s" % machine),
                Line2D([], [], color="0.3", ls="--", lw=1.1, label="simulator, machine file %s" % machine)]

@@ -67,7 +67,12 @@ Simulator::Simulator(const RunSpec& spec, ProgramFn fn, std::vector<int> call_bl
     heap_bytes_ = align_up(custom_->heap_bytes, 256);
   }
   if (heap_bytes_ >= (uint64_t(1) << kSpaceShift))
-    fail(ErrorCode::kUnsupported, "bytes=" + std::to_string(spec.bytes) + " needs a symmetric heap over 128 GiB");
+    fail(ErrorCode::kUnsupported,
+         (custom_ ? std::string("the call's buffers need") : "bytes=" + std::to_string(spec.bytes) + " needs") +
+             " a symmetric heap of " + std::to_string(heap_bytes_ >> 30) + " GiB per rank (in, out and scratch), " +
+             "over the " + std::to_string((uint64_t(1) << kSpaceShift) >> 30) +
+             " GiB the simulator addresses per rank, with data or timing-only; " +
+             (custom_ ? "lower --m, --n or --k" : "lower --bytes"));
   args_.resize(std::size_t(world_));
   for (int r = 0; r < world_; ++r) {
     CollArgs& c = args_[r];

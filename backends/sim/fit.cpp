@@ -102,7 +102,10 @@ std::string rows_of(const std::vector<int>& idx) {
   if (v.size() == 1) return "data row " + std::to_string(v[0] + 1);
   if (contiguous) return "data rows " + std::to_string(v.front() + 1) + "-" + std::to_string(v.back() + 1);
   std::string s = "data rows ";
-  for (std::size_t i = 0; i < v.size(); ++i) s += (i ? "," : "") + std::to_string(v[i] + 1);
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    if (i) s += ',';  // not `(i ? "," : "") + ...`: GCC 12 warns (-Wrestrict, a false positive) on that
+    s += std::to_string(v[i] + 1);
+  }
   return s;
 }
 

@@ -3,9 +3,13 @@
 // as a custom host-plan run of the Simulator (simulator.h, CustomRun), and checks every rank's
 // C against the float64 product of the global matrices. The baselines (fused_baselines: the
 // matmul alone, and our SM collective and the matmul one after the other) run on the same harness.
+#include <Eigen/Core>
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstring>
+#include <limits>
+#include <utility>
 
 #include "backends/sim/conv.h"
 #include "backends/sim/simulator.h"
@@ -61,6 +65,59 @@ void put_rows(uint8_t* dst, const std::vector<double>& src, std::size_t ld, std:
   T* p = reinterpret_cast<T*>(dst);
   for (std::size_t i = 0; i < rows; ++i)
     for (std::size_t j = 0; j < cols; ++j) p[i * cols + j] = Conv<T>::store(float(src[(row0 + i) * ld + col0 + j]));
+}
+
+// The rows of the global C (m rows, each `row_macs` multiply-adds of the reference) compared with
+// the float64 product: all of them within `budget`, else every s-th (from s/2) and the first and
+// last row of every shard of `shard` rows (where an off-by-one in a plan's offsets shows).
+std::vector<std::size_t> sample_rows(std::size_t m, std::size_t shard, std::size_t row_macs, std::size_t budget) {
+  std::vector<std::size_t> out;
+  const double total = double(m) * double(row_macs);
+  if (total <= double(budget)) {
+    for (std::size_t i = 0; i < m; ++i) out.push_back(i);
+    return out;
+  }
+  const std::size_t stride = std::size_t(std::ceil(total / double(budget)));
+  for (std::size_t i = stride / 2; i < m; i += stride) out.push_back(i);
+  for (std::size_t r0 = 0; r0 < m; r0 += shard) {
+    out.push_back(r0);
+    out.push_back(std::min(m, r0 + shard) - 1);
+  }
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
+// The float64 product of rows `pick` of A (lda columns, of which `cols` from col0) with B
+// (cols x n): pick.size() x n.
+std::vector<double> reference_rows(const std::vector<double>& a, std::size_t lda, std::size_t col0, std::size_t cols,
+                                   const std::vector<double>& b, std::size_t n, const std::vector<std::size_t>& pick) {
+  std::vector<double> sub(pick.size() * cols);
+  for (std::size_t i = 0; i < pick.size(); ++i)
+    std::copy_n(a.begin() + std::ptrdiff_t(pick[i] * lda + col0), cols, sub.begin() + std::ptrdiff_t(i * cols));
+  return reference_matmul(sub, b, pick.size(), n, cols);
+}
+
+// Rows [r0, r0 + nr) of a result `p` (row-major, n columns, rows counted from r0) against the
+// reference rows `want` (the rows `pick`, n columns each): the worst row's error over the picked
+// rows in range, and +inf if any element of any row in range is unwritten (NaN). Adds the rows it
+// compared to `checked`.
+template <class T>
+double check_rows(const T* p, std::size_t r0, std::size_t nr, std::size_t n, const std::vector<double>& want,
+                  const std::vector<std::size_t>& pick, std::size_t& checked) {
+  for (std::size_t i = 0; i < nr * n; ++i)
+    if (std::isnan(double(Conv<T>::load(p[i])))) return std::numeric_limits<double>::infinity();
+  std::vector<double> got, w;
+  std::size_t rows = 0;
+  for (std::size_t j = 0; j < pick.size(); ++j) {
+    if (pick[j] < r0 || pick[j] >= r0 + nr) continue;
+    const T* row = p + (pick[j] - r0) * n;
+    for (std::size_t c = 0; c < n; ++c) got.push_back(Conv<T>::load(row[c]));
+    w.insert(w.end(), want.begin() + std::ptrdiff_t(j * n), want.begin() + std::ptrdiff_t((j + 1) * n));
+    ++rows;
+  }
+  checked += rows;
+  return rows ? max_row_rel_err(got, w, rows, n) : 0.0;
 }
 
 }  // namespace
@@ -142,39 +199,38 @@ RunResult run_fused_with(const FusedRunSpec& spec, const FusedPlanFn& plan, cons
     std::memset(heap + l.c, 0xFF, fb.c);  // unwritten = NaN = wrong
     if (hx.check_partial) std::memset(heap + l.partial, 0xFF, fb.partial);
   };
+  // The rows of C the float64 reference covers (all of them unless the product is large).
+  const std::vector<std::size_t> pick =
+      sample_rows(s.m, rows, s.n * s.k, spec.check_macs ? spec.check_macs : kFusedCheckMacs);
+  std::size_t checked = 0, total_rows = 0;
   // mm_rs's matmul alone: rank r's partial, M x N, against A[:, r's K slice] @ B[r's K slice, :].
   auto check_partials = [&](const std::vector<const uint8_t*>& heaps) {
     double worst = 0;
-    std::vector<double> got(s.m * s.n), ar(s.m * kl), br(kl * s.n);
     for (int r = 0; r < w; ++r) {
       const std::size_t k0 = std::size_t(r) * kl;
-      for (std::size_t i = 0; i < s.m; ++i)
-        for (std::size_t j = 0; j < kl; ++j) ar[i * kl + j] = ga[i * s.k + k0 + j];
-      std::copy(gb.begin() + std::ptrdiff_t(k0 * s.n), gb.begin() + std::ptrdiff_t((k0 + kl) * s.n), br.begin());
+      const std::vector<double> br(gb.begin() + std::ptrdiff_t(k0 * s.n), gb.begin() + std::ptrdiff_t((k0 + kl) * s.n));
+      const std::vector<double> want_r = reference_rows(ga, s.k, k0, kl, br, s.n, pick);
       with_type(spec.dtype, [&]<class T>() {
         const T* p = reinterpret_cast<const T*>(heaps[std::size_t(r)] + l.partial);
-        for (std::size_t i = 0; i < got.size(); ++i) got[i] = Conv<T>::load(p[i]);
+        worst = std::max(worst, check_rows(p, 0, s.m, s.n, want_r, pick, checked));
       });
-      worst = std::max(worst, max_row_rel_err(got, reference_matmul(ar, br, s.m, s.n, kl), s.m, s.n));
+      total_rows += s.m;
     }
     return worst;
   };
   cr.check = [&](const std::vector<const uint8_t*>& heaps) {
+    checked = total_rows = 0;
     if (hx.check_partial) return check_partials(heaps);
-    if (want.empty()) want = reference_matmul(ga, gb, s.m, s.n, s.k);
+    if (want.empty()) want = reference_rows(ga, s.k, 0, s.k, gb, s.n, pick);
     double worst = 0;
-    std::vector<double> got;
     for (int r = 0; r < w; ++r) {
       const std::size_t r0 = op == FusedOp::kAgMm ? 0 : std::size_t(r) * rows;
       const std::size_t nr = op == FusedOp::kAgMm ? s.m : rows;
-      got.resize(nr * s.n);
       with_type(spec.dtype, [&]<class T>() {
         const T* p = reinterpret_cast<const T*>(heaps[std::size_t(r)] + l.c);
-        for (std::size_t i = 0; i < got.size(); ++i) got[i] = Conv<T>::load(p[i]);
+        worst = std::max(worst, check_rows(p, r0, nr, s.n, want, pick, checked));
       });
-      const std::vector<double> w_rows(want.begin() + std::ptrdiff_t(r0 * s.n),
-                                       want.begin() + std::ptrdiff_t((r0 + nr) * s.n));
-      worst = std::max(worst, max_row_rel_err(got, w_rows, nr, s.n));
+      total_rows += nr;
     }
     return worst;
   };
@@ -189,6 +245,8 @@ RunResult run_fused_with(const FusedRunSpec& spec, const FusedPlanFn& plan, cons
   res.blocks = 0;
   res.err_bound = matmul_err_bound(spec.dtype, w, op == FusedOp::kMmRs && !hx.check_partial);
   if (spec.timing_only) res.max_rel_err = -1;
+  res.checked_rows = checked;
+  res.rows = total_rows;
   return res;
 }
 }  // namespace detail
@@ -253,6 +311,59 @@ RunResult run_seq_coll_gemm(const FusedRunSpec& spec) {
 }
 
 }  // namespace
+
+namespace {
+
+// Multiply-adds per second of Eigen's GEMM on this host in float (the simulated GEMMs) and double
+// (the reference), measured once per process: the best of three small products (~10 ms in all).
+std::pair<double, double> gemm_rates() {
+  static const std::pair<double, double> rates = [] {
+    auto rate = []<class S>() {
+      using Mat = Eigen::Matrix<S, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+      const Eigen::Index n = 256;
+      const Mat a = Mat::Constant(n, 2 * n, S(0.5)), b = Mat::Constant(2 * n, n, S(0.25));
+      Mat c(n, n);
+      double best = std::numeric_limits<double>::infinity();
+      for (int i = 0; i < 3; ++i) {
+        const auto t0 = std::chrono::steady_clock::now();
+        c.noalias() = a * b;
+        best = std::min(best, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+      }
+      volatile S sink = c(0, 0);
+      (void)sink;
+      return double(n) * double(2 * n) * double(n) / std::max(best, 1e-9);
+    };
+    return std::make_pair(rate.template operator()<float>(), rate.template operator()<double>());
+  }();
+  return rates;
+}
+
+}  // namespace
+
+DataCost fused_data_cost(const FusedRunSpec& spec) {
+  SYMM_REQUIRE(spec.algo, ErrorCode::kInvalidArgument, "no fused algorithm given");
+  DataCost c;
+  if (spec.timing_only) return c;
+  const FusedOp op = spec.algo->op;
+  const MatShape& s = spec.shape;
+  const int w = spec.world;
+  validate_fused(op, s, w, spec.dtype);
+  const FusedBuffers fb = fused_buffers(op, s, w, spec.dtype);
+  const double m = double(s.m), n = double(s.n), k = double(s.k), kl = op == FusedOp::kAgMm ? k : k / w;
+  const std::size_t rows = s.m / std::size_t(w);
+  const double picked =
+      double(sample_rows(s.m, rows, s.n * s.k, spec.check_macs ? spec.check_macs : kFusedCheckMacs).size());
+  const double heap = double(fb.a + fb.b + fb.c + fb.partial) + double(op == FusedOp::kAgMm ? fb.gathered : fb.scratch);
+  // Heaps; A and B in float64; the reference rows (and their A rows); the largest GEMM's fp32
+  // copies of its operands (one GEMM at a time: the simulator runs on one thread).
+  c.bytes = w * heap + (m * k + k * n) * 8 + picked * (n + k) * 8 + (m * kl + kl * n + m * n) * 4;
+  const auto [fp32, fp64] = gemm_rates();
+  // Every rank's GEMMs (ag_mm: M x N x K each; mm_rs: M x N x K/world), their operands converted
+  // to fp32 and back (half as much again: B once per chunk's GEMM), the reference rows, and drawing the inputs (~20 ns
+  // an element: a hash, a rounding, a store; then each rank's copy).
+  c.seconds = 1.5 * w * m * n * kl / fp32 + picked * n * k / fp64 + 20e-9 * (m * k + k * n) * 2;
+  return c;
+}
 
 RunResult run_fused(const FusedRunSpec& spec) {
   SYMM_REQUIRE(spec.algo, ErrorCode::kInvalidArgument, "no fused algorithm given");

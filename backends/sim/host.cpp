@@ -89,7 +89,10 @@ void Simulator::write_inputs(Host& h, int call) {
   T* p = reinterpret_cast<T*>(heaps_[r].bytes.write(in_off_, in_bytes_));
   // Not kept: check_outputs draws the same values again (input_stream / draw_input), which
   // costs less than 4 bytes per element of fresh memory per rank.
-  draw_inputs<T>(input_stream(call, r), 0, n, p);
+  if (spec_.user_in.empty())
+    draw_inputs<T>(input_stream(call, r), 0, n, p);
+  else
+    std::memcpy(p, spec_.user_in[std::size_t(r)], in_bytes_);
   // The previous call's output is garbage for this one: poison it so an unwritten element fails.
   keep_output(r);
   heaps_[r].bytes.poison(out_off_, out_bytes_);

@@ -1,10 +1,13 @@
 // Machine files: experiments/machines/<name>.ini, one `key = value` per Machine field.
 #include <boost/program_options.hpp>
+#include <cerrno>
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <set>
+#include <sstream>
 
 #include "backends/sim/sim.h"
 #include "core/data_dirs.h"
@@ -50,8 +53,16 @@ std::vector<Key> keys_of(Machine& m) {
 }  // namespace
 
 Machine Machine::load(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) fail(ErrorCode::kIo, "cannot read machine file '" + path + "'");
+  std::ifstream f(path);
+  if (!f) fail(ErrorCode::kIo, "cannot read machine file '" + path + "': " + std::strerror(errno));
+  std::ostringstream text;
+  text << f.rdbuf();
+  if (f.bad()) fail(ErrorCode::kIo, "cannot read machine file '" + path + "'");
+  return parse(text.str(), path);
+}
+
+Machine Machine::parse(const std::string& text, const std::string& path) {
+  std::istringstream in(text);
   Machine m;
   m.path = path;
   m.name = std::filesystem::path(path).stem().string();

@@ -29,6 +29,13 @@ double Simulator::check_outputs(int call) {
   const bool same_answer = op == Op::kAllReduce || op == Op::kAllGather;
   double worst = 0;
   with_type(spec_.dtype, [&]<class T>() {
+    // Rank r's input elements [i0, i0 + n): the caller's (RunSpec::user_in), or drawn again.
+    auto inputs = [&](int r, std::size_t i0, std::size_t n, T* dst) {
+      if (spec_.user_in.empty())
+        draw_inputs<T>(input_stream(call, r), i0, n, dst);
+      else
+        std::memcpy(dst, static_cast<const T*>(spec_.user_in[std::size_t(r)]) + i0, n * sizeof(T));
+    };
     std::vector<T> drawn;
     std::vector<double> got;
     // Every rank's output elements [o0, o0 + olen) against want(r).
@@ -50,7 +57,7 @@ double Simulator::check_outputs(int call) {
         drawn.resize(len);
         want.resize(len);
         for (int r = 0; r < world_; ++r) {
-          draw_inputs<T>(input_stream(call, r), c0, len, drawn.data());
+          inputs(r, c0, len, drawn.data());
           if (r == 0)
             for (std::size_t i = 0; i < len; ++i) want[i] = Conv<T>::load(drawn[i]);
           else if (spec_.op == ReduceOp::kSum)  // reference_combine's sum, in a loop that vectorises
@@ -66,13 +73,15 @@ double Simulator::check_outputs(int call) {
     std::vector<std::vector<double>> in(static_cast<std::size_t>(world_));
     drawn.resize(n_in);
     for (int r = 0; r < world_; ++r) {
-      draw_inputs<T>(input_stream(call, r), 0, n_in, drawn.data());
+      inputs(r, 0, n_in, drawn.data());
       in[r].resize(n_in);
       for (std::size_t i = 0; i < n_in; ++i) in[r][i] = Conv<T>::load(drawn[i]);
     }
     const auto want = reference(op, spec_.op, in);
     compare(0, n_out, [&](int r) -> const std::vector<double>& { return want[std::size_t(r)]; });
   });
+  // The program's bytes to the caller, once its inputs are no longer needed (out may be in).
+  for (std::size_t r = 0; r < spec_.user_out.size(); ++r) std::memcpy(spec_.user_out[r], outs[r], out_bytes_);
   return worst;
 }
 
@@ -82,6 +91,16 @@ RunResult run_with(const RunSpec& spec, ProgramFn fn, const std::vector<int>& bl
   SYMM_REQUIRE(spec.algo, ErrorCode::kInvalidArgument, "no algorithm given");
   SYMM_REQUIRE(m.gpus > 0, ErrorCode::kInvalidArgument, "no machine loaded (Machine::by_name)");
   SYMM_REQUIRE(spec.calls >= 1, ErrorCode::kInvalidArgument, "calls=" + std::to_string(spec.calls) + " must be >= 1");
+  if (!spec.user_in.empty() || !spec.user_out.empty()) {
+    SYMM_REQUIRE(!spec.timing_only && spec.calls == 1, ErrorCode::kInvalidArgument,
+                 "your buffers (RunSpec::user_in / user_out) need one call with data");
+    SYMM_REQUIRE(spec.user_in.size() == std::size_t(spec.world) &&
+                     (spec.user_out.empty() || spec.user_out.size() == std::size_t(spec.world)),
+                 ErrorCode::kInvalidArgument, "RunSpec::user_in / user_out need one buffer per rank");
+    for (std::size_t r = 0; r < spec.user_in.size(); ++r)
+      SYMM_REQUIRE(spec.user_in[r] && (spec.user_out.empty() || spec.user_out[r]), ErrorCode::kInvalidArgument,
+                   "rank " + std::to_string(r) + ": null buffer");
+  }
   std::vector<int> call_blocks = blocks_per_call;
   if (call_blocks.empty()) {
     const int blocks = spec.blocks > 0   ? spec.blocks

@@ -61,6 +61,8 @@ struct Machine {
   bool copy_key(const Machine& from, const std::string& key);
 
   static Machine load(const std::string& path);
+  // The text of a machine file; `path` names it (in errors, and its stem is the name).
+  static Machine parse(const std::string& text, const std::string& path);
   // "h200x4" -> h200x4.ini from $SYMM_MACHINES_DIR, <exe>/../share/symmcoll/machines, the install
   // prefix's share/symmcoll/machines or the source tree's experiments/machines, first found;
   // a path ending in .ini is loaded as is. Unknown names list the machines available.
@@ -87,6 +89,14 @@ struct RunSpec {
   int streams = 3;              // streams per rank, the main one included (1..kMaxStreams)
   std::size_t chunk_bytes = 0;  // bytes per copy / progress flag (0: the plan's default)
   int sm_percent = 0;           // plans splitting SM / copy-engine bytes: the SMs' share (0: default)
+  // Your data (sim_node, include/symmcoll/symmcoll.h): with data and calls == 1, rank r's input is
+  // read from user_in[r] (the call's in bytes, AlgoInfo::in_bytes) instead of drawn from `seed`,
+  // the check compares the output with the float64 reference of those inputs, and rank r's
+  // output as its call left it (the simulated program's bytes) is copied to user_out[r]
+  // (AlgoInfo::out_bytes) after the check; user_out[r] may be user_in[r] (in place). Empty: drawn
+  // inputs, nothing copied out.
+  std::vector<const void*> user_in;
+  std::vector<void*> user_out;
 };
 
 struct RunResult {
@@ -99,6 +109,10 @@ struct RunResult {
   double wall_s = 0;        // host wall-clock seconds spent
   uint64_t heap_bytes = 0;  // data mode: host memory the ranks' heaps held at the end (the pages
                             // read or written; a page never touched reads 0xFF and costs none)
+  // Fused runs with data: rows of C (summed over the ranks) compared with the float64 product, of
+  // `rows` in all. Fewer when the product is large (FusedRunSpec::check_macs); every row is
+  // still scanned for unwritten values.
+  std::size_t checked_rows = 0, rows = 0;
 };
 
 // Checks the arguments (check_args, machine limits), runs, and returns. Throws symm::Error:
@@ -126,7 +140,26 @@ struct FusedRunSpec {
   std::string trace_path;
   int streams = 3;
   std::size_t chunk_rows = 0;  // rows per progress flag / GEMM (0: the plan's default)
+  // The float64 reference's budget of multiply-adds (0: kFusedCheckMacs). A product within it is
+  // checked whole; a larger one on a sample of C's rows (every s-th, and the first and last of
+  // every rank's shard), with every row still scanned for unwritten values.
+  std::size_t check_macs = 0;
 };
+
+// About 1 s of Eigen's float64 GEMM on one core of the machine this was written on.
+inline constexpr std::size_t kFusedCheckMacs = std::size_t(1) << 31;
+
+// What a data-mode run costs on this host, known before it runs.
+struct DataCost {
+  double bytes = 0;    // host memory held at the peak
+  double seconds = 0;  // wall-clock time
+};
+
+// For run_fused(spec) with data: every rank's heap, the float64 inputs and reference rows and one
+// GEMM's fp32 operands (bytes); every simulated GEMM in fp32 and the reference rows in float64,
+// at rates measured once per process by a short Eigen GEMM, and drawing the inputs (seconds).
+// Zero for a timing-only spec. For the CLI to refuse what this host cannot afford up front.
+DataCost fused_data_cost(const FusedRunSpec& spec);
 
 // Validates (validate_fused, streams, machine limits), runs and returns: time_us, max_rel_err
 // (-1 timing-only) and err_bound as run() does. Throws symm::Error as run() does.

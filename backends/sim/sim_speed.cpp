@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "backends/sim/sim.h"
+#include "core/output_file.h"
 #include "core/result.h"
 
 namespace {
@@ -112,6 +113,12 @@ int main(int argc, char** argv) {
       return 2;
     }
   }
+  try {
+    if (!out.empty()) symm::OutputFile::check(out);  // before minutes of runs
+  } catch (const symm::Error& e) {
+    std::fprintf(stderr, "sim_speed: %s\n", e.what());
+    return 2;
+  }
   const Case cases[] = {
       {"one_shot_8x1M_data", "h200x8", 8, "all_reduce.ld_reduce", std::size_t(1) << 20, false},
       {"two_shot_8x1M_data", "h200x8", 8, "all_reduce.rs_ld_ag_st", std::size_t(1) << 20, false},
@@ -165,10 +172,10 @@ int main(int argc, char** argv) {
     return 1;
   }
   if (!out.empty()) {
-    std::ofstream f(out);
-    f << csv;
-    if (!f) {
-      std::fprintf(stderr, "sim_speed: cannot write %s\n", out.c_str());
+    try {
+      symm::write_file(out, csv);
+    } catch (const symm::Error& e) {
+      std::fprintf(stderr, "sim_speed: %s\n", e.what());
       return 1;
     }
   }

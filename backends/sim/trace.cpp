@@ -18,14 +18,9 @@ void append_us(std::string& s, TimePs t) {
 
 }  // namespace
 
-Trace::Trace(const std::string& path) : path_(path) {
-  f_ = std::fopen(path.c_str(), "wb");
-  if (!f_) fail(ErrorCode::kIo, "cannot write trace file '" + path + "'");
-}
+Trace::Trace(const std::string& path) : out_(std::make_unique<OutputFile>(path)) {}
 
-Trace::~Trace() {
-  if (f_) std::fclose(f_);
-}
+Trace::~Trace() = default;
 
 void Trace::process_name(int pid, const std::string& name) { process_names_[pid] = name; }
 
@@ -66,12 +61,12 @@ void Trace::finish() {
     if (e.ph == 'X') tracks.insert({e.pid, e.tid});
   }
   std::string buf = "{\"traceEvents\":[\n";
-  bool first = true, ok = true;
+  bool first = true;
   auto next = [&] {
     if (!first) buf += ",\n";
     first = false;
     if (buf.size() > (1u << 20)) {
-      ok = ok && std::fwrite(buf.data(), 1, buf.size(), f_) == buf.size();
+      out_->write(buf);
       buf.clear();
     }
   };
@@ -110,10 +105,8 @@ void Trace::finish() {
     }
   }
   buf += "\n],\"displayTimeUnit\":\"ns\"}\n";
-  ok = ok && std::fwrite(buf.data(), 1, buf.size(), f_) == buf.size();
-  const bool closed = std::fclose(f_) == 0;
-  f_ = nullptr;
-  if (!ok || !closed) fail(ErrorCode::kIo, "could not write trace file '" + path_ + "'");
+  out_->write(buf);
+  out_->commit();
 }
 
 }  // namespace symm::sim

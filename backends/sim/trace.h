@@ -15,10 +15,12 @@
 #include <cstdint>
 #include <cstdio>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "backends/sim/event_queue.h"
+#include "core/output_file.h"
 
 namespace symm::sim {
 
@@ -31,7 +33,8 @@ class Trace {
   static int pid(int rank) { return rank + 1; }
   static int block_tid(int block) { return block + 1; }
 
-  // Opens (and truncates) `path` now, so an unwritable path fails before the run.
+  // Opens `path` now (an OutputFile, core/output_file.h), so an unwritable path fails before
+  // the run; a trace that is not finished leaves no file.
   explicit Trace(const std::string& path);
   ~Trace();
   Trace(const Trace&) = delete;
@@ -48,7 +51,8 @@ class Trace {
   // carries an arrow that way.
   void arrow(uint32_t from, uint32_t to);
   void counter(int pid, const char* name, TimePs t, double GBps);
-  // Writes everything and closes the file; throws kIo if it could not be written.
+  // Writes everything and commits the file; throws kIo (the file and the reason) if it could not
+  // be written.
   void finish();
 
  private:
@@ -63,8 +67,7 @@ class Trace {
     double value;
     std::string args;
   };
-  std::string path_;
-  std::FILE* f_ = nullptr;
+  std::unique_ptr<OutputFile> out_;
   std::vector<Event> events_;
   std::map<int, std::string> process_names_;
   std::map<std::pair<int, int>, std::string> thread_names_;

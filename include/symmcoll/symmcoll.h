@@ -49,6 +49,7 @@ struct CallInfo {
   bool complete = false;     // the collective has run (simulator: every rank has called)
   double predicted_us = -1;  // simulator: predicted latency of the call on the simulated node
   double max_rel_err = -1;   // simulator: error of the simulated run vs the float64 reference (-1: timing-only)
+  double err_bound = 0;      // simulator: the bound max_rel_err is held to (inputs in [-1, 1]; see sim_node)
 };
 
 class Communicator {
@@ -80,11 +81,14 @@ class Communicator {
 // ---- the simulator -----------------------------------------------------------------------
 // A simulated node in this process: one Communicator per rank, called in turn from one thread
 // (rank 0's call, then rank 1's, ...) or from one thread per rank. A collective runs when the
-// last rank has called: the chosen algorithm runs on the simulated node (sim::run; with data and
-// checked up to `check_up_to` bytes, timing-only above) and gives the predicted latency. The
-// simulator's entry point draws its own inputs, so the outputs written into your `out` buffers are
-// the float64 reference of your inputs (core/reference.h) rounded to the dtype, not the
-// simulated program's bytes. Buffers are host memory (alloc() or any host pointer).
+// last rank has called: the chosen algorithm runs on the simulated node and gives the predicted
+// latency. Up to `check_up_to` bytes it runs with your data: the simulated program reads your
+// `in` buffers and what it writes is copied into your `out` buffers (in place: `in` == `out`),
+// then checked against the float64 reference of your inputs (core/reference.h): CallInfo says the
+// error, and a call whose inputs all lie in [-1, 1] throws kInternal beyond err_bound (larger or
+// non-finite inputs may cancel or overflow in fp32: reported, not enforced). Above check_up_to
+// the call runs timing-only (no data) and `out` gets that reference rounded to the dtype
+// (CallInfo::max_rel_err = -1 says so). Buffers are host memory (alloc() or any host pointer).
 struct SimOptions {
   std::string machine = "h200x4";  // machine file name or path (symmcoll run --machine)
   int world = 0;                   // 0: the machine's GPU count

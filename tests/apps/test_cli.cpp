@@ -110,6 +110,44 @@ const BadInput kBad[] = {
     // broken estimate runs into the test's timeout instead).
     {"run --algo one_shot --bytes 32M --calls 100000", "in data mode would take about"},
     {"sweep --format csv", "--format: unknown format 'csv' (valid: table, nccl-tests)"},
+    // Options that mean nothing for what runs are refused, not ignored: host-plan knobs for a
+    // device program, a reduction for an all-gather, a dtype or size for a barrier.
+    {"run --algo one_shot --streams 2", "--streams 2 means nothing for all_reduce.ld_reduce (one_shot)"},
+    {"run --algo one_shot --chunk-bytes 4K", "--chunk-bytes 4K means nothing for all_reduce.ld_reduce (one_shot)"},
+    {"run --op all_gather --algo push --streams 2", "it sets the host plans' streams (all_gather: ce, ce_sm)"},
+    {"sweep --algo one_shot,two_shot --sizes 4K --streams 2", "--streams 2 means nothing for"},
+    {"sweep --op all_reduce --sizes 4K --chunk-bytes 4K", "no all_reduce algorithm is a host plan"},
+    {"run --op all_gather --algo push --reduce max", "--reduce means nothing for all_gather"},
+    {"run --algo all_gather.st --reduce min", "--reduce means nothing for all_gather"},
+    {"sweep --op all_gather --reduce max --sizes 4K", "--reduce means nothing for all_gather"},
+    {"sweep --op barrier --dtype fp32", "--dtype means nothing for a barrier"},
+    {"sweep --op barrier --reduce max", "--reduce means nothing for a barrier"},
+    {"sweep --op barrier --sizes 4K:1M", "--sizes means nothing for a barrier"},
+    // Whole option names only: a prefix is not guessed.
+    {"run --mach h200x8 --algo one_shot --bytes 4K", "unrecognised option '--mach'"},
+    {"run --algo one_shot --by 4K", "unrecognised option '--by'"},
+    {"run --algo one_shot --m 384", "unrecognised option '--m'"},
+    {"sweep --siz 4K", "unrecognised option '--siz'"},
+    {"run --op ag_mm --algo ce --shape 8b --m 4096 --timing", "unrecognised option '--timing'"},
+    {"sweep --op mm_rs --shape 8b --m 4096 --timing-only --no-base", "unrecognised option '--no-base'"},
+    {"calibrate --backend sim --cs x.csv", "unrecognised option '--cs'"},
+    {"fit --cal x.csv --out y.ini", "unrecognised option '--cal'"},
+    {"list --mark", "unrecognised option '--mark'"},
+    // Sizes are whole numbers of bytes, named once; seeds are not negative; a heap the simulator
+    // cannot address says what to do.
+    {"run --algo one_shot --bytes 1.5M",
+     "--bytes: malformed size '1.5M': sizes are whole numbers of bytes (1.5M is 1536K)"},
+    {"run --algo one_shot --bytes 1.3M", "--bytes: malformed size '1.3M': sizes are whole numbers of bytes"},
+    {"sweep --sizes 4K,1M,4K", "--sizes: bad size list '4K,1M,4K': 4K appears twice"},
+    {"sweep --sizes 4K,4096", "4096 appears twice"},
+    {"run --algo one_shot --seed -5", "--seed '-5' is not a non-negative integer"},
+    {"sweep --seed -1 --sizes 4K", "--seed '-1' is not a non-negative integer"},
+    {"run --op mm_rs --algo ce --shape 8b --seed -5", "--seed '-5' is not a non-negative integer"},
+    {"run --algo one_shot --bytes 64G --timing-only", "lower --bytes"},
+    {"run --op ag_mm --algo cublaslt --shape 8b --chunk-rows 64 --timing-only",
+     "--chunk-rows means nothing for the baselines"},
+    {"sweep --op mm_rs --algo seq_coll_gemm --no-baselines --shape 8b --streams 2 --timing-only",
+     "--streams means nothing for the baselines"},
 };
 // Stable names ("run_bytes_4Q") instead of gtest's byte dump, which holds addresses and so
 // would differ between the discovery run and the test run.
@@ -162,6 +200,20 @@ TEST(Cli, ReadmeAlgorithmTableMatchesRegistry) {
     const std::string line = md.out.substr(start, end - start);
     EXPECT_NE(readme.find(line), std::string::npos) << "README.md lacks: " << line;
     start = end == std::string::npos ? md.out.size() : end + 1;
+  }
+}
+
+// Two sentences run together ("with zero errors.A build") read as a typo to every newcomer.
+TEST(Cli, ReadmeSentencesAreSeparated) {
+  std::ifstream f(SYMM_SOURCE_DIR "/README.md");
+  ASSERT_TRUE(f) << "no README.md";
+  int n = 0;
+  for (std::string line; std::getline(f, line);) {
+    ++n;
+    for (std::size_t i = 1; i + 1 < line.size(); ++i)
+      EXPECT_FALSE(std::islower(static_cast<unsigned char>(line[i - 1])) && line[i] == '.' &&
+                   std::isupper(static_cast<unsigned char>(line[i + 1])))
+          << "README.md:" << n << ": " << line;
   }
 }
 
@@ -263,6 +315,7 @@ TEST(Cli, ListColumnsStayAligned) {
     const std::size_t end = r.out.find('\n', start);
     const std::string line = r.out.substr(start, end - start);
     start = end == std::string::npos ? r.out.size() : end + 1;
+    if (line.empty()) break;  // the collectives' table ends; the fused matmuls have no such column
     if (mcast_col == std::string::npos) {
       mcast_col = line.find("mcast");
       ASSERT_NE(mcast_col, std::string::npos) << line;
@@ -312,6 +365,33 @@ TEST(Cli, SweepPrintsTheNcclTestsTable) {
   EXPECT_EQ(tables, 2) << r.out;
   EXPECT_EQ(sizes, (std::vector<std::size_t>{4096, 16384, 65536})) << r.out;
   EXPECT_EQ(checked, 4) << r.out;  // 4K and 16K of both algorithms
+}
+
+// The sweep's heading and footer say what it did: no reduction for an all-gather, no data kind
+// for a barrier, and "data-checked up to" only the largest size that was checked.
+TEST(Cli, SweepSaysWhatItChecked) {
+  struct Case {
+    const char* args;
+    const char* heading;  // in the first line
+    const char* footer;   // in the last line
+  };
+  const Case cases[] = {
+      {"sweep --sizes 4K:16K --algo one_shot --quiet", "all_reduce, bf16 sum, graph", "data-checked up to 16K"},
+      {"sweep --sizes 4K:64K --check-up-to 8K --algo one_shot --quiet", "bf16 sum", "data-checked up to 8K"},
+      {"sweep --sizes 32K --check-up-to 8K --algo one_shot --quiet", "bf16 sum",
+       "no row data-checked (every size is above --check-up-to 8K)"},
+      {"sweep --sizes 4K --algo one_shot --timing-only --quiet", "bf16 sum", "timing-only: no row data-checked"},
+      {"sweep --op all_gather --sizes 4K --algo push --quiet", "all_gather, bf16, graph", "data-checked up to 4K"},
+      {"sweep --op barrier --quiet", "world 4, barrier, graph launch", "2 rows, 0 skipped, 0 failed\n"},
+  };
+  for (const Case& c : cases) {
+    const Out r = symmcoll(c.args);
+    ASSERT_EQ(r.code, 0) << c.args << "\n" << r.out;
+    const std::string first = r.out.substr(0, r.out.find('\n'));
+    const std::string last = r.out.substr(r.out.rfind('\n', r.out.size() - 2) + 1);
+    EXPECT_NE(first.find(c.heading), std::string::npos) << c.args << "\n" << r.out;
+    EXPECT_NE(last.find(c.footer), std::string::npos) << c.args << "\n" << r.out;
+  }
 }
 
 // A sweep with nothing to run fails and leaves no CSV behind (an empty one would read as a

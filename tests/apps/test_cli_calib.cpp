@@ -44,6 +44,7 @@ TEST(CliCalib, CalibrateThenFitGivesAMachineThatPredictsTheSame) {
 
 TEST(CliCalib, BadInputIsOneLineAndExit2) {
   const std::string dir = testing::TempDir();
+  ASSERT_EQ(symmcoll("calibrate --backend sim --csv " + dir + "cal_bad_input.csv").code, 0);
   const struct {
     std::string args, message;
   } cases[] = {
@@ -52,7 +53,11 @@ TEST(CliCalib, BadInputIsOneLineAndExit2) {
       {"fit --calibration " + dir + "missing.csv --out " + dir + "o.ini --base " + std::string(SYMM_SOURCE_DIR) +
            "/experiments/machines/h200x4.ini",
        "--calibration"},
-      {"fit --calibration " + dir + "missing.csv --out " + dir + "nothing_here.ini", "--base"},
+      // The rows are read first: a missing or garbage --calibration is named, not --base.
+      {"fit --calibration " + dir + "missing.csv --out " + dir + "nothing_here.ini", "--calibration"},
+      {"fit --calibration " + std::string(SYMM_SOURCE_DIR) + "/README.md --out " + dir + "nothing_here.ini",
+       "--calibration"},
+      {"fit --calibration " + dir + "cal_bad_input.csv --out " + dir + "nothing_here.ini", "--base"},
       {"fit --calibration " + dir + "missing.csv --out " + dir + "o.ini --keys 'gem_*'", "--keys: 'gem_*' names no"},
   };
   for (const auto& c : cases) {

@@ -199,5 +199,58 @@ TEST(Fused, BadShapesAreRejectedNamingTheOption) {
   EXPECT_NE(error_of(spec_for(ag, 2, 384, 128, std::size_t(1) << 24)).find("--k"), std::string::npos);
 }
 
+// Large products: the float64 reference covers a sample of C's rows (every s-th, and each shard's
+// first and last) within a budget of multiply-adds, every row is still scanned for unwritten
+// values, and the result says how many rows were compared. Small products are checked whole.
+TEST(Fused, LargeProductsAreCheckedOnASampleOfRows) {
+  for (const FusedAlgo& a : fused_algorithms()) {
+    SCOPED_TRACE(a.id);
+    FusedRunSpec s = spec_for(a, 4, 384, 128, 192);
+    const std::size_t rows = a.op == FusedOp::kAgMm ? 4 * 384 : 384;  // C's rows over the ranks
+    RunResult r = run_fused(s);
+    EXPECT_EQ(r.checked_rows, rows);
+    EXPECT_EQ(r.rows, rows);
+    s.check_macs = 384 * 128 * 192 / 8;  // an eighth of the product
+    r = run_fused(s);
+    EXPECT_LE(r.max_rel_err, r.err_bound);
+    EXPECT_EQ(r.rows, rows);
+    EXPECT_LT(r.checked_rows, rows / 4);
+    EXPECT_GE(r.checked_rows, rows / 8);
+  }
+  for (const FusedAlgo& b : fused_baselines()) {
+    SCOPED_TRACE(b.id);
+    FusedRunSpec s = spec_for(b, 4, 384, 128, 192);
+    s.check_macs = 384 * 128 * 192 / 8;
+    const RunResult r = run_fused(s);
+    EXPECT_LE(r.max_rel_err, r.err_bound);
+    EXPECT_LT(r.checked_rows, r.rows / 4);
+  }
+  // A chunk multiplied before it landed is still caught on the sample (its 16 rows hold one).
+  FusedRunSpec s = spec_for(algo("ag_mm.ce_chunk_gemm"), 4, 384, 128, 192);
+  s.chunk_rows = 16;
+  s.race_check = false;
+  s.check_macs = 384 * 128 * 192 / 8;
+  const RunResult r = run_fused_plan<AgMmCeT<true, true>>(s);
+  EXPECT_LT(r.checked_rows, r.rows);
+  EXPECT_FALSE(r.max_rel_err <= r.err_bound) << r.max_rel_err;
+}
+
+// What a data-mode run will hold and take is known before it runs (the CLI refuses the runs this
+// host cannot afford): issue 22's mm_rs 70b M=16384 held 3.3 GB.
+TEST(Fused, DataCostIsKnownBeforeTheRun) {
+  const DataCost big = fused_data_cost(spec_for(algo("mm_rs.gemm_ce_ring_reduce"), 4, 16384, 3584, 8192));
+  EXPECT_GT(big.bytes, 2.5e9);
+  EXPECT_LT(big.bytes, 5e9);
+  FusedRunSpec s = spec_for(algo("ag_mm.ce_chunk_gemm"), 4, 512, 512, 1024);
+  const DataCost mid = fused_data_cost(s);
+  EXPECT_GT(big.seconds, 100 * mid.seconds);
+  // Within a generous factor of the real run (the rates are measured on this host, once).
+  const RunResult r = run_fused(s);
+  EXPECT_GT(mid.seconds, r.wall_s / 5) << r.wall_s;
+  EXPECT_LT(mid.seconds, r.wall_s * 5) << r.wall_s;
+  s.timing_only = true;
+  EXPECT_EQ(fused_data_cost(s).seconds, 0);
+}
+
 }  // namespace
 }  // namespace symm::sim
