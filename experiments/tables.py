@@ -205,8 +205,8 @@ def fmt_goal_value(e):
     if e["value"] is None:
         return "-"
     if "ratio_of" in g:
-        return "%.3fx (%s / %s us)" % (e["value"], fmt_us(e["ours"]["time_us_median"]), fmt_us(e["ref"]["time_us_median"]))
-    return "%s us" % fmt_us(e["value"])
+        return "%.3fx (%s / %s µs)" % (e["value"], fmt_us(e["ours"]["time_us_median"]), fmt_us(e["ref"]["time_us_median"]))
+    return "%s µs" % fmt_us(e["value"])
 
 
 def goals_md(machine):
@@ -219,7 +219,7 @@ def goals_md(machine):
         o = e["ours"]
         ref = e["ref"] or e["context"]
         body.append([e["goal"]["name"], fmt_goal_value(e), o["algo"] if o else "-",
-                     "%s %s us" % (ref["algo"], fmt_us(ref["time_us_median"])) if ref else "-",
+                     "%s %s µs" % (ref["algo"], fmt_us(ref["time_us_median"])) if ref else "-",
                      run_name(e["run"], rows) if e["run"] else "-",
                      "**%s**" % e["status"] + (" (%s)" % e["note"] if e["note"] else "")])
     met = sum(e["status"] == "met" for e in evals)
@@ -247,7 +247,7 @@ def host_plans_md(meas):
                      fmt_us(pt), cell(t["nccl_ce"]), x(t["nccl_ce"]), cell(t["sm"]), x(t["sm"]), cell(t["nccl"]),
                      x(t["nccl"]), run_name(p["source"], meas)])
     return ["## Host plans (copy engines) against NCCL's copy-engine all-gather\n",
-            "Graph mode, median us, every row from one run (the newest that measured the size). *NCCL CE*: NCCL's "
+            "Graph mode, median µs, every row from one run (the newest that measured the size). *NCCL CE*: NCCL's "
             "copy-engine all-gather (`nccl_ce`); *our best SM*: our fastest SM program; *NCCL SM*: the faster of "
             "`nccl` and `nccl_symm`. x = plan / that time (< 1: the plan is faster).\n",
             md_table(["op", "bytes", "host plan (blocks)", "us", "NCCL CE", "x", "our best SM", "x", "NCCL SM", "x",
@@ -270,7 +270,7 @@ def fused_md(machine):
                      fmt_us(n["time_us_median"]) if n else "-", "%.3f" % (bt / n["time_us_median"]) if n else "-",
                      run_name(b["source"], meas)])
     return ["## Fused operations against the matmul alone and NCCL + cuBLASLt\n",
-            "Median us, every row from one run: our fastest fused algorithm, the matmul alone (`cublaslt`, "
+            "Median µs, every row from one run: our fastest fused algorithm, the matmul alone (`cublaslt`, "
             "ag_mm M x N x K, mm_rs M x N x K/world) and NCCL's collective then cuBLASLt (`nccl_cublaslt`); x = ours "
             "over that time. Per-algorithm rows and the simulator's predictions: `experiments/tables/fused_%s.md`.\n"
             % machine,

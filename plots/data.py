@@ -37,6 +37,7 @@ ALIASES = {
     "reduce_scatter.st_ll_reduce": "push_ll",
     "all_gather.st_ll": "push_ll",
     "all_gather.ce_st": "ce",
+    "all_gather.ce_sm_st": "ce_sm",
     "reduce_scatter.ce_st_ring_reduce": "ce",
     "reduce_scatter.ce_st_chunk_reduce": "ce_overlap",
     "barrier.signal_wait": "acq_rel",

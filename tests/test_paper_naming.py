@@ -78,8 +78,8 @@ class BeatsNccl(unittest.TestCase):
         for word in ("xFour", "xTwo"):
             self.assertIn(r"\newcommand{\symmNcclTests%s}" % word, numbers)
             self.assertIn(r"\symmNcclTests%s" % word, paper)
-        # 2x H200 all-gather at 256M: ours 450.6 us, nccl-tests 432 us (docs/hardware.md).
-        self.assertIn("all-gather at 256", numbers)
+        # The phrase counts the sizes nccl-tests quotes and where we are behind, from the data.
+        self.assertRegex(numbers, r"\\newcommand\{\\symmNcclTestsxTwo\}\{ahead at (\d+ of the \d+|all \d+) sizes")
 
     def test_readme_claims_say_against_what(self):
         with open(os.path.join(ROOT, "README.md"), encoding="utf-8") as f:
