@@ -33,4 +33,24 @@ SYMM_HD Range split_vec(Range r, int parts, int j) {
   return Range{r.begin + s.begin, s.count};
 }
 
+// A plan's kernel (a device program a host plan launches, not a collective of its own): its
+// Config, and the block count over `count` elements of T when the plan is not told one: a block
+// per kBytes, at most kCap, never more blocks than 16-byte vectors, at least 1.
+template <int kCap, std::size_t kBytes>
+struct PlanKernel {
+  struct Config {
+    static constexpr int kBlockLimit = kResidentBlocks;
+    static constexpr int kDefaultBlockCap = kCap;
+    static constexpr std::size_t kBytesPerBlock = kBytes;
+  };
+  template <class T>
+  static int default_blocks(std::size_t count) {
+    const std::size_t want = (count * sizeof(T) + kBytes - 1) / kBytes;
+    const std::size_t vecs = count * sizeof(T) / kVecBytes;
+    std::size_t b = want < std::size_t(kCap) ? want : std::size_t(kCap);
+    if (b > vecs) b = vecs;
+    return b ? int(b) : 1;
+  }
+};
+
 }  // namespace symm

@@ -16,22 +16,7 @@
 
 namespace symm {
 
-struct LocalReduceRing {
-  struct Config {
-    static constexpr int kBlockLimit = kResidentBlocks;
-    static constexpr int kDefaultBlockCap = 32;
-    static constexpr std::size_t kBytesPerBlock = 256 << 10;
-  };
-  // The block count a plan uses for `count` elements of T when it is not told.
-  template <class T>
-  static int default_blocks(std::size_t count) {
-    const std::size_t want = (count * sizeof(T) + Config::kBytesPerBlock - 1) / Config::kBytesPerBlock;
-    const std::size_t vecs = count * sizeof(T) / kVecBytes;
-    std::size_t b = want < std::size_t(Config::kDefaultBlockCap) ? want : std::size_t(Config::kDefaultBlockCap);
-    if (b > vecs) b = vecs;
-    return b ? int(b) : 1;
-  }
-
+struct LocalReduceRing : PlanKernel<32, (256 << 10)> {
   template <class T, class Ctx>
   SYMM_HD static void run(Ctx& ctx, const CollArgs& a) {
     const int me = ctx.rank(), n = ctx.world();

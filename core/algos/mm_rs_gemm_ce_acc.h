@@ -31,6 +31,7 @@
 #include <algorithm>
 
 #include "core/algos/fused_gemm.h"
+#include "core/algos/mm_rs_ce_push.h"
 #include "core/fused.h"
 #include "core/partition.h"
 #include "core/plan.h"
@@ -40,20 +41,7 @@ namespace symm {
 
 // A plan kernel: slot[me][i] = sum over peers q != me of slot[q][i] (slots `stride` elements
 // apart in `scratch`; `in` unused), accumulated in fp32. Local loads only.
-struct SumPeerSlots {
-  struct Config {
-    static constexpr int kBlockLimit = kResidentBlocks;
-    static constexpr int kDefaultBlockCap = 32;
-    static constexpr std::size_t kBytesPerBlock = 256 << 10;
-  };
-  template <class T>
-  static int default_blocks(std::size_t count) {
-    const std::size_t want = (count * sizeof(T) + Config::kBytesPerBlock - 1) / Config::kBytesPerBlock;
-    const std::size_t vecs = count * sizeof(T) / kVecBytes;
-    std::size_t b = std::min<std::size_t>(want, std::size_t(Config::kDefaultBlockCap));
-    if (b > vecs) b = vecs;
-    return b ? int(b) : 1;
-  }
+struct SumPeerSlots : PlanKernel<32, (256 << 10)> {
   template <class T, class Ctx>
   SYMM_HD static void run(Ctx& ctx, const CollArgs& a) {
     const int me = ctx.rank(), n = ctx.world();
@@ -77,34 +65,16 @@ struct MmRsGemmCeAccT {
   template <class T, class Host>
   static void run(Host& h, const FusedArgs& f) {
     const int me = h.rank(), n = h.world();
-    const std::size_t rows = f.m / std::size_t(n), kl = f.k / std::size_t(n), row_bytes = f.n * sizeof(T);
-    const std::size_t slot_bytes = rows * row_bytes;
     // Events: one per chunk of every peer's rows and one per own chunk, from 1, then one per side
     // stream: within kMaxEvents.
-    const int max_chunks = std::min(pad::kPlanChunks, (kMaxEvents - 1 - kMaxStreams) / n);
-    const std::size_t chunk_rows = chunk_rows_for(rows, f.chunk_rows, Config::kChunkRows, max_chunks);
-    const Chunks ch(slot_bytes, chunk_rows * row_bytes);
+    const MmRsSlots l =
+        MmRsSlots::of<T>(f, n, Config::kChunkRows, std::min(pad::kPlanChunks, (kMaxEvents - 1 - kMaxStreams) / n));
+    const std::size_t rows = l.rows, kl = l.kl, row_bytes = l.row_bytes, slot_bytes = l.slot_bytes;
+    const Chunks& ch = l.ch;
     const T* a = static_cast<const T*>(f.a);
-    char* partial = static_cast<char*>(f.partial);
     char* scratch = static_cast<char*>(f.work);
 
-    plan_entry(h);  // step 1
-    int ev = 1, j = 0;
-    for (int i = 1; i < n; ++i) {  // step 2
-      const int q = (me + i) % n;
-      for (int k = 0; k < ch.count; ++k, ++ev, ++j) {
-        const std::size_t begin = std::size_t(q) * slot_bytes + ch.begin(k);
-        if (ch.size(k))
-          main_gemm<T>(h, a + begin / row_bytes * kl, f.b, partial + begin, ch.size(k) / row_bytes, f.n, kl);
-        h.record(kMainStream, ev);
-        const int s = side_stream(h, j);
-        h.wait_event(s, ev);
-        if (ch.size(k))
-          h.copy_engine(s, h.peer(scratch, q) + std::size_t(me) * slot_bytes + ch.begin(k), partial + begin,
-                        ch.size(k));
-        h.write_flag(s, q, pad::plan_flag(pad::kPlanData, k, me), 1);
-      }
-    }
+    int ev = mm_rs_push_peers<T>(h, f, l);                 // steps 1-2
     const int waiter = h.streams() > 1 ? 1 : kMainStream;  // step 3
     const int first_own = ev;
     for (int k = 0; k < ch.count; ++k) {

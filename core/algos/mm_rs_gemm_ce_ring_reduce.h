@@ -27,6 +27,7 @@
 
 #include "core/algos/fused_gemm.h"
 #include "core/algos/local_reduce_ring.h"
+#include "core/algos/mm_rs_ce_push.h"
 #include "core/fused.h"
 #include "core/plan.h"
 
@@ -44,35 +45,19 @@ struct MmRsGemmCeRingReduceT {
   template <class T, class Host>
   static void run(Host& h, const FusedArgs& f) {
     const int me = h.rank(), n = h.world();
-    const std::size_t rows = f.m / std::size_t(n), kl = f.k / std::size_t(n), row_bytes = f.n * sizeof(T);
-    const std::size_t slot_bytes = rows * row_bytes;
     // One event per chunk of every rank's rows, from 1, then one per side stream: within kMaxEvents.
-    const int max_chunks = std::min(pad::kPlanChunks, (kMaxEvents - 1 - kMaxStreams) / n);
-    const std::size_t chunk_rows = chunk_rows_for(rows, f.chunk_rows, Config::kChunkRows, max_chunks);
-    const Chunks ch(slot_bytes, chunk_rows * row_bytes);
+    const MmRsSlots l =
+        MmRsSlots::of<T>(f, n, Config::kChunkRows, std::min(pad::kPlanChunks, (kMaxEvents - 1 - kMaxStreams) / n));
+    const std::size_t rows = l.rows, row_bytes = l.row_bytes, slot_bytes = l.slot_bytes;
+    const Chunks& ch = l.ch;
     const T* a = static_cast<const T*>(f.a);
     char* partial = static_cast<char*>(f.partial);
     char* scratch = static_cast<char*>(f.work);
     auto gemm = [&](std::size_t row0, std::size_t m) {
-      main_gemm<T>(h, a + row0 * kl, f.b, partial + row0 * row_bytes, m, f.n, kl);
+      main_gemm<T>(h, a + row0 * l.kl, f.b, partial + row0 * row_bytes, m, f.n, l.kl);
     };
 
-    plan_entry(h);  // step 1
-    int ev = 1, j = 0;
-    for (int i = 1; i < n; ++i) {  // step 2
-      const int q = (me + i) % n;
-      for (int k = 0; k < ch.count; ++k, ++ev, ++j) {
-        const std::size_t begin = std::size_t(q) * slot_bytes + ch.begin(k);
-        if (ch.size(k)) gemm(begin / row_bytes, ch.size(k) / row_bytes);
-        h.record(kMainStream, ev);
-        const int s = side_stream(h, j);
-        h.wait_event(s, ev);
-        if (ch.size(k))
-          h.copy_engine(s, h.peer(scratch, q) + std::size_t(me) * slot_bytes + ch.begin(k), partial + begin,
-                        ch.size(k));
-        h.write_flag(s, q, pad::plan_flag(pad::kPlanData, k, me), 1);
-      }
-    }
+    int ev = mm_rs_push_peers<T>(h, f, l);  // steps 1-2
     const int reducer = h.streams() > 1 ? 1 : kMainStream;
     for (int k = 0; k < ch.count; ++k, ++ev) {
       const std::size_t begin = std::size_t(me) * slot_bytes + ch.begin(k);

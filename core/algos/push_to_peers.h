@@ -14,22 +14,8 @@
 
 namespace symm {
 
-struct PushToPeers {
-  struct Config {
-    static constexpr int kBlockLimit = kResidentBlocks;
-    // As all_gather.st's stores (its push bandwidth saturates near 64 blocks on H200).
-    static constexpr int kDefaultBlockCap = 64;
-    static constexpr std::size_t kBytesPerBlock = 8 << 10;
-  };
-  template <class T>
-  static int default_blocks(std::size_t count) {
-    const std::size_t want = (count * sizeof(T) + Config::kBytesPerBlock - 1) / Config::kBytesPerBlock;
-    const std::size_t vecs = count * sizeof(T) / kVecBytes;
-    std::size_t b = want < std::size_t(Config::kDefaultBlockCap) ? want : std::size_t(Config::kDefaultBlockCap);
-    if (b > vecs) b = vecs;
-    return b ? int(b) : 1;
-  }
-
+// Blocks as all_gather.st's stores (its push bandwidth saturates near 64 blocks on H200).
+struct PushToPeers : PlanKernel<64, (8 << 10)> {
   template <class T, class Ctx>
   SYMM_HD static void run(Ctx& ctx, const CollArgs& a) {
     const int me = ctx.rank(), n = ctx.world();
