@@ -210,6 +210,7 @@ int cmd_bench_cuda(int argc, char** argv) {
   if (o.rop != ReduceOp::kSum) refuse_with_csv(o.csv, "--reduce", reduce_op_name(o.rop), "reduction", "sum");
   if (o.threads != 0) refuse_with_csv(o.csv, "--threads", std::to_string(o.threads), "threads per block", "0");
   if (vm.count("world")) prepare_team(o.world, "bench --backend cuda");
+  cuda::check_bench_knobs(o);
   require_devices(1, "bench --backend cuda");
   try {
     return cuda::run_bench(o);

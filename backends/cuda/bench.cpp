@@ -91,7 +91,7 @@ class Bench {
   Bench(const BenchOptions& o, Runtime& rt, const TestRankOverrides& test)
       : o_(o), rt_(rt), test_(test), timer_(rt, o.iters) {
     machine_ = o.machine.empty() ? rt.machine() : o.machine;
-    open_results_csv(csv_, rt, o.csv, csv_header());
+    csv_.open(rt, o.csv, csv_header());
     // Made now, before any rank launches: its allocations (pinned, device) may wait for the
     // device, which in an in-process team holds the other ranks' spinning kernels.
     plan_exec();
@@ -111,6 +111,7 @@ class Bench {
   }
 
   int failures() const { return failures_; }
+  void close_csv() { csv_.close(); }
 
   // auto_algo: --algo auto, the machine's table entry per size and launch mode (core/auto_select.h).
   void run_op(Op op, DType t, const std::vector<const AlgoInfo*>& algos, bool auto_algo) {
@@ -388,7 +389,7 @@ class Bench {
                   r.time_us_p10, r.time_us_p90, r.algbw_GBps, r.busbw_GBps, r.max_rel_err);
     }
     std::fflush(stdout);
-    if (csv_) csv_ << csv_line(r) << "\n" << std::flush;
+    csv_.row(csv_line(r));
   }
 
   // Buffers of a case: the plain ones for `nccl`, the symmetric heap for the others.
@@ -589,7 +590,7 @@ class Bench {
   Runtime& rt_;
   const TestRankOverrides test_;
   std::string machine_;
-  std::ofstream csv_;
+  ResultsCsv csv_;
   void* plain_in_ = nullptr;
   void* plain_out_ = nullptr;
   SampleTimer timer_;
@@ -630,6 +631,7 @@ int bench_rank(const BenchOptions& o, Runtime& rt, const TestRankOverrides& test
     rt.set_context("the closing barrier");
     rt.barrier();
     b.print_nccl_tests();
+    b.close_csv();
     if (rt.rank() == 0) std::printf("# %d check failure(s)\n", b.failures());
     return b.failures() ? 1 : 0;
   } catch (...) {

@@ -51,5 +51,8 @@ struct BenchOptions {
 // process (an in-process team: plain device memory, no NCCL baselines, checked against float64).
 // Returns 0, or 1 when a check failed (every failure is printed). Throws symm::Error.
 int run_bench(const BenchOptions& o);
+// Throws kInvalidArgument for an option that means nothing for what `o` runs (--streams,
+// --chunk-bytes without a host plan, --sm-percent without ce_sm, --reduce without a reducing op).
+void check_bench_knobs(const BenchOptions& o);
 
 }  // namespace symm::cuda

@@ -8,7 +8,9 @@
 
 #include <algorithm>
 #include <array>
+#include <cerrno>
 #include <cstdint>
+#include <cstring>
 #include <fstream>
 #include <functional>
 #include <string>
@@ -122,13 +124,39 @@ class SampleTimer {
   std::vector<cudaEvent_t> events_;
 };
 
-// The results CSV of a bench: opened (truncated) with its header on rank 0 when `path` is set.
-inline void open_results_csv(std::ofstream& csv, const Runtime& rt, const std::string& path,
-                             const std::string& header) {
-  if (rt.rank() != 0 || path.empty()) return;
-  csv.open(path, std::ios::trunc);
-  if (!csv) fail(ErrorCode::kIo, "cannot write " + path);
-  csv << header << "\n" << std::flush;
-}
+// The results CSV of a bench (rank 0, when a path is set): the header, then each row as it is
+// measured, flushed, so that a run stopped from outside (a timeout) keeps the rows it measured.
+// Every write is checked: a full disk or a closed pipe is an error naming the file and the reason,
+// never a CSV silently short of rows (close() checks the last of them).
+class ResultsCsv {
+ public:
+  void open(const Runtime& rt, const std::string& path, const std::string& header) {
+    if (rt.rank() != 0 || path.empty()) return;
+    path_ = path;
+    f_.open(path, std::ios::trunc);
+    check("cannot write ");
+    row(header);
+  }
+  void row(const std::string& line) {
+    if (!f_.is_open()) return;
+    f_ << line << "\n" << std::flush;
+    check("writing ");
+  }
+  void close() {
+    if (!f_.is_open()) return;
+    f_.close();
+    check("closing ");
+  }
+
+ private:
+  void check(const char* what) {
+    if (f_.fail()) {
+      const int e = errno;
+      fail(ErrorCode::kIo, what + path_ + (e ? std::string(": ") + std::strerror(e) : std::string()));
+    }
+  }
+  std::ofstream f_;
+  std::string path_;
+};
 
 }  // namespace symm::cuda

@@ -57,9 +57,10 @@ class FusedBench {
         gemm_(1),
         timer_(rt, o.iters) {
     machine_ = o.machine.empty() ? rt.machine() : o.machine;
-    open_results_csv(csv_, rt, o.csv, csv_header());
+    csv_.open(rt, o.csv, csv_header());
   }
   int failures() const { return failures_; }
+  void close_csv() { csv_.close(); }
 
   void print_header() {
     if (team()) print_team_header(rt_);
@@ -352,7 +353,7 @@ class FusedBench {
                 r.algo.c_str(), r.dtype.c_str(), r.m, r.n, r.k, int(r.graph), r.time_us_median, r.time_us_p10,
                 r.time_us_p90, tflops, err[0], err[1]);
     std::fflush(stdout);
-    if (csv_) csv_ << csv_line(r) << "\n" << std::flush;
+    csv_.row(csv_line(r));
   }
 
   const FusedBenchOptions& o_;
@@ -361,7 +362,7 @@ class FusedBench {
   GemmRunner gemm_;  // the baselines' matmul, on the caller's stream
   SampleTimer timer_;
   std::string machine_;
-  std::ofstream csv_;
+  ResultsCsv csv_;
   uint64_t next_seed_ = 0;
   int failures_ = 0;
 };
@@ -397,6 +398,7 @@ int run_fused_bench(const FusedBenchOptions& o) {
       for (DType t : o.dtypes)
         for (const MatShape& s : o.shapes) b.run_shape(o.ops[i], t, s, per_op[i]);
     rt.barrier();
+    b.close_csv();
     if (rt.rank() == 0) std::printf("# %d check failure(s)\n", b.failures());
     return b.failures() ? 1 : 0;
   };

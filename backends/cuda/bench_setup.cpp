@@ -79,6 +79,31 @@ BenchSetup plan_bench(const BenchOptions& o, int world, bool team, const TestRan
 
 }  // namespace
 
+// Options that mean nothing for what runs are refused, as the simulator's commands do (before any
+// GPU is looked for: a typo costs nothing).
+void check_bench_knobs(const BenchOptions& o) {
+  const bool auto_algo = std::find(o.algos.begin(), o.algos.end(), "auto") != o.algos.end();
+  bool any_plan = auto_algo, any_split = auto_algo;
+  for (Op op : o.ops)
+    for (const std::string& name : o.algos) {
+      if (name == "nccl" || name == "nccl_symm" || name == "auto") continue;
+      for (const AlgoInfo& a : algorithms())
+        if (a.op == op && (name == "all" ? !a.needs_multicast : &a == &find_algo(op, name))) {
+          any_plan = any_plan || a.plan;
+          any_split = any_split || a.id == "all_gather.ce_sm_st";
+        }
+    }
+  auto refuse = [](const std::string& opt, const std::string& why) {
+    fail(ErrorCode::kInvalidArgument, opt + " means nothing here: " + why + "; drop it");
+  };
+  if (!any_plan && o.streams != 3) refuse("--streams " + std::to_string(o.streams), "no host plan runs");
+  if (!any_plan && o.chunk_bytes) refuse("--chunk-bytes", "no host plan runs");
+  if (!any_split && o.sm_percent) refuse("--sm-percent", "all_gather.ce_sm_st (ce_sm) does not run");
+  if (o.rop != ReduceOp::kSum &&
+      std::none_of(o.ops.begin(), o.ops.end(), [](Op op) { return op == Op::kAllReduce || op == Op::kReduceScatter; }))
+    refuse("--reduce " + std::string(reduce_op_name(o.rop)), "no op that reduces runs");
+}
+
 int run_bench(const BenchOptions& o) {
   const RankEnv env = rank_env(process_env());
   const CommandRanks ranks = command_ranks(o.world, env.world, "bench --backend cuda");

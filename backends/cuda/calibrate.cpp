@@ -11,6 +11,7 @@
 #include <cstring>
 #include <fstream>
 #include <functional>
+#include <sstream>
 #include <vector>
 
 #include "backends/cuda/bench_common.h"
@@ -22,6 +23,7 @@
 #include "backends/cuda/team.h"
 #include "backends/cuda/team_run.h"
 #include "core/calib_plan.h"
+#include "core/output_file.h"
 #include "core/result.h"
 
 namespace symm::cuda {
@@ -331,13 +333,13 @@ int calibrate_rank(Runtime& rt, const calib::CalibPlan& plan, std::size_t half, 
   plan_rows(c, rt);
   rt.barrier();
   if (me == 0) {
-    std::ofstream f(csv);
+    std::ostringstream f;
     f << "#" << command << "\n# device " << rt.device_name() << ", git " << git_sha() << "\n";
     if (rt.team())
       f << "# in-process team: " << world << " ranks, machine " << rt.machine()
         << " (one GPU's HBM and L2 between ranks, not NVLink)\n";
     f << "bench,world,blocks,graph,x,time_us,m,n,k\n" << c.rows();
-    if (!f) fail(ErrorCode::kIo, "writing '" + csv + "' failed");
+    write_file(csv, f.str());  // whole or not at all; an error names the file and the reason
     std::printf("# calibrate: rows -> %s\n", csv.c_str());
   }
   return 0;
@@ -352,10 +354,7 @@ int calibrate_main(const std::string& csv, const std::string& command, int team_
       team_world ? command_ranks(team_world, env.world, "calibrate --backend cuda") : CommandRanks{env.world, false};
   // One rank (a single GPU) measures the per-GPU rows only: launch, local copies, GEMM.
   const bool peers = ranks.world >= 2;
-  if (env.rank == 0) {
-    std::ofstream probe(csv);
-    if (!probe) fail(ErrorCode::kIo, "--csv: cannot write '" + csv + "'");
-  }
+  if (env.rank == 0) OutputFile::check(csv);  // a bad --csv fails now, not after the measurements
   const calib::CalibPlan plan;
   if (!peers && env.rank == 0)
     std::printf(

@@ -27,6 +27,23 @@ TEST(CliTeam, BadWorldsAreOneLineErrors) {
     expect_one_line_error(symmcoll(args), args, message);
 }
 
+// Knobs that mean nothing for what the CUDA bench runs are refused before any GPU is looked for,
+// as the simulator's commands refuse them.
+TEST(CliTeam, CudaBenchKnobsThatMeanNothingAreRefused) {
+  if (!has_cuda()) GTEST_SKIP() << "this build has no CUDA";
+  for (const auto& [args, message] : std::vector<std::pair<std::string, std::string>>{
+           {"bench --backend cuda --op all_reduce --algo one_shot --streams 2 --sizes 4K",
+            "--streams 2 means nothing here: no host plan runs"},
+           {"bench --backend cuda --op all_gather --algo push --chunk-bytes 4M --sizes 4K",
+            "--chunk-bytes means nothing here: no host plan runs"},
+           {"bench --backend cuda --op all_gather --algo ce --sm-percent 30 --sizes 4K",
+            "--sm-percent means nothing here: all_gather.ce_sm_st (ce_sm) does not run"},
+           {"bench --backend cuda --op all_gather --reduce max --sizes 4K",
+            "--reduce max means nothing here: no op that reduces runs"},
+       })
+    expect_one_line_error(symmcoll(args), args, message);
+}
+
 TEST(CliTeam, WorldAndLaunchAreOneOrTheOther) {
   if (!has_cuda()) GTEST_SKIP() << "this build has no CUDA";
   const std::string launch = "launch -n 2 -- symmcoll bench --backend cuda --world 2 --sizes 4K";
