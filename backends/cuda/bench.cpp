@@ -137,6 +137,11 @@ class Bench {
           continue;
         }
         for (int b : o_.blocks) {
+          // A plan that launches no kernel (the copy-engine all-gather) has no blocks to set.
+          if (a->plan && a->block_limit == 0 && b > 0) {
+            note("skip " + a->id + " blocks=" + std::to_string(b) + ": it launches no kernel (copy engines only)");
+            continue;
+          }
           // Flagged-packet programs carry at most piece_bytes per block and need every block
           // busy: sizes and block counts outside that are skipped with a note, not fatal. So
           // are block counts that do not fit beside the other ranks' on one GPU (a team).
