@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cctype>
 
+#include "core/fused_dispatch.h"
+
 namespace symm {
 namespace {
 
@@ -79,21 +81,11 @@ FusedBuffers fused_buffers(FusedOp op, const MatShape& s, int world, DType t) {
 }
 
 const std::vector<FusedAlgo>& fused_algorithms() {
-  static const std::vector<FusedAlgo> t = {
-      {"ag_mm.ce_chunk_gemm", "ce", FusedOp::kAgMm,
-       "copy-engine all-gather, one GEMM per landed chunk (local shard first, then peers rotated)"},
-      {"ag_mm.ce_bulk_gemm", "ce_bulk", FusedOp::kAgMm,
-       "copy-engine all-gather, one GEMM per peer's whole shard once all its chunks landed"},
-      {"ag_mm.st_bulk_gemm", "st", FusedOp::kAgMm,
-       "SM all-gather (all_gather.st) beside the local shard's GEMM, then the peers' rows in one GEMM each side"},
-      {"mm_rs.gemm_ce_ring_reduce", "ce", FusedOp::kMmRs,
-       "GEMM per owner's rows (rotated, own last), copy engine to the owner, ring-order reduce per chunk"},
-      {"mm_rs.gemm_ce_acc", "ce_acc", FusedOp::kMmRs,
-       "as ce, but the owner adds the peers' partials in its own GEMM's epilogue (C_in, beta 1): no "
-       "reduce kernel beside the GEMMs; own rows in two GEMMs"},
-      {"mm_rs.gemm_st_chunk_reduce", "st", FusedOp::kMmRs,
-       "GEMM row tiles stored by the GEMM into the owner's scratch, flag per tile, owner reduces per tile"},
-  };
+  static const std::vector<FusedAlgo> t = [] {
+    std::vector<FusedAlgo> v;
+    for_each_entry(FusedPlans{}, [&]<class P>(int) { v.push_back(P::kFused); });
+    return v;
+  }();
   return t;
 }
 

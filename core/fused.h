@@ -9,9 +9,9 @@
 // global sizes of the product, the same on every rank. Llama-3 tensor-parallel shapes have
 // names: 8b (N 1792, K 4096) and 70b (N 3584, K 8192).
 //
-// The fused algorithms (host plans in core/algos/ag_mm_*.h and mm_rs_*.h) are listed in a
-// small table here, next to the collectives' registry (core/registry.h), until the registry
-// takes them in.
+// The fused algorithms are host plans in core/algos/ag_mm_*.h and mm_rs_*.h, each with its `kFused`
+// descriptor, listed once in core/fused_dispatch.h (FusedPlans), which both backends dispatch
+// through; fused_algorithms() below is that list's descriptors.
 #pragma once
 
 #include <cstddef>
@@ -74,14 +74,14 @@ struct FusedArgs {
                                  // seq_coll_gemm baseline, fused_baselines()); unused by the plans
 };
 
-// The fused algorithms: id ("op.name"), alias, op. A local table until core/registry.h lists
-// them (see the report of the fused-ops branch).
+// A fused algorithm's descriptor: id ("op.name"), alias, op, summary (a plan's `kFused`).
 struct FusedAlgo {
   const char* id;
   const char* alias;
   FusedOp op;
   const char* summary;
 };
+// Every fused plan's descriptor, in FusedPlans order (core/fused_dispatch.h).
 const std::vector<FusedAlgo>& fused_algorithms();
 // The baselines every fused algorithm is compared with, one pair per op, named as the CUDA bench
 // names its rows where both run the same thing (backends/cuda/bench_fused.cpp):

@@ -7,17 +7,9 @@
 #include "backends/cuda/plan_exec.h"
 #include "backends/cuda/program_kernel.cuh"
 #include "backends/cuda/residency.h"
-#include "core/algos/ag_mm_ce_bulk_gemm.h"
-#include "core/algos/ag_mm_ce_chunk_gemm.h"
-#include "core/algos/ag_mm_st_bulk_gemm.h"
-#include "core/algos/all_gather_ce_st.h"
 #include "core/algos/local_reduce_ring.h"
-#include "core/algos/mm_rs_gemm_ce_acc.h"
-#include "core/algos/mm_rs_gemm_ce_ring_reduce.h"
-#include "core/algos/mm_rs_gemm_st_chunk_reduce.h"
-#include "core/algos/reduce_scatter_ce_st_chunk_reduce.h"
-#include "core/algos/reduce_scatter_ce_st_ring_reduce.h"
 #include "core/dispatch.h"
+#include "core/fused_dispatch.h"
 
 namespace symm::cuda {
 namespace {
@@ -60,20 +52,6 @@ class CudaHost {
 };
 static_assert(HostCtx<CudaHost>);
 
-// The fused plans (core/fused.h's table), by id.
-template <class F>
-void with_fused_plan(const std::string& id, F&& f) {
-  if (id == "ag_mm.ce_chunk_gemm") return f.template operator()<AgMmCeChunkGemm>();
-  if (id == "ag_mm.ce_bulk_gemm") return f.template operator()<AgMmCeBulkGemm>();
-  if (id == "ag_mm.st_bulk_gemm") return f.template operator()<AgMmStBulkGemm>();
-  if (id == "mm_rs.gemm_ce_ring_reduce") return f.template operator()<MmRsGemmCeRingReduce>();
-  if (id == "mm_rs.gemm_ce_acc") return f.template operator()<MmRsGemmCeAcc>();
-  if (id == "mm_rs.gemm_st_chunk_reduce") return f.template operator()<MmRsGemmStChunkReduce>();
-#if !defined(__CUDA_ARCH__)  // host code; the device pass has no symm::fail
-  fail(ErrorCode::kInternal, "no CUDA plan for fused algorithm " + id);
-#endif
-}
-
 }  // namespace
 
 void preload_plan_programs() {
@@ -88,7 +66,7 @@ void preload_plan_programs() {
 void PlanExec::enqueue_fused(const FusedAlgo& algo, const FusedArgs& a) {
   begin_call();
   CudaHost host(*this);
-  with_fused_plan(algo.id, [&]<class P>() {
+  const bool known = with_fused_plan(algo.id, [&]<class P>() {
     switch (a.dtype) {
       case DType::kBF16: return P::template run<bf16>(host, a);
       case DType::kFP16: return P::template run<fp16>(host, a);
@@ -100,6 +78,9 @@ void PlanExec::enqueue_fused(const FusedAlgo& algo, const FusedArgs& a) {
     }
   });
   end_call();
+#if !defined(__CUDA_ARCH__)
+  if (!known) fail(ErrorCode::kInternal, "no CUDA plan for fused algorithm " + std::string(algo.id));
+#endif
 }
 
 void PlanExec::enqueue(const AlgoInfo& a, DType t, const PlanArgs& args) {

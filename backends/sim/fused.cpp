@@ -14,14 +14,9 @@
 #include "backends/sim/conv.h"
 #include "backends/sim/simulator.h"
 #include "backends/sim/testing.h"
-#include "core/algos/ag_mm_ce_bulk_gemm.h"
-#include "core/algos/ag_mm_ce_chunk_gemm.h"
-#include "core/algos/ag_mm_st_bulk_gemm.h"
-#include "core/algos/mm_rs_gemm_ce_acc.h"
-#include "core/algos/mm_rs_gemm_ce_ring_reduce.h"
-#include "core/algos/mm_rs_gemm_st_chunk_reduce.h"
 #include "core/auto_select.h"
 #include "core/dispatch.h"
+#include "core/fused_dispatch.h"
 #include "core/reference.h"
 
 namespace symm::sim {
@@ -370,12 +365,8 @@ RunResult run_fused(const FusedRunSpec& spec) {
   const std::string id = spec.algo->id;
   if (id == "cublaslt") return run_gemm_alone(spec);
   if (id == "seq_coll_gemm") return run_seq_coll_gemm(spec);
-  if (id == "ag_mm.ce_chunk_gemm") return run_fused_plan<AgMmCeChunkGemm>(spec);
-  if (id == "ag_mm.ce_bulk_gemm") return run_fused_plan<AgMmCeBulkGemm>(spec);
-  if (id == "ag_mm.st_bulk_gemm") return run_fused_plan<AgMmStBulkGemm>(spec);
-  if (id == "mm_rs.gemm_ce_ring_reduce") return run_fused_plan<MmRsGemmCeRingReduce>(spec);
-  if (id == "mm_rs.gemm_ce_acc") return run_fused_plan<MmRsGemmCeAcc>(spec);
-  if (id == "mm_rs.gemm_st_chunk_reduce") return run_fused_plan<MmRsGemmStChunkReduce>(spec);
+  RunResult r;
+  if (with_fused_plan(id, [&]<class P>() { r = run_fused_plan<P>(spec); })) return r;
   fail(ErrorCode::kInvalidArgument, "unknown fused algorithm '" + id + "'");
 }
 

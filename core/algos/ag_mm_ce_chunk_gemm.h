@@ -32,6 +32,11 @@ namespace symm {
 // the simulator's data check and race check must catch it.
 template <bool kBulk, bool kFaultNoWait = false>
 struct AgMmCeT {
+  static constexpr FusedAlgo kFused =
+      kBulk ? FusedAlgo{"ag_mm.ce_bulk_gemm", "ce_bulk", FusedOp::kAgMm,
+                        "copy-engine all-gather, one GEMM per peer's whole shard once all its chunks landed"}
+            : FusedAlgo{"ag_mm.ce_chunk_gemm", "ce", FusedOp::kAgMm,
+                        "copy-engine all-gather, one GEMM per landed chunk (local shard first, then peers rotated)"};
   struct Config {
     static constexpr std::size_t kChunkRows = 1024;  // rows per progress flag (and per GEMM)
     static constexpr int kStreams = 3;

@@ -26,6 +26,9 @@ namespace symm {
 // the simulator's data check and race check must catch it.
 template <bool kFaultNoWait = false>
 struct AgMmStBulkT {
+  static constexpr FusedAlgo kFused{
+      "ag_mm.st_bulk_gemm", "st", FusedOp::kAgMm,
+      "SM all-gather (all_gather.st) beside the local shard's GEMM, then the peers' rows in one GEMM each side"};
   struct Config {
     static constexpr int kStreams = 2;
     static constexpr int kDefaultBlocks = 32;  // of all_gather.st: a quarter of the SMs

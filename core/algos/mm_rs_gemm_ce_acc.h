@@ -57,6 +57,10 @@ struct SumPeerSlots : PlanKernel<32, (256 << 10)> {
 
 template <bool kFaultNoWait = false>
 struct MmRsGemmCeAccT {
+  static constexpr FusedAlgo kFused{
+      "mm_rs.gemm_ce_acc", "ce_acc", FusedOp::kMmRs,
+      "as ce, but the owner adds the peers' partials in its own GEMM's epilogue (C_in, beta 1): no reduce "
+      "kernel beside the GEMMs; own rows in two GEMMs"};
   struct Config {
     static constexpr std::size_t kChunkRows = 2048;  // rows per peer-phase GEMM, copy and flag
     static constexpr int kStreams = 3;

@@ -37,6 +37,9 @@ namespace symm {
 // the simulator's data check and race check must catch it.
 template <bool kFaultNoWait = false>
 struct MmRsGemmCeRingReduceT {
+  static constexpr FusedAlgo kFused{
+      "mm_rs.gemm_ce_ring_reduce", "ce", FusedOp::kMmRs,
+      "GEMM per owner's rows (rotated, own last), copy engine to the owner, ring-order reduce per chunk"};
   struct Config {
     static constexpr std::size_t kChunkRows = 2048;  // rows per GEMM, copy and progress flag
     static constexpr int kStreams = 3;

@@ -29,6 +29,9 @@
 namespace symm {
 
 struct MmRsGemmStChunkReduce {
+  static constexpr FusedAlgo kFused{
+      "mm_rs.gemm_st_chunk_reduce", "st", FusedOp::kMmRs,
+      "GEMM row tiles stored by the GEMM into the owner's scratch, flag per tile, owner reduces per tile"};
   struct Config {
     static constexpr std::size_t kChunkRows = 1024;  // rows per GEMM tile and progress flag
     static constexpr int kStreams = 2;

@@ -6,6 +6,7 @@
 
 #include <cmath>
 #include <limits>
+#include <set>
 
 #include "core/algos/ag_mm_ce_bulk_gemm.h"
 #include "core/algos/ag_mm_ce_chunk_gemm.h"
@@ -13,6 +14,7 @@
 #include "core/algos/mm_rs_gemm_ce_ring_reduce.h"
 #include "core/algos/mm_rs_gemm_st_chunk_reduce.h"
 #include "core/fused.h"
+#include "core/fused_dispatch.h"
 #include "core/reference.h"
 #include "tests/core/plan_interp.h"
 
@@ -81,6 +83,21 @@ TEST(FusedAlgos, ParseNamesAliasesAndAll) {
   EXPECT_EQ(parse_fused_algos(FusedOp::kAgMm, "ce_bulk_gemm,ce")[1]->id, std::string("ag_mm.ce_chunk_gemm"));
   EXPECT_EQ(parse_fused_algos(FusedOp::kMmRs, "mm_rs.gemm_st_chunk_reduce,st").size(), 1u);
   EXPECT_THROW(parse_fused_algos(FusedOp::kAgMm, "st_chunk"), Error);
+}
+
+// One list (core/fused_dispatch.h) gives the table, and the dispatch both backends use finds every
+// entry by its id and nothing else.
+TEST(FusedAlgos, TheTableIsTheDispatchList) {
+  std::set<std::string> ids;
+  for (const FusedAlgo& a : fused_algorithms()) {
+    EXPECT_TRUE(ids.insert(a.id).second) << a.id;
+    std::string found;
+    EXPECT_TRUE(with_fused_plan(a.id, [&]<class P>() { found = P::kFused.id; })) << a.id;
+    EXPECT_EQ(found, a.id);
+  }
+  EXPECT_EQ(int(ids.size()), FusedPlans::kSize);
+  EXPECT_FALSE(with_fused_plan("mm_rs.nope", []<class P>() {}));
+  EXPECT_FALSE(with_fused_plan("cublaslt", []<class P>() {}));  // a baseline, not a plan
 }
 
 TEST(FusedAlgos, ChunkRows) {
