@@ -20,6 +20,8 @@
 // Both backends zero the pad once at start-up and never again.
 #pragma once
 
+#include <string>
+
 #include "core/common.h"
 
 namespace symm::pad {
@@ -51,5 +53,16 @@ SYMM_HD constexpr uint32_t plan_flag(int channel, int chunk, int from_rank) {
   return kPlanBase + (uint32_t(channel) * kPlanChunks + uint32_t(chunk)) * kPadWorld + uint32_t(from_rank);
 }
 SYMM_HD constexpr bool is_plan_flag(uint32_t slot) { return slot >= kPlanBase && slot < kPadSlots; }
+
+#if !defined(__CUDA_ARCH__)
+// "plan slot 41603 (channel 0, chunk 0, from rank 3)": how both backends name a plan flag in an
+// error (the watchdog's stuck stream wait on CUDA, a deadlock in the simulator).
+inline std::string describe_plan_slot(uint32_t slot) {
+  const uint32_t rel = slot - kPlanBase;
+  return "plan slot " + std::to_string(slot) + " (channel " + std::to_string(rel / kPadWorld / kPlanChunks) +
+         ", chunk " + std::to_string((rel / kPadWorld) % kPlanChunks) + ", from rank " +
+         std::to_string(rel % kPadWorld) + ")";
+}
+#endif
 
 }  // namespace symm::pad

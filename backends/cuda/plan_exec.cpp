@@ -142,13 +142,8 @@ std::string PlanExec::describe_stuck_wait() {
         std::this_thread::sleep_for(std::chrono::microseconds(50));
       if (q == cudaSuccess) seen = std::to_string(*probe_host_);
     }
-    const uint32_t rel = w.slot - pad::kPlanBase;
-    const uint32_t from = rel % kPadWorld, chunk = (rel / kPadWorld) % pad::kPlanChunks,
-                   channel = rel / kPadWorld / pad::kPlanChunks;
-    return "rank " + std::to_string(h_.rank) + " stream " + std::to_string(w.stream) +
-           " timed out waiting on plan slot " + std::to_string(w.slot) + " (channel " + std::to_string(channel) +
-           ", chunk " + std::to_string(chunk) + ", from rank " + std::to_string(from) + "): expected " +
-           std::to_string(w.value) + ", saw " + seen;
+    return "rank " + std::to_string(h_.rank) + " stream " + std::to_string(w.stream) + " timed out waiting on " +
+           pad::describe_plan_slot(w.slot) + ": expected " + std::to_string(w.value) + ", saw " + seen;
   }
   return "";
 }

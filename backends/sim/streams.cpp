@@ -572,12 +572,7 @@ void Simulator::start_gemm(Stream& s) {
 
 // ---- reports ------------------------------------------------------------------------------------
 
-std::string Simulator::plan_slot_name(uint32_t slot) {
-  const uint32_t rel = slot - pad::kPlanBase;
-  return "plan slot " + std::to_string(slot) + " (channel " + std::to_string(rel / kPadWorld / pad::kPlanChunks) +
-         ", chunk " + std::to_string((rel / kPadWorld) % pad::kPlanChunks) + ", from rank " +
-         std::to_string(rel % kPadWorld) + ")";
-}
+std::string Simulator::plan_slot_name(uint32_t slot) { return pad::describe_plan_slot(slot); }
 
 bool Simulator::stream_deadlock() {
   const Stream* first = nullptr;
