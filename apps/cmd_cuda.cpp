@@ -194,9 +194,7 @@ int cmd_bench_cuda(int argc, char** argv) {
   o.check_max = for_option("--check-up-to", [&] { return parse_size(check_up_to); });
   o.heap = heap == "0" ? 0 : for_option("--heap", [&] { return parse_size(heap); });
   o.chunk_bytes = chunk == "0" ? 0 : for_option("--chunk-bytes", [&] { return parse_size(chunk); });
-  if (o.streams < 1 || o.streams > kMaxStreams)
-    fail(ErrorCode::kInvalidArgument,
-         "--streams " + std::to_string(o.streams) + " is outside 1.." + std::to_string(kMaxStreams));
+  check_streams(o.streams);
   if (o.chunk_bytes % kVecBytes)
     fail(ErrorCode::kInvalidArgument, "--chunk-bytes " + chunk + " is not a multiple of 16");
   if (o.sm_percent < 0 || o.sm_percent > 100)

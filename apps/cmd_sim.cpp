@@ -115,9 +115,7 @@ Resolved resolve(const Common& c, const char* cmd) {
   r.graph = parse_mode(c.mode, /*allow_both=*/false)[0];
   parse_count(c.seed, "--seed");
   if (c.blocks < 0) fail(ErrorCode::kInvalidArgument, "--blocks " + std::to_string(c.blocks) + " is negative");
-  if (c.streams < 1 || c.streams > kMaxStreams)
-    fail(ErrorCode::kInvalidArgument,
-         "--streams " + std::to_string(c.streams) + " is outside 1.." + std::to_string(kMaxStreams));
+  check_streams(c.streams);
   if (c.chunk != "0" && for_option("--chunk-bytes", [&] { return parse_size(c.chunk); }) % kVecBytes)
     fail(ErrorCode::kInvalidArgument, "--chunk-bytes " + c.chunk + " is not a multiple of 16");
   r.machine = for_option("--machine", [&] { return sim::Machine::by_name(c.machine); });

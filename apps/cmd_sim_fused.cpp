@@ -208,9 +208,7 @@ int cmd_fused_sim(int argc, char** argv, bool sweep) {
   const int w = world ? world : mach.gpus;
   if (w < 2 || w > kPadWorld)
     fail(ErrorCode::kInvalidArgument, "--world " + std::to_string(w) + " is outside 2.." + std::to_string(kPadWorld));
-  if (streams < 2 || streams > kMaxStreams)
-    fail(ErrorCode::kInvalidArgument,
-         "--streams " + std::to_string(streams) + " is outside 2.." + std::to_string(kMaxStreams));
+  check_streams(streams, kMinFusedStreams);
 
   // Every case, checked before anything runs; per (op, shape, M) the baselines first (a sweep's
   // ratios divide by them), then the fused algorithms.

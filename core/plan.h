@@ -68,6 +68,7 @@
 #pragma once
 
 #include <concepts>
+#include <string>
 
 #include "core/coll_args.h"
 #include "core/common.h"
@@ -77,6 +78,19 @@ namespace symm {
 
 inline constexpr int kMainStream = 0;
 inline constexpr int kMaxStreams = 8;  // streams one rank's plan may use
+// The fused matmul plans run their GEMMs on the caller's stream and their copies beside: they want
+// at least one side stream.
+inline constexpr int kMinFusedStreams = 2;
+
+#if !defined(__CUDA_ARCH__)
+// The one check of a plan's stream count, for every command and backend: `streams` in
+// min_streams..kMaxStreams, else kInvalidArgument naming `what` (the option or field) and the range.
+inline void check_streams(int streams, int min_streams = 1, const std::string& what = "--streams") {
+  if (streams < min_streams || streams > kMaxStreams)
+    fail(ErrorCode::kInvalidArgument, what + " " + std::to_string(streams) + " is outside " +
+                                          std::to_string(min_streams) + ".." + std::to_string(kMaxStreams));
+}
+#endif
 inline constexpr int kMaxEvents = 64;  // events one call of a plan may record
 
 // What a plan gets for one call. `coll` is exactly what a device program of the same op gets

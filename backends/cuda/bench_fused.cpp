@@ -373,9 +373,7 @@ int run_fused_bench(const FusedBenchOptions& o) {
   const RankEnv env = rank_env(process_env());
   const CommandRanks ranks = command_ranks(o.world, env.world, "bench --backend cuda");
   if (o.shapes.empty()) fail(ErrorCode::kInvalidArgument, "bench --op ag_mm/mm_rs needs --shape or --n/--k, and --m");
-  if (o.streams < 2 || o.streams > kMaxStreams)
-    fail(ErrorCode::kInvalidArgument,
-         "--streams " + std::to_string(o.streams) + " is out of range 2.." + std::to_string(kMaxStreams));
+  check_streams(o.streams, kMinFusedStreams);
   // Every shape, dtype and algorithm is checked before a GPU is touched.
   std::vector<std::vector<const FusedAlgo*>> per_op;
   std::size_t heap = 1u << 20;

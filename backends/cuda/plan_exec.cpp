@@ -32,9 +32,7 @@ void check_cu(CUresult r, const char* what) {
 
 PlanExec::PlanExec(const DeviceHandle& h, cudaStream_t main, int streams, int threads, bool high_priority_sides)
     : h_(h), threads_(threads) {
-  if (streams < 1 || streams > kMaxStreams)
-    fail(ErrorCode::kInvalidArgument,
-         "--streams " + std::to_string(streams) + " is out of range 1.." + std::to_string(kMaxStreams));
+  check_streams(streams);
   streams_.push_back(main);
   int least = 0, greatest = 0;
   SYMM_CUDA_CHECK(cudaDeviceGetStreamPriorityRange(&least, &greatest));

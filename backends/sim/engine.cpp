@@ -45,9 +45,7 @@ Simulator::Simulator(const RunSpec& spec, ProgramFn fn, std::vector<int> call_bl
   plan_fn_ = custom ? &custom_plan : plan;
   if (plan_fn_) {
     streams_n_ = spec.streams;
-    if (streams_n_ < 1 || streams_n_ > kMaxStreams)
-      fail(ErrorCode::kInvalidArgument,
-           "streams=" + std::to_string(streams_n_) + " is outside 1.." + std::to_string(kMaxStreams));
+    check_streams(streams_n_, 1, "streams");
     if (m_.copy_engines < 1) fail(ErrorCode::kInvalidArgument, "machine " + m_.name + " has no copy engine");
     ce_startup_ps_ = us_to_ps(m_.ce_startup_us);
     ce_bpp_ = gbps_to_bpp(m_.ce_GBps);

@@ -127,9 +127,7 @@ RunResult run_fused_with(const FusedRunSpec& spec, const FusedPlanFn& plan, cons
   const int w = spec.world;
   if (w < 2) fail(ErrorCode::kInvalidArgument, "world=" + std::to_string(w) + " must be at least 2");
   validate_fused(op, s, w, spec.dtype);
-  if (spec.streams < 2 || spec.streams > kMaxStreams)
-    fail(ErrorCode::kInvalidArgument,
-         "streams=" + std::to_string(spec.streams) + " is outside 2.." + std::to_string(kMaxStreams));
+  check_streams(spec.streams, kMinFusedStreams, "streams");
   if (w > m.gpus && !spec.timing_only)
     fail(ErrorCode::kUnsupported, "world=" + std::to_string(w) + " exceeds machine " + m.name + "'s " +
                                       std::to_string(m.gpus) + " GPUs (use --timing-only to scale past it)");
