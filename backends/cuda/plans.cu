@@ -12,7 +12,7 @@
 #include "core/fused_dispatch.h"
 
 namespace symm::cuda {
-namespace {
+namespace plans_detail {  // named: nvcc warns of unreferenced instantiations of internal-linkage templates
 
 // core/plan.h's host verbs on this rank's streams.
 class CudaHost {
@@ -52,7 +52,8 @@ class CudaHost {
 };
 static_assert(HostCtx<CudaHost>);
 
-}  // namespace
+}  // namespace plans_detail
+using plans_detail::CudaHost;
 
 void preload_plan_programs() {
   for (DType t : {DType::kBF16, DType::kFP16, DType::kFP32})
