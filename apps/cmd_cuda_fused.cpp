@@ -19,7 +19,7 @@ namespace symm::apps {
 
 int cmd_bench_fused_cuda(int argc, char** argv) {
   cuda::FusedBenchOptions o;
-  std::string ops, dtypes = "bf16", shapes, ms = "4096,8192,16384", n, k, mode = "both", side_priority = "normal";
+  std::string ops, dtypes = "bf16", shapes, ms = "4096,8192,16384", n, k, mode = "both";
   po::options_description d(
       "usage: symmcoll launch -n N -- symmcoll bench --backend cuda --op ag_mm,mm_rs [options]\n"
       "       symmcoll bench --backend cuda --op ag_mm,mm_rs --world N [options]   (N ranks in this process)\n\n"
@@ -48,9 +48,6 @@ int cmd_bench_fused_cuda(int argc, char** argv) {
       "calls", po::value(&o.calls)->default_value(o.calls), "calls per sample; 0: 20 small, 5 large")(
       "streams", po::value(&o.streams)->default_value(o.streams),
       "streams of the fused plans, main included (2..8); not with --csv")(
-      "side-priority", po::value(&side_priority)->default_value(side_priority),
-      "normal, or high: the plans' side streams at the device's greatest priority (a reduce kernel\n"
-      "there is placed ahead of the main stream's GEMM blocks); the header line says which")(
       "chunk-rows", po::value(&o.chunk_rows)->default_value(0),
       "rows per progress flag / GEMM; 0 = each plan's default; not with --csv")(
       "no-baselines", "skip the cublaslt and nccl_cublaslt rows (nccl_cublaslt still runs for the check)")(
@@ -98,14 +95,10 @@ int cmd_bench_fused_cuda(int argc, char** argv) {
       s.m = parse_count(m, "--m");
       o.shapes.push_back(s);
     }
-  if (side_priority != "normal" && side_priority != "high")
-    fail(ErrorCode::kInvalidArgument, "--side-priority " + side_priority + ": expected normal or high");
-  o.side_priority = side_priority == "high";
   o.baselines = !vm.count("no-baselines");
   o.check = !vm.count("timing-only");
   o.timing = !vm.count("no-timing");
   if (o.streams != 3) refuse_with_csv(o.csv, "--streams", std::to_string(o.streams), "plan streams", "3");
-  if (o.side_priority) refuse_with_csv(o.csv, "--side-priority", "high", "side-stream priority", "normal");
   if (o.chunk_rows != 0) refuse_with_csv(o.csv, "--chunk-rows", std::to_string(o.chunk_rows), "chunk rows", "0");
   if (vm.count("world")) prepare_team(o.world, "bench --backend cuda");
   try {

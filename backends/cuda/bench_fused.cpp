@@ -51,11 +51,7 @@ struct Plain {
 class FusedBench {
  public:
   FusedBench(const FusedBenchOptions& o, Runtime& rt)
-      : o_(o),
-        rt_(rt),
-        exec_(rt.handle(), rt.stream(), o.streams, 512, o.side_priority),
-        gemm_(1),
-        timer_(rt, o.iters) {
+      : o_(o), rt_(rt), exec_(rt.handle(), rt.stream(), o.streams, 512), gemm_(1), timer_(rt, o.iters) {
     machine_ = o.machine.empty() ? rt.machine() : o.machine;
     csv_.open(rt, o.csv, csv_header());
   }
@@ -65,11 +61,8 @@ class FusedBench {
   void print_header() {
     if (team()) print_team_header(rt_);
     if (rt_.rank() != 0) return;
-    std::printf(
-        "# symmcoll bench (fused), backend cuda, machine %s, world %d, device %s, git %s, streams %d, side priority "
-        "%s\n",
-        machine_.c_str(), rt_.world(), rt_.device_name().c_str(), git_sha(), exec_.streams(),
-        o_.side_priority ? "high" : "normal");
+    std::printf("# symmcoll bench (fused), backend cuda, machine %s, world %d, device %s, git %s, streams %d\n",
+                machine_.c_str(), rt_.world(), rt_.device_name().c_str(), git_sha(), exec_.streams());
     std::printf(
         "# times: per call, max over ranks of each rank's median / p10 / p90; err_ref: max relative error "
         "per row vs float64 (-1: not computed); err_base: vs nccl_cublaslt's result\n");

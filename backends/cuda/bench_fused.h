@@ -29,7 +29,6 @@ struct FusedBenchOptions {
   int iters = 20, warmup = 3;
   int calls = 0;               // per sample; 0: by work (20 small, 5 large)
   int streams = 3;             // main + side streams of the plans
-  bool side_priority = false;  // the side streams at the device's greatest priority (PlanExec)
   std::size_t chunk_rows = 0;  // 0: each plan's default
   bool check = true;
   double ref_max = 4.0e9;  // float64 reference when M x N x K (ag_mm; mm_rs: / world) <= this

@@ -84,14 +84,19 @@ BenchSetup plan_bench(const BenchOptions& o, int world, bool team, const TestRan
 void check_bench_knobs(const BenchOptions& o) {
   const bool auto_algo = std::find(o.algos.begin(), o.algos.end(), "auto") != o.algos.end();
   bool any_plan = auto_algo, any_split = auto_algo;
+  auto runs = [&](const AlgoInfo& a) {
+    any_plan = any_plan || a.plan;
+    any_split = any_split || a.id == "all_gather.ce_sm_st";
+  };
   for (Op op : o.ops)
     for (const std::string& name : o.algos) {
       if (name == "nccl" || name == "nccl_symm" || name == "auto") continue;
+      if (name != "all") {
+        runs(find_algo(op, name));
+        continue;
+      }
       for (const AlgoInfo& a : algorithms())
-        if (a.op == op && (name == "all" ? !a.needs_multicast : &a == &find_algo(op, name))) {
-          any_plan = any_plan || a.plan;
-          any_split = any_split || a.id == "all_gather.ce_sm_st";
-        }
+        if (a.op == op && !a.needs_multicast) runs(a);
     }
   auto refuse = [](const std::string& opt, const std::string& why) {
     fail(ErrorCode::kInvalidArgument, opt + " means nothing here: " + why + "; drop it");

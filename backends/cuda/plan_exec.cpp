@@ -30,15 +30,12 @@ void check_cu(CUresult r, const char* what) {
 
 }  // namespace
 
-PlanExec::PlanExec(const DeviceHandle& h, cudaStream_t main, int streams, int threads, bool high_priority_sides)
-    : h_(h), threads_(threads) {
+PlanExec::PlanExec(const DeviceHandle& h, cudaStream_t main, int streams, int threads) : h_(h), threads_(threads) {
   check_streams(streams);
   streams_.push_back(main);
-  int least = 0, greatest = 0;
-  SYMM_CUDA_CHECK(cudaDeviceGetStreamPriorityRange(&least, &greatest));
   for (int i = 1; i < streams; ++i) {
     cudaStream_t s;
-    SYMM_CUDA_CHECK(cudaStreamCreateWithPriority(&s, cudaStreamNonBlocking, high_priority_sides ? greatest : 0));
+    SYMM_CUDA_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
     streams_.push_back(s);
   }
   SYMM_CUDA_CHECK(cudaEventCreateWithFlags(&fork_, cudaEventDisableTiming));

@@ -35,10 +35,8 @@ struct PlanWait {
 
 class PlanExec {
  public:
-  // `main` is the caller's stream; `streams` (2..kMaxStreams) counts it. `high_priority_sides`:
-  // the side streams get the device's greatest stream priority, so a plan's kernels there (the
-  // reduce of a fused mm_rs) are placed ahead of the main stream's GEMM blocks as SMs free up.
-  PlanExec(const DeviceHandle& h, cudaStream_t main, int streams, int threads, bool high_priority_sides = false);
+  // `main` is the caller's stream; `streams` (1..kMaxStreams) counts it.
+  PlanExec(const DeviceHandle& h, cudaStream_t main, int streams, int threads);
   ~PlanExec();
   PlanExec(const PlanExec&) = delete;
   PlanExec& operator=(const PlanExec&) = delete;

@@ -39,7 +39,6 @@ struct AgMmCeT {
                         "copy-engine all-gather, one GEMM per landed chunk (local shard first, then peers rotated)"};
   struct Config {
     static constexpr std::size_t kChunkRows = 1024;  // rows per progress flag (and per GEMM)
-    static constexpr int kStreams = 3;
   };
 
   template <class T, class Host>

@@ -30,7 +30,6 @@ struct AgMmStBulkT {
       "ag_mm.st_bulk_gemm", "st", FusedOp::kAgMm,
       "SM all-gather (all_gather.st) beside the local shard's GEMM, then the peers' rows in one GEMM each side"};
   struct Config {
-    static constexpr int kStreams = 2;
     static constexpr int kDefaultBlocks = 32;  // of all_gather.st: a quarter of the SMs
   };
 

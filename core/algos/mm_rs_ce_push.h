@@ -19,12 +19,15 @@
 namespace symm {
 
 // One rank's view of an mm_rs call: rows per owner, K per rank, bytes per row and per owner's
-// slot, and the chunking of a slot (at most max_chunks chunks of about chunk_rows rows).
+// slot, and the chunking of a slot (chunks of about chunk_rows rows). The plans record one event
+// per chunk of every rank's rows, from 1, then one per side stream: the chunk count stays within
+// kMaxEvents (and within the pad's kPlanChunks flags).
 struct MmRsSlots {
   std::size_t rows, kl, row_bytes, slot_bytes;
   Chunks ch;
   template <class T>
-  static MmRsSlots of(const FusedArgs& f, int world, std::size_t default_chunk_rows, int max_chunks) {
+  static MmRsSlots of(const FusedArgs& f, int world, std::size_t default_chunk_rows) {
+    const int max_chunks = std::min(pad::kPlanChunks, (kMaxEvents - 1 - kMaxStreams) / world);
     const std::size_t rows = f.m / std::size_t(world), kl = f.k / std::size_t(world), row_bytes = f.n * sizeof(T);
     const std::size_t chunk_rows = chunk_rows_for(rows, f.chunk_rows, default_chunk_rows, max_chunks);
     return MmRsSlots{rows, kl, row_bytes, rows * row_bytes, Chunks(rows * row_bytes, chunk_rows * row_bytes)};

@@ -63,16 +63,12 @@ struct MmRsGemmCeAccT {
       "kernel beside the GEMMs; own rows in two GEMMs"};
   struct Config {
     static constexpr std::size_t kChunkRows = 2048;  // rows per peer-phase GEMM, copy and flag
-    static constexpr int kStreams = 3;
   };
 
   template <class T, class Host>
   static void run(Host& h, const FusedArgs& f) {
     const int me = h.rank(), n = h.world();
-    // Events: one per chunk of every peer's rows and one per own chunk, from 1, then one per side
-    // stream: within kMaxEvents.
-    const MmRsSlots l =
-        MmRsSlots::of<T>(f, n, Config::kChunkRows, std::min(pad::kPlanChunks, (kMaxEvents - 1 - kMaxStreams) / n));
+    const MmRsSlots l = MmRsSlots::of<T>(f, n, Config::kChunkRows);
     const std::size_t rows = l.rows, kl = l.kl, row_bytes = l.row_bytes, slot_bytes = l.slot_bytes;
     const Chunks& ch = l.ch;
     const T* a = static_cast<const T*>(f.a);

@@ -42,15 +42,12 @@ struct MmRsGemmCeRingReduceT {
       "GEMM per owner's rows (rotated, own last), copy engine to the owner, ring-order reduce per chunk"};
   struct Config {
     static constexpr std::size_t kChunkRows = 2048;  // rows per GEMM, copy and progress flag
-    static constexpr int kStreams = 3;
   };
 
   template <class T, class Host>
   static void run(Host& h, const FusedArgs& f) {
     const int me = h.rank(), n = h.world();
-    // One event per chunk of every rank's rows, from 1, then one per side stream: within kMaxEvents.
-    const MmRsSlots l =
-        MmRsSlots::of<T>(f, n, Config::kChunkRows, std::min(pad::kPlanChunks, (kMaxEvents - 1 - kMaxStreams) / n));
+    const MmRsSlots l = MmRsSlots::of<T>(f, n, Config::kChunkRows);
     const std::size_t rows = l.rows, row_bytes = l.row_bytes, slot_bytes = l.slot_bytes;
     const Chunks& ch = l.ch;
     const T* a = static_cast<const T*>(f.a);

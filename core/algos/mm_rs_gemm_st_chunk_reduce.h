@@ -34,7 +34,6 @@ struct MmRsGemmStChunkReduce {
       "GEMM row tiles stored by the GEMM into the owner's scratch, flag per tile, owner reduces per tile"};
   struct Config {
     static constexpr std::size_t kChunkRows = 1024;  // rows per GEMM tile and progress flag
-    static constexpr int kStreams = 2;
   };
 
   template <class T, class Host>
