@@ -97,17 +97,19 @@ class Bench {
     plan_exec();
   }
   ~Bench() {
-    if (rt_.aborted()) return;  // cudaFree would wait for the device: the process is exiting
+    if (rt_.aborted()) {  // a free would wait for the device: the process is exiting
+      plain_in_.forget();
+      plain_out_.forget();
+      return;
+    }
     if (ce_.win) ncclCommWindowDeregister(ce_.comm, ce_.win);
     if (ce_.comm) ncclCommDestroy(ce_.comm);
-    if (plain_in_) cudaFree(plain_in_);
-    if (plain_out_) cudaFree(plain_out_);
   }
 
   void alloc_plain(std::size_t in_bytes, std::size_t out_bytes) {
     if (!o_.nccl) return;  // only the `nccl` baseline runs on plain buffers
-    SYMM_CUDA_CHECK(cudaMalloc(&plain_in_, std::max<std::size_t>(in_bytes, 16)));
-    SYMM_CUDA_CHECK(cudaMalloc(&plain_out_, std::max<std::size_t>(out_bytes, 16)));
+    plain_in_ = PlainBuffer(in_bytes, rt_.comm());
+    plain_out_ = PlainBuffer(out_bytes, rt_.comm());
   }
 
   int failures() const { return failures_; }
@@ -404,7 +406,7 @@ class Bench {
     void* scratch;
   };
   Buffers buffers(const Case& c, Op op, std::size_t bytes) {
-    if (!c.info && !c.symm) return Buffers{plain_in_, plain_out_, nullptr};
+    if (!c.info && !c.symm) return Buffers{plain_in_.get(), plain_out_.get(), nullptr};
     if (c.plan()) {
       const HeapLayout l = heap_layout(*c.info, bytes, rt_.world());
       return Buffers{rt_.heap() + l.in, rt_.heap() + l.out, rt_.heap() + l.scratch};
@@ -596,8 +598,7 @@ class Bench {
   const TestRankOverrides test_;
   std::string machine_;
   ResultsCsv csv_;
-  void* plain_in_ = nullptr;
-  void* plain_out_ = nullptr;
+  PlainBuffer plain_in_, plain_out_;  // the `nccl` baseline's (bench_common.h)
   SampleTimer timer_;
   std::unique_ptr<PlanExec> plan_exec_;
   NcclCe ce_;

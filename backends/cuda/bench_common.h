@@ -11,6 +11,8 @@
 #include <cerrno>
 #include <cstdint>
 #include <cstring>
+#include <exception>
+#include <utility>
 #include <fstream>
 #include <functional>
 #include <string>
@@ -21,6 +23,59 @@
 #include "core/common.h"
 
 namespace symm::cuda {
+
+// ---- the NCCL baselines' own buffers ("plain": outside the symmetric heap). With a communicator
+// they come from ncclMemAlloc and are registered with ncclCommRegister: NCCL's user-buffer path
+// (its kernels move bytes straight between the ranks' buffers instead of through its staging
+// FIFOs). nccl-tests' buffers reach that path in graph mode by themselves (one process drives
+// every GPU, and NCCL registers the buffers a captured call uses): measured on 2x H200, its
+// all-gather at 256M took 438 us in a graph and 549 us eager, and the bench's cudaMalloc'd row,
+// one process per GPU, 546 us in both modes. Without a communicator (an in-process team):
+// cudaMalloc. Freed only when no error unwinds (a free waits for the device, which may hold a
+// stream stuck on a flag).
+class PlainBuffer {
+ public:
+  PlainBuffer() = default;
+  PlainBuffer(std::size_t bytes, ncclComm_t comm) : comm_(comm) {
+    bytes = std::max<std::size_t>(bytes, 16);
+    if (!comm_) {
+      SYMM_CUDA_CHECK(cudaMalloc(&p_, bytes));
+      return;
+    }
+    SYMM_CUDA_CHECK(ncclMemAlloc(&p_, bytes));
+    SYMM_CUDA_CHECK(ncclCommRegister(comm_, p_, bytes, &handle_));
+  }
+  ~PlainBuffer() { release(); }
+  PlainBuffer(PlainBuffer&& o) noexcept { *this = std::move(o); }
+  PlainBuffer& operator=(PlainBuffer&& o) noexcept {
+    if (this != &o) {
+      release();
+      std::swap(p_, o.p_);
+      std::swap(comm_, o.comm_);
+      std::swap(handle_, o.handle_);
+    }
+    return *this;
+  }
+  void* get() const { return p_; }
+  // The process is ending after an abort: free nothing (a free would wait for the device).
+  void forget() { p_ = nullptr; }
+
+ private:
+  void release() {
+    if (!p_ || std::uncaught_exceptions() != 0) return;
+    if (!comm_) {
+      cudaFree(p_);
+    } else {
+      if (handle_) ncclCommDeregister(comm_, handle_);
+      ncclMemFree(p_);
+    }
+    p_ = nullptr;
+    handle_ = nullptr;
+  }
+  void* p_ = nullptr;
+  ncclComm_t comm_ = nullptr;
+  void* handle_ = nullptr;
+};
 
 // ---- inputs: every rank can regenerate every rank's input from (seed, rank, index), so the
 // float64 reference of its own output needs no communication.
@@ -98,13 +153,22 @@ class SampleTimer {
       else
         for (int i = 0; i < calls; ++i) one();
     };
-    for (int i = 0; i < warmup; ++i) sample();
+    for (int i = 0; i < warmup; ++i) {
+      sample();
+      if (!graph && rt_.team()) settle();
+    }
     settle();
     rt_.barrier();
+    // A team's eager samples are waited for one by one: the ranks' threads share one CUDA
+    // context, and a thread that enqueues far ahead of a peer whose flag its streams wait on can
+    // block inside the driver once the context's launch queue is full, where no watchdog runs
+    // (an H200, 4 and 8 ranks, reduce_scatter's copy-engine plan in eager mode: never ended).
+    const bool one_by_one = !graph && rt_.team();
     for (int i = 0; i < iters_; ++i) {
       SYMM_CUDA_CHECK(cudaEventRecord(events_[std::size_t(2 * i)], s));
       sample();
       SYMM_CUDA_CHECK(cudaEventRecord(events_[std::size_t(2 * i + 1)], s));
+      if (one_by_one && i + 1 < iters_) settle();
     }
     if (in_flight) in_flight();
     settle();

@@ -34,19 +34,8 @@ struct Case {
   std::string name() const { return algo ? algo->id : nccl ? "nccl_cublaslt" : "cublaslt"; }
 };
 
-// Device buffers of one (op, shape, dtype): symmetric ones in the heap, plain ones cudaMalloc'd.
-struct Plain {
-  void* p = nullptr;
-  Plain() = default;
-  explicit Plain(std::size_t bytes) { SYMM_CUDA_CHECK(cudaMalloc(&p, std::max<std::size_t>(bytes, 16))); }
-  ~Plain() {
-    // Not while an error unwinds: cudaFree synchronizes the device and could wait forever behind
-    // a stream stuck on a flag (an in-process team peer's too); the process is ending anyway.
-    if (p && std::uncaught_exceptions() == 0) cudaFree(p);
-  }
-  Plain(const Plain&) = delete;
-  Plain& operator=(const Plain&) = delete;
-};
+// Device buffers of one (op, shape, dtype): symmetric ones in the heap, plain ones PlainBuffers
+// (bench_common.h: registered with NCCL where there is a communicator).
 
 class FusedBench {
  public:
@@ -94,9 +83,10 @@ class FusedBench {
     char* heap = rt_.heap();
     void* sym_a = ag ? heap : nullptr;
     void* work = ag ? heap + align(fb.a) : heap;
-    Plain a_plain(fb.a), b(fb.b), c(fb.c), partial(ag ? 0 : fb.partial);
-    Plain base_full(ag ? fb.gathered : fb.partial), base_c(fb.c);  // the baselines' own buffers
-    const void* a_dev = ag ? sym_a : a_plain.p;
+    ncclComm_t nc = rt_.comm();
+    PlainBuffer a_plain(fb.a, nc), b(fb.b, nc), c(fb.c, nc), partial(ag ? 0 : fb.partial, nc);
+    PlainBuffer base_full(ag ? fb.gathered : fb.partial, nc), base_c(fb.c, nc);  // the baselines' own buffers
+    const void* a_dev = ag ? sym_a : a_plain.get();
 
     // Inputs: A from (seed, rank); B from (seed+1, 0) for ag_mm (replicated), (seed+1, rank) for mm_rs.
     const uint64_t seed = next_seed_++ * 2 + 1;
@@ -105,16 +95,16 @@ class FusedBench {
     const std::vector<T> b_host = make_input<T>(seed + 1, ag ? 0 : me, b_count);
     cudaStream_t st = rt_.stream();
     SYMM_CUDA_CHECK(cudaMemcpyAsync(const_cast<void*>(a_dev), a_host.data(), fb.a, cudaMemcpyHostToDevice, st));
-    if (ag) SYMM_CUDA_CHECK(cudaMemcpyAsync(a_plain.p, a_host.data(), fb.a, cudaMemcpyHostToDevice, st));
-    SYMM_CUDA_CHECK(cudaMemcpyAsync(b.p, b_host.data(), fb.b, cudaMemcpyHostToDevice, st));
+    if (ag) SYMM_CUDA_CHECK(cudaMemcpyAsync(a_plain.get(), a_host.data(), fb.a, cudaMemcpyHostToDevice, st));
+    SYMM_CUDA_CHECK(cudaMemcpyAsync(b.get(), b_host.data(), fb.b, cudaMemcpyHostToDevice, st));
     rt_.sync();
 
     FusedArgs f;
     f.a = a_dev;
-    f.b = b.p;
-    f.c = c.p;
+    f.b = b.get();
+    f.c = c.get();
     f.work = work;
-    f.partial = partial.p;
+    f.partial = partial.get();
     f.m = s.m, f.n = s.n, f.k = s.k;
     f.dtype = t;
     f.chunk_rows = o_.chunk_rows;
@@ -124,18 +114,18 @@ class FusedBench {
       const ncclDataType_t nt = nccl_type(t);
       ncclComm_t comm = rt_.comm();
       if (ag) {
-        const GemmArgs g = gemm_args(base_full.p, b.p, base_c.p, s.m, s.n, kl, t);
-        const void* shard = a_plain.p;
-        void* full = base_full.p;
+        const GemmArgs g = gemm_args(base_full.get(), b.get(), base_c.get(), s.m, s.n, kl, t);
+        const void* shard = a_plain.get();
+        void* full = base_full.get();
         const std::size_t count = a_count;
         return [=, this]() {
           if (with_nccl) SYMM_CUDA_CHECK(ncclAllGather(shard, full, count, nt, comm, st));
           gemm_.run(st, 0, g);
         };
       }
-      const GemmArgs g = gemm_args(a_plain.p, b.p, base_full.p, s.m, s.n, kl, t);
-      void* part = base_full.p;
-      void* out = base_c.p;
+      const GemmArgs g = gemm_args(a_plain.get(), b.get(), base_full.get(), s.m, s.n, kl, t);
+      void* part = base_full.get();
+      void* out = base_c.get();
       const std::size_t count = c_count;
       return [=, this]() {
         gemm_.run(st, 0, g);
@@ -147,7 +137,7 @@ class FusedBench {
       const FusedAlgo* al = cs.algo;
       return [=, this]() { exec_.enqueue_fused(*al, f); };
     };
-    auto out_of = [&](const Case& cs) { return cs.algo ? c.p : base_c.p; };
+    auto out_of = [&](const Case& cs) { return cs.algo ? c.get() : base_c.get(); };
 
     // The reference (float64) of this rank's C, when small enough.
     std::vector<double> want;
@@ -174,7 +164,7 @@ class FusedBench {
     }
 
     std::vector<double> base_answer;
-    if (o_.check && team()) base_answer = team_answer<T>(op, s, fb, a_plain.p, b.p, base_full.p, base_c.p);
+    if (o_.check && team()) base_answer = team_answer<T>(op, s, fb, a_plain.get(), b.get(), base_full.get(), base_c.get());
     const double bound = matmul_err_bound(t, w, !ag);
     for (const Case& cs : cases) {
       ResultRow row;
