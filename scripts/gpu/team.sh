@@ -9,9 +9,10 @@
 #                               2, 4, 8, sizes 4K:256M:x4, graph and eager, checked (float64) up to 64M
 #   fused_team_<m>.csv / .log   ag_mm, mm_rs, every fused plan + cublaslt, shapes 8b, 70b, M 4096
 #                               and 16384, worlds 2 and 4, checked against peer copies + cuBLASLt
-#   suite_team_<m>.log          tests/gpu/run.sh correctness + hang, every world as a team
+#   suite_team_<m>.log          tests/gpu/run.sh correctness + hang + sanitize, every world as a team
+#   sanitize_team_<m>.tgz       compute-sanitizer's logs per tool and world (2, 4)
 #   calibrate_team_<m>.csv/.log calibrate at world 2 and 4 (rows that need a peer get one)
-#   topo.txt                    the GPU
+#   (the GPU, nvidia-smi: at the head of bench_team_<m>.log)
 # These numbers are one GPU's HBM and L2 shared by N ranks, not NVLink: rows are named by device
 # and GPU count (h200x1), the world column counts ranks, and no NCCL baseline exists (NCCL refuses
 # two ranks on one GPU). Multicast stays off and no multimem program runs.
@@ -28,14 +29,14 @@ M=${2:?usage: scripts/gpu/team.sh <out-dir> <machine-name (h200x1, h100x1)>}
 mkdir -p "$DIR"
 BIN=.carry/symmcoll-cuda  # the CUDA build of the command (apps/CMakeLists.txt)
 [ -x $BIN ] || BIN=.carry/symmcoll
-# Timeouts (seconds); every step ends by its own, so the script ends in at most their sum (535 s).
-T_BENCH=${T_BENCH:-"55 60 75"}  # worlds 2 4 8
-T_FUSED=${T_FUSED:-"40 50"}     # worlds 2 4
-T_SUITE=${T_SUITE:-170}
-T_CALIB=${T_CALIB:-"40 45"}     # worlds 2 4
+# Timeouts (seconds); every step ends by its own, so the script ends in at most their sum (545 s).
+T_BENCH=${T_BENCH:-"45 50 55"}  # worlds 2 4 8
+T_FUSED=${T_FUSED:-"35 40"}     # worlds 2 4
+T_SUITE=${T_SUITE:-260}
+T_CALIB=${T_CALIB:-"30 30"}     # worlds 2 4
 { nvidia-smi --query-gpu=index,name,memory.total,clocks.max.sm,power.limit --format=csv; nvidia-smi topo -m; } \
-  > "$DIR/topo.txt" 2>&1
-head -2 "$DIR/topo.txt"
+  2>&1 | sed 's/^/# /' > "$DIR/bench_team_$M.log"
+head -2 "$DIR/bench_team_$M.log"
 SECONDS=0
 rc=0
 nth() { echo "$2" | awk -v i="$1" '{ print $i }'; }
@@ -52,7 +53,6 @@ join_csv() {
 }
 
 # ---- 1. the collective bench: worlds 2, 4, 8 ------------------------------------------------
-: > "$DIR/bench_team_$M.log"
 i=0
 for w in 2 4 8; do
   i=$((i + 1))
@@ -86,14 +86,15 @@ done
 join_csv "$DIR/fused_team_$M.csv" "$DIR"/fused_team_${M}_w2.csv "$DIR"/fused_team_${M}_w4.csv
 grep -E "FAIL|error|check failure" "$DIR/fused_team_$M.log" | head -12
 
-# ---- 3. the GPU suite in team mode: correctness (worlds 2, 3, 4, 8) and hang ------------------
+# ---- 3. the GPU suite in team mode: correctness (worlds 2, 3, 4, 8), hang, sanitize (2, 4) ----
 # The suite's build dir is where it finds the binary: a directory holding apps/symmcoll-cuda.
 SUITE_BUILD=$(mktemp -d)
 mkdir -p "$SUITE_BUILD/apps" && ln -s "$PWD/$BIN" "$SUITE_BUILD/apps/symmcoll-cuda"
 timeout "$T_SUITE" env SYMM_TEST_TEAM=1 SYMM_TEST_SIZES=16K,1M SYMM_TEST_SIZES_ODD=48K,768K SYMM_TEST_REPLAYS=100 \
-  SYMM_TEST_LOGDIR="$SUITE_BUILD/logs" bash tests/gpu/run.sh "$SUITE_BUILD" correctness hang \
+  SYMM_TEST_LOGDIR="$SUITE_BUILD/logs" SAN_WORLDS="2 4" bash tests/gpu/run.sh "$SUITE_BUILD" correctness hang sanitize \
   > "$DIR/suite_team_$M.log" 2>&1
 r=$?
+(cd "$SUITE_BUILD/logs" 2>/dev/null && tar czf "$DIR/sanitize_team_$M.tgz" sanitize_*.log 2>/dev/null)
 rm -rf "$SUITE_BUILD"
 echo "# suite: rc $r at ${SECONDS}s"
 grep -E "^--- FAIL|GPU suite" "$DIR/suite_team_$M.log" | head -12
