@@ -210,6 +210,9 @@ void plan_rows(Calibrator& c, Runtime& rt) {
   const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   std::printf("# plan wait probe: reported after %.3f s: %s\n", took, report.c_str());
   std::fflush(stdout);
+  // An in-process team: every rank has reported before any releases (on one H100 at 4 ranks, two
+  // ranks' releases issued while the others' watchdogs still looked never returned to the host).
+  if (rt.team()) rt.barrier();
   // Release the stuck stream: the flag's value, written from another stream.
   SYMM_CUDA_CHECK(cudaMemcpyAsync(rt.handle().pad_local + stuck, seven, sizeof(uint32_t), cudaMemcpyHostToDevice, s));
   std::printf("# plan wait probe: flag written from another stream\n");

@@ -15,6 +15,8 @@
 
 #include <map>
 #include <memory>
+#include <set>
+#include <utility>
 #include <tuple>
 #include <vector>
 
@@ -34,6 +36,15 @@ class GemmRunner {
   // C = A x B on `stream`, using stream index `slot`'s workspace (0 .. streams-1).
   void run(cudaStream_t stream, int slot, const GemmArgs& g);
 
+  // Runs g once on `stream` and waits for it, the first time its cuBLASLt configuration is seen
+  // (shape, type, with or without C_in); nothing after that. cuBLASLt loads a kernel's module on
+  // its first launch, and a module load waits for the whole context: on a GPU whose streams hold
+  // waits for flags that this call's own later work would set (an in-process team's peers), that
+  // first launch never returns (8 ranks on one H100, mm_rs ce_acc: cuLibraryLoadData blocked, the
+  // other ranks' threads on cuBLASLt's lock). Priming every GEMM of a plan before any rank
+  // enqueues its waits keeps module loads out of the spinning.
+  void prime(cudaStream_t stream, const GemmArgs& g);
+
   // Number of shapes planned so far (each costs one heuristic query, the first time).
   std::size_t cached() const { return plans_.size(); }
 
@@ -45,6 +56,7 @@ class GemmRunner {
   void* handle_ = nullptr;  // cublasLtHandle_t
   std::vector<void*> workspaces_;
   std::map<Key, std::unique_ptr<Plan>> plans_;
+  std::set<std::pair<Key, bool>> primed_;  // (configuration, with C_in) already launched once
 };
 
 }  // namespace symm::cuda

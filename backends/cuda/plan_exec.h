@@ -48,6 +48,11 @@ class PlanExec {
   // The same for a fused matmul + collective plan (core/fused.h), by its table entry; element
   // type a.dtype. a.streams is overridden by this executor's stream count.
   void enqueue_fused(const FusedAlgo& algo, const FusedArgs& a);
+  // Runs each GEMM that enqueue_fused(algo, a) would enqueue whose cuBLASLt configuration has not
+  // run yet, once, on the main stream, and waits for it (GemmRunner::prime says why); no copies,
+  // flags or kernels. Call it on every rank, then meet (a barrier), before the first enqueue_fused
+  // of a configuration. It writes the GEMMs' outputs (the call that follows overwrites them).
+  void prime_fused(const FusedAlgo& algo, const FusedArgs& a);
 
   // The watchdog's view after `main` did not finish in time: the first stream wait (in each
   // stream's order) whose after-event has not completed, with the flag's current value, as
@@ -64,6 +69,7 @@ class PlanExec {
   void write_flag(int s, int peer, uint32_t slot, uint32_t value);
   void wait_flag(int s, uint32_t slot, uint32_t value);
   void gemm(int s, const GemmArgs& g) { gemm_->run(stream(s), s, g); }
+  void prime_gemm(const GemmArgs& g) { gemm_->prime(stream(0), g); }
   void begin_call();  // forks side streams from main
   void end_call();    // joins side streams into main
 

@@ -52,6 +52,50 @@ class CudaHost {
 };
 static_assert(HostCtx<CudaHost>);
 
+// The same verbs, where only the GEMMs run, each configuration once (PlanExec::prime_fused).
+class GemmPrimeHost {
+ public:
+  explicit GemmPrimeHost(PlanExec& x) : x_(x), h_(x.handle()) {}
+  int rank() const { return h_.rank; }
+  int world() const { return h_.world; }
+  int streams() const { return x_.streams(); }
+  template <class T>
+  T* peer(T* p, int r) const {
+    if (r == h_.rank) return p;
+    const std::size_t off = reinterpret_cast<const char*>(p) - h_.heap_base;
+    return reinterpret_cast<T*>(h_.heap_peer[r] + off);
+  }
+  template <class Program, class T>
+  void launch(int, const CollArgs&, int) {}
+  void copy_engine(int, void*, const void*, std::size_t) {}
+  void write_flag(int, int, uint32_t, uint32_t) {}
+  void wait_flag(int, uint32_t, uint32_t) {}
+  void record(int, int) {}
+  void wait_event(int, int) {}
+  void gemm(int, const GemmArgs& g) { x_.prime_gemm(g); }
+
+ private:
+  PlanExec& x_;
+  const DeviceHandle& h_;
+};
+static_assert(HostCtx<GemmPrimeHost>);
+
+// Runs fused plan `algo` on `host` (bf16 or fp16); false where the table has no such plan.
+template <class Host>
+bool run_fused_plan(Host& host, const FusedAlgo& algo, const FusedArgs& a) {
+  return with_fused_plan(algo.id, [&]<class P>() {
+    switch (a.dtype) {
+      case DType::kBF16: return P::template run<bf16>(host, a);
+      case DType::kFP16: return P::template run<fp16>(host, a);
+      default:
+#if !defined(__CUDA_ARCH__)
+        fail(ErrorCode::kInvalidArgument, std::string(algo.id) + " runs bf16 and fp16 only");
+#endif
+        return;
+    }
+  });
+}
+
 }  // namespace plans_detail
 using plans_detail::CudaHost;
 
@@ -67,18 +111,16 @@ void preload_plan_programs() {
 void PlanExec::enqueue_fused(const FusedAlgo& algo, const FusedArgs& a) {
   begin_call();
   CudaHost host(*this);
-  const bool known = with_fused_plan(algo.id, [&]<class P>() {
-    switch (a.dtype) {
-      case DType::kBF16: return P::template run<bf16>(host, a);
-      case DType::kFP16: return P::template run<fp16>(host, a);
-      default:
-#if !defined(__CUDA_ARCH__)
-        fail(ErrorCode::kInvalidArgument, std::string(algo.id) + " runs bf16 and fp16 only");
-#endif
-        return;
-    }
-  });
+  const bool known = plans_detail::run_fused_plan(host, algo, a);
   end_call();
+#if !defined(__CUDA_ARCH__)
+  if (!known) fail(ErrorCode::kInternal, "no CUDA plan for fused algorithm " + std::string(algo.id));
+#endif
+}
+
+void PlanExec::prime_fused(const FusedAlgo& algo, const FusedArgs& a) {
+  plans_detail::GemmPrimeHost host(*this);
+  const bool known = plans_detail::run_fused_plan(host, algo, a);
 #if !defined(__CUDA_ARCH__)
   if (!known) fail(ErrorCode::kInternal, "no CUDA plan for fused algorithm " + std::string(algo.id));
 #endif
