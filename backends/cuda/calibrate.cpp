@@ -212,7 +212,8 @@ void plan_rows(Calibrator& c, Runtime& rt) {
   std::fflush(stdout);
   // An in-process team: every rank has reported before any releases (on one H100 at 4 ranks, two
   // ranks' releases issued while the others' watchdogs still looked never returned to the host).
-  if (rt.team()) rt.barrier();
+  // (A host-only meeting: Runtime::barrier would first wait for this rank's stuck stream.)
+  if (rt.team()) rt.team()->barrier(me, "the plan wait probe: every rank reported");
   // Release the stuck stream: the flag's value, written from another stream.
   SYMM_CUDA_CHECK(cudaMemcpyAsync(rt.handle().pad_local + stuck, seven, sizeof(uint32_t), cudaMemcpyHostToDevice, s));
   std::printf("# plan wait probe: flag written from another stream\n");
@@ -330,9 +331,11 @@ int calibrate_rank(Runtime& rt, const calib::CalibPlan& plan, std::size_t half, 
   }
   // A team's ranks share the GPU: the GEMM and stream-flag rows of every rank run at once (each
   // rank's row is the max over ranks as everywhere), and the barriers keep them apart from the rows before.
-  if (rt.team()) rt.barrier();
+  // (A host-only meeting: Runtime::barrier would first wait for this rank's stuck stream.)
+  if (rt.team()) rt.team()->barrier(me, "the plan wait probe: every rank reported");
   gemm_rows(c, rt, plan);
-  if (rt.team()) rt.barrier();
+  // (A host-only meeting: Runtime::barrier would first wait for this rank's stuck stream.)
+  if (rt.team()) rt.team()->barrier(me, "the plan wait probe: every rank reported");
   plan_rows(c, rt);
   rt.barrier();
   if (me == 0) {
