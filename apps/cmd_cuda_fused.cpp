@@ -36,7 +36,7 @@ int cmd_bench_fused_cuda(int argc, char** argv) {
   d.add_options()("help,h", "this text")("backend", po::value<std::string>(), "cuda")("op", po::value(&ops),
                                                                                       "ag_mm, mm_rs (comma list)")(
       "algo", po::value(&o.algos)->default_value(o.algos),
-      "ids, names or aliases (ag_mm: ce, ce_bulk, st; mm_rs: ce, st), or all")(
+      ("ids, names or aliases (" + fused_alias_list() + "), or all").c_str())(
       "dtype", po::value(&dtypes)->default_value(dtypes), "bf16, fp16 (comma list)")(
       "shape", po::value(&shapes), "named shapes: 8b, 70b (comma list)")(
       "m", po::value(&ms)->default_value(ms), "M values (comma list); world must divide each")(

@@ -95,10 +95,9 @@ int cmd_fused_sim(int argc, char** argv, bool sweep) {
       ("machine", po::value(&machine)->default_value(machine), "machine file name or .ini path")
       ("world,w", po::value(&world)->default_value(world), "ranks (0: the machine's GPU count)")
       ("op", po::value(&op_s), sweep ? "ag_mm, mm_rs (comma list)" : "ag_mm | mm_rs")
-      ("algo", po::value(&algo_s), sweep ? "all or a comma list (ag_mm: ce, ce_bulk, st; mm_rs: ce, st; the "
-                                           "baselines cublaslt, seq_coll_gemm)"
-                                         : "one algorithm (ag_mm: ce, ce_bulk, st; mm_rs: ce, st) or a baseline "
-                                           "(cublaslt, seq_coll_gemm)")
+      ("algo", po::value(&algo_s), (sweep ? "all or a comma list (" + fused_alias_list() + "; the baselines cublaslt, seq_coll_gemm)"
+                                          : "one algorithm (" + fused_alias_list() +
+                                                ") or a baseline (cublaslt, seq_coll_gemm)").c_str())
       ("shape", po::value(&shape_s), sweep ? "8b (N 1792, K 4096), 70b (N 3584, K 8192) (comma list)"
                                            : "8b (N 1792, K 4096) | 70b (N 3584, K 8192)")
       ("m", po::value(&ms)->default_value(ms), sweep ? "M values (comma list)" : "M")

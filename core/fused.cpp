@@ -80,6 +80,17 @@ FusedBuffers fused_buffers(FusedOp op, const MatShape& s, int world, DType t) {
   return b;
 }
 
+std::string fused_alias_list() {
+  std::string out;
+  for (FusedOp op : {FusedOp::kAgMm, FusedOp::kMmRs}) {
+    out += std::string(out.empty() ? "" : "; ") + fused_op_name(op) + ":";
+    bool first = true;
+    for (const FusedAlgo& a : fused_algorithms())
+      if (a.op == op) out += std::string(first ? " " : ", ") + a.alias, first = false;
+  }
+  return out;
+}
+
 const std::vector<FusedAlgo>& fused_algorithms() {
   static const std::vector<FusedAlgo> t = [] {
     std::vector<FusedAlgo> v;

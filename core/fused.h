@@ -95,6 +95,10 @@ const std::vector<FusedAlgo>& fused_baselines();
 // The baseline of `op` called `name` ("cublaslt", "seq_coll_gemm"), or nullptr.
 const FusedAlgo* find_fused_baseline(FusedOp op, const std::string& name);
 
+// "ag_mm: ce, ce_bulk, st; mm_rs: ce, ce_acc, st": every fused plan's alias by op, from
+// fused_algorithms() (the help texts of both backends).
+std::string fused_alias_list();
+
 // "all", ids, suffixes or aliases of `op`'s algorithms, comma separated; unknown names throw
 // kInvalidArgument listing the valid ones.
 std::vector<const FusedAlgo*> parse_fused_algos(FusedOp op, const std::string& spec);
