@@ -12,10 +12,10 @@
 #include <cstdint>
 #include <cstring>
 #include <exception>
-#include <utility>
 #include <fstream>
 #include <functional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "backends/cuda/check.h"

@@ -2,9 +2,9 @@
 #include "backends/cuda/bench_fused.h"
 
 #include <algorithm>
-#include <cstdlib>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <exception>
 #include <fstream>
 #include <functional>
@@ -41,7 +41,11 @@ struct Case {
 class FusedBench {
  public:
   FusedBench(const FusedBenchOptions& o, Runtime& rt)
-      : o_(o), rt_(rt), exec_(rt.handle(), rt.stream(), o.streams, 512), gemm_(1), timer_(rt, o.iters) {
+      : o_(o),
+        rt_(rt),
+        exec_(rt.handle(), rt.stream(), o.streams, 512),
+        gemm_(1, rt.handle().gpu_ranks),
+        timer_(rt, o.iters) {
     machine_ = o.machine.empty() ? rt.machine() : o.machine;
     csv_.open(rt, o.csv, csv_header());
   }
@@ -165,7 +169,8 @@ class FusedBench {
     }
 
     std::vector<double> base_answer;
-    if (o_.check && team()) base_answer = team_answer<T>(op, s, fb, a_plain.get(), b.get(), base_full.get(), base_c.get());
+    if (o_.check && team())
+      base_answer = team_answer<T>(op, s, fb, a_plain.get(), b.get(), base_full.get(), base_c.get());
     // Every fused case's GEMMs once on every rank, before any rank enqueues a flag wait: cuBLASLt
     // loads a kernel's module on its first launch, and that load waits for the whole context
     // (GemmRunner::prime). Before the poisoned checked calls, which overwrite what this writes.

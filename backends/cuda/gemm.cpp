@@ -3,6 +3,7 @@
 
 #include <cublasLt.h>
 
+#include <algorithm>
 #include <exception>
 #include <string>
 
@@ -40,7 +41,13 @@ struct GemmRunner::Plan {
   }
 };
 
-GemmRunner::GemmRunner(int streams) {
+GemmRunner::GemmRunner(int streams, int gpu_share) {
+  if (gpu_share > 1) {
+    int dev = 0, sms = 0;
+    SYMM_CUDA_CHECK(cudaGetDevice(&dev));
+    SYMM_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
+    sm_target_ = std::max(1, sms / gpu_share);
+  }
   cublasLtHandle_t h = nullptr;
   SYMM_LT_CHECK(cublasLtCreate(&h));
   handle_ = h;
@@ -72,6 +79,10 @@ const GemmRunner::Plan& GemmRunner::plan(const GemmArgs& g) {
   const cublasOperation_t no = CUBLAS_OP_N;
   SYMM_LT_CHECK(cublasLtMatmulDescSetAttribute(p->op, CUBLASLT_MATMUL_DESC_TRANSA, &no, sizeof no));
   SYMM_LT_CHECK(cublasLtMatmulDescSetAttribute(p->op, CUBLASLT_MATMUL_DESC_TRANSB, &no, sizeof no));
+  if (sm_target_ > 0) {
+    const int32_t target = sm_target_;
+    SYMM_LT_CHECK(cublasLtMatmulDescSetAttribute(p->op, CUBLASLT_MATMUL_DESC_SM_COUNT_TARGET, &target, sizeof target));
+  }
   // Column-major view: "A" = B^T (n x k, ld ldb), "B" = A^T (k x m, ld lda), C^T (n x m, ld ldc).
   SYMM_LT_CHECK(cublasLtMatrixLayoutCreate(&p->a, t, uint64_t(g.n), uint64_t(g.k), int64_t(g.ldb)));
   SYMM_LT_CHECK(cublasLtMatrixLayoutCreate(&p->b, t, uint64_t(g.k), uint64_t(g.m), int64_t(g.lda)));
@@ -85,6 +96,11 @@ const GemmRunner::Plan& GemmRunner::plan(const GemmArgs& g) {
   for (auto attr : {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES,
                     CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES})
     SYMM_LT_CHECK(cublasLtMatmulPreferenceSetAttribute(pref, attr, &align, sizeof align));
+  if (sm_target_ > 0) {
+    const uint32_t none = CUBLASLT_REDUCTION_SCHEME_NONE;
+    SYMM_LT_CHECK(
+        cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_REDUCTION_SCHEME_MASK, &none, sizeof none));
+  }
   cublasLtMatmulHeuristicResult_t res{};
   int found = 0;
   const cublasStatus_t s = cublasLtMatmulAlgoGetHeuristic(static_cast<cublasLtHandle_t>(handle_), p->op, p->a, p->b,

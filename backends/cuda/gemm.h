@@ -16,8 +16,8 @@
 #include <map>
 #include <memory>
 #include <set>
-#include <utility>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 #include "core/plan.h"
@@ -28,7 +28,10 @@ class GemmRunner {
  public:
   static constexpr std::size_t kWorkspaceBytes = 32u << 20;  // cuBLASLt's advice for Hopper
 
-  explicit GemmRunner(int streams);
+  // gpu_share: ranks that share this GPU (an in-process team); above 1, each GEMM is planned for
+  // its share of the SMs (cuBLASLt's SM_COUNT_TARGET) and without split-K reductions, so that the
+  // ranks' concurrent GEMMs fit on the GPU together instead of each sizing its grid for all of it.
+  explicit GemmRunner(int streams, int gpu_share = 1);
   ~GemmRunner();
   GemmRunner(const GemmRunner&) = delete;
   GemmRunner& operator=(const GemmRunner&) = delete;
@@ -54,6 +57,7 @@ class GemmRunner {
   const Plan& plan(const GemmArgs& g);
 
   void* handle_ = nullptr;  // cublasLtHandle_t
+  int sm_target_ = 0;       // 0: the whole GPU
   std::vector<void*> workspaces_;
   std::map<Key, std::unique_ptr<Plan>> plans_;
   std::set<std::pair<Key, bool>> primed_;  // (configuration, with C_in) already launched once

@@ -46,7 +46,7 @@ PlanExec::PlanExec(const DeviceHandle& h, cudaStream_t main, int streams, int th
   SYMM_CUDA_CHECK(cudaMallocHost(&probe_host_, sizeof(uint32_t)));
   write_fn_ = driver_fn("cuStreamWriteValue32");
   wait_fn_ = driver_fn("cuStreamWaitValue32");
-  gemm_ = std::make_unique<GemmRunner>(streams);
+  gemm_ = std::make_unique<GemmRunner>(streams, h_.gpu_ranks);
 }
 
 PlanExec::~PlanExec() {
