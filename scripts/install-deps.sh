@@ -3,7 +3,7 @@
 # Used by `make test` / `make experiments`; safe to run again.
 set -euo pipefail
 pkgs=(cmake g++ make libeigen3-dev libboost-program-options-dev libboost-context-dev
-      libgtest-dev libgmock-dev python3-matplotlib clang-format)
+      libgtest-dev libgmock-dev python3-matplotlib python3-numpy clang-format)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
