@@ -22,3 +22,10 @@ timeout 60 python3 examples/python/sim_numpy.py --quick >> "$L" 2>&1; echo "### 
 echo "### tests/python/test_python_api.py" >> "$L"
 SYMM_TEST_HAVE_GPU=1 timeout 60 python3 tests/python/test_python_api.py >> "$L" 2>&1; echo "### rc $?" >> "$L"
 cat "$L"
+# On a machine with 2 GPUs or more (kind nvidia-h200-x2): the process-group adoption under torchrun.
+if [ "$(nvidia-smi -L | wc -l)" -ge 2 ]; then
+  echo "### torchrun --nproc_per_node 2 torch_process_group.py" >> "$L"
+  CUDA_VISIBLE_DEVICES=0,1 timeout 180 torchrun --nproc_per_node 2 examples/python/torch_process_group.py >> "$L" 2>&1
+  echo "### rc $?" >> "$L"
+  tail -8 "$L"
+fi
