@@ -300,6 +300,13 @@ int calibrate_rank(Runtime& rt, const calib::CalibPlan& plan, std::size_t half, 
     c.row("pingpong_store", 1, true, n, c.program(P::kPingPongStore, b, 1), 20);
     c.row("load_chain", 1, true, n, c.program(P::kLoadChain, b, 1), 20);
   }
+  // Back-to-back calls of a kernel longer than the launch interval, launched as the bench launches
+  // device programs, in a graph and eager: eager's extra cost per call (launch_eager_gap_us).
+  for (int n : plan.rounds) {
+    if (!peers || n < 16) continue;
+    const std::size_t b = std::size_t(n) * kVecBytes;
+    for (bool graph : {true, false}) c.row("launch_busy", 1, graph, n, c.program(P::kLoadChainPdl, b, 1), 20);
+  }
   for (int blocks : plan.peer_blocks) {
     if (blocks > all || !peers) continue;
     for (double b : plan.small_bytes)

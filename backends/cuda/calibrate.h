@@ -20,6 +20,7 @@ enum class CalibProgram {
   kPingPongAcqRel,
   kPingPongStore,
   kLoadChain,
+  kLoadChainPdl,  // the same, launched as the bench launches device programs (programmatic dependent launch)
   kCopyLocal,
   kCopyPeer,
   kCopyScatter,

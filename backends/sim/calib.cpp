@@ -120,6 +120,11 @@ std::vector<CalibRow> simulate_calibration(const Machine& m, int world, const Ca
     add("pingpong_store", 1, true, n, sim_time<PingPongStore>(m, world, b, 1, true));
     add("load_chain", 1, true, n, sim_time<LoadChain>(m, world, b, 1, true));
   }
+  for (int n : plan.rounds) {
+    if (n < 16) continue;
+    const std::size_t b = std::size_t(n) * kVecBytes;
+    for (bool graph : {true, false}) add("launch_busy", 1, graph, n, sim_time<LoadChain>(m, world, b, 1, graph));
+  }
   for (int blocks : plan.peer_blocks) {
     if (blocks > m.sms) continue;
     for (double b : plan.small_bytes)

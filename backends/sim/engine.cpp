@@ -33,6 +33,7 @@ Simulator::Simulator(const RunSpec& spec, ProgramFn fn, std::vector<int> call_bl
       store_ps_(us_to_ps(spec.machine.store_latency_us)),
       flag_ps_(us_to_ps(spec.machine.flag_latency_us)),
       acquire_ps_(us_to_ps(spec.machine.acquire_us)),
+      peer_kernel_ps_(us_to_ps(spec.machine.peer_kernel_us)),
       block_bpp_(gbps_to_bpp(spec.machine.block_GBps)),
       net_([&] {
         std::vector<BytesPerPs> cap;

@@ -177,6 +177,10 @@ FitResult fit_machine(const CalibTable& t, const Machine& base, const std::strin
     }
   }
   const double vec_us = 16.0 / (m.block_GBps * 1e3);  // one 16-byte vector at the block rate
+  // The intercepts of the relaxed ping-pong and the load chain: a kernel that reaches a peer,
+  // with no hop (peer_kernel_us below).
+  double c_pingpong = -1, c_load = -1;
+  std::vector<int> c_lines;
   {
     // The three ping-pongs at once, each with its own intercept, hops sharing costs:
     //   relaxed  t = c1 + 2x f
@@ -205,6 +209,8 @@ FitResult fit_machine(const CalibTable& t, const Machine& base, const std::strin
       if (acq) idx.insert(idx.end(), q.begin(), q.end());
       idx.insert(idx.end(), b.begin(), b.end());
       const Fit f = solve(d, tt, idx);
+      c_pingpong = f.p(0);
+      c_lines.insert(c_lines.end(), a.begin(), a.end());
       m.flag_latency_us = f.p(3);
       m.acquire_us = acq ? f.p(4) : 0;
       m.store_latency_us = f.p(5);
@@ -221,7 +227,47 @@ FitResult fit_machine(const CalibTable& t, const Machine& base, const std::strin
           idx, [](const CalibRow& r) { return r.x; }, [&](const CalibRow& r) { return r.time_us - r.x * vec_us; });
       m.load_rtt_us = f.p(1);
       note("load_rtt_us", "load_chain: t = c + n (rtt + 16 B at the block rate)", f);
+      c_load = f.p(0);
+      c_lines.insert(c_lines.end(), idx.begin(), idx.end());
     }
+  }
+  // Eager calls of a kernel longer than the launch interval cost its graph time plus a gap: the
+  // mean of eager - graph over the launch_busy rows' sizes.
+  {
+    const std::vector<int> idx = bench("launch_busy");
+    std::vector<double> gaps;
+    std::vector<int> used;
+    for (int i : idx) {
+      const CalibRow& e = R[std::size_t(i)];
+      if (e.graph) continue;
+      for (int j : idx) {
+        const CalibRow& g = R[std::size_t(j)];
+        if (g.graph && g.x == e.x && g.blocks == e.blocks) {
+          gaps.push_back(e.time_us - g.time_us);
+          used.push_back(j), used.push_back(i);
+          break;
+        }
+      }
+    }
+    if (!gaps.empty()) {
+      double sum = 0;
+      for (double g : gaps) sum += g;
+      m.launch_eager_gap_us = std::max(0.0, sum / double(gaps.size()));
+      std::sort(used.begin(), used.end());
+      why["launch_eager_gap_us"] =
+          "launch_busy (a load chain launched as the bench launches, eager - graph), " + rows_of(used);
+    }
+  }
+  // A kernel that reaches a peer costs more than an empty kernel's launch before its first hop:
+  // the two intercepts above, less launch_graph_us (the simulator charges it at a block's first
+  // access to a peer). Measured on 2x H200: relaxed ping-pong 1.4 us, load chain 1.6 us, an
+  // empty kernel 0.5 us.
+  if (c_pingpong >= 0 && c_load >= 0 && m.launch_graph_us > 0) {
+    m.peer_kernel_us = std::max(0.0, 0.5 * (c_pingpong + c_load) - m.launch_graph_us);
+    char v[64];
+    std::snprintf(v, sizeof v, "%.3g and %.3g us", c_pingpong, c_load);
+    why["peer_kernel_us"] = std::string("mean intercept of pingpong_relaxed and load_chain (") + v +
+                            ") less launch_graph_us, " + rows_of(c_lines);
   }
   auto rate = [&](const char* b, const char* key, double& out, const char* what) {
     const std::vector<int> idx = bench(b);
@@ -336,11 +382,13 @@ FitResult fit_machine(const CalibTable& t, const Machine& base, const std::strin
                     {"flag_latency_us", m.flag_latency_us, false},
                     {"load_rtt_us", m.load_rtt_us, false},
                     {"acquire_us", m.acquire_us, false, true},
+                    {"peer_kernel_us", m.peer_kernel_us, false, true},
                     {"block_GBps", m.block_GBps, false},
                     {"sms", double(m.sms), true},
                     {"hbm_GBps", m.hbm_GBps, false},
                     {"launch_eager_us", m.launch_eager_us, false},
                     {"launch_graph_us", m.launch_graph_us, false},
+                    {"launch_eager_gap_us", m.launch_eager_gap_us, false, true},
                     {"copy_engines", double(m.copy_engines), true},
                     {"ce_startup_us", m.ce_startup_us, false},
                     {"ce_GBps", m.ce_GBps, false},

@@ -119,6 +119,7 @@ void Simulator::start_blocks(Host& h, const VClock& parent) {
     Block& blk = block_at(h.rank, b);
     blk.state = BlockState::kIdle;
     blk.inflight = 0;
+    blk.touched_peer = false;
     blk.last_wait = UINT32_MAX;
     if (race_) {
       blk.clock = parent;

@@ -57,6 +57,7 @@ void Simulator::put_ll(Block& b, uintptr_t dst, uintptr_t src, std::size_t bytes
   if (s.space == kMcSpace || d.space == kMcSpace)
     fail(ErrorCode::kInvalidArgument, "put_ll() cannot use a multicast address");
   const int me = b.rank;
+  if (s.space != me || d.space != me) touch_peer(b);
   uint32_t index;
   Transfer& x = new_transfer(b, "put_ll", index);
   x.remote_load = s.space != me;
@@ -175,6 +176,7 @@ void Simulator::reduce_ll(Block& b, DType t, uintptr_t dst, const void* const* s
   const int me = b.rank;
   const std::size_t pb = ll_bytes(bytes);
   const Loc d = decode(b, dst, bytes, "reduce_ll");
+  if (d.space != b.rank) touch_peer(b);
   if (d.space == kMcSpace) fail(ErrorCode::kInvalidArgument, "reduce_ll() cannot store to a multicast address");
   uint64_t off[kPadWorld];
   for (int k = 0; k < n; ++k) {

@@ -30,11 +30,13 @@ struct Machine {
   double flag_latency_us = 0;                // one way: a remote flag lands after this
   double load_rtt_us = 0;                    // round trip of a remote load
   double acquire_us = 0;                     // an acquire wait's own cost once its flag is seen (0: none)
+  double peer_kernel_us = 0;                 // a block's first access to a peer in a kernel (0: none)
   double block_GBps = 0;                     // per-block cap on any transfer
   int sms = 0;
-  double hbm_GBps = 0;         // local read+write bandwidth
-  double launch_eager_us = 0;  // kernel launch, eager
-  double launch_graph_us = 0;  // kernel launch inside a CUDA graph
+  double hbm_GBps = 0;             // local read+write bandwidth
+  double launch_eager_us = 0;      // kernel launch, eager
+  double launch_graph_us = 0;      // kernel launch inside a CUDA graph
+  double launch_eager_gap_us = 0;  // eager over graph per call, for a kernel longer than launch_eager_us
   // Copy engines and GEMM: used by the host plans (streams.cpp).
   int copy_engines = 0;
   double ce_startup_us = 0;

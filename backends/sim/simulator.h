@@ -72,7 +72,8 @@ struct Block {
   int rank = 0, index = 0, tid = 0;
   bc::fiber self, caller;
   BlockState state = BlockState::kIdle;
-  int inflight = 0;  // posted stores not landed yet
+  int inflight = 0;           // posted stores not landed yet
+  bool touched_peer = false;  // this kernel's block has accessed a peer (peer_kernel_us paid)
   uint32_t wait_slot = 0, wait_value = 0;
   Block* next_waiter = nullptr;
   TimePs started = 0;
@@ -201,6 +202,20 @@ class Simulator {
   // ---- engine (engine.cpp) ----
   Block& block_at(int rank, int b) { return blocks_v_[std::size_t(rank) * blocks_ + b]; }
   void yield(Block& b) { b.caller = std::move(b.caller).resume(); }
+  // A block's first access to a peer (a load, store, packet, flag or multicast) in its kernel
+  // goes out no earlier than peer_kernel_us after the block started (machine file: the ping-pong's
+  // and the load chain's fixed cost over an empty kernel's launch, backends/sim/fit.cpp): a
+  // kernel's first reach to its peers costs that once, overlapped with whatever the block did
+  // before (a rank that first waits for a peer pays nothing more).
+  void touch_peer(Block& b) {
+    if (b.touched_peer) return;
+    b.touched_peer = true;
+    const TimePs ready = b.started + peer_kernel_ps_;
+    if (ready <= q_.now()) return;
+    b.state = BlockState::kTransfer;
+    q_.push(ready, kResumeBlock, uint32_t(b.rank * blocks_ + b.index), 0);
+    yield(b);
+  }
   void resume(Block& b);
   void end_block(Block& b);
   [[noreturn]] void deadlock();
@@ -309,7 +324,7 @@ class Simulator {
   const std::vector<int> call_blocks_;
   const int world_, blocks_;  // blocks_: the most any call uses (the stride of blocks_v_)
   const bool data_, race_;
-  const TimePs launch_ps_, rtt_ps_, store_ps_, flag_ps_, acquire_ps_;
+  const TimePs launch_ps_, rtt_ps_, store_ps_, flag_ps_, acquire_ps_, peer_kernel_ps_;
   const BytesPerPs block_bpp_;
   std::size_t in_bytes_, out_bytes_, scratch_bytes_;
   HeapLayout layout_;  // core/heap_layout.h, this run's program alone

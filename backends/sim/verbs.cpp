@@ -45,6 +45,7 @@ void Simulator::copy(Block& b, uintptr_t dst, uintptr_t src, std::size_t bytes) 
   if (s.space == kMcSpace || d.space == kMcSpace)
     fail(ErrorCode::kInvalidArgument, "copy() cannot use a multicast address (use multimem_reduce)");
   const int me = b.rank;
+  if (s.space != me || d.space != me) touch_peer(b);
   uint32_t index;
   Transfer& x = new_transfer(b, "copy", index);
   x.remote_load = s.space != me;
@@ -79,6 +80,10 @@ void Simulator::reduce(Block& b, DType t, uintptr_t dst, const void* const* srcs
     fail(ErrorCode::kInvalidArgument, "reduce() needs 1.." + std::to_string(kPadWorld) + " sources");
   const int me = b.rank;
   const Loc d = decode(b, dst, bytes, "reduce");
+  bool peer = d.space != me;
+  for (int k = 0; k < n && !peer; ++k)
+    peer = decode(b, reinterpret_cast<uintptr_t>(srcs[k]), bytes, "reduce").space != me;
+  if (peer) touch_peer(b);
   uint32_t index;
   Transfer& x = new_transfer(b, "reduce", index);
   x.posted = d.space != me;
@@ -129,6 +134,7 @@ void Simulator::multimem(Block& b, DType t, uintptr_t mc, std::size_t count, Red
   if (l.space != kMcSpace)
     fail(ErrorCode::kInvalidArgument, "multimem_reduce() needs a multicast address (CollArgs::out_mc)");
   const int me = b.rank;
+  touch_peer(b);
   uint32_t index;
   Transfer& x = new_transfer(b, "multimem_reduce", index);
   x.remote_load = x.posted = true;
@@ -166,6 +172,7 @@ void Simulator::signal(Block& b, int peer, uint32_t slot, uint32_t value, MemOrd
     fail(ErrorCode::kInvalidArgument, "rank " + std::to_string(b.rank) + " block " + std::to_string(b.index) +
                                           ": signal(peer=" + std::to_string(peer) + ", slot=" + std::to_string(slot) +
                                           ") is outside the world or the pad's flags");
+  if (peer != b.rank) touch_peer(b);
   const TimePs t0 = q_.now();
   const bool release = order == MemOrder::kRelease;
   if (release && b.inflight) {

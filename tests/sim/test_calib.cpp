@@ -32,6 +32,8 @@ Machine odd_machine() {
   m.hbm_GBps = 2500;
   m.launch_eager_us = 5.5;
   m.launch_graph_us = 1.2;
+  m.launch_eager_gap_us = 1.3;
+  m.peer_kernel_us = 0.9;
   m.sms = 100;
   m.copy_engines = 3;
   m.ce_startup_us = 6.5;
@@ -89,6 +91,8 @@ void expect_recovers(const Machine& in, int world) {
   expect_near_rel(out.hbm_GBps, in.hbm_GBps, "hbm_GBps");
   expect_near_rel(out.launch_eager_us, in.launch_eager_us, "launch_eager_us");
   expect_near_rel(out.launch_graph_us, in.launch_graph_us, "launch_graph_us");
+  expect_near_rel(out.launch_eager_gap_us, in.launch_eager_gap_us, "launch_eager_gap_us");
+  expect_near_rel(out.peer_kernel_us, in.peer_kernel_us, "peer_kernel_us");
   expect_near_rel(out.ce_startup_us, in.ce_startup_us, "ce_startup_us");
   expect_near_rel(out.ce_GBps, in.ce_GBps, "ce_GBps");
   expect_near_rel(out.gemm_TFLOPs, in.gemm_TFLOPs, "gemm_TFLOPs");

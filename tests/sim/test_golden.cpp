@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include "backends/sim/testing.h"
+#include "core/calib_programs.h"
 
 namespace symm::sim {
 namespace {
@@ -59,10 +60,26 @@ double time_of(const RunSpec& s) {
 TEST(Golden, OneLoadIsLaunchPlusBytesOverRatePlusRoundTrip) {
   // 1 (launch) + 4000 B / 1 GB/s (the block cap binds: the link could do 4) + 2 (round trip).
   EXPECT_DOUBLE_EQ(time_of<LoadFromPeer<>>(golden_spec(2, 4000, 1)), 1 + 4 + 2);
-  // Eager launch costs 2 us instead of 1.
+  // Eager calls pipeline (backends/sim/run.cpp): the graph-mode time plus the eager gap, or the
+  // eager launch interval, whichever is longer: 7 us against a 2 us launch; then a 10 us launch;
+  // then a 0.5 us gap.
   RunSpec eager = golden_spec(2, 4000, 1);
   eager.graph = false;
-  EXPECT_DOUBLE_EQ(time_of<LoadFromPeer<>>(eager), 2 + 4 + 2);
+  EXPECT_DOUBLE_EQ(time_of<LoadFromPeer<>>(eager), 1 + 4 + 2);
+  eager.machine.launch_eager_us = 10;
+  EXPECT_DOUBLE_EQ(time_of<LoadFromPeer<>>(eager), 10);
+  eager.machine.launch_eager_us = 2;
+  eager.machine.launch_eager_gap_us = 0.5;
+  EXPECT_DOUBLE_EQ(time_of<LoadFromPeer<>>(eager), 1 + 4 + 2 + 0.5);
+}
+
+TEST(Golden, ABlocksFirstPeerAccessPaysPeerKernelOnce) {
+  // peer_kernel_us before the block's first access to a peer, and never again in that kernel:
+  // one load 1 + 0.25 + 4 + 2; the local Empty program pays nothing.
+  RunSpec s = golden_spec(2, 4000, 1);
+  s.machine.peer_kernel_us = 0.25;
+  EXPECT_DOUBLE_EQ(time_of<LoadFromPeer<>>(s), 1 + 0.25 + 4 + 2);
+  EXPECT_DOUBLE_EQ(time_of<calib::Empty>(s), 1);
 }
 
 TEST(Golden, PerBlockCapBindsUntilTheLinkSaturates) {
