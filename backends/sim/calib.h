@@ -11,6 +11,9 @@
 //   pingpong_acqrel   round trips       c + 2x (f + a)                          acquire_us = a
 //   pingpong_store    round trips       c + 2x (f + a + s + 16/B)               store_latency_us = s
 //   load_chain        16-byte loads     c + x (r + 16/B)                        load_rtt_us = r
+//   (both)            the intercepts     mean(c_relaxed, c_load) - L             peer_kernel_us
+//   launch_busy       16-byte loads     a load chain launched as the bench launches device
+//                                       programs, graph and eager: mean(eager - graph)  launch_eager_gap_us
 //   copy_peer         bytes             c + x / (blocks B), blocks <= 2          block_GBps = B
 //   copy_scatter      bytes out of 0    c + x / E                               nvlink_egress_GBps = E
 //   copy_incast       bytes into 0      c + x / I                               nvlink_ingress_GBps = I

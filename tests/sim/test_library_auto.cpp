@@ -11,7 +11,7 @@ namespace symm {
 namespace {
 
 TEST(LibraryAuto, SimCommunicatorRunsTheTablesChoiceWithItsBlocks) {
-  const std::size_t bytes = 64 << 10, count = bytes / 2;  // bf16 all-reduce, a size in the h200x4 table
+  const std::size_t bytes = 4 << 10, count = bytes / 2;  // bf16 all-reduce, a size in the h200x4 table
   int differs = 0;  // modes whose table block count is not the default (the blocks are then seen)
   for (const bool graph : {true, false}) {
     SimOptions o;
@@ -40,14 +40,15 @@ TEST(LibraryAuto, SimCommunicatorRunsTheTablesChoiceWithItsBlocks) {
     s.timing_only = true;
     s.blocks = want.blocks;
     EXPECT_DOUBLE_EQ(info.predicted_us, sim::run(s).time_us) << (graph ? "graph" : "eager");
-    if (want.blocks != want.algo->default_blocks(bytes, world)) {
+    // (Graph mode: an eager call this short costs the launch interval whatever its blocks.)
+    if (graph && want.blocks != want.algo->default_blocks(bytes, world)) {
       ++differs;
       s.blocks = 0;
       EXPECT_NE(info.predicted_us, sim::run(s).time_us)
           << "default " << want.algo->default_blocks(bytes, world) << " vs table " << want.blocks;
     }
   }
-  EXPECT_GT(differs, 0) << "no mode's table block count differs from the default at this size: pick another";
+  EXPECT_GT(differs, 0) << "the graph table's block count is the default at this size: pick another";
 }
 
 }  // namespace
