@@ -19,6 +19,7 @@
 //   copy_incast       bytes into 0      c + x / I                               nvlink_ingress_GBps = I
 //   copy_local        bytes             c + x / H  (rows with 2x > 50 MB: beyond L2)  hbm_GBps = H
 //   ce_copy           bytes             S + x / C                               ce_startup_us = S, ce_GBps = C
+//   plan_flag         0                 a stream's write_flag + wait_flag: 2 o  stream_op_us = o
 //   ce_copy_local     bytes             cudaMemcpyAsync within one GPU: data only, no key (the driver
 //                                       picks the engine; the conc rows show it waiting for a GEMM's SMs)
 //   gemm              flops (m, n, k)   c + P(m,n,k) / (G 1e6) [+ bytes / (Bg 1e3)]   gemm_TFLOPs = G,

@@ -34,6 +34,7 @@ Simulator::Simulator(const RunSpec& spec, ProgramFn fn, std::vector<int> call_bl
       flag_ps_(us_to_ps(spec.machine.flag_latency_us)),
       acquire_ps_(us_to_ps(spec.machine.acquire_us)),
       peer_kernel_ps_(us_to_ps(spec.machine.peer_kernel_us)),
+      stream_op_ps_(us_to_ps(spec.machine.stream_op_us)),
       block_bpp_(gbps_to_bpp(spec.machine.block_GBps)),
       net_([&] {
         std::vector<BytesPerPs> cap;

@@ -40,6 +40,7 @@ std::vector<Key> keys_of(Machine& m) {
       {"launch_eager_us", &m.launch_eager_us, nullptr},
       {"launch_graph_us", &m.launch_graph_us, nullptr},
       {"launch_eager_gap_us", &m.launch_eager_gap_us, nullptr, true},
+      {"stream_op_us", &m.stream_op_us, nullptr, true},
       {"copy_engines", nullptr, &m.copy_engines},
       {"ce_startup_us", &m.ce_startup_us, nullptr},
       {"ce_GBps", &m.ce_GBps, nullptr},

@@ -37,6 +37,9 @@ struct Machine {
   double launch_eager_us = 0;      // kernel launch, eager
   double launch_graph_us = 0;      // kernel launch inside a CUDA graph
   double launch_eager_gap_us = 0;  // eager over graph per call, for a kernel longer than launch_eager_us
+  // A stream's flag operation (a host plan's write_flag or wait_flag: cuStreamWriteValue32 /
+  // cuStreamWaitValue32): the stream spends this on each (0: none).
+  double stream_op_us = 0;
   // Copy engines and GEMM: used by the host plans (streams.cpp).
   int copy_engines = 0;
   double ce_startup_us = 0;

@@ -268,7 +268,9 @@ class Simulator {
   // ---- transfers (transfers.cpp) ----
   Transfer& take_transfer(const char* name, uint32_t& index);
   Transfer& new_transfer(Block& b, const char* name, uint32_t& index);
-  void send_flag(int from_rank, FlagLand l);
+  void send_flag(int from_rank, FlagLand l, TimePs after = 0);
+  // A stream item that takes `ps` of the stream's time from now (stream_op_us) is done then.
+  void done_after(Stream& s, TimePs ps);
   void add_use(uint32_t res, float w);  // w == 0 adds nothing
   // The resources a copy-like transfer of rank `me` weighs on, per unit of progress: a remote
   // load (weight load_w) on the source's egress and my ingress, a posted store (store_w) on my
@@ -324,7 +326,7 @@ class Simulator {
   const std::vector<int> call_blocks_;
   const int world_, blocks_;  // blocks_: the most any call uses (the stride of blocks_v_)
   const bool data_, race_;
-  const TimePs launch_ps_, rtt_ps_, store_ps_, flag_ps_, acquire_ps_, peer_kernel_ps_;
+  const TimePs launch_ps_, rtt_ps_, store_ps_, flag_ps_, acquire_ps_, peer_kernel_ps_, stream_op_ps_;
   const BytesPerPs block_bpp_;
   std::size_t in_bytes_, out_bytes_, scratch_bytes_;
   HeapLayout layout_;  // core/heap_layout.h, this run's program alone

@@ -19,6 +19,8 @@
 //   wait_flag   done when the local flag == value: joins the snapshot the flag carried (acquire),
 //               then resets it to 0 (consumed). Never satisfied: a deadlock naming rank, stream,
 //               slot, expected and seen value.
+//               Both flag items take stream_op_us of the stream's time (the write's flag leaves
+//               after it; the wait's stream goes on after it): calibrate's plan_flag row.
 //   record      free; the event holds the stream's clock. wait_event: done once that record ran,
 //               joining its clock.
 //   gemm        one flow on my HBM of the bytes of A, B and C, capped so that alone it takes
@@ -293,8 +295,8 @@ void Simulator::start_item(Stream& s) {
         slice = trace_->slice(Trace::pid(me), Trace::kStreamTid + s.index, "write_flag", q_.now(), q_.now(),
                               "\"peer\":" + std::to_string(it.peer) + ",\"slot\":" + std::to_string(it.slot) +
                                   ",\"value\":" + std::to_string(it.value));
-      send_flag(me, FlagLand{it.peer, it.slot, it.value, std::move(snap), slice, me, s.index});
-      return item_done(s);
+      send_flag(me, FlagLand{it.peer, it.slot, it.value, std::move(snap), slice, me, s.index}, stream_op_ps_);
+      return done_after(s, stream_op_ps_);
     }
     case ItemKind::kWaitFlag: {
       const uint64_t key = uint64_t(me) * pad::kPadSlots + it.slot;
@@ -350,7 +352,12 @@ void Simulator::consume_flag(Stream& s, uint64_t key) {
                     trace_->slice(Trace::pid(s.rank), Trace::kStreamTid + s.index, "flag seen", q_.now(), q_.now()));
   }
   flags_[key] = 0;
-  item_done(s);
+  done_after(s, stream_op_ps_);
+}
+
+void Simulator::done_after(Stream& s, TimePs ps) {
+  if (ps <= 0) return item_done(s);
+  q_.push(q_.now() + ps, kKernelDone, uint32_t(s.rank), uint64_t(s.index));
 }
 
 // A plan flag landed (on_flag): it must have been consumed since its last write.

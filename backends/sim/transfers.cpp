@@ -38,7 +38,7 @@ Transfer& Simulator::new_transfer(Block& b, const char* name, uint32_t& index) {
 
 // A flag store (a block's signal or a stream's write_flag) lands flag_latency_us from now (at
 // once on the own rank).
-void Simulator::send_flag(int from_rank, FlagLand l) {
+void Simulator::send_flag(int from_rank, FlagLand l, TimePs after) {
   if (free_lands_.empty()) {
     free_lands_.push_back(uint32_t(lands_.size()));
     lands_.emplace_back();
@@ -47,7 +47,7 @@ void Simulator::send_flag(int from_rank, FlagLand l) {
   free_lands_.pop_back();
   const int to = l.rank;
   lands_[li] = std::move(l);
-  q_.push(q_.now() + (to == from_rank ? 0 : flag_ps_), kFlagLand, 0, li);
+  q_.push(q_.now() + after + (to == from_rank ? 0 : flag_ps_), kFlagLand, 0, li);
 }
 
 void Simulator::add_use(uint32_t res, float w) {

@@ -34,6 +34,7 @@ Machine odd_machine() {
   m.launch_graph_us = 1.2;
   m.launch_eager_gap_us = 1.3;
   m.peer_kernel_us = 0.9;
+  m.stream_op_us = 2.2;
   m.sms = 100;
   m.copy_engines = 3;
   m.ce_startup_us = 6.5;
@@ -52,6 +53,7 @@ Machine odd_machine() {
 void add_formula_rows(const Machine& m, int world, std::vector<CalibRow>& rows) {
   for (double b : {1 << 20, 8 << 20, 64 << 20})
     rows.push_back({"ce_copy", world, 0, true, b, m.ce_startup_us + b / (m.ce_GBps * 1e3)});
+  rows.push_back({"plan_flag", world, 0, true, 0, 2 * m.stream_op_us});
 }
 
 CalibTable table_for(const Machine& m, int world) {
@@ -93,6 +95,7 @@ void expect_recovers(const Machine& in, int world) {
   expect_near_rel(out.launch_graph_us, in.launch_graph_us, "launch_graph_us");
   expect_near_rel(out.launch_eager_gap_us, in.launch_eager_gap_us, "launch_eager_gap_us");
   expect_near_rel(out.peer_kernel_us, in.peer_kernel_us, "peer_kernel_us");
+  expect_near_rel(out.stream_op_us, in.stream_op_us, "stream_op_us");
   expect_near_rel(out.ce_startup_us, in.ce_startup_us, "ce_startup_us");
   expect_near_rel(out.ce_GBps, in.ce_GBps, "ce_GBps");
   expect_near_rel(out.gemm_TFLOPs, in.gemm_TFLOPs, "gemm_TFLOPs");
