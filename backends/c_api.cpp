@@ -18,6 +18,7 @@
 
 struct symmcollComm {
   std::unique_ptr<symm::Communicator> c;
+  std::string trace_path;  // the last call's (symmcollCallInfo_t::trace_path points here)
 };
 
 namespace {
@@ -78,7 +79,8 @@ symm::ReduceOp op_of(symmcollRedOp_t op) {
 
 std::string algo_of(const char* algo) { return algo && *algo ? algo : "auto"; }
 
-void fill(symmcollCallInfo_t* info, const symm::CallInfo& c) {
+void fill(symmcollCallInfo_t* info, symmcollComm_t comm, const symm::CallInfo& c) {
+  comm->trace_path = c.trace_path;
   if (!info) return;
   info->algo = c.algo ? c.algo->id.c_str() : "";
   info->bytes = c.bytes;
@@ -86,6 +88,7 @@ void fill(symmcollCallInfo_t* info, const symm::CallInfo& c) {
   info->predicted_us = c.predicted_us;
   info->max_rel_err = c.max_rel_err;
   info->err_bound = c.err_bound;
+  info->trace_path = comm->trace_path.c_str();
 }
 
 // Hands out a node's communicators; on any failure none is handed out.
@@ -95,7 +98,7 @@ void hand_out(std::vector<std::unique_ptr<symm::Communicator>> node, symmcollCom
     symm::fail(symm::ErrorCode::kInvalidArgument, "symmcoll: the node has " + std::to_string(node.size()) +
                                                       " ranks, comms has room for " + std::to_string(capacity));
   std::vector<std::unique_ptr<symmcollComm>> handles;
-  for (auto& c : node) handles.push_back(std::make_unique<symmcollComm>(symmcollComm{std::move(c)}));
+  for (auto& c : node) handles.push_back(std::make_unique<symmcollComm>(symmcollComm{std::move(c), {}}));
   for (std::size_t r = 0; r < handles.size(); ++r) comms[r] = handles[r].release();
   if (world) *world = int(node.size());
 }
@@ -129,6 +132,7 @@ symmcollResult_t symmcollSimNodeCreate(const symmcollSimOptions_t* options, symm
       o.graph = options->graph != 0;
       if (options->check_up_to) o.check_up_to = options->check_up_to;
       if (options->seed) o.seed = options->seed;
+      if (options->trace_dir) o.trace_dir = options->trace_dir;
     }
     hand_out(symm::sim_node(o), comms, capacity, world);
   });
@@ -159,7 +163,7 @@ symmcollResult_t symmcollCudaCommFromNccl(void* nccl_comm, symmcollComm_t* comm)
     need(nccl_comm != nullptr, "symmcoll: nccl_comm is null");
     need(comm != nullptr, "symmcoll: comm is null");
     auto c = symm::cuda_communicator(static_cast<ncclComm_t>(nccl_comm));
-    *comm = new symmcollComm{std::move(c)};
+    *comm = new symmcollComm{std::move(c), {}};
   });
 #else
   (void)nccl_comm, (void)comm;
@@ -207,7 +211,7 @@ symmcollResult_t symmcollAllReduce(const void* sendbuff, void* recvbuff, size_t 
                                    symmcollRedOp_t op, symmcollComm_t comm, void* stream, const char* algo,
                                    symmcollCallInfo_t* info) {
   return guarded([&] {
-    fill(info,
+    fill(info, comm,
          comm_of(comm).all_reduce(sendbuff, recvbuff, count, dtype_of(datatype), op_of(op), stream, algo_of(algo)));
   });
 }
@@ -216,15 +220,17 @@ symmcollResult_t symmcollReduceScatter(const void* sendbuff, void* recvbuff, siz
                                        symmcollDataType_t datatype, symmcollRedOp_t op, symmcollComm_t comm,
                                        void* stream, const char* algo, symmcollCallInfo_t* info) {
   return guarded([&] {
-    fill(info, comm_of(comm).reduce_scatter(sendbuff, recvbuff, recvcount, dtype_of(datatype), op_of(op), stream,
-                                            algo_of(algo)));
+    fill(info, comm,
+         comm_of(comm).reduce_scatter(sendbuff, recvbuff, recvcount, dtype_of(datatype), op_of(op), stream,
+                                      algo_of(algo)));
   });
 }
 
 symmcollResult_t symmcollAllGather(const void* sendbuff, void* recvbuff, size_t sendcount, symmcollDataType_t datatype,
                                    symmcollComm_t comm, void* stream, const char* algo, symmcollCallInfo_t* info) {
   return guarded([&] {
-    fill(info, comm_of(comm).all_gather(sendbuff, recvbuff, sendcount, dtype_of(datatype), stream, algo_of(algo)));
+    fill(info, comm,
+         comm_of(comm).all_gather(sendbuff, recvbuff, sendcount, dtype_of(datatype), stream, algo_of(algo)));
   });
 }
 

@@ -90,7 +90,10 @@ class Node {
     spec.bytes = p_.bytes;
     spec.graph = options_.graph;
     spec.timing_only = p_.bytes > options_.check_up_to;
-    spec.seed = options_.seed + calls_++;
+    const std::uint64_t call = calls_++;
+    spec.seed = options_.seed + call;
+    if (!options_.trace_dir.empty())
+      spec.trace_path = options_.trace_dir + "/call" + std::to_string(call) + "_" + a.id + ".json";
     if (!spec.timing_only) {
       spec.user_in = p_.in;
       spec.user_out = p_.out;
@@ -111,6 +114,7 @@ class Node {
     info.predicted_us = res.time_us;
     info.max_rel_err = spec.timing_only ? -1 : res.max_rel_err;
     info.err_bound = res.err_bound;
+    info.trace_path = spec.trace_path;
     return info;
   }
 

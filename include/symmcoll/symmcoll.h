@@ -50,6 +50,7 @@ struct CallInfo {
   double predicted_us = -1;  // simulator: predicted latency of the call on the simulated node
   double max_rel_err = -1;   // simulator: error of the simulated run vs the float64 reference (-1: timing-only)
   double err_bound = 0;      // simulator: the bound max_rel_err is held to (inputs in [-1, 1]; see sim_node)
+  std::string trace_path;    // simulator with SimOptions::trace_dir: the call's timeline (Perfetto JSON)
 };
 
 class Communicator {
@@ -95,6 +96,10 @@ struct SimOptions {
   bool graph = true;               // launch latency of a CUDA-graph replay (else eager)
   std::size_t check_up_to = std::size_t(16) << 20;
   std::uint64_t seed = 1;
+  // Non-empty: every collective writes its timeline (Chrome trace-event JSON: open it in
+  // ui.perfetto.dev) as <trace_dir>/call<N>_<algorithm id>.json, N counting from 0; CallInfo
+  // names it. The directory must exist.
+  std::string trace_dir;
 };
 std::vector<std::unique_ptr<Communicator>> sim_node(const SimOptions& options = {});
 

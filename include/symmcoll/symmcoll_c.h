@@ -49,20 +49,24 @@ typedef enum { symmcollSum = 0, symmcollMax = 1, symmcollMin = 2 } symmcollRedOp
 
 /* What a call ran (symmcoll.h's CallInfo). */
 typedef struct {
-  const char* algo;    /* the algorithm's registry id, e.g. "all_reduce.st_ll_reduce" (static storage) */
-  size_t bytes;        /* nccl-tests size: all-reduce buffer, reduce-scatter input, all-gather output */
-  int complete;        /* 1: the collective has run (simulator: every rank has called) */
-  double predicted_us; /* simulator: predicted latency of the call; -1 otherwise */
-  double max_rel_err;  /* simulator: error against the float64 reference; -1: not checked */
-  double err_bound;    /* simulator: the bound max_rel_err is held to */
+  const char* algo;       /* the algorithm's registry id, e.g. "all_reduce.st_ll_reduce" (static storage) */
+  size_t bytes;           /* nccl-tests size: all-reduce buffer, reduce-scatter input, all-gather output */
+  int complete;           /* 1: the collective has run (simulator: every rank has called) */
+  double predicted_us;    /* simulator: predicted latency of the call; -1 otherwise */
+  double max_rel_err;     /* simulator: error against the float64 reference; -1: not checked */
+  double err_bound;       /* simulator: the bound max_rel_err is held to */
+  const char* trace_path; /* simulator with trace_dir: the call's timeline (Perfetto JSON); "" otherwise.
+                             Valid until the communicator's next call */
 } symmcollCallInfo_t;
 
 typedef struct {
-  const char* machine; /* machine file name or path; NULL: "h200x4" */
-  int world;           /* 0: the machine's GPU count */
-  int graph;           /* 1: CUDA-graph launch latency (the default), 0: eager */
-  size_t check_up_to;  /* run with the caller's data up to this many bytes; 0: 16 MiB */
-  uint64_t seed;       /* 0: 1 */
+  const char* machine;   /* machine file name or path; NULL: "h200x4" */
+  int world;             /* 0: the machine's GPU count */
+  int graph;             /* 1: CUDA-graph launch latency (the default), 0: eager */
+  size_t check_up_to;    /* run with the caller's data up to this many bytes; 0: 16 MiB */
+  uint64_t seed;         /* 0: 1 */
+  const char* trace_dir; /* NULL or "": no traces; else each collective's timeline goes there
+                            (call<N>_<algorithm id>.json; the directory must exist) */
 } symmcollSimOptions_t;
 
 typedef struct {

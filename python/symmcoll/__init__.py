@@ -34,10 +34,11 @@ DTYPES = {"bf16": 0, "fp16": 1, "fp32": 2}
 OPS = {"sum": 0, "max": 1, "min": 2}
 ELEMENT_BYTES = {"bf16": 2, "fp16": 2, "fp32": 4}
 
-Result = namedtuple("Result", "algo bytes complete predicted_us max_rel_err err_bound")
+Result = namedtuple("Result", "algo bytes complete predicted_us max_rel_err err_bound trace_path")
 Result.__doc__ = ("What a call ran: the algorithm's registry id, the nccl-tests size in bytes, whether the "
                   "collective has run, and (simulator) the predicted time in us, the error against the "
-                  "float64 reference (-1: not checked) and its bound.")
+                  "float64 reference (-1: not checked), its bound, and the call's timeline (SimNode's "
+                  "trace_dir; a Perfetto JSON, \"\" without).")
 
 
 def version():
@@ -123,7 +124,7 @@ def _empty_like(x, n):
 
 def _result(info):
     return Result(info.algo.decode() if info.algo else "", info.bytes, bool(info.complete), info.predicted_us,
-                  info.max_rel_err, info.err_bound)
+                  info.max_rel_err, info.err_bound, info.trace_path.decode() if info.trace_path else "")
 
 
 class Comm:
@@ -239,10 +240,13 @@ class _Node:
 class SimNode(_Node):
     """A simulated node: machine file name (experiments/machines: h200x2, h200x4, h200x8, ...) or path,
     world (0: the machine's GPU count), CUDA-graph or eager launch, checked with data up to
-    check_up_to bytes. Buffers are numpy arrays; every rank's input is given at once."""
+    check_up_to bytes. Buffers are numpy arrays; every rank's input is given at once. trace_dir (an
+    existing directory): each collective writes its timeline there (Result.trace_path; open it in
+    ui.perfetto.dev)."""
 
-    def __init__(self, machine="h200x4", world=0, graph=True, check_up_to=16 << 20, seed=1):
-        o = SimOptions(machine.encode(), int(world), int(bool(graph)), int(check_up_to), int(seed))
+    def __init__(self, machine="h200x4", world=0, graph=True, check_up_to=16 << 20, seed=1, trace_dir=None):
+        self._trace_dir = trace_dir.encode() if trace_dir else None  # kept alive: the options point at it
+        o = SimOptions(machine.encode(), int(world), int(bool(graph)), int(check_up_to), int(seed), self._trace_dir)
         handles = (ctypes.c_void_p * 64)()
         n = ctypes.c_int()
         check(lib.symmcollSimNodeCreate(ctypes.byref(o), handles, 64, ctypes.byref(n)))

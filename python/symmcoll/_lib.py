@@ -22,12 +22,13 @@ class SymmcollError(RuntimeError):
 
 class CallInfo(ctypes.Structure):
     _fields_ = [("algo", ctypes.c_char_p), ("bytes", ctypes.c_size_t), ("complete", ctypes.c_int),
-                ("predicted_us", ctypes.c_double), ("max_rel_err", ctypes.c_double), ("err_bound", ctypes.c_double)]
+                ("predicted_us", ctypes.c_double), ("max_rel_err", ctypes.c_double), ("err_bound", ctypes.c_double),
+                ("trace_path", ctypes.c_char_p)]
 
 
 class SimOptions(ctypes.Structure):
     _fields_ = [("machine", ctypes.c_char_p), ("world", ctypes.c_int), ("graph", ctypes.c_int),
-                ("check_up_to", ctypes.c_size_t), ("seed", ctypes.c_uint64)]
+                ("check_up_to", ctypes.c_size_t), ("seed", ctypes.c_uint64), ("trace_dir", ctypes.c_char_p)]
 
 
 class CudaNodeOptions(ctypes.Structure):

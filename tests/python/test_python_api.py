@@ -110,6 +110,24 @@ class SimNodeTest(unittest.TestCase):
             symmcoll.choose_algo("broadcast", 4096, 2)
 
 
+class TraceTest(unittest.TestCase):
+    def test_each_call_writes_its_timeline(self):
+        import json
+        import tempfile
+        with tempfile.TemporaryDirectory() as d:
+            node = symmcoll.SimNode("h200x2", world=2, trace_dir=d)
+            _, res = node.all_reduce(inputs(2, 4096, "bf16"), algo="one_shot")
+            self.assertEqual(res.trace_path, os.path.join(d, "call0_all_reduce.ld_reduce.json"))
+            with open(res.trace_path) as f:
+                events = json.load(f)
+            events = events["traceEvents"] if isinstance(events, dict) else events
+            self.assertTrue(any(e.get("name") == "block" for e in events))
+            _, res = node.all_gather(inputs(2, 4096, "bf16"))
+            self.assertTrue(os.path.basename(res.trace_path).startswith("call1_all_gather."))
+            node.close()
+        self.assertEqual(SimNodeTest.node.all_reduce(inputs(2, 64, "fp32"))[1].trace_path, "")
+
+
 class LibraryTest(unittest.TestCase):
     def test_version_and_bf16(self):
         self.assertIn("symmcoll", symmcoll.version())
