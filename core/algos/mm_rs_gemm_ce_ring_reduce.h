@@ -41,7 +41,11 @@ struct MmRsGemmCeRingReduceT {
       "mm_rs.gemm_ce_ring_reduce", "ce", FusedOp::kMmRs,
       "GEMM per owner's rows (rotated, own last), copy engine to the owner, ring-order reduce per chunk"};
   struct Config {
-    static constexpr std::size_t kChunkRows = 2048;  // rows per GEMM, copy and progress flag
+    // Rows per GEMM, copy and progress flag. 8192: on 2x H200, 70B M 16384 (8192 rows per owner),
+    // one chunk per owner ran 751 us in a graph and 803 eager where 2048-row chunks ran 837 and
+    // 837 (experiments/results/h200x2/gaps/run6_mmrs_chunks_h200x2.log): whole-slot GEMMs beat
+    // the overlap finer chunks buy. Below 8192 rows per owner nothing changes.
+    static constexpr std::size_t kChunkRows = 8192;
   };
 
   template <class T, class Host>
