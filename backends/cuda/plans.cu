@@ -14,10 +14,10 @@
 namespace symm::cuda {
 namespace plans_detail {  // named: nvcc warns of unreferenced instantiations of internal-linkage templates
 
-// core/plan.h's host verbs on this rank's streams.
-class CudaHost {
+// What every host of a plan on this rank knows: rank, world, streams, and peers' addresses.
+class RankView {
  public:
-  explicit CudaHost(PlanExec& x) : x_(x), h_(x.handle()) {}
+  explicit RankView(PlanExec& x) : x_(x), h_(x.handle()) {}
   int rank() const { return h_.rank; }
   int world() const { return h_.world; }
   int streams() const { return x_.streams(); }
@@ -27,6 +27,16 @@ class CudaHost {
     const std::size_t off = reinterpret_cast<const char*>(p) - h_.heap_base;
     return reinterpret_cast<T*>(h_.heap_peer[r] + off);
   }
+
+ protected:
+  PlanExec& x_;
+  const DeviceHandle& h_;
+};
+
+// core/plan.h's host verbs on this rank's streams.
+class CudaHost : public RankView {
+ public:
+  using RankView::RankView;
   template <class Program, class T>
   void launch(int s, const CollArgs& a, int blocks) {
     // A kernel that waits for peers needs every rank's blocks resident (in-process teams); the
@@ -45,26 +55,13 @@ class CudaHost {
   void record(int s, int e) { SYMM_CUDA_CHECK(cudaEventRecord(x_.event(e), x_.stream(s))); }
   void wait_event(int s, int e) { SYMM_CUDA_CHECK(cudaStreamWaitEvent(x_.stream(s), x_.event(e), 0)); }
   void gemm(int s, const GemmArgs& g) { x_.gemm(s, g); }
-
- private:
-  PlanExec& x_;
-  const DeviceHandle& h_;
 };
 static_assert(HostCtx<CudaHost>);
 
 // The same verbs, where only the GEMMs run, each configuration once (PlanExec::prime_fused).
-class GemmPrimeHost {
+class GemmPrimeHost : public RankView {
  public:
-  explicit GemmPrimeHost(PlanExec& x) : x_(x), h_(x.handle()) {}
-  int rank() const { return h_.rank; }
-  int world() const { return h_.world; }
-  int streams() const { return x_.streams(); }
-  template <class T>
-  T* peer(T* p, int r) const {
-    if (r == h_.rank) return p;
-    const std::size_t off = reinterpret_cast<const char*>(p) - h_.heap_base;
-    return reinterpret_cast<T*>(h_.heap_peer[r] + off);
-  }
+  using RankView::RankView;
   template <class Program, class T>
   void launch(int, const CollArgs&, int) {}
   void copy_engine(int, void*, const void*, std::size_t) {}
@@ -73,10 +70,6 @@ class GemmPrimeHost {
   void record(int, int) {}
   void wait_event(int, int) {}
   void gemm(int, const GemmArgs& g) { x_.prime_gemm(g); }
-
- private:
-  PlanExec& x_;
-  const DeviceHandle& h_;
 };
 static_assert(HostCtx<GemmPrimeHost>);
 

@@ -6,11 +6,7 @@
 #    is killed -> team_diag_<m>.log
 # 2. the GPU suite's hang cases and compute-sanitizer (worlds 2, 4) in team mode -> suite_diag_<m>.log,
 #    sanitize_diag_<m>.tgz
-set -uo pipefail
-export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
-export LD_LIBRARY_PATH=/opt/torch/.venv/lib/python3.12/site-packages/nvidia/nccl/lib:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
-export CUDA_VISIBLE_DEVICES=0
-DIR=${1:?usage: team_diag.sh <out-dir> <machine>}; M=${2:?machine}
+. "$(dirname "$0")/one_gpu_env.sh" "$@"
 BIN=.carry/symmcoll-cuda
 L=$DIR/team_diag_$M.log; : > "$L"
 SECONDS=0

@@ -2,11 +2,7 @@
 # One GPU, in-process teams: calibrate at 4 ranks (the probe's release), and the fused bench's
 # mm_rs at 2 ranks, 8B M 4096, with and without the GEMM priming, each under a 45 s bound, host
 # stacks dumped (cuda-gdb) where one does not end. -> team_diag2_<m>.log, calibrate_team_w4_<m>.csv
-set -uo pipefail
-export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
-export LD_LIBRARY_PATH=/opt/torch/.venv/lib/python3.12/site-packages/nvidia/nccl/lib:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
-export CUDA_VISIBLE_DEVICES=0
-DIR=${1:?usage: team_diag2.sh <out-dir> <machine>}; M=${2:?machine}
+. "$(dirname "$0")/one_gpu_env.sh" "$@"
 B=".carry/symmcoll-cuda"
 L=$DIR/team_diag2_$M.log; : > "$L"
 SECONDS=0

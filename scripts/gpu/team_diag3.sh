@@ -3,11 +3,7 @@
 # 8B M 4096 (which did not finish before, ../results/h100x1/team/run4), with the GPU's kernels and
 # host stacks dumped (cuda-gdb) if it has not ended after 20 s; then the fused bench at 2 ranks and
 # the fused correctness check at 2, 4 and 8 ranks. -> team_diag3_<m>.log, fused_team_w2_<m>.csv
-set -uo pipefail
-export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
-export LD_LIBRARY_PATH=/opt/torch/.venv/lib/python3.12/site-packages/nvidia/nccl/lib:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
-export CUDA_VISIBLE_DEVICES=0
-DIR=${1:?usage: team_diag3.sh <out-dir> <machine>}; M=${2:?machine}
+. "$(dirname "$0")/one_gpu_env.sh" "$@"
 B=".carry/symmcoll-cuda"
 L=$DIR/team_diag3_$M.log; : > "$L"
 SECONDS=0

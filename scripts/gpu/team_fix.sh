@@ -4,11 +4,7 @@
 # fused correctness at 8 ranks (every fused plan; the GEMMs primed before any flag wait), calibrate
 # at 4 ranks (the plan wait probe released after every rank reported), the fused bench at 2 and 4
 # ranks with room to finish. -> team_fix_<m>.log, calibrate_team_w4_<m>.csv, fused_team_<m>.csv
-set -uo pipefail
-export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
-export LD_LIBRARY_PATH=/opt/torch/.venv/lib/python3.12/site-packages/nvidia/nccl/lib:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
-export CUDA_VISIBLE_DEVICES=0
-DIR=${1:?usage: team_fix.sh <out-dir> <machine>}; M=${2:?machine}
+. "$(dirname "$0")/one_gpu_env.sh" "$@"
 B=".carry/symmcoll-cuda"
 L=$DIR/team_fix_$M.log; : > "$L"
 SECONDS=0
