@@ -5,6 +5,7 @@
 #          seconds) -> team_diag4_<m>.log
 # timed:   8B M 4096 timed (iters 5, warmup 1), with and without the baselines' timing first,
 #          graph or eager only, under 40 s each -> team_diag5_<m>.log
+# graph:   graph mode only, fewer streams, finer chunks, another plan -> team_diag6_<m>.log
 . "$(dirname "$0")/one_gpu_env.sh" "$@"
 WHAT=${3:-both}
 SECONDS=0
@@ -32,7 +33,15 @@ st --op mm_rs --algo st --shape 8b --m 4096
 ag_mm --op ag_mm --algo ce --shape 8b --m 4096
 V
 fi
-if [ "$WHAT" != checked ]; then
+if [ "$WHAT" = graph ]; then
+  variants "$DIR/team_diag6_$M.log" 40 "$B --op mm_rs --shape 8b --m 4096 --iters 5 --warmup 1 --mode graph --no-baselines" <<'V'
+streams2 --algo ce --streams 2
+chunk512 --algo ce --chunk-rows 512
+ce_acc --algo ce_acc
+st --algo st
+V
+fi
+if [ "$WHAT" = timed ] || [ "$WHAT" = both ]; then
   variants "$DIR/team_diag5_$M.log" 40 "$B --op mm_rs --algo ce --shape 8b --m 4096 --iters 5 --warmup 1" <<'V'
 no_baselines --no-baselines --mode both
 baselines_eager --mode eager
