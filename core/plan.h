@@ -144,6 +144,101 @@ concept HostCtx = requires(H& h, const H& ch, float* fp, void* p, const void* cp
   h.gemm(s, g);
 };
 
+// The host verbs' contract, written once: every executor (the simulator's SimHost, the CUDA
+// backend's CudaHost, the tests' interpreter) runs a plan through CheckedHost<its host>, which
+// checks each verb's arguments and then forwards it; a plan that breaks the contract fails in one
+// line naming rank, stream and verb, on every backend alike. The backends keep only what only they
+// can know (the simulator: ldc == n; CUDA: alignment for cuBLASLt).
+//   every verb   0 <= s < streams()
+//   peer         0 <= r < world()
+//   launch       blocks >= 1
+//   write_flag   0 <= peer < world(), a plan flag (pad::plan_flag), value != 0
+//   wait_flag    a plan flag, value != 0
+//   record / wait_event   0 <= e < kMaxEvents
+//   gemm         m, n, k > 0, lda >= k, ldb >= n, ldc >= n, a, b, c not null
+template <class H>
+class CheckedHost {
+ public:
+  explicit CheckedHost(H& h) : h_(h) {}
+  int rank() const { return h_.rank(); }
+  int world() const { return h_.world(); }
+  int streams() const { return h_.streams(); }
+  template <class T>
+  T* peer(T* p, int r) const {
+    if (r < 0 || r >= world()) bad(-1, "peer(rank " + std::to_string(r) + ")", "a rank of the world");
+    return h_.peer(p, r);
+  }
+  template <class Program, class T>
+  void launch(int s, const CollArgs& a, int blocks) {
+    stream(s, "launch");
+    if (blocks < 1) bad(s, "launch(blocks=" + std::to_string(blocks) + ")", "at least one block");
+    h_.template launch<Program, T>(s, a, blocks);
+  }
+  void copy_engine(int s, void* dst, const void* src, std::size_t bytes) {
+    stream(s, "copy_engine");
+    if (bytes && (!dst || !src)) bad(s, "copy_engine", "addresses, not null");
+    h_.copy_engine(s, dst, src, bytes);
+  }
+  void write_flag(int s, int peer, uint32_t slot, uint32_t value) {
+    stream(s, "write_flag");
+    if (peer < 0 || peer >= world() || !pad::is_plan_flag(slot) || value == 0)
+      bad(s,
+          "write_flag(peer=" + std::to_string(peer) + ", slot=" + std::to_string(slot) +
+              ", value=" + std::to_string(value) + ")",
+          "a rank, a plan flag (pad::plan_flag) and a value != 0");
+    h_.write_flag(s, peer, slot, value);
+  }
+  void wait_flag(int s, uint32_t slot, uint32_t value) {
+    stream(s, "wait_flag");
+    if (!pad::is_plan_flag(slot) || value == 0)
+      bad(s, "wait_flag(slot=" + std::to_string(slot) + ", value=" + std::to_string(value) + ")",
+          "a plan flag (pad::plan_flag) and a value != 0");
+    h_.wait_flag(s, slot, value);
+  }
+  void record(int s, int e) {
+    stream(s, "record");
+    event(s, e, "record");
+    h_.record(s, e);
+  }
+  void wait_event(int s, int e) {
+    stream(s, "wait_event");
+    event(s, e, "wait_event");
+    h_.wait_event(s, e);
+  }
+  void gemm(int s, const GemmArgs& g) {
+    stream(s, "gemm");
+    if (g.m <= 0 || g.n <= 0 || g.k <= 0 || g.lda < std::size_t(g.k) || g.ldb < std::size_t(g.n) ||
+        g.ldc < std::size_t(g.n) || !g.a || !g.b || !g.c)
+      bad(s, "gemm(m=" + std::to_string(g.m) + ", n=" + std::to_string(g.n) + ", k=" + std::to_string(g.k) + ")",
+          "positive sizes, lda >= k, ldb >= n, ldc >= n and operands");
+    h_.gemm(s, g);
+  }
+
+ private:
+  // Throws kInvalidArgument (host code: plans are enqueued from the host; nvcc's device pass also
+  // reads this file, where fail() does not exist).
+  void bad(int s, const std::string& what, const std::string& needs) const {
+#if !defined(__CUDA_ARCH__)
+    fail(ErrorCode::kInvalidArgument, "rank " + std::to_string(rank()) +
+                                          (s >= 0 ? " stream " + std::to_string(s) : std::string()) + ": " + what +
+                                          " needs " + needs);
+#else
+    (void)s, (void)what, (void)needs;
+#endif
+  }
+  void stream(int s, const char* verb) const {
+    if (s < 0 || s >= streams())
+      bad(-1, std::string(verb) + " on stream " + std::to_string(s),
+          "a stream of the plan's " + std::to_string(streams()));
+  }
+  void event(int s, int e, const char* verb) const {
+    if (e < 0 || e >= kMaxEvents)
+      bad(s, std::string(verb) + "(event " + std::to_string(e) + ")",
+          "an event in 0.." + std::to_string(kMaxEvents - 1));
+  }
+  H& h_;
+};
+
 // Chunking shared by the copy-engine plans: `bytes` of one rank's data cut into chunks of at
 // most `chunk` bytes, whole 16-byte vectors, at most pad::kPlanChunks chunks (the last may be
 // shorter; an empty rank's data is one empty chunk that still carries its flag).

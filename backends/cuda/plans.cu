@@ -104,7 +104,8 @@ void preload_plan_programs() {
 void PlanExec::enqueue_fused(const FusedAlgo& algo, const FusedArgs& a) {
   begin_call();
   CudaHost host(*this);
-  const bool known = plans_detail::run_fused_plan(host, algo, a);
+  CheckedHost<CudaHost> checked(host);  // the host verbs' contract (core/plan.h)
+  const bool known = plans_detail::run_fused_plan(checked, algo, a);
   end_call();
 #if !defined(__CUDA_ARCH__)
   if (!known) fail(ErrorCode::kInternal, "no CUDA plan for fused algorithm " + std::string(algo.id));
@@ -113,7 +114,8 @@ void PlanExec::enqueue_fused(const FusedAlgo& algo, const FusedArgs& a) {
 
 void PlanExec::prime_fused(const FusedAlgo& algo, const FusedArgs& a) {
   plans_detail::GemmPrimeHost host(*this);
-  const bool known = plans_detail::run_fused_plan(host, algo, a);
+  CheckedHost<plans_detail::GemmPrimeHost> checked(host);
+  const bool known = plans_detail::run_fused_plan(checked, algo, a);
 #if !defined(__CUDA_ARCH__)
   if (!known) fail(ErrorCode::kInternal, "no CUDA plan for fused algorithm " + std::string(algo.id));
 #endif
@@ -122,7 +124,8 @@ void PlanExec::prime_fused(const FusedAlgo& algo, const FusedArgs& a) {
 void PlanExec::enqueue(const AlgoInfo& a, DType t, const PlanArgs& args) {
   begin_call();
   CudaHost host(*this);
-  with_plan(a, [&]<class P>() { with_type(t, [&]<class T>() { P::template run<T>(host, args); }); });
+  CheckedHost<CudaHost> checked(host);  // the host verbs' contract (core/plan.h)
+  with_plan(a, [&]<class P>() { with_type(t, [&]<class T>() { P::template run<T>(checked, args); }); });
   end_call();
 }
 

@@ -55,12 +55,9 @@ int SimHost::world() const { return sim_->world(); }
 
 uintptr_t SimHost::peer_addr(uintptr_t p, int r) const { return sim_->host_peer_addr(rank_, p, r); }
 
-void SimHost::push(int s, StreamItem& it) {
-  if (s < 0 || s >= streams_)
-    fail(ErrorCode::kInvalidArgument, "rank " + std::to_string(rank_) + ": stream " + std::to_string(s) +
-                                          " is outside the plan's " + std::to_string(streams_) + " streams");
-  sim_->enqueue(rank_, s, it);
-}
+// The verbs' arguments were checked by core/plan.h's CheckedHost, which every plan runs through;
+// only what the simulator alone requires is checked here.
+void SimHost::push(int s, StreamItem& it) { sim_->enqueue(rank_, s, it); }
 
 void SimHost::copy_engine(int s, void* dst, const void* src, std::size_t bytes) {
   StreamItem it;
@@ -72,11 +69,6 @@ void SimHost::copy_engine(int s, void* dst, const void* src, std::size_t bytes) 
 }
 
 void SimHost::write_flag(int s, int peer, uint32_t slot, uint32_t value) {
-  if (peer < 0 || peer >= world() || !pad::is_plan_flag(slot) || value == 0)
-    fail(ErrorCode::kInvalidArgument, "rank " + std::to_string(rank_) + " stream " + std::to_string(s) +
-                                          ": write_flag(peer=" + std::to_string(peer) +
-                                          ", slot=" + std::to_string(slot) + ", value=" + std::to_string(value) +
-                                          ") needs a rank, a plan flag (pad::plan_flag) and a value != 0");
   StreamItem it;
   it.kind = ItemKind::kWriteFlag;
   it.peer = peer;
@@ -86,10 +78,6 @@ void SimHost::write_flag(int s, int peer, uint32_t slot, uint32_t value) {
 }
 
 void SimHost::wait_flag(int s, uint32_t slot, uint32_t value) {
-  if (!pad::is_plan_flag(slot) || value == 0)
-    fail(ErrorCode::kInvalidArgument, "rank " + std::to_string(rank_) + " stream " + std::to_string(s) +
-                                          ": wait_flag(slot=" + std::to_string(slot) +
-                                          ") needs a plan flag (pad::plan_flag) and a value != 0");
   StreamItem it;
   it.kind = ItemKind::kWaitFlag;
   it.slot = slot;
@@ -98,9 +86,6 @@ void SimHost::wait_flag(int s, uint32_t slot, uint32_t value) {
 }
 
 void SimHost::record(int s, int event) {
-  if (event < 0 || event >= kMaxEvents)
-    fail(ErrorCode::kInvalidArgument,
-         "record: event " + std::to_string(event) + " is outside 0.." + std::to_string(kMaxEvents - 1));
   StreamItem it;
   it.kind = ItemKind::kRecord;
   it.event = event;
@@ -108,9 +93,6 @@ void SimHost::record(int s, int event) {
 }
 
 void SimHost::wait_event(int s, int event) {
-  if (event < 0 || event >= kMaxEvents)
-    fail(ErrorCode::kInvalidArgument,
-         "wait_event: event " + std::to_string(event) + " is outside 0.." + std::to_string(kMaxEvents - 1));
   StreamItem it;
   it.kind = ItemKind::kWaitEvent;
   it.event = event;
@@ -118,11 +100,10 @@ void SimHost::wait_event(int s, int event) {
 }
 
 void SimHost::gemm(int s, const GemmArgs& g) {
-  if (g.m <= 0 || g.n <= 0 || g.k <= 0 || g.lda < std::size_t(g.k) || g.ldb < std::size_t(g.n) ||
-      g.ldc != std::size_t(g.n))
-    fail(ErrorCode::kInvalidArgument, "rank " + std::to_string(rank_) + ": gemm(m=" + std::to_string(g.m) +
-                                          ", n=" + std::to_string(g.n) + ", k=" + std::to_string(g.k) +
-                                          ") needs positive sizes, lda >= k, ldb >= n and ldc == n");
+  if (g.ldc != std::size_t(g.n))  // the simulator's own limit (cuBLASLt takes ldc >= n)
+    fail(ErrorCode::kUnsupported, "rank " + std::to_string(rank_) + " stream " + std::to_string(s) +
+                                      ": gemm with ldc " + std::to_string(g.ldc) + " != n " + std::to_string(g.n) +
+                                      ": the simulator stores packed C only");
   StreamItem it;
   it.kind = ItemKind::kGemm;
   it.gemm = g;

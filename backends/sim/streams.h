@@ -109,6 +109,7 @@ class SimHost {
 };
 
 static_assert(HostCtx<SimHost>);
+static_assert(HostCtx<CheckedHost<SimHost>>);
 
 // A host plan instantiated for one element type, as the engine runs it.
 using PlanFn = void (*)(SimHost&, const PlanArgs&);

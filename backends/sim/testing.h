@@ -36,7 +36,8 @@ void invoke(BlockCtx& ctx, const CollArgs& a) {
 }
 template <class Plan, class T>
 void invoke_plan(SimHost& host, const PlanArgs& a) {
-  Plan::template run<T>(host, a);
+  CheckedHost<SimHost> checked(host);  // the host verbs' contract (core/plan.h)
+  Plan::template run<T>(checked, a);
 }
 }  // namespace detail
 
@@ -57,7 +58,10 @@ RunResult run_plan(const RunSpec& spec) {
 template <class Plan>
 RunResult run_fused_plan(const FusedRunSpec& spec) {
   return with_type(spec.dtype, [&]<class T>() {
-    return detail::run_fused_with(spec, [](SimHost& h, const FusedArgs& f) { Plan::template run<T>(h, f); });
+    return detail::run_fused_with(spec, [](SimHost& h, const FusedArgs& f) {
+      CheckedHost<SimHost> checked(h);  // the host verbs' contract (core/plan.h)
+      Plan::template run<T>(checked, f);
+    });
   });
 }
 
