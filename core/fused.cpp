@@ -80,6 +80,39 @@ FusedBuffers fused_buffers(FusedOp op, const MatShape& s, int world, DType t) {
   return b;
 }
 
+namespace {
+std::size_t align_to(std::size_t b, std::size_t a) { return (b + a - 1) / a * a; }
+}  // namespace
+
+FusedHeapLayout fused_heap_layout(FusedOp op, const FusedBuffers& fb, std::size_t coll_scratch, std::size_t align) {
+  FusedHeapLayout l;
+  std::size_t off = 0;
+  auto take = [&](std::size_t bytes) {
+    const std::size_t at = off;
+    off = align_to(off + bytes, align);
+    return at;
+  };
+  l.a = take(fb.a);
+  l.b = take(fb.b);
+  l.c = take(fb.c);
+  l.work = take(op == FusedOp::kAgMm ? fb.gathered : fb.scratch);
+  l.partial = take(fb.partial);
+  l.coll_scratch = take(coll_scratch);
+  l.total = std::max(off, align);
+  return l;
+}
+
+FusedHeapLayout fused_symmetric_layout(FusedOp op, const FusedBuffers& fb, std::size_t align) {
+  FusedHeapLayout l;
+  if (op == FusedOp::kAgMm) {
+    l.work = align_to(fb.a, align);
+    l.total = l.work + fb.gathered;
+  } else {
+    l.total = fb.scratch;
+  }
+  return l;
+}
+
 std::string fused_alias_list() {
   std::string out;
   for (FusedOp op : {FusedOp::kAgMm, FusedOp::kMmRs}) {

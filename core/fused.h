@@ -57,6 +57,21 @@ struct FusedBuffers {
 };
 FusedBuffers fused_buffers(FusedOp op, const MatShape& s, int world, DType t);
 
+// Where one call's buffers lie, as byte offsets, every piece `align`-aligned. Two layouts, the
+// only two there are:
+//  - fused_heap_layout: everything in one heap (the simulator, the tests' interpreter): a, b, c,
+//    work (ag_mm's gathered A or mm_rs's scratch slots), partial, then `coll_scratch` bytes for a
+//    collective program (the simulator's seq_coll_gemm baseline); total is the heap a rank needs.
+//  - fused_symmetric_layout: only what peers must reach, in the symmetric heap (the CUDA bench;
+//    the rest is plain device memory): ag_mm's shard `a` then `work`; mm_rs's `work` alone
+//    (a = b = c = partial = 0, unused).
+struct FusedHeapLayout {
+  std::size_t a = 0, b = 0, c = 0, work = 0, partial = 0, coll_scratch = 0, total = 0;
+};
+FusedHeapLayout fused_heap_layout(FusedOp op, const FusedBuffers& fb, std::size_t coll_scratch = 0,
+                                  std::size_t align = 256);
+FusedHeapLayout fused_symmetric_layout(FusedOp op, const FusedBuffers& fb, std::size_t align = 4096);
+
 // What a fused plan gets for one call (this rank's addresses; see fused_buffers for sizes).
 // `work` is the symmetric buffer the plan communicates through: ag_mm's gathered A, mm_rs's
 // scratch slots. `partial` (mm_rs) is where this rank's product rows are staged (local).

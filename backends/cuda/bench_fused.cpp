@@ -86,8 +86,9 @@ class FusedBench {
     const FusedBuffers fb = fused_buffers(op, s, w, t);
     // Symmetric: ag_mm's shard and gathered A; mm_rs's scratch. Plain: the rest.
     char* heap = rt_.heap();
-    void* sym_a = ag ? heap : nullptr;
-    void* work = ag ? heap + align(fb.a) : heap;
+    const FusedHeapLayout sym = fused_symmetric_layout(op, fb);
+    void* sym_a = ag ? heap + sym.a : nullptr;
+    void* work = heap + sym.work;
     ncclComm_t nc = rt_.comm();
     PlainBuffer a_plain(fb.a, nc), b(fb.b, nc), c(fb.c, nc), partial(ag ? 0 : fb.partial, nc);
     PlainBuffer base_full(ag ? fb.gathered : fb.partial, nc), base_c(fb.c, nc);  // the baselines' own buffers
@@ -247,8 +248,6 @@ class FusedBench {
     }
   }
 
-  static std::size_t align(std::size_t b) { return (b + 4095) / 4096 * 4096; }
-
   bool team() const { return rt_.team() != nullptr; }
 
   // An in-process team's answer to check the fused plans against, in place of nccl_cublaslt's
@@ -381,8 +380,7 @@ int run_fused_bench(const FusedBenchOptions& o) {
       for (const MatShape& s : o.shapes) {
         validate_fused(op, s, ranks.world, t);
         const FusedBuffers b = fused_buffers(op, s, ranks.world, t);
-        const std::size_t need = op == FusedOp::kAgMm ? (b.a + 4095) / 4096 * 4096 + b.gathered : b.scratch;
-        heap = std::max(heap, need);
+        heap = std::max(heap, fused_symmetric_layout(op, b).total);
       }
   }
   heap = (heap + (4u << 20) - 1) / (4u << 20) * (4u << 20);

@@ -22,28 +22,6 @@
 namespace symm::sim {
 namespace {
 
-struct Layout {
-  uint64_t a = 0, b = 0, c = 0, work = 0, partial = 0, coll_scratch = 0, total = 0;
-};
-
-Layout fused_layout(const FusedBuffers& fb, FusedOp op, std::size_t coll_scratch) {
-  Layout l;
-  uint64_t off = 0;
-  auto take = [&](std::size_t bytes) {
-    const uint64_t at = off;
-    off = align_up(off + bytes, 256);
-    return at;
-  };
-  l.a = take(fb.a);
-  l.b = take(fb.b);
-  l.c = take(fb.c);
-  l.work = take(op == FusedOp::kAgMm ? fb.gathered : fb.scratch);
-  l.partial = take(fb.partial);
-  l.coll_scratch = take(coll_scratch);
-  l.total = std::max<uint64_t>(off, 256);
-  return l;
-}
-
 // The global matrices, rounded to T: A is M x K, B is K x N, values in (-1, 1).
 template <class T>
 std::vector<double> draw_matrix(uint64_t seed, uint64_t which, std::size_t elems) {
@@ -134,7 +112,7 @@ RunResult run_fused_with(const FusedRunSpec& spec, const FusedPlanFn& plan, cons
   const FusedBuffers fb = fused_buffers(op, s, w, spec.dtype);
   SYMM_REQUIRE(!hx.gathered_input || op == FusedOp::kAgMm, ErrorCode::kInternal, "gathered input is ag_mm's");
   SYMM_REQUIRE(!hx.check_partial || op == FusedOp::kMmRs, ErrorCode::kInternal, "a partial check is mm_rs's");
-  const Layout l = fused_layout(fb, op, hx.coll_scratch);
+  const FusedHeapLayout l = fused_heap_layout(op, fb, hx.coll_scratch);
   const std::size_t rows = s.m / std::size_t(w), kl = s.k / std::size_t(w);
 
   // The registry's host plans fix the engine's limits; the heap is the custom run's alone.

@@ -128,10 +128,6 @@ float value(int rank, int which, std::size_t i) {
   return float(int(x % 2001) - 1000) / 1000.0f;
 }
 
-struct Layout {
-  std::size_t a, b, c, work, partial, total;
-};
-
 // Runs `Plan` on a world of `n` ranks (twice, to exercise consumed flags) and returns the worst
 // per-row error against the float64 reference over ranks (inf on poison).
 template <class Plan>
@@ -139,14 +135,7 @@ double run_fused(FusedOp op, int n, const MatShape& s, std::size_t chunk_rows, t
                  int calls = 2) {
   using T = bf16;
   const FusedBuffers fb = fused_buffers(op, s, n, DType::kBF16);
-  auto up = [](std::size_t b) { return (b + 255) / 256 * 256; };
-  Layout l{};
-  l.a = 0;
-  l.b = l.a + up(fb.a);
-  l.c = l.b + up(fb.b);
-  l.work = l.c + up(fb.c);
-  l.partial = l.work + up(std::max(fb.gathered, fb.scratch));
-  l.total = l.partial + up(fb.partial) + 256;
+  const FusedHeapLayout l = fused_heap_layout(op, fb);
   testing::PlanWorld w(n, l.total, 3);
   w.drop_data_waits = mutant;
   const bool ag = op == FusedOp::kAgMm;
