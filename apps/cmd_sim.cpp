@@ -281,19 +281,23 @@ void check_data_cost(const Resolved& r, const Common& c, const AlgoInfo& a, std:
 
 // ---- run ----------------------------------------------------------------------------------
 
-const char* kRunUsage =
-    "usage: symmcoll run --algo NAME [--op OP] [--bytes SIZE] [options]\n"
-    "\n"
-    "Runs one collective on the simulated node: every rank's input is random, the result is\n"
-    "compared with a float64 CPU reference, and the predicted time of the call is printed\n"
-    "with nccl-tests' algbw / busbw. Exits 1 when the error exceeds the dtype's bound.\n"
-    "The fused matmuls run the same way: --op ag_mm | mm_rs with --shape 8b|70b (or --n, --k) and --m,\n"
-    "algorithms ce, ce_bulk, st (ag_mm) / ce, st (mm_rs) or the baselines cublaslt, seq_coll_gemm\n"
-    "(see 'symmcoll run --op ag_mm --help' and 'symmcoll list').\n"
-    "\n"
-    "example: symmcoll run --machine h200x4 --op all_reduce --algo one_shot --bytes 1M --trace t.json\n"
-    "         (open t.json in https://ui.perfetto.dev)\n"
-    "         symmcoll run --machine h200x4 --op ag_mm --algo ce --shape 8b --m 4096";
+// The run command's usage; the fused algorithms' names come from the registry (core/fused.h).
+std::string run_usage() {
+  return "usage: symmcoll run --algo NAME [--op OP] [--bytes SIZE] [options]\n"
+         "\n"
+         "Runs one collective on the simulated node: every rank's input is random, the result is\n"
+         "compared with a float64 CPU reference, and the predicted time of the call is printed\n"
+         "with nccl-tests' algbw / busbw. Exits 1 when the error exceeds the dtype's bound.\n"
+         "The fused matmuls run the same way: --op ag_mm | mm_rs with --shape 8b|70b (or --n, --k) and --m,\n"
+         "algorithms (" +
+         fused_alias_list() +
+         ") or the baselines cublaslt, seq_coll_gemm\n"
+         "(see 'symmcoll run --op ag_mm --help' and 'symmcoll list').\n"
+         "\n"
+         "example: symmcoll run --machine h200x4 --op all_reduce --algo one_shot --bytes 1M --trace t.json\n"
+         "         (open t.json in https://ui.perfetto.dev)\n"
+         "         symmcoll run --machine h200x4 --op ag_mm --algo ce --shape 8b --m 4096";
+}
 
 }  // namespace
 
@@ -319,7 +323,8 @@ int cmd_run(int argc, char** argv) {
                                "--streams or --chunk-bytes off their defaults: no column records them)");
   // clang-format on
   po::variables_map vm;
-  if (!parse(argc, argv, d, kRunUsage, &vm)) return kExitOk;
+  static const std::string usage = run_usage();
+  if (!parse(argc, argv, d, usage.c_str(), &vm)) return kExitOk;
 
   // "all_reduce.one_shot" carries its op; a different --op beside it is a contradiction.
   if (algo.find('.') != std::string::npos) {
