@@ -51,7 +51,7 @@ def measured_rows(machine):
             continue  # NCCL's rows and the fused baselines; barriers have no size to sweep
         out.append({"source": os.path.basename(r["source"])[:-len(".csv")], "world": r["world"], "op": r["op"],
                     "algo": r["algo"], "dtype": r["dtype"], "bytes": r["bytes"], "blocks": r["blocks"],
-                    "graph": r["graph"], "meas": r["time_us_median"],
+                    "graph": r["graph"], "meas": r["time_us_median"], "p90": r["time_us_p90"],
                     "mnk": tuple(int(r.get(k) or 0) for k in ("M", "N", "K"))})
     return out
 
@@ -95,6 +95,30 @@ def stats(rs):
     return len(e), statistics.median(e), max(e), signed, sum(x > LIMIT for x in e)
 
 
+def ranking(rows):
+    """Cells (op, world, dtype, size or M x N x K, launch mode) of the bench runs (default block
+    counts; the tune sweeps are left out) where two or more of our algorithms were measured: the
+    simulator ranks a cell right when the algorithm it predicts fastest measured within the
+    fastest one's p90 (its p10-p90 spread). Returns (cells, right, the wrong ones)."""
+    cells = {}
+    for r in rows:
+        if r["source"].startswith("tune"):
+            continue
+        cells.setdefault((r["op"], r["world"], r["dtype"], r["bytes"], r["mnk"], r["graph"]), []).append(r)
+    n, right, wrong = 0, 0, []
+    for k, rs in sorted(cells.items()):
+        if len({r["algo"] for r in rs}) < 2:
+            continue
+        n += 1
+        best = min(rs, key=lambda r: r["meas"])
+        pick = min(rs, key=lambda r: r["pred"])
+        if pick["meas"] <= best["p90"]:
+            right += 1
+        else:
+            wrong.append((k, best, pick))
+    return n, right, wrong
+
+
 def table(title, key, rows):
     lines = ["### %s" % title, "", "| %s | rows | median | max | median signed | beyond 20%% |" % title.split()[-1],
              "|---|---:|---:|---:|---:|---:|"]
@@ -136,6 +160,10 @@ def main():
         lines += ["%d row(s) not predicted: the simulator refuses the combination (run `symmcoll run` on one for the "
                   "reason): %s." % (len(missing), ", ".join("%s %s blocks %d" % (r["algo"], size(r["bytes"]), r["blocks"])
                                                             for r in missing)), ""]
+    cells, right, wrong = ranking(rows)
+    if cells:
+        lines += ["**Ranking: the algorithm predicted fastest measured fastest (within the fastest's p90) in %d of %d "
+                  "cells (%.0f%%).** Target: 90%%." % (right, cells, 100.0 * right / cells), ""]
     lines += table("per op", lambda r: r["op"], rows)
     lines += table("per algorithm", lambda r: r["algo"], rows)
     lines += table("per size band", lambda r: band(r["bytes"]), rows)
@@ -152,6 +180,16 @@ def main():
             lines.append("| %s | %s | %s | %d | %s | %.2f | %.2f | %+.1f%% |" % (
                 r["source"], r["algo"], what, r["blocks"], "graph" if r["graph"] else "eager", r["meas"], r["pred"],
                 100 * (r["pred"] - r["meas"]) / r["meas"]))
+        lines.append("")
+    if wrong:
+        lines += ["### Cells ranked wrong (%d)" % len(wrong), "",
+                  "| op | size | mode | measured fastest (us, p90) | predicted fastest | its measured us |",
+                  "|---|---:|---|---|---|---:|"]
+        for (op, world, dtype, b, mnk, graph), best, pick in wrong:
+            what = "%d x %d x %d" % mnk if op in data.FUSED_OPS else size(b)
+            lines.append("| %s | %s | %s | %s (%.2f, %.2f) | %s | %.2f |" % (
+                op, what, "graph" if graph else "eager", best["algo"], best["meas"], best["p90"], pick["algo"],
+                pick["meas"]))
         lines.append("")
     bad = sorted((r for r in rows if abs(r["pred"] - r["meas"]) / r["meas"] > LIMIT),
                  key=lambda r: -abs(r["pred"] - r["meas"]) / r["meas"])
