@@ -364,12 +364,12 @@ class Bench {
         if ((graph && !o_.graph) || (!graph && !o_.eager)) continue;
         if (c.mode >= 0 && c.mode != int(graph)) continue;  // an auto choice for the other mode
         int calls = o_.calls > 0 ? o_.calls : bytes <= (1u << 20) ? 100 : bytes <= (16u << 20) ? 20 : 5;
-        // A team's eager host plans: one call per sample. On an H200 the eager timing of
-        // reduce_scatter's copy-engine plan at 4 and 8 ranks on one GPU never ended, and no
-        // watchdog spoke (graph mode and 2 ranks were fine). Not confirmed, the likely cause: the
-        // ranks' threads share one CUDA context, and a thread that has enqueued far ahead can block
-        // inside the driver, holding it, while its stream waits on a flag another rank's thread has
-        // yet to enqueue. One call per sample keeps every thread within one call of the others.
+        // A team's eager host plans: one call per sample, and SampleTimer waits for each sample
+        // (bench_common.h): on an H200 the eager timing of reduce_scatter's copy-engine plan at 4
+        // and 8 ranks on one GPU never ended and no watchdog spoke; with both, an H100 ran it at 2,
+        // 4 and 8 ranks to the end (experiments/results/h100x1/team/run1). The cause is not
+        // confirmed: likely a rank thread far ahead blocks inside the shared context's driver while
+        // its stream waits on a flag another rank's thread has yet to enqueue.
         if (!graph && team() && c.plan()) calls = 1;
         rt_.set_context(describe(c, op, t, bytes) + ", timing " + std::to_string(o_.warmup) + "+" +
                         std::to_string(o_.iters) + " samples of " + std::to_string(calls) +

@@ -160,9 +160,8 @@ class SampleTimer {
     settle();
     rt_.barrier();
     // A team's eager samples are waited for one by one: the ranks' threads share one CUDA
-    // context, and a thread that enqueues far ahead of a peer whose flag its streams wait on can
-    // block inside the driver once the context's launch queue is full, where no watchdog runs
-    // (an H200, 4 and 8 ranks, reduce_scatter's copy-engine plan in eager mode: never ended).
+    // context, and a thread far ahead of a peer whose flag its streams wait on may block inside
+    // the driver, where no watchdog runs (bench.cpp's one call per sample says what was seen).
     const bool one_by_one = !graph && rt_.team();
     for (int i = 0; i < iters_; ++i) {
       SYMM_CUDA_CHECK(cudaEventRecord(events_[std::size_t(2 * i)], s));

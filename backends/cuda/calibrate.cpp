@@ -338,11 +338,9 @@ int calibrate_rank(Runtime& rt, const calib::CalibPlan& plan, std::size_t half, 
   }
   // A team's ranks share the GPU: the GEMM and stream-flag rows of every rank run at once (each
   // rank's row is the max over ranks as everywhere), and the barriers keep them apart from the rows before.
-  // (A host-only meeting: Runtime::barrier would first wait for this rank's stuck stream.)
-  if (rt.team()) rt.team()->barrier(me, "the plan wait probe: every rank reported");
+  if (rt.team()) rt.barrier();
   gemm_rows(c, rt, plan);
-  // (A host-only meeting: Runtime::barrier would first wait for this rank's stuck stream.)
-  if (rt.team()) rt.team()->barrier(me, "the plan wait probe: every rank reported");
+  if (rt.team()) rt.barrier();
   plan_rows(c, rt);
   rt.barrier();
   if (me == 0) {

@@ -66,7 +66,7 @@ GemmRunner::~GemmRunner() {
 }
 
 const GemmRunner::Plan& GemmRunner::plan(const GemmArgs& g) {
-  const Key key{g.m, g.n, g.k, g.lda, g.ldb, g.ldc, int(g.dtype)};
+  const Key key = key_of(g);
   auto it = plans_.find(key);
   if (it != plans_.end()) return *it->second;
   if (g.m <= 0 || g.n <= 0 || g.k <= 0 || g.lda < std::size_t(g.k) || g.ldb < std::size_t(g.n) ||
@@ -130,7 +130,7 @@ void GemmRunner::run(cudaStream_t stream, int slot, const GemmArgs& g) {
 }
 
 void GemmRunner::prime(cudaStream_t stream, const GemmArgs& g) {
-  const std::pair<Key, bool> key{Key{g.m, g.n, g.k, g.lda, g.ldb, g.ldc, int(g.dtype)}, g.c_in != nullptr};
+  const std::pair<Key, bool> key{key_of(g), g.c_in != nullptr};
   if (primed_.count(key)) return;
   run(stream, 0, g);
   SYMM_CUDA_CHECK(cudaStreamSynchronize(stream));

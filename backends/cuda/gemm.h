@@ -55,6 +55,7 @@ class GemmRunner {
   struct Plan;
   using Key = std::tuple<int, int, int, std::size_t, std::size_t, std::size_t, int>;
   const Plan& plan(const GemmArgs& g);
+  static Key key_of(const GemmArgs& g) { return Key{g.m, g.n, g.k, g.lda, g.ldb, g.ldc, int(g.dtype)}; }
 
   void* handle_ = nullptr;  // cublasLtHandle_t
   int sm_target_ = 0;       // 0: the whole GPU

@@ -73,10 +73,10 @@ class GemmPrimeHost : public RankView {
 };
 static_assert(HostCtx<GemmPrimeHost>);
 
-// Runs fused plan `algo` on `host` (bf16 or fp16); false where the table has no such plan.
+// Runs fused plan `algo` on `host` (bf16 or fp16); kInternal where the table has no such plan.
 template <class Host>
-bool run_fused_plan(Host& host, const FusedAlgo& algo, const FusedArgs& a) {
-  return with_fused_plan(algo.id, [&]<class P>() {
+void run_fused_plan(Host& host, const FusedAlgo& algo, const FusedArgs& a) {
+  const bool known = with_fused_plan(algo.id, [&]<class P>() {
     switch (a.dtype) {
       case DType::kBF16: return P::template run<bf16>(host, a);
       case DType::kFP16: return P::template run<fp16>(host, a);
@@ -87,6 +87,11 @@ bool run_fused_plan(Host& host, const FusedAlgo& algo, const FusedArgs& a) {
         return;
     }
   });
+#if !defined(__CUDA_ARCH__)
+  if (!known) fail(ErrorCode::kInternal, "no CUDA plan for fused algorithm " + std::string(algo.id));
+#else
+  (void)known;
+#endif
 }
 
 }  // namespace plans_detail
@@ -105,20 +110,14 @@ void PlanExec::enqueue_fused(const FusedAlgo& algo, const FusedArgs& a) {
   begin_call();
   CudaHost host(*this);
   CheckedHost<CudaHost> checked(host);  // the host verbs' contract (core/plan.h)
-  const bool known = plans_detail::run_fused_plan(checked, algo, a);
+  plans_detail::run_fused_plan(checked, algo, a);
   end_call();
-#if !defined(__CUDA_ARCH__)
-  if (!known) fail(ErrorCode::kInternal, "no CUDA plan for fused algorithm " + std::string(algo.id));
-#endif
 }
 
 void PlanExec::prime_fused(const FusedAlgo& algo, const FusedArgs& a) {
   plans_detail::GemmPrimeHost host(*this);
   CheckedHost<plans_detail::GemmPrimeHost> checked(host);
-  const bool known = plans_detail::run_fused_plan(checked, algo, a);
-#if !defined(__CUDA_ARCH__)
-  if (!known) fail(ErrorCode::kInternal, "no CUDA plan for fused algorithm " + std::string(algo.id));
-#endif
+  plans_detail::run_fused_plan(checked, algo, a);
 }
 
 void PlanExec::enqueue(const AlgoInfo& a, DType t, const PlanArgs& args) {

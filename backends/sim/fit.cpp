@@ -271,8 +271,7 @@ FitResult fit_machine(const CalibTable& t, const Machine& base, const std::strin
   }
   // A kernel that reaches a peer costs more than an empty kernel's launch before its first hop:
   // the two intercepts above, less launch_graph_us (the simulator charges it at a block's first
-  // access to a peer). Measured on 2x H200: relaxed ping-pong 1.4 us, load chain 1.6 us, an
-  // empty kernel 0.5 us.
+  // access to a peer). The fitted file's note gives both intercepts.
   if (c_pingpong >= 0 && c_load >= 0 && m.launch_graph_us > 0) {
     m.peer_kernel_us = std::max(0.0, 0.5 * (c_pingpong + c_load) - m.launch_graph_us);
     char v[64];

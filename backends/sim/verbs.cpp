@@ -80,10 +80,12 @@ void Simulator::reduce(Block& b, DType t, uintptr_t dst, const void* const* srcs
     fail(ErrorCode::kInvalidArgument, "reduce() needs 1.." + std::to_string(kPadWorld) + " sources");
   const int me = b.rank;
   const Loc d = decode(b, dst, bytes, "reduce");
-  bool peer = d.space != me;
-  for (int k = 0; k < n && !peer; ++k)
-    peer = decode(b, reinterpret_cast<uintptr_t>(srcs[k]), bytes, "reduce").space != me;
-  if (peer) touch_peer(b);
+  if (!b.touched_peer) {  // before the transfer is made: touch_peer may yield
+    bool peer = d.space != me;
+    for (int k = 0; k < n && !peer; ++k)
+      peer = decode(b, reinterpret_cast<uintptr_t>(srcs[k]), bytes, "reduce").space != me;
+    if (peer) touch_peer(b);
+  }
   uint32_t index;
   Transfer& x = new_transfer(b, "reduce", index);
   x.posted = d.space != me;

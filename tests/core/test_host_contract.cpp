@@ -3,11 +3,13 @@
 // the stream and the verb, before the host sees it.
 #include <gtest/gtest.h>
 
+#include <functional>
 #include <string>
 #include <vector>
 
 #include "core/algos/local_reduce_ring.h"
 #include "core/plan.h"
+#include "tests/core/thrown.h"
 
 namespace symm {
 namespace {
@@ -41,17 +43,7 @@ struct RecordingHost {
 };
 static_assert(HostCtx<CheckedHost<RecordingHost>>);
 
-// The message of what `f` throws ("" if nothing).
-template <class F>
-std::string refusal(F&& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    EXPECT_EQ(e.code(), ErrorCode::kInvalidArgument);
-    return e.what();
-  }
-  return "";
-}
+std::string refusal(const std::function<void()>& f) { return testing::thrown(f, ErrorCode::kInvalidArgument); }
 
 TEST(HostContract, ValidVerbsReachTheHost) {
   RecordingHost h;

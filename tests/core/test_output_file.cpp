@@ -12,6 +12,7 @@
 
 #include "core/common.h"
 #include "core/output_file.h"
+#include "tests/core/thrown.h"
 
 namespace symm {
 namespace {
@@ -34,15 +35,7 @@ int entries(const std::string& dir) {
   return int(std::distance(fs::directory_iterator(dir), fs::directory_iterator()));
 }
 
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    EXPECT_EQ(e.code(), ErrorCode::kIo);
-    return e.what();
-  }
-  return "";
-}
+std::string error_of(const std::function<void()>& f) { return testing::thrown(f, ErrorCode::kIo); }
 
 TEST(OutputFile, CommittedWholeOrNotAtAll) {
   const std::string dir = fresh_dir("whole"), path = dir + "/a.csv";
