@@ -8,8 +8,10 @@
 
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <cerrno>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <exception>
 #include <fstream>
@@ -94,15 +96,29 @@ inline ncclDataType_t nccl_type(DType t) {
   return t == DType::kBF16 ? ncclBfloat16 : t == DType::kFP16 ? ncclFloat16 : ncclFloat32;
 }
 
-// `calls` back-to-back calls of `one`, captured on `s` into an instantiated graph.
+// `calls` back-to-back calls of `one`, captured on `s` into an instantiated graph, uploaded to
+// the device and waited for: a graph's first launch otherwise uploads it then, and in an
+// in-process team that upload may wait behind a peer's stream already parked on a flag of this
+// rank (the callers meet after this, before any rank launches). Testing: SYMM_TEST_NO_GRAPH_UPLOAD=1
+// leaves the upload to the first launch; SYMM_DEBUG_GRAPH_DOT=<dir> writes each captured graph
+// there as Graphviz (graph_<n>.dot, numbered in capture order across the process).
 inline cudaGraphExec_t capture_graph(cudaStream_t s, const std::function<void()>& one, int calls) {
   cudaGraph_t g;
   cudaGraphExec_t exec;
   SYMM_CUDA_CHECK(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal));
   for (int i = 0; i < calls; ++i) one();
   SYMM_CUDA_CHECK(cudaStreamEndCapture(s, &g));
+  if (const char* dir = std::getenv("SYMM_DEBUG_GRAPH_DOT"); dir && *dir) {
+    static std::atomic<int> n{0};
+    const std::string path = std::string(dir) + "/graph_" + std::to_string(n++) + ".dot";
+    SYMM_CUDA_CHECK(cudaGraphDebugDotPrint(g, path.c_str(), cudaGraphDebugDotFlagsVerbose));
+  }
   SYMM_CUDA_CHECK(cudaGraphInstantiate(&exec, g, 0));
   SYMM_CUDA_CHECK(cudaGraphDestroy(g));
+  if (std::getenv("SYMM_TEST_NO_GRAPH_UPLOAD") == nullptr) {
+    SYMM_CUDA_CHECK(cudaGraphUpload(exec, s));
+    SYMM_CUDA_CHECK(cudaStreamSynchronize(s));
+  }
   return exec;
 }
 
