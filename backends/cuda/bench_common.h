@@ -15,6 +15,8 @@
 #include <cstring>
 #include <exception>
 #include <fstream>
+#include <map>
+#include <set>
 #include <functional>
 #include <string>
 #include <utility>
@@ -96,6 +98,41 @@ inline ncclDataType_t nccl_type(DType t) {
   return t == DType::kBF16 ? ncclBfloat16 : t == DType::kFP16 ? ncclFloat16 : ncclFloat32;
 }
 
+// Testing (SYMM_TEST_GRAPH_CHAIN=1): makes a captured graph one chain, its nodes in a topological
+// order that keeps the capture's order where the edges allow (Kahn's, the lowest capture index
+// first), so a replay runs as the eager calls were enqueued, one node after another.
+inline void chain_graph(cudaGraph_t g) {
+  std::size_t n = 0, m = 0;
+  SYMM_CUDA_CHECK(cudaGraphGetNodes(g, nullptr, &n));
+  std::vector<cudaGraphNode_t> nodes(n);
+  SYMM_CUDA_CHECK(cudaGraphGetNodes(g, nodes.data(), &n));
+  SYMM_CUDA_CHECK(cudaGraphGetEdges(g, nullptr, nullptr, nullptr, &m));
+  std::vector<cudaGraphNode_t> from(m), to(m);
+  SYMM_CUDA_CHECK(cudaGraphGetEdges(g, from.data(), to.data(), nullptr, &m));
+  std::map<cudaGraphNode_t, std::size_t> index;
+  for (std::size_t i = 0; i < n; ++i) index[nodes[i]] = i;
+  std::vector<std::vector<std::size_t>> out(n);
+  std::vector<std::size_t> indeg(n, 0);
+  std::set<std::pair<std::size_t, std::size_t>> has;
+  for (std::size_t e = 0; e < m; ++e) {
+    const std::size_t a = index.at(from[e]), b = index.at(to[e]);
+    out[a].push_back(b), ++indeg[b], has.insert({a, b});
+  }
+  std::set<std::size_t> ready;
+  for (std::size_t i = 0; i < n; ++i)
+    if (!indeg[i]) ready.insert(i);
+  std::size_t prev = n;
+  while (!ready.empty()) {
+    const std::size_t i = *ready.begin();
+    ready.erase(ready.begin());
+    if (prev != n && !has.count({prev, i}))
+      SYMM_CUDA_CHECK(cudaGraphAddDependencies(g, &nodes[prev], &nodes[i], nullptr, 1));
+    prev = i;
+    for (std::size_t b : out[i])
+      if (--indeg[b] == 0) ready.insert(b);
+  }
+}
+
 // `calls` back-to-back calls of `one`, captured on `s` into an instantiated graph, uploaded to
 // the device and waited for: a graph's first launch otherwise uploads it then, and in an
 // in-process team that upload may wait behind a peer's stream already parked on a flag of this
@@ -108,6 +145,7 @@ inline cudaGraphExec_t capture_graph(cudaStream_t s, const std::function<void()>
   SYMM_CUDA_CHECK(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal));
   for (int i = 0; i < calls; ++i) one();
   SYMM_CUDA_CHECK(cudaStreamEndCapture(s, &g));
+  if (std::getenv("SYMM_TEST_GRAPH_CHAIN") != nullptr) chain_graph(g);
   if (const char* dir = std::getenv("SYMM_DEBUG_GRAPH_DOT"); dir && *dir) {
     static std::atomic<int> n{0};
     const std::string path = std::string(dir) + "/graph_" + std::to_string(n++) + ".dot";

@@ -107,13 +107,25 @@ void PlanExec::wait_flag(int s, uint32_t slot, uint32_t value) {
   waits_.push_back(PlanWait{s, slot, value, e});
 }
 
+cudaStream_t PlanExec::stream(int s) {
+  const std::size_t i = std::size_t(s);
+  if (i > 0 && in_call_ && !used_[i]) {
+    used_[i] = 1;
+    SYMM_CUDA_CHECK(cudaStreamWaitEvent(streams_[i], fork_, 0));
+  }
+  return streams_[i];
+}
+
 void PlanExec::begin_call() {
   SYMM_CUDA_CHECK(cudaEventRecord(fork_, streams_[0]));
-  for (std::size_t i = 1; i < streams_.size(); ++i) SYMM_CUDA_CHECK(cudaStreamWaitEvent(streams_[i], fork_, 0));
+  used_.assign(streams_.size(), 0);
+  in_call_ = true;
 }
 
 void PlanExec::end_call() {
+  in_call_ = false;
   for (std::size_t i = 1; i < streams_.size(); ++i) {
+    if (!used_[i]) continue;
     SYMM_CUDA_CHECK(cudaEventRecord(joins_[i], streams_[i]));
     SYMM_CUDA_CHECK(cudaStreamWaitEvent(streams_[0], joins_[i], 0));
   }

@@ -64,14 +64,17 @@ class PlanExec {
   void wait_main(double timeout_s, const std::string& what);
 
   // Host-verb implementation (used by the CudaHost context in plans.cu).
-  cudaStream_t stream(int s) const { return streams_[std::size_t(s)]; }
+  // Stream s of the plan. Within a call, a side stream starts after the call's fork the first
+  // time the call uses it; a side stream the call never uses joins nothing (a captured graph
+  // then has no idle branch whose dependencies pile up from call to call).
+  cudaStream_t stream(int s);
   cudaEvent_t event(int e);
   void write_flag(int s, int peer, uint32_t slot, uint32_t value);
   void wait_flag(int s, uint32_t slot, uint32_t value);
   void gemm(int s, const GemmArgs& g) { gemm_->run(stream(s), s, g); }
   void prime_gemm(const GemmArgs& g) { gemm_->prime(stream(0), g); }
-  void begin_call();  // forks side streams from main
-  void end_call();    // joins side streams into main
+  void begin_call();  // records the fork on main (side streams wait for it on first use)
+  void end_call();    // joins the side streams the call used into main
 
   const DeviceHandle& handle() const { return h_; }
   int streams() const { return int(streams_.size()); }
@@ -84,6 +87,8 @@ class PlanExec {
   std::vector<cudaEvent_t> events_;    // per-call event ids (core/plan.h), created lazily
   cudaEvent_t fork_ = nullptr;
   std::vector<cudaEvent_t> joins_;
+  std::vector<char> used_;  // per stream: used by the call in progress (begin_call .. end_call)
+  bool in_call_ = false;
   std::vector<PlanWait> waits_;  // of the calls enqueued since the last wait_main
   std::vector<cudaEvent_t> wait_events_;
   std::size_t next_wait_event_ = 0;
