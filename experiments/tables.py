@@ -187,7 +187,7 @@ def measured(machine):
 
 def run_name(source, rows=()):
     """'bench_plans_h200x2.csv (02145e0fa9c0)': a run's CSV and the commit(s) it measured."""
-    shas = sorted({r["git_sha"] for r in rows if r["source"] == source})
+    shas = sorted({r["git_sha"] for r in rows if r["source"] == source and "git_sha" in r})
     return "%s (%s)" % (os.path.basename(source), ", ".join(shas)) if shas else os.path.basename(source)
 
 
@@ -195,8 +195,10 @@ def goal_rows(machine):
     """The machine's issue targets (experiments/targets.py GOALS) evaluated on every committed run
     of it (each target on the newest run that measured it)."""
     rows = data.measured_rows(machine, all_runs=True) + data.measured_rows(machine, fused=True, all_runs=True)
+    ours_rows = list(rows)
+    rows += data.torch_rows(machine)  # their "source" is the fused run of the same call
     keys = {}
-    order = lambda src: keys.setdefault(src, data.run_key(src, [r for r in rows if r["source"] == src]))  # noqa: E731
+    order = lambda src: keys.setdefault(src, data.run_key(src, [r for r in ours_rows if r["source"] == src]))  # noqa: E731
     return [tgt.evaluate(g, rows, order) for g in tgt.GOALS.get(machine, [])], rows
 
 
@@ -226,7 +228,9 @@ def goals_md(machine):
     return ["## Issue targets\n",
             "Each target on the newest committed run (one CSV under `experiments/results/%s/`, newest by the commit "
             "time of its git_sha) that measured one of our candidate algorithms there: our fastest row of that run, "
-            "and the reference (NCCL's row, the matmul alone) from the same run. Ratios are ours over the "
+            "and the reference (NCCL's row, the matmul alone) from the same run, or PyTorch's fused operation "
+            "(`torch_fused`) measured in the same device call (`torch_fused_<sha>_<machine>.csv`, paired with "
+            "`fused_<sha>_<machine>.csv` by scripts/gpu/fused_torch.sh). Ratios are ours over the "
             "reference. The targets are `GOALS` in `experiments/targets.py`; a newer CSV takes over with no code "
             "change. **%d of %d met.**\n" % (machine, met, len(evals)),
             md_table(["target", "measured", "ours (algo)", "reference / context, same run", "run", "status"], body)]

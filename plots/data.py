@@ -111,10 +111,29 @@ def measured_rows(machine, fused=False, all_runs=False):
     newest of them (newest_runs), so a comparison never mixes runs; all_runs=True keeps every row."""
     rows = []
     for path in sorted(glob.glob(os.path.join(RESULTS_DIR, machine, "*.csv"))):
-        if os.path.basename(path).startswith(("tune", "calibrate")):
+        if os.path.basename(path).startswith(("tune", "calibrate", "torch")):
             continue
         rows += [r for r in read_rows(path) if r["backend"] == "cuda" and (r["op"] in FUSED_OPS) == fused]
     return rows if all_runs else newest_runs(rows)
+
+
+def torch_rows(machine):
+    """PyTorch's fused operations measured in the same device call as one of our fused runs
+    (scripts/gpu/fused_torch.sh): experiments/results/<machine>/torch_fused_<sha>_<machine>.csv,
+    its own schema (scripts/gpu/torch_fused.py). Each row's "source" is the fused CSV of the same
+    call (fused_<sha>_<machine>.csv), so a comparison with it stays within one call."""
+    rows = []
+    for path in sorted(glob.glob(os.path.join(RESULTS_DIR, machine, "torch_fused_*.csv"))):
+        pair = os.path.join(os.path.dirname(path), os.path.basename(path)[len("torch_"):])
+        with open(path, newline="") as f:
+            for r in csv.DictReader(f):
+                for k in ("world", "graph", "M", "N", "K"):
+                    r[k] = int(r[k])
+                for k in ("time_us_median", "time_us_p10", "time_us_p90", "max_rel_err"):
+                    r[k] = float(r[k])
+                r["source"] = pair
+                rows.append(r)
+    return rows
 
 
 # ---- which run is newest -------------------------------------------------------------------
