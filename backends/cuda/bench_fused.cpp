@@ -26,7 +26,6 @@
 namespace symm::cuda {
 namespace {
 
-constexpr double kPlanTimeoutS = 30.0;  // bound of every plan call's stream waits (watchdog)
 
 // One thing to measure: a fused algorithm or a baseline.
 struct Case {
@@ -297,7 +296,7 @@ class FusedBench {
   }
 
   void sync_all(bool plan) {
-    if (plan) exec_.wait_main(kPlanTimeoutS, "fused plan");
+    if (plan) exec_.wait_main(rt_.stream_timeout_s(), "fused plan");
     rt_.sync();
   }
 

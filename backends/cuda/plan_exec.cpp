@@ -5,6 +5,8 @@
 #include <cuda.h>
 
 #include <chrono>
+#include <cstdio>
+#include <cstdlib>
 #include <exception>
 #include <thread>
 
@@ -132,7 +134,8 @@ void PlanExec::end_call() {
 }
 
 std::string PlanExec::describe_stuck_wait() {
-  for (const PlanWait& w : waits_) {
+  for (std::size_t i = 0; i < waits_.size(); ++i) {
+    const PlanWait& w = waits_[i];
     if (cudaEventQuery(w.after) != cudaErrorNotReady) continue;
     // The first wait (in enqueue order) that has not passed. Read the flag's value through a
     // copy on the probe stream (the stuck stream does not hold it up), polled for at most a
@@ -148,7 +151,8 @@ std::string PlanExec::describe_stuck_wait() {
       if (q == cudaSuccess) seen = std::to_string(*probe_host_);
     }
     return "rank " + std::to_string(h_.rank) + " stream " + std::to_string(w.stream) + " timed out waiting on " +
-           pad::describe_plan_slot(w.slot) + ": expected " + std::to_string(w.value) + ", saw " + seen;
+           pad::describe_plan_slot(w.slot) + ": expected " + std::to_string(w.value) + ", saw " + seen + " (wait " +
+           std::to_string(i + 1) + " of the " + std::to_string(waits_.size()) + " enqueued since the last drain)";
   }
   return "";
 }
@@ -163,6 +167,9 @@ void PlanExec::wait_main(double timeout_s, const std::string& what) {
       stuck_ = true;
       std::string why = describe_stuck_wait();
       if (why.empty()) why = "rank " + std::to_string(h_.rank) + ": the plan's streams did not finish";
+      // An in-process team stops at its first rank's error: the others' views are printed as they
+      // time out, for a diagnosis (SYMM_DEBUG_ALL_STUCK=1).
+      if (std::getenv("SYMM_DEBUG_ALL_STUCK") != nullptr) std::fprintf(stderr, "symmcoll: stuck: %s\n", why.c_str());
       fail(ErrorCode::kTimeout, why + " [" + what + ", bound " + std::to_string(timeout_s) + " s]");
     }
     std::this_thread::sleep_for(std::chrono::microseconds(50));
