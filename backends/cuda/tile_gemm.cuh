@@ -106,8 +106,8 @@ __device__ __forceinline__ void setmaxnreg_dec() {
 // A shared-memory matrix descriptor for a 128-byte-swizzled operand (base 1024-byte aligned):
 // start address, leading and stride byte offsets, in 16-byte units.
 __device__ __forceinline__ uint64_t sw128_desc(uint32_t addr, uint32_t lbo, uint32_t sbo) {
-  return uint64_t((addr & 0x3FFFF) >> 4) | uint64_t((lbo & 0x3FFFF) >> 4) << 16 |
-         uint64_t((sbo & 0x3FFFF) >> 4) << 32 | uint64_t(1) << 62;
+  return uint64_t((addr & 0x3FFFF) >> 4) | uint64_t((lbo & 0x3FFFF) >> 4) << 16 | uint64_t((sbo & 0x3FFFF) >> 4) << 32 |
+         uint64_t(1) << 62;
 }
 
 // ---- the ring ------------------------------------------------------------------------------
@@ -238,7 +238,7 @@ struct Out<TileF16> {
 // rows 16 w + l / 4 (+ 8) and columns 8 j + 2 (l % 4) (+ 1) as acc[4 j + {0, 1}] (+ {2, 3} for +8).
 template <int BN, class T>
 __device__ __forceinline__ void store_tile(const float (&acc)[TileConfig<BN>::kAcc], void* c, const void* c_in,
-                                          std::size_t ldc, int m, int n, int m0, int n0, int wg) {
+                                           std::size_t ldc, int m, int n, int m0, int n0, int wg) {
   using O = Out<T>;
   const int t = threadIdx.x % 128, warp = t / 32, lane = t % 32;
   const int row = m0 + wg * 64 + warp * 16 + lane / 4;

@@ -4,6 +4,7 @@
 #pragma once
 #include <cstdint>
 
+// clang-format off
 namespace symm::cuda::tile {
 
 struct TileBF16 {};
@@ -141,3 +142,4 @@ struct Wgmma<256, TileF16> {
 };
 
 }  // namespace symm::cuda::tile
+// clang-format on
