@@ -6,6 +6,7 @@
 #    bf16 and fp16 (exit 1 on a wrong element);
 # 2. times the issue-24 fused shapes (gemm-bench --shapes fused) in bf16, graph and eager, and two
 #    of them in fp16  -> tile_gemm_<machine>.csv / .log;
+# 2b. TUNE=1: every tile width on the fused shapes (ours alone, graph) -> tune_<machine>.log;
 # 3. where ncu exists, one short profile of our kernel at 70B, M 16384 (ncu_70b_m16384.txt).
 # Multicast stays off (nothing here uses it anyway). Never touches clocks (ncu --clock-control none).
 set -uo pipefail
@@ -33,6 +34,15 @@ timeout 100 $BIN gemm-bench --shapes "${FP16_SHAPES:-8192,1792,4096;16384,3584,8
   --out "$DIR/tile_gemm_fp16_$M.csv" ${BENCH_ARGS:-} > "$DIR/tile_gemm_fp16_$M.log" 2>&1 || rc=1
 cat "$DIR/tile_gemm_$M.log" "$DIR/tile_gemm_fp16_$M.log" | grep -v "^#"
 echo "# bench rc $rc at ${SECONDS}s"
+# 2b. (TUNE=1) each tile width on the bf16 fused shapes, graph only, ours alone -> tune_<machine>.log
+if [ -n "${TUNE:-}" ]; then
+  for tn in 256 224 192 128; do
+    timeout 60 $BIN gemm-bench --shapes fused --dtype bf16 --impl tile --mode graph --iters 30 --warmup 5 --no-check \
+      --tile-n $tn --machine "$M" >> "$DIR/tune_$M.log" 2>&1
+  done
+  grep -v "^#" "$DIR/tune_$M.log" | awk '{print $1, $2, $3, $4, $6, $7, $8}' | sort -k2n -k3n -k4n | head -60
+  echo "# tune at ${SECONDS}s"
+fi
 # 3. profile
 if [ -z "${NO_NCU:-}" ] && command -v ncu > /dev/null; then
   timeout 150 ncu --clock-control none -k regex:tile_gemm_kernel -c 1 --set full \
