@@ -42,11 +42,12 @@ int cmd_gemm_bench_cuda(int argc, char** argv) {
       "sms", po::value(&o.tile.max_blocks)->default_value(0), "cap on our persistent grid; 0 = every SM")(
       "c-in", "time C = A x B + C_in (cuBLASLt's beta = 1) instead of C = A x B (op column gemm_c_in)")(
       "samples", po::value(&o.samples)->default_value(o.samples),
-      "checked rows and columns (their cross product, plus the last row and column)")("no-check", "time only")(
-      "no-timing", "check only")("out", po::value(&o.csv),
-                                 "write CSV rows here: backend,machine,op,impl,dtype,M,N,K,graph,\n"
-                                 "time_us_median,time_us_p10,time_us_p90,tflops,max_rel_err,git_sha\n"
-                                 "(max_rel_err: against float64 on the sampled entries, row-relative)")(
+      "checked rows and columns (their cross product, plus the last row and column)")(
+      "timing-only", "time only, no check")("no-timing", "check only")(
+      "out", po::value(&o.csv),
+      "write CSV rows here: backend,machine,op,impl,dtype,M,N,K,graph,\n"
+      "time_us_median,time_us_p10,time_us_p90,tflops,max_rel_err,git_sha\n"
+      "(max_rel_err: against float64 on the sampled entries, row-relative)")(
       "machine", po::value(&o.machine), "machine column; default from the device name, e.g. h200x1")(
       "seed", po::value(&o.seed)->default_value(o.seed), "input seed");
   po::variables_map vm;
@@ -70,7 +71,7 @@ int cmd_gemm_bench_cuda(int argc, char** argv) {
   if (o.impls.empty()) fail(ErrorCode::kInvalidArgument, "--impl: none given");
   o.modes = parse_mode(mode, true);
   o.time_c_in = vm.count("c-in") > 0;
-  o.check = vm.count("no-check") == 0;
+  o.check = vm.count("timing-only") == 0;
   o.timing = vm.count("no-timing") == 0;
   if (o.iters < 1 || o.warmup < 0) fail(ErrorCode::kInvalidArgument, "--iters must be >= 1 and --warmup >= 0");
   if (o.samples < 1) fail(ErrorCode::kInvalidArgument, "--samples must be >= 1");

@@ -10,7 +10,8 @@
 //      since row-major B is N-contiguous), and free the stage once the next stage's wgmmas are
 //      issued and the previous group has retired (wait_group 1).
 //   3. Each consumer converts its 64 x BN fp32 accumulators to the output type (adding C_in in
-//      fp32 when given) and stores them straight from registers, predicated at the matrix edges.
+//      fp32 when given) and stores them straight from registers: 16-byte stores after a transpose
+//      within each quad of threads, pairs predicated at the matrix edges.
 //
 // The per-tile pieces (load_tile, mma_tile, store_tile) take the ring and its position as
 // arguments, so a device program that visits tiles in an order of its own (waiting on a chunk's
@@ -236,16 +237,62 @@ struct Out<TileF16> {
 
 // The wgmma accumulator layout: thread l of warp w of the warpgroup holds, for j < BN / 8,
 // rows 16 w + l / 4 (+ 8) and columns 8 j + 2 (l % 4) (+ 1) as acc[4 j + {0, 1}] (+ {2, 3} for +8).
+//
+// Inside the matrix, the four threads of a quad swap values (a 4 x 4 transpose of column pairs
+// over four consecutive j) so that each holds 8 consecutive columns of its row and stores them
+// in one 16-byte access: a quarter of the store instructions of pairwise 4-byte stores, which
+// cost the tile several microseconds at every tile's end (measured: h200x1/tile_gemm/v1). The
+// edges store pairs, predicated.
 template <int BN, class T>
 __device__ __forceinline__ void store_tile(const float (&acc)[TileConfig<BN>::kAcc], void* c, const void* c_in,
                                            std::size_t ldc, int m, int n, int m0, int n0, int wg) {
   using O = Out<T>;
-  const int t = threadIdx.x % 128, warp = t / 32, lane = t % 32;
+  const int t = threadIdx.x % 128, warp = t / 32, lane = t % 32, q = lane % 4;
   const int row = m0 + wg * 64 + warp * 16 + lane / 4;
-  const int col0 = n0 + (lane % 4) * 2;
   auto* cp = static_cast<typename O::One*>(c);
   const auto* ci = static_cast<const typename O::One*>(c_in);
-  const bool inside = m0 + kTileM <= m && n0 + BN <= n;
+  if (m0 + kTileM <= m && n0 + BN <= n) {
+    static_assert(BN % 32 == 0, "the quad transpose takes j four at a time");
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      const std::size_t roff = std::size_t(row + 8 * h) * ldc + std::size_t(n0);
+#pragma unroll
+      for (int g = 0; g < BN / 32; ++g) {
+        // in[i]: this lane's pair of j = 4 g + i; out[i]: lane i's pair of j = 4 g + q.
+        float out[8];
+#pragma unroll
+        for (int r = 0; r < 4; ++r) {
+          const int send = (q - r) & 3, from = (q + r) & 3;
+          float x = 0, y = 0;
+#pragma unroll
+          for (int i = 0; i < 4; ++i)
+            if (i == send) x = acc[4 * (4 * g + i) + 2 * h], y = acc[4 * (4 * g + i) + 2 * h + 1];
+          x = __shfl_sync(0xffffffffu, x, (lane & ~3) | from);
+          y = __shfl_sync(0xffffffffu, y, (lane & ~3) | from);
+#pragma unroll
+          for (int i = 0; i < 4; ++i)
+            if (i == from) out[2 * i] = x, out[2 * i + 1] = y;
+        }
+        const std::size_t off = roff + std::size_t(8 * (4 * g + q));
+        if (ci) {
+          const uint4 v = *reinterpret_cast<const uint4*>(ci + off);
+          const typename O::Pair* p = reinterpret_cast<const typename O::Pair*>(&v);
+#pragma unroll
+          for (int i = 0; i < 4; ++i) {
+            const float2 f = O::unpack(p[i]);
+            out[2 * i] += f.x, out[2 * i + 1] += f.y;
+          }
+        }
+        uint4 w;
+        typename O::Pair* pw = reinterpret_cast<typename O::Pair*>(&w);
+#pragma unroll
+        for (int i = 0; i < 4; ++i) pw[i] = O::pack(out[2 * i], out[2 * i + 1]);
+        *reinterpret_cast<uint4*>(cp + off) = w;
+      }
+    }
+    return;
+  }
+  const int col0 = n0 + q * 2;
 #pragma unroll
   for (int j = 0; j < BN / 8; ++j) {
 #pragma unroll
@@ -253,7 +300,7 @@ __device__ __forceinline__ void store_tile(const float (&acc)[TileConfig<BN>::kA
       const int rr = row + 8 * h, cc = col0 + 8 * j;
       float x = acc[4 * j + 2 * h], y = acc[4 * j + 2 * h + 1];
       const std::size_t off = std::size_t(rr) * ldc + std::size_t(cc);
-      if (inside || (rr < m && cc + 1 < n)) {
+      if (rr < m && cc + 1 < n) {
         if (ci) {
           const float2 v = O::unpack(*reinterpret_cast<const typename O::Pair*>(ci + off));
           x += v.x, y += v.y;

@@ -37,7 +37,7 @@ echo "# bench rc $rc at ${SECONDS}s"
 # 2b. (TUNE=1) each tile width on the bf16 fused shapes, graph only, ours alone -> tune_<machine>.log
 if [ -n "${TUNE:-}" ]; then
   for tn in 256 224 192 128; do
-    timeout 60 $BIN gemm-bench --shapes fused --dtype bf16 --impl tile --mode graph --iters 30 --warmup 5 --no-check \
+    timeout 60 $BIN gemm-bench --shapes fused --dtype bf16 --impl tile --mode graph --iters 30 --warmup 5 --timing-only \
       --tile-n $tn --machine "$M" >> "$DIR/tune_$M.log" 2>&1
   done
   grep -v "^#" "$DIR/tune_$M.log" | awk '{print $1, $2, $3, $4, $6, $7, $8}' | sort -k2n -k3n -k4n | head -60
@@ -46,7 +46,7 @@ fi
 # 3. profile
 if [ -z "${NO_NCU:-}" ] && command -v ncu > /dev/null; then
   timeout 150 ncu --clock-control none -k regex:tile_gemm_kernel -c 1 --set full \
-    $BIN gemm-bench --shapes 16384,3584,8192 --impl tile --mode eager --iters 1 --warmup 1 --no-check \
+    $BIN gemm-bench --shapes 16384,3584,8192 --impl tile --mode eager --iters 1 --warmup 1 --timing-only \
     > "$DIR/ncu_70b_m16384.txt" 2>&1
   grep -E "Duration|Compute \(SM\) Throughput|Memory Throughput|DRAM Throughput|L2 Hit|Registers Per|Achieved Occupancy|Issue Slots Busy|Warp Cycles Per Issued|Stall" "$DIR/ncu_70b_m16384.txt" | head -30
   echo "# ncu at ${SECONDS}s"
