@@ -6,7 +6,8 @@
 #    bf16 and fp16 (exit 1 on a wrong element);
 # 2. times the issue-24 fused shapes (gemm-bench --shapes fused) in bf16, graph and eager, and two
 #    of them in fp16  -> tile_gemm_<machine>.csv / .log;
-# 2b. TUNE=1: every tile width on the fused shapes (ours alone, graph) -> tune_<machine>.log;
+# 2b. TUNE=1: every tile width, and groups 4, 8, 32, on the fused shapes (ours alone, graph)
+#     -> tune_<machine>.log;
 # 3. where ncu exists, one short profile of our kernel at 70B, M 16384 (ncu_70b_m16384.txt).
 # Multicast stays off (nothing here uses it anyway). Never touches clocks (ncu --clock-control none).
 set -uo pipefail
@@ -40,7 +41,11 @@ if [ -n "${TUNE:-}" ]; then
     timeout 60 $BIN gemm-bench --shapes fused --dtype bf16 --impl tile --mode graph --iters 30 --warmup 5 --timing-only \
       --tile-n $tn --machine "$M" >> "$DIR/tune_$M.log" 2>&1
   done
-  grep -v "^#" "$DIR/tune_$M.log" | awk '{print $1, $2, $3, $4, $6, $7, $8}' | sort -k2n -k3n -k4n | head -60
+  for gr in 4 8 32; do
+    timeout 60 $BIN gemm-bench --shapes fused --dtype bf16 --impl tile --mode graph --iters 30 --warmup 5 --timing-only \
+      --group $gr --machine "$M" | sed "s/^bf16/bf16-g$gr/" >> "$DIR/tune_$M.log" 2>&1
+  done
+  grep -v "^#" "$DIR/tune_$M.log" | grep -v dtype | awk '{print $1, $2, $3, $4, $6, $7, $8}' | sort -k2n -k3n -k4n | head -100
   echo "# tune at ${SECONDS}s"
 fi
 # 3. profile
