@@ -221,11 +221,14 @@ int run_gemm_bench(const GemmBenchOptions& o) {
                     ck.err_c_in);
         continue;
       }
-      // Input sets: enough that one pass over them outgrows L2 three times (at most 8).
+      // Input sets: enough that one pass over them outgrows L2 three times (at most 8), and at
+      // least two: every call takes the next set in turn, so no call finds in L2 the inputs the
+      // call before it just read (v1 and v2 gave cuBLASLt, which ran second on the same set, a
+      // warm L2 at the small shapes).
       const std::size_t mk = std::size_t(m) * k, kn = std::size_t(k) * n, mn = std::size_t(m) * n;
       const std::size_t set_bytes = (mk + kn) * 2;
       const int sets =
-          int(std::clamp<std::size_t>((3 * std::size_t(prop.l2CacheSize) + set_bytes - 1) / set_bytes, 1, 8));
+          int(std::clamp<std::size_t>((3 * std::size_t(prop.l2CacheSize) + set_bytes - 1) / set_bytes, 2, 8));
       std::vector<std::unique_ptr<DevBuf>> as, bs;
       for (int i = 0; i < sets; ++i) {
         as.push_back(std::make_unique<DevBuf>(mk * 2));
@@ -269,7 +272,7 @@ int run_gemm_bench(const GemmBenchOptions& o) {
         // Samples alternate between the implementations, so a drift of the clocks hits both.
         for (int it = 0; it < total; ++it)
           for (std::size_t ci = 0; ci < calls.size(); ++ci) {
-            const int set = it % sets;
+            const int set = int((std::size_t(it) * calls.size() + ci) % std::size_t(sets));
             const bool timed = it >= o.warmup;
             if (timed) SYMM_CUDA_CHECK(cudaEventRecord(ev[ci][2 * (it - o.warmup)], stream));
             if (graph)
