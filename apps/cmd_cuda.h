@@ -24,6 +24,11 @@ int cmd_bench_fused_cuda(int argc, char** argv);
 // kernel spins for it). `command` names the command in the refusals.
 void prepare_team(int world, const std::string& command);
 
+// symmcoll gemm-bench [--shapes fused] [--dtype bf16,fp16] [--out rows.csv] ...: our tile GEMM
+// beside cuBLASLt on one GPU (apps/cmd_cuda_gemm.cpp, backends/cuda/gemm_bench.h).
+// argv[0] is "gemm-bench".
+int cmd_gemm_bench_cuda(int argc, char** argv);
+
 // symmcoll launch -n N -- <symmcoll command ...>: starts N ranks on this host.
 // argv[0] is "launch".
 int cmd_launch(int argc, char** argv);

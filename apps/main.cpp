@@ -43,6 +43,7 @@ const char* kUsage =
     "  launch   launch -n N -- <command ...>: start N ranks on this host (CUDA backend)\n"
     "  calibrate  microbenchmark rows for the machine model (--backend cuda: measured; sim: predicted)\n"
     "  fit      calibration rows -> machine file (every key with its provenance)\n"
+    "  gemm-bench  our Hopper tile GEMM beside cuBLASLt on one GPU: checked, timed (CUDA backend)\n"
     "\n"
     "examples:\n"
     "  symmcoll list\n"
@@ -141,6 +142,14 @@ int cmd_launch_dispatch(int argc, char** argv) {
   return kExitFail;
 }
 
+int cmd_gemm_bench_dispatch(int argc, char** argv) {
+  if (const int r = cuda_command("gemm-bench", argc, argv); r >= 0) return r;
+#if SYMM_HAVE_CUDA
+  return cmd_gemm_bench_cuda(argc, argv);
+#endif
+  return kExitFail;
+}
+
 int dispatch(int argc, char** argv) {
   if (argc < 2) {
     std::fputs(kUsage, stdout);
@@ -167,8 +176,10 @@ int dispatch(int argc, char** argv) {
     if (const int r = cuda_command("calibrate --backend cuda", sub_argc, sub_argv); r >= 0) return r;
   if (cmd == "calibrate") return cmd_calibrate(sub_argc, sub_argv);
   if (cmd == "fit") return cmd_fit(sub_argc, sub_argv);
-  fail(ErrorCode::kInvalidArgument,
-       "unknown command '" + cmd + "' (valid: run, sweep, list, bench, launch, calibrate, fit; see 'symmcoll --help')");
+  if (cmd == "gemm-bench") return cmd_gemm_bench_dispatch(sub_argc, sub_argv);
+  fail(ErrorCode::kInvalidArgument, "unknown command '" + cmd +
+                                        "' (valid: run, sweep, list, bench, launch, calibrate, fit, gemm-bench; see "
+                                        "'symmcoll --help')");
 }
 
 int exit_code(ErrorCode c) {

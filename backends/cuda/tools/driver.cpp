@@ -12,7 +12,8 @@ int main(int argc, char** argv) {
   try {
     if (cmd == "bench") return symm::apps::cmd_bench_cuda(argc - 1, argv + 1);
     if (cmd == "launch") return symm::apps::cmd_launch(argc - 1, argv + 1);
-    std::fprintf(stderr, "usage: symmcoll_cuda bench|launch ...\n");
+    if (cmd == "gemm-bench") return symm::apps::cmd_gemm_bench_cuda(argc - 1, argv + 1);
+    std::fprintf(stderr, "usage: symmcoll_cuda bench|launch|gemm-bench ...\n");
     return 2;
   } catch (const symm::Error& e) {
     std::fprintf(stderr, "symmcoll: error: %s\n", e.what());

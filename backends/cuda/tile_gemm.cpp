@@ -1,0 +1,96 @@
+// The tile GEMM's host half (tile_gemm.h): refusals and the tile width (tile_sched.h), tensor maps
+// from the driver's cuTensorMapEncodeTiled (fetched as plan_exec.cpp fetches driver functions),
+// and the launch (tile_gemm.cu).
+#include "backends/cuda/tile_gemm.h"
+
+#include <cuda.h>
+
+#include <string>
+
+#include "backends/cuda/check.h"
+#include "backends/cuda/tile_launch.h"
+#include "backends/cuda/tile_sched.h"
+
+namespace symm::cuda {
+namespace {
+
+using EncodeFn = CUresult(CUDAAPI*)(CUtensorMap*, CUtensorMapDataType, cuuint32_t, void*, const cuuint64_t*,
+                                    const cuuint64_t*, const cuuint32_t*, const cuuint32_t*, CUtensorMapInterleave,
+                                    CUtensorMapSwizzle, CUtensorMapL2promotion, CUtensorMapFloatOOBfill);
+
+EncodeFn encode_fn() {
+  static const EncodeFn fn = [] {
+    void* f = nullptr;
+    cudaDriverEntryPointQueryResult q{};
+    SYMM_CUDA_CHECK(cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &f, 12000, cudaEnableDefault, &q));
+    if (!f || q != cudaDriverEntryPointSuccess)
+      fail(ErrorCode::kCuda, "the CUDA driver has no cuTensorMapEncodeTiled (tile gemm)");
+    return reinterpret_cast<EncodeFn>(f);
+  }();
+  return fn;
+}
+
+// A row-major matrix (rows x cols, row stride ld elements) read in boxes of box_cols x box_rows,
+// 128-byte swizzled (the wgmma operand layout), elements outside the matrix read as zero.
+CUtensorMap tensor_map(const void* base, DType t, uint64_t rows, uint64_t cols, uint64_t ld, uint32_t box_cols,
+                       uint32_t box_rows) {
+  CUtensorMap m;
+  const cuuint64_t dims[2] = {cols, rows};
+  const cuuint64_t strides[1] = {ld * 2};
+  const cuuint32_t box[2] = {box_cols, box_rows};
+  const cuuint32_t elem[2] = {1, 1};
+  const CUresult r =
+      encode_fn()(&m, t == DType::kBF16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 : CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 2,
+                  const_cast<void*>(base), dims, strides, box, elem, CU_TENSOR_MAP_INTERLEAVE_NONE,
+                  CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  if (r != CUDA_SUCCESS)
+    fail(ErrorCode::kCuda, "cuTensorMapEncodeTiled failed: CUresult " + std::to_string(int(r)) + " (rows " +
+                               std::to_string(rows) + " cols " + std::to_string(cols) + " ld " + std::to_string(ld) +
+                               ")");
+  return m;
+}
+
+}  // namespace
+
+std::string TileGemmShape::str() const {
+  return "tile 128x" + std::to_string(tile_n) + "x64, " + std::to_string(stages) + " stages, " + std::to_string(tiles) +
+         " tiles on " + std::to_string(blocks) + " blocks";
+}
+
+TileGemmShape tile_gemm_shape(const GemmArgs& g, const TileGemmOptions& o) {
+  if (const std::string why = tile::refusal(g); !why.empty()) fail(ErrorCode::kUnsupported, why);
+  if (o.tile_n != 0 && !tile::is_tile_n(o.tile_n))
+    fail(ErrorCode::kInvalidArgument,
+         "tile gemm: tile width " + std::to_string(o.tile_n) + " is not compiled (valid: 256, 224, 192, 128)");
+  if (o.group < 1) fail(ErrorCode::kInvalidArgument, "tile gemm: group must be >= 1");
+  int dev = 0, sms = 0;
+  SYMM_CUDA_CHECK(cudaGetDevice(&dev));
+  SYMM_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
+  const int cap = o.max_blocks > 0 && o.max_blocks < sms ? o.max_blocks : sms;
+  TileGemmShape s;
+  s.tile_n = o.tile_n ? o.tile_n : tile::choose_tile_n(g.m, g.n, cap);
+  s.tiles = tile::tile_grid(g.m, g.n, s.tile_n, o.group).tiles();
+  s.blocks = s.tiles < cap ? s.tiles : cap;
+  s.stages = tile::stages_of(s.tile_n);
+  return s;
+}
+
+void tile_gemm(cudaStream_t stream, const GemmArgs& g, const TileGemmOptions& o) {
+  const TileGemmShape s = tile_gemm_shape(g, o);
+  const CUtensorMap ta = tensor_map(g.a, g.dtype, uint64_t(g.m), uint64_t(g.k), g.lda, tile::kTileK, tile::kTileM);
+  const CUtensorMap tb = tensor_map(g.b, g.dtype, uint64_t(g.k), uint64_t(g.n), g.ldb, 64, tile::kTileK);
+  tile::TileGemmParams p;
+  p.c = g.c, p.c_in = g.c_in, p.ldc = g.ldc, p.m = g.m, p.n = g.n, p.k = g.k;
+  p.grid = tile::tile_grid(g.m, g.n, s.tile_n, o.group);
+  SYMM_CUDA_CHECK(tile::launch_kernel(stream, ta, tb, p, s.tile_n, g.dtype == DType::kBF16, s.blocks));
+}
+
+void fill_uniform(cudaStream_t stream, void* p, std::size_t count, DType t, uint64_t seed) {
+  SYMM_CUDA_CHECK(tile::launch_fill_uniform(stream, p, count, int(t), seed));
+}
+
+void fill_bits16(cudaStream_t stream, void* p, std::size_t count, uint16_t bits) {
+  SYMM_CUDA_CHECK(tile::launch_fill_bits16(stream, p, count, bits));
+}
+
+}  // namespace symm::cuda

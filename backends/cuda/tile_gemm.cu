@@ -1,0 +1,132 @@
+// The tile GEMM's kernels (tile_gemm.h): the persistent loop over tile_gemm.cuh's per-tile pieces,
+// one instantiation per (tile width, type), and the bench's fill kernels. The host half (tensor
+// maps, shape choice, refusals) is tile_gemm.cpp.
+#include <cuda.h>
+
+#include "backends/cuda/tile_gemm.cuh"
+#include "backends/cuda/tile_launch.h"
+
+namespace symm::cuda::tile {
+namespace {
+
+// Warpgroup 0 produces (one thread issues every load), warpgroups 1 and 2 consume. Registers move
+// from the producer to the consumers (setmaxnreg): 128 x 40 + 256 x 232 <= 64K.
+template <int BN, class T>
+__global__ void __launch_bounds__(384, 1)
+    tile_gemm_kernel(const __grid_constant__ CUtensorMap ta, const __grid_constant__ CUtensorMap tb, TileGemmParams p) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  using Cfg = TileConfig<BN>;
+  extern __shared__ uint8_t smem_raw[];
+  const Ring ring = ring_at<BN>(smem_raw);
+  if (threadIdx.x == 0) ring_init<BN>(ring);
+  __syncthreads();
+  const int wg = threadIdx.x / 128;
+  const int kblocks = (p.k + kTileK - 1) / kTileK;
+  const int tiles = p.grid.tiles();
+  if (wg == 0) {
+    setmaxnreg_dec<40>();
+    if (threadIdx.x == 0) {
+      tma_prefetch_map(&ta);
+      tma_prefetch_map(&tb);
+      RingPos pos;
+      for (int t = blockIdx.x; t < tiles; t += gridDim.x) {
+        int tm, tn;
+        p.grid.coords(t, tm, tn);
+        load_tile<BN>(ring, pos, &ta, &tb, tm * kTileM, tn * BN, kblocks);
+      }
+    }
+  } else {
+    setmaxnreg_inc<232>();
+    RingPos pos;
+    float acc[Cfg::kAcc];
+    for (int t = blockIdx.x; t < tiles; t += gridDim.x) {
+      int tm, tn;
+      p.grid.coords(t, tm, tn);
+      mma_tile<BN, T>(acc, ring, pos, kblocks, wg - 1);
+      store_tile<BN, T>(acc, p.c, p.c_in, p.ldc, p.m, p.n, tm * kTileM, tn * BN, wg - 1);
+    }
+  }
+#endif
+}
+
+template <int BN, class T>
+cudaError_t launch(cudaStream_t stream, const CUtensorMap& ta, const CUtensorMap& tb, const TileGemmParams& p,
+                   int blocks) {
+  using Cfg = TileConfig<BN>;
+  static const cudaError_t attr =
+      cudaFuncSetAttribute(tile_gemm_kernel<BN, T>, cudaFuncAttributeMaxDynamicSharedMemorySize, Cfg::kSmemBytes);
+  if (attr != cudaSuccess) return attr;
+  tile_gemm_kernel<BN, T><<<blocks, 384, Cfg::kSmemBytes, stream>>>(ta, tb, p);
+  return cudaGetLastError();
+}
+
+template <class T>
+cudaError_t launch_t(cudaStream_t stream, const CUtensorMap& ta, const CUtensorMap& tb, const TileGemmParams& p,
+                     int tile_n, int blocks) {
+  switch (tile_n) {
+    case 256: return launch<256, T>(stream, ta, tb, p, blocks);
+    case 224: return launch<224, T>(stream, ta, tb, p, blocks);
+    case 192: return launch<192, T>(stream, ta, tb, p, blocks);
+    case 128: return launch<128, T>(stream, ta, tb, p, blocks);
+  }
+  return cudaErrorInvalidValue;
+}
+
+__device__ __forceinline__ uint64_t mix(uint64_t x) {
+  x ^= x >> 33;
+  x *= 0xff51afd7ed558ccdULL;
+  x ^= x >> 33;
+  x *= 0xc4ceb9fe1a85ec53ULL;
+  x ^= x >> 33;
+  return x;
+}
+
+template <class T>
+__global__ void fill_uniform_kernel(T* p, std::size_t count, uint64_t seed) {
+  for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < count;
+       i += std::size_t(gridDim.x) * blockDim.x) {
+    const float u = float(mix(seed * 0x9e3779b97f4a7c15ULL + i) >> 40) * (1.0f / 16777216.0f);  // [0, 1)
+    p[i] = T(2.0f * u - 1.0f);
+  }
+}
+
+__global__ void fill_bits16_kernel(uint16_t* p, std::size_t count, uint16_t bits) {
+  for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < count;
+       i += std::size_t(gridDim.x) * blockDim.x)
+    p[i] = bits;
+}
+
+}  // namespace
+
+int stages_of(int tile_n) {
+  switch (tile_n) {
+    case 256: return TileConfig<256>::kStages;
+    case 224: return TileConfig<224>::kStages;
+    case 192: return TileConfig<192>::kStages;
+    case 128: return TileConfig<128>::kStages;
+  }
+  return 0;
+}
+
+cudaError_t launch_kernel(cudaStream_t stream, const CUtensorMap& ta, const CUtensorMap& tb, const TileGemmParams& p,
+                          int tile_n, bool bf16, int blocks) {
+  return bf16 ? launch_t<TileBF16>(stream, ta, tb, p, tile_n, blocks)
+              : launch_t<TileF16>(stream, ta, tb, p, tile_n, blocks);
+}
+
+cudaError_t launch_fill_uniform(cudaStream_t stream, void* p, std::size_t count, int type, uint64_t seed) {
+  if (type == 0)
+    fill_uniform_kernel<__nv_bfloat16><<<1024, 256, 0, stream>>>(static_cast<__nv_bfloat16*>(p), count, seed);
+  else if (type == 1)
+    fill_uniform_kernel<__half><<<1024, 256, 0, stream>>>(static_cast<__half*>(p), count, seed);
+  else
+    fill_uniform_kernel<float><<<1024, 256, 0, stream>>>(static_cast<float*>(p), count, seed);
+  return cudaGetLastError();
+}
+
+cudaError_t launch_fill_bits16(cudaStream_t stream, void* p, std::size_t count, uint16_t bits) {
+  fill_bits16_kernel<<<1024, 256, 0, stream>>>(static_cast<uint16_t*>(p), count, bits);
+  return cudaGetLastError();
+}
+
+}  // namespace symm::cuda::tile

@@ -1,0 +1,43 @@
+// Our own Hopper GEMM (sm_90a), beside cuBLASLt's GemmRunner (gemm.h): the same GemmArgs contract
+// (core/plan.h: C = A x B (+ C_in), row-major, bf16 / fp16 in, fp32 accumulation, C in the inputs'
+// type), computed by a persistent, warp-specialised kernel: a TMA producer warp feeding a
+// shared-memory ring, two wgmma consumer warpgroups, 128 x BN x 64 tiles (tile_gemm.cuh says how).
+// It is the tile verb's CUDA half in waiting: the fused device programs (issue 24) call its
+// per-tile pieces; alone it is measured against cuBLASLt by `symmcoll-cuda gemm-bench`.
+//
+// Capturable in a CUDA graph: one kernel launch, no allocation, no synchronization; the tensor
+// maps travel by value in the launch's parameters.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <string>
+
+#include "core/plan.h"
+
+namespace symm::cuda {
+
+struct TileGemmOptions {
+  int tile_n = 0;      // tile width: 0 chooses (tile_sched.h choose_tile_n); else one of 256, 224, 192, 128
+  int group = 16;      // tile rows per rasterisation group (L2 reuse)
+  int max_blocks = 0;  // cap on the persistent grid (0: one block per SM): to leave SMs to other work
+};
+
+// What one launch would use for g: the tile width, the grid, the stages of the ring.
+struct TileGemmShape {
+  int tile_n = 0, blocks = 0, tiles = 0, stages = 0;
+  std::string str() const;
+};
+
+// Throws symm::Error(kUnsupported) in one line when the kernel cannot take g (tile_sched.h
+// refusal: types other than bf16 / fp16, leading dimensions not multiples of 8, operands not
+// 16-byte aligned); any m, n, k > 0 is taken (the edges are zero-filled loads and predicated stores).
+TileGemmShape tile_gemm_shape(const GemmArgs& g, const TileGemmOptions& o = {});
+void tile_gemm(cudaStream_t stream, const GemmArgs& g, const TileGemmOptions& o = {});
+
+// Bench helpers (gemm_bench.cpp): `count` elements of type t, uniform in (-1, 1) from `seed`
+// (a counter hash: the same seed gives the same values), or every 16-bit word set to `bits`.
+void fill_uniform(cudaStream_t stream, void* p, std::size_t count, DType t, uint64_t seed);
+void fill_bits16(cudaStream_t stream, void* p, std::size_t count, uint16_t bits);
+
+}  // namespace symm::cuda
