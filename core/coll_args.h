@@ -2,6 +2,7 @@
 #pragma once
 
 #include "core/common.h"
+#include "core/mat_args.h"
 
 namespace symm {
 
@@ -16,6 +17,7 @@ struct CollArgs {
   std::size_t count = 0;     // elements, as above (NCCL's count / recvcount / sendcount)
   ReduceOp op = ReduceOp::kSum;
   std::size_t stride = 0;  // plan kernels: elements between per-rank slots of scratch (0: count)
+  MatArgs mat;             // matrix programs only (core/mat_args.h); empty for collectives
 };
 
 }  // namespace symm

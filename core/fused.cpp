@@ -146,6 +146,12 @@ const std::vector<FusedAlgo>& fused_baselines() {
       {"seq_coll_gemm", "seq_coll_gemm", FusedOp::kMmRs,
        "baseline: the matmul, then our SM reduce-scatter (auto's rule); stands for cuBLAS + NCCL, our SM "
        "collective in NCCL's place"},
+      // The tile programs' own matmul alone (core/algos/tile_gemm.h), beside cuBLASLt's.
+      {"tile_gemm", "tile_gemm", FusedOp::kAgMm,
+       "baseline: the matmul alone as our persistent tile GEMM device program (mma_tile), M x N x K on A "
+       "already gathered"},
+      {"tile_gemm", "tile_gemm", FusedOp::kMmRs,
+       "baseline: the matmul alone as our persistent tile GEMM device program (mma_tile), M x N x K/world"},
   };
   return t;
 }

@@ -87,6 +87,8 @@ struct FusedArgs {
   int blocks = 0;                // blocks of the plan's kernels (0: default)
   void* coll_scratch = nullptr;  // symmetric scratch of a collective program (the simulator's
                                  // seq_coll_gemm baseline, fused_baselines()); unused by the plans
+  int sms = 0;                   // SMs of this rank's GPU: the persistent tile programs' blocks
+                                 // (0: kResidentBlocks, an H100's / H200's 132)
 };
 
 // A fused algorithm's descriptor: id ("op.name"), alias, op, summary (a plan's `kFused`).
@@ -105,6 +107,8 @@ const std::vector<FusedAlgo>& fused_algorithms();
 //   seq_coll_gemm   (simulator) the collective, then the matmul, one after the other: our SM
 //                   all-gather / reduce-scatter program (the one `--algo auto` runs without a
 //                   table, auto_rule) stands where the CUDA bench's nccl_cublaslt has NCCL's
+//   tile_gemm       (simulator) the matmul alone as the tile GEMM device program
+//                   (core/algos/tile_gemm.h): the device-program variants' own lower bound
 // They are not in fused_algorithms(): `--algo all` never names them; sweeps add them beside.
 const std::vector<FusedAlgo>& fused_baselines();
 // The baseline of `op` called `name` ("cublaslt", "seq_coll_gemm"), or nullptr.

@@ -11,18 +11,22 @@
 
 #include "core/algos/ag_mm_ce_bulk_gemm.h"
 #include "core/algos/ag_mm_ce_chunk_gemm.h"
+#include "core/algos/ag_mm_ce_tile_gemm.h"
 #include "core/algos/ag_mm_st_bulk_gemm.h"
 #include "core/algos/mm_rs_gemm_ce_acc.h"
 #include "core/algos/mm_rs_gemm_ce_ring_reduce.h"
 #include "core/algos/mm_rs_gemm_st_chunk_reduce.h"
+#include "core/algos/mm_rs_tile_reduce.h"
 #include "core/dispatch.h"
 #include "core/fused.h"
 
 namespace symm {
 
 // Every fused plan, in `symmcoll list` order.
-using FusedPlans = TypeList<AgMmCeChunkGemm, AgMmCeBulkGemm, AgMmStBulkGemm, MmRsGemmCeRingReduce, MmRsGemmCeAcc,
-                            MmRsGemmStChunkReduce>;
+// The device-program variants (a persistent tile kernel: ag_mm_ce_tile_gemm.h, mm_rs_tile_reduce.h)
+// follow their op's host-plan variants.
+using FusedPlans = TypeList<AgMmCeChunkGemm, AgMmCeBulkGemm, AgMmStBulkGemm, AgMmCeTileGemm, MmRsGemmCeRingReduce,
+                            MmRsGemmCeAcc, MmRsGemmStChunkReduce, MmRsTileStLdReduce, MmRsTileStPeerReduce>;
 
 namespace detail {
 template <class F, class P, class... Ps>

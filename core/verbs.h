@@ -85,6 +85,26 @@ namespace symm {
 //                                                 rank, block and the buffer), then
 //                                                 dst[i] = op over s of srcs[s][i] in fp32,
 //                                                 stored as T (nsrc == 1 unpacks a copy)
+//
+//   Matrix tiles (the fused matmuls' device programs, core/algos/tile_gemm.h):
+//   void mma_tile<T>(T* c, size_t ldc, const T* a, size_t lda, const T* b, size_t ldb,
+//                    int m, int n, int k)
+//                                                 the block accumulates C_tile += A_tile @ B_tile
+//                                                 over the whole depth k in an fp32 accumulator
+//                                                 that starts at zero (products of T, bf16 or
+//                                                 fp16), then an epilogue rounds the tile to T once
+//                                                 and stores it: c[i*ldc + j] for i < m, j < n.
+//                                                 Row-major: A is m x k (row stride lda), B k x n
+//                                                 (ldb). 1 <= m <= kTileM, 1 <= n <= kTileN, k >= 1;
+//                                                 n, k, lda, ldb, ldc multiples of 8 (16-byte rows)
+//                                                 and every operand 16-byte aligned. a and b may be
+//                                                 local or peer addresses (peer operands are loaded
+//                                                 over NVLink); c may be a peer address (posted
+//                                                 stores, ordered for peers by a later release,
+//                                                 like copy's). Reads and stores are plain data
+//                                                 accesses: a peer's rows become readable through
+//                                                 an acquire, as for copy
+inline constexpr int kTileM = 128, kTileN = 128;  // the largest tile one mma_tile call computes
 template <class C>
 concept BlockVerbs = requires(C& c, const C& cc, void* p, const void* cp, float* fp, const float* const* srcs,
                               std::size_t n, int r, uint32_t u, MemOrder o, ReduceOp op) {
@@ -103,6 +123,8 @@ concept BlockVerbs = requires(C& c, const C& cc, void* p, const void* cp, float*
   { c.advance(u) } -> std::convertible_to<uint32_t>;
   c.put_ll(&p, &cp, r, n, u);
   c.template reduce_ll<float>(fp, &cp, r, n, u, op);
+  c.template mma_tile<bf16>(static_cast<bf16*>(p), n, static_cast<const bf16*>(cp), n, static_cast<const bf16*>(cp), n,
+                            r, r, r);
 };
 
 // ---- host verbs (per-rank, stream-ordered host plans) ----------------------------------

@@ -300,6 +300,12 @@ __device__ __forceinline__ bool reduce_ll_n(uint4* dst, const ulonglong2* const*
 
 }  // namespace detail
 
+}  // namespace symm::cuda
+
+#include "backends/cuda/mma_tile.cuh"  // the verb mma_tile (after detail::pack)
+
+namespace symm::cuda {
+
 class BlockCtx {
  public:
   static constexpr int kWorldLimit = kNodeWorld;
@@ -429,6 +435,16 @@ class BlockCtx {
     else
       ok = detail::reduce_ll_n<T, 8, 1>(d, s, nsrc, n, epoch, op, to, h_.poison, miss);
     if (!ok && miss.src >= 0) report_ll_timeout(srcs[miss.src], miss.packet, epoch, miss.seen);
+    pending_ = true;
+  }
+
+  // Matrix tiles (mma_tile.cuh: the simple WMMA loop, not the wgmma mainloop). Its stores are data
+  // stores like copy's: the next release fences them.
+  template <class T>
+  __device__ void mma_tile(T* c, std::size_t ldc, const T* a, std::size_t lda, const T* b, std::size_t ldb, int m,
+                           int n, int k) {
+    flush_wait();
+    detail::mma_tile_wmma<T>(c, ldc, a, lda, b, ldb, m, n, k);
     pending_ = true;
   }
 

@@ -49,6 +49,11 @@ class BlockCtx {
   void reduce_ll(T* dst, const void* const* srcs, int nsrc, std::size_t count, uint32_t epoch, ReduceOp op) {
     reduce_ll_impl(DTypeOf<T>::value, dst, srcs, nsrc, count, epoch, op);
   }
+  // Matrix tiles: timing and data in tiles.cpp.
+  template <class T>
+  void mma_tile(T* c, std::size_t ldc, const T* a, std::size_t lda, const T* b, std::size_t ldb, int m, int n, int k) {
+    mma_tile_impl(DTypeOf<T>::value, c, ldc, a, lda, b, ldb, m, n, k);
+  }
 
  private:
   uintptr_t peer_addr(uintptr_t p, int r) const;
@@ -57,6 +62,8 @@ class BlockCtx {
   void multimem_impl(DType t, void* mc, std::size_t count, ReduceOp op);
   void reduce_ll_impl(DType t, void* dst, const void* const* srcs, int nsrc, std::size_t count, uint32_t epoch,
                       ReduceOp op);
+  void mma_tile_impl(DType t, void* c, std::size_t ldc, const void* a, std::size_t lda, const void* b, std::size_t ldb,
+                     int m, int n, int k);
 
   Simulator* sim_;
   Block* blk_;

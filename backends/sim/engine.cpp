@@ -288,6 +288,8 @@ void Simulator::deadlock() {
     const uint32_t from = s % kPadWorld, blk = (s / kPadWorld) % kPadBlocks, ch = s / (kPadWorld * kPadBlocks);
     slot += " (channel " + std::to_string(ch) + ", block " + std::to_string(blk) + ", from rank " +
             std::to_string(from) + ")";
+  } else if (pad::is_plan_flag(s)) {  // a kernel acquiring a stream's progress flag (verbs.cpp wait)
+    slot = pad::describe_plan_slot(s);
   }
   fail(ErrorCode::kDeadlock, "deadlock: rank " + std::to_string(first->rank) + " block " +
                                  std::to_string(first->index) + " waits on " + slot +

@@ -14,6 +14,7 @@
 #include "backends/sim/conv.h"
 #include "backends/sim/simulator.h"
 #include "backends/sim/testing.h"
+#include "core/algos/tile_gemm.h"
 #include "core/auto_select.h"
 #include "core/dispatch.h"
 #include "core/fused_dispatch.h"
@@ -153,6 +154,7 @@ RunResult run_fused_with(const FusedRunSpec& spec, const FusedPlanFn& plan, cons
     f.dtype = spec.dtype;
     f.chunk_rows = spec.chunk_rows;
     f.coll_scratch = hx.coll_scratch ? base + l.coll_scratch : nullptr;
+    f.sms = m.sms;
     plan(h, f);
   };
   cr.write_inputs = [&](int r, uint8_t* heap) {
@@ -239,6 +241,30 @@ RunResult run_gemm_alone(const FusedRunSpec& spec) {
         [ag](SimHost& h, const FusedArgs& f) {
           const std::size_t kl = ag ? f.k : f.k / std::size_t(h.world());
           h.gemm(kMainStream, gemm_args(ag ? f.work : f.a, f.b, ag ? f.c : f.partial, f.m, f.n, kl, DTypeOf<T>::value));
+        },
+        hx);
+  });
+}
+
+// tile_gemm: cublaslt's product as the tile GEMM device program (core/algos/tile_gemm.h) on
+// one block per SM (at most one per tile).
+RunResult run_tile_gemm_alone(const FusedRunSpec& spec) {
+  const bool ag = spec.algo->op == FusedOp::kAgMm;
+  detail::FusedHarness hx;
+  hx.gathered_input = ag;
+  hx.check_partial = !ag;
+  return with_type(spec.dtype, [&]<class T>() {
+    return detail::run_fused_with(
+        spec,
+        [ag](SimHost& h, const FusedArgs& f) {
+          CollArgs c;
+          c.mat.a = ag ? f.work : f.a;
+          c.mat.b = f.b;
+          c.mat.c = ag ? f.c : f.partial;
+          c.mat.m = uint32_t(f.m), c.mat.n = uint32_t(f.n);
+          c.mat.k = uint32_t(ag ? f.k : f.k / std::size_t(h.world()));
+          const int blocks = tile_blocks(f.sms, TileGrid(c.mat.m, c.mat.n).tiles());
+          CheckedHost<SimHost>(h).template launch<TileGemm, T>(kMainStream, c, blocks);
         },
         hx);
   });
@@ -341,6 +367,7 @@ RunResult run_fused(const FusedRunSpec& spec) {
   const std::string id = spec.algo->id;
   if (id == "cublaslt") return run_gemm_alone(spec);
   if (id == "seq_coll_gemm") return run_seq_coll_gemm(spec);
+  if (id == "tile_gemm") return run_tile_gemm_alone(spec);
   RunResult r;
   if (with_fused_plan(id, [&]<class P>() { r = run_fused_plan<P>(spec); })) return r;
   fail(ErrorCode::kInvalidArgument, "unknown fused algorithm '" + id + "'");

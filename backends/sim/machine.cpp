@@ -50,6 +50,7 @@ std::vector<Key> keys_of(Machine& m) {
       {"gemm_fixed_us", &m.gemm_fixed_us, nullptr, true},
       {"gemm_tile_m", nullptr, &m.gemm_tile_m, true},
       {"gemm_tile_n", nullptr, &m.gemm_tile_n, true},
+      {"mma_TFLOPs", &m.mma_TFLOPs, nullptr},
   };
 }
 

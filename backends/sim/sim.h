@@ -54,6 +54,9 @@ struct Machine {
   double gemm_fixed_us = 0;  // per call beyond the launch (prologue, epilogue, tail)
   int gemm_tile_m = 0;       // output tile rows (0: no wave quantization)
   int gemm_tile_n = 0;       // output tile columns
+  // Matrix tiles (the verb mma_tile, backends/sim/tiles.cpp): the GPU's tensor-core rate over all
+  // its SMs in a tile program's mainloop; one block (one SM) computes at mma_TFLOPs / sms.
+  double mma_TFLOPs = 0;
 
   // Compute time of one m x n x k GEMM on one GPU, launch excluded (the model above).
   double gemm_time_us(double m, double n, double k, double elem_bytes = 2) const;

@@ -8,6 +8,7 @@
 //   transfers.cpp  transfers as flows in the network (flow_net.h): start, complete, land
 //   verbs.cpp      copy, reduce, multimem_reduce, signal, wait, advance (+ their timing)
 //   packets.cpp    flagged packets: put_ll, reduce_ll, and the landed-packet records
+//   tiles.cpp      matrix tiles: mma_tile
 //   streams.cpp    host plans: each rank's streams, copy engines, stream flags, events, gemm
 //   run.cpp        symm::sim::run: argument checks, the run, the output check
 //   ctx.cpp        BlockCtx (ctx.h): the verbs as programs call them, forwarded to a block's verbs
@@ -138,6 +139,10 @@ struct Transfer {
   BytesPerPs gemm_cap = 0;  // gemm: the rate that makes its HBM flow take the compute time on all SMs
   std::size_t gemm_c_bytes = 0;
   int gemm_slices_left = 0;  // gemm: its flow runs in kGemmSlices equal parts, each at the SMs then free
+  // A strided landing (mma_tile's C, tiles.cpp): `rows` rows of row_bytes, dst_pitch apart, packed
+  // back to back in `data`; 0: the bytes land contiguously.
+  uint32_t rows = 0;
+  std::size_t row_bytes = 0, dst_pitch = 0;
 };
 
 struct FlagLand {
@@ -193,6 +198,8 @@ class Simulator {
   void put_ll(Block& b, uintptr_t dst, uintptr_t src, std::size_t bytes, uint32_t epoch);
   void reduce_ll(Block& b, DType t, uintptr_t dst, const void* const* srcs, int n, std::size_t count, uint32_t epoch,
                  ReduceOp op);
+  void mma_tile(Block& b, DType t, uintptr_t c, std::size_t ldc, uintptr_t a, std::size_t lda, uintptr_t bm,
+                std::size_t ldb, int m, int n, int k);  // tiles.cpp
 
   // Host verbs, called from SimHost while a plan enqueues (streams.cpp).
   uintptr_t host_peer_addr(int rank, uintptr_t p, int r) const;

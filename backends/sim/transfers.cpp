@@ -27,6 +27,7 @@ Transfer& Simulator::take_transfer(const char* name, uint32_t& index) {
   x.issued = q_.now();
   x.remote_load = x.posted = x.ll = false;
   x.slice = kNoSlice;
+  x.rows = 0;
   return x;
 }
 
@@ -119,8 +120,14 @@ void Simulator::land(uint32_t index) {
   // What lands: the bytes moved, but for a gemm only C (its flow counted A, B and C).
   const std::size_t lands = x.stream_owner && x.ce < 0 ? x.gemm_c_bytes : x.bytes;
   if (data_) {
-    keep_outputs_under(x.dst_space, x.dst_off, lands);
-    if (x.ll) {
+    if (!x.rows) keep_outputs_under(x.dst_space, x.dst_off, lands);
+    if (x.rows) {  // strided (mma_tile's C): row by row
+      for (uint32_t i = 0; i < x.rows; ++i) {
+        const uint64_t off = x.dst_off + uint64_t(i) * x.dst_pitch;
+        keep_outputs_under(x.dst_space, off, x.row_bytes);
+        std::memcpy(heaps_[x.dst_space].bytes.write(off, x.row_bytes), x.data.data() + i * x.row_bytes, x.row_bytes);
+      }
+    } else if (x.ll) {
       land_ll(x);
     } else if (x.dst_space == kMcSpace) {
       for (int r = 0; r < world_; ++r) std::memcpy(heaps_[r].bytes.write(x.dst_off, lands), x.data.data(), lands);

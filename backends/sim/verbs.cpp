@@ -206,7 +206,11 @@ void Simulator::on_flag(uint32_t index) {
   if (trace_) flag_signal_[key] = l.signal_slice;
   l.snap.reset();
   free_lands_.push_back(index);
-  if (pad::is_plan_flag(l.slot)) return plan_flag_landed(FlagLand(l), before);
+  if (pad::is_plan_flag(l.slot)) {
+    plan_flag_landed(FlagLand(l), before);
+    // A block may acquire a plan flag too (wait): it is woken below unless a stream consumed it.
+    if (!waiters_.count(key)) return;
+  }
   auto it = waiters_.find(key);
   if (it == waiters_.end()) return;
   // Wake every waiter the new value satisfies; keep the rest in order.
@@ -225,12 +229,14 @@ void Simulator::on_flag(uint32_t index) {
 }
 
 // wait: blocks until the local flag >= value; kAcquire makes the stores published by the
-// matching release visible.
+// matching release visible. The flag is a block flag, or a plan flag (pad::plan_flag) that a
+// stream's write_flag sets: a kernel that acquires a copy engine's progress flag (ag_mm's tile
+// GEMM); the block only reads it, a stream consumes it later (core/plan.h).
 void Simulator::wait(Block& b, uint32_t slot, uint32_t value, MemOrder order) {
-  if (slot >= pad::kPlanBase)
+  if ((slot >= pad::kFlagSlots && !pad::is_plan_flag(slot)) || slot >= pad::kPadSlots)
     fail(ErrorCode::kInvalidArgument, "rank " + std::to_string(b.rank) + " block " + std::to_string(b.index) +
                                           ": wait(slot=" + std::to_string(slot) +
-                                          ") is outside the signal pad's block flags");
+                                          ") is outside the signal pad's block and plan flags");
   const uint64_t key = uint64_t(b.rank) * pad::kPadSlots + slot;
   const TimePs t0 = q_.now();
   if (flags_[key] < value) {

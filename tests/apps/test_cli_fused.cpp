@@ -81,7 +81,7 @@ TEST(CliFusedSim, RunChecksTheProductAndSweepWritesMNK) {
     ++n;
     EXPECT_NE(line.find(",1792,4096"), std::string::npos) << line;
   }
-  EXPECT_EQ(n, 10);  // (three algorithms + the two baselines) x two M
+  EXPECT_EQ(n, 14);  // (four algorithms + the three baselines) x two M
 }
 
 // Op and shape lists, the baselines beside the fused algorithms (and --no-baselines without them).
@@ -99,15 +99,16 @@ TEST(CliFusedSim, SweepTakesOpAndShapeListsWithBaselines) {
     while (std::getline(f, line)) {
       per_op[line.find(",ag_mm,") != std::string::npos ? "ag_mm" : "mm_rs"]++;
       per_k[line.substr(line.rfind(',') + 1)]++;
-      base_rows += line.find(",cublaslt,") != std::string::npos || line.find(",seq_coll_gemm,") != std::string::npos;
+      base_rows += line.find(",cublaslt,") != std::string::npos || line.find(",seq_coll_gemm,") != std::string::npos ||
+                   line.find(",tile_gemm,") != std::string::npos;
     }
-    // Per shape: ag_mm's three algorithms and mm_rs's three (+ two baselines each).
-    const int ag = baselines ? 5 : 3, rs = baselines ? 5 : 3;
+    // Per shape: ag_mm's four algorithms and mm_rs's five (+ three baselines each).
+    const int ag = baselines ? 7 : 4, rs = baselines ? 8 : 5;
     EXPECT_EQ(per_op["ag_mm"], 2 * ag) << s.out;
     EXPECT_EQ(per_op["mm_rs"], 2 * rs) << s.out;
     EXPECT_EQ(per_k["4096"], ag + rs) << s.out;  // 8b
     EXPECT_EQ(per_k["8192"], ag + rs) << s.out;  // 70b
-    EXPECT_EQ(base_rows, baselines ? 8 : 0) << s.out;
+    EXPECT_EQ(base_rows, baselines ? 12 : 0) << s.out;
   }
   // run takes a baseline by name, and checks it.
   const Out r =
@@ -250,7 +251,7 @@ TEST(CliFusedSim, FusedRowsHaveTheirCollectivesBandwidths) {
     EXPECT_NEAR(std::stod(v[col("busbw_GBps")]), algbw * 3 / 4, 1e-3 + 1e-3 * algbw) << line;
     ++n;
   }
-  EXPECT_EQ(n, 10);  // ag_mm: 3 + 2 baselines; mm_rs: 3 + 2
+  EXPECT_EQ(n, 15);  // ag_mm: 4 + 3 baselines; mm_rs: 5 + 3
 }
 
 // A fused sweep says what it is doing, row by row, on stderr (unless --quiet).
@@ -262,8 +263,8 @@ TEST(CliFusedSim, SweepPrintsProgressPerRow) {
   int progress = 0;
   for (std::size_t at = s.out.find("sweep: ["); at != std::string::npos; at = s.out.find("sweep: [", at + 1))
     ++progress;
-  EXPECT_EQ(progress, 10) << s.out;
-  EXPECT_NE(s.out.find("sweep: [10/10] ag_mm 8b M=8192 ag_mm.st_bulk_gemm"), std::string::npos) << s.out;
+  EXPECT_EQ(progress, 14) << s.out;
+  EXPECT_NE(s.out.find("sweep: [14/14] ag_mm 8b M=8192 ag_mm.ce_tile_gemm"), std::string::npos) << s.out;
   s = run_command("{ " + std::string(SYMMCOLL_BIN) + " " + args + " --quiet >/dev/null; }");
   EXPECT_EQ(s.code, 0) << s.out;
   EXPECT_EQ(s.out, "");

@@ -1,0 +1,130 @@
+// Matrix tiles: the verb mma_tile (core/verbs.h) on a block, with its timing and, with data, the
+// tile itself (fp32 accumulation of T products, one rounding to T), so the fused programs'
+// results are checked against float64 like every other output.
+//
+// Timing. One flow carries the tile's operand bytes S = A (m x k) + B (k x n) + C (m x n) and
+// is capped so that alone it takes the tile's compute time: 2 m n k flops at mma_TFLOPs / sms
+// (one block holds one SM; the programs launch at most one block per SM), or the time its NVLink
+// bytes need at the per-block cap (block_GBps), whichever is longer. Where each byte weighs:
+//   - a peer's A or B: on the peer's egress and my ingress (NVLink), and the block pays a load
+//     round trip at the end, as copy's remote loads;
+//   - local A or B: on nothing. A persistent GEMM's tiles in flight share A's rows and B's
+//     columns, so the L2 serves most operand loads; charging every tile's operands to HBM would
+//     price a 70B tile wave at ~12 TB/s of HBM reads, far above what a GEMM draws (cuBLASLt's own
+//     fitted operand rate, gemm_GBps, is ~10 TB/s). Assumed, not measured: no L2 model here.
+//   - C: on my HBM (half: a write) if local, else my egress and the owner's ingress (posted
+//     stores: the block goes on when the flow ends and C lands store_latency_us later, so a
+//     release after it waits for it, as for copy).
+// With data: A and B are read when the verb is issued (reads see what has landed; the race check
+// sees each row read), the tile is computed at once, and C lands row by row when its flow ends.
+#include <algorithm>
+#include <vector>
+
+#include "backends/sim/conv.h"
+#include "backends/sim/simulator.h"
+#include "core/dispatch.h"
+
+namespace symm::sim {
+
+namespace {
+template <class T>
+void tile_data(const std::vector<const uint8_t*>& arows, const std::vector<const uint8_t*>& brows, int m, int n, int k,
+               std::vector<uint8_t>& out) {
+  std::vector<float> bf(std::size_t(k) * std::size_t(n)), acc(std::size_t(m) * std::size_t(n), 0.0f);
+  for (int kk = 0; kk < k; ++kk) {
+    const T* row = reinterpret_cast<const T*>(brows[std::size_t(kk)]);
+    for (int j = 0; j < n; ++j) bf[std::size_t(kk) * std::size_t(n) + std::size_t(j)] = Conv<T>::load(row[j]);
+  }
+  for (int i = 0; i < m; ++i) {
+    const T* arow = reinterpret_cast<const T*>(arows[std::size_t(i)]);
+    float* c = acc.data() + std::size_t(i) * std::size_t(n);
+    for (int kk = 0; kk < k; ++kk) {
+      const float av = Conv<T>::load(arow[kk]);
+      const float* b = bf.data() + std::size_t(kk) * std::size_t(n);
+      for (int j = 0; j < n; ++j) c[j] += av * b[j];
+    }
+  }
+  out.resize(acc.size() * sizeof(T));
+  T* o = reinterpret_cast<T*>(out.data());
+  for (std::size_t i = 0; i < acc.size(); ++i) o[i] = Conv<T>::store(acc[i]);
+}
+}  // namespace
+
+void Simulator::mma_tile(Block& b, DType t, uintptr_t c, std::size_t ldc, uintptr_t a, std::size_t lda, uintptr_t bm,
+                         std::size_t ldb, int m, int n, int k) {
+  const std::string who = "rank " + std::to_string(b.rank) + " block " + std::to_string(b.index) + ": mma_tile";
+  if (t == DType::kFP32) fail(ErrorCode::kInvalidArgument, who + " takes bf16 or fp16 operands");
+  if (m < 1 || m > kTileM || n < 1 || n > kTileN || k < 1)
+    fail(ErrorCode::kInvalidArgument, who + "(m=" + std::to_string(m) + ", n=" + std::to_string(n) +
+                                          ", k=" + std::to_string(k) + ") needs 1 <= m <= " + std::to_string(kTileM) +
+                                          ", 1 <= n <= " + std::to_string(kTileN) + ", k >= 1");
+  const std::size_t es = dtype_size(t), vec = kVecBytes / es;
+  if (n % vec || k % vec || lda % vec || ldb % vec || ldc % vec || lda < std::size_t(k) || ldb < std::size_t(n) ||
+      ldc < std::size_t(n))
+    fail(ErrorCode::kInvalidArgument, who + "(n=" + std::to_string(n) + ", k=" + std::to_string(k) +
+                                          ", lda=" + std::to_string(lda) + ", ldb=" + std::to_string(ldb) +
+                                          ", ldc=" + std::to_string(ldc) + ") needs 16-byte rows and ld >= width");
+  const std::size_t um = std::size_t(m), un = std::size_t(n), uk = std::size_t(k);
+  const std::size_t a_span = ((um - 1) * lda + uk) * es, b_span = ((uk - 1) * ldb + un) * es;
+  const std::size_t c_span = ((um - 1) * ldc + un) * es;
+  const Loc la = decode(b, a, a_span, "mma_tile A"), lb = decode(b, bm, b_span, "mma_tile B");
+  const Loc lc = decode(b, c, c_span, "mma_tile C");
+  for (const Loc* l : {&la, &lb, &lc})
+    if (l->space < 0 || l->space >= world_) fail(ErrorCode::kInvalidArgument, who + " needs ranks' addresses");
+  const int me = b.rank;
+  if (la.space != me || lb.space != me || lc.space != me) touch_peer(b);
+
+  uint32_t index;
+  Transfer& x = new_transfer(b, "mma_tile", index);
+  x.remote_load = la.space != me || lb.space != me;
+  x.posted = lc.space != me;
+  x.dst_space = lc.space;
+  x.dst_off = lc.off;
+  x.bytes = um * un * es;
+  x.rows = uint32_t(m);
+  x.row_bytes = un * es;
+  x.dst_pitch = ldc * es;
+  const double a_bytes = double(um * uk * es), b_bytes = double(uk * un * es), c_bytes = double(x.bytes);
+  const double total = a_bytes + b_bytes + c_bytes;
+  double link = 0;
+  if (la.space != me) add_use(res_egress(la.space), float(a_bytes / total)), link += a_bytes;
+  if (lb.space != me) add_use(res_egress(lb.space), float(b_bytes / total)), link += b_bytes;
+  if (la.space != me || lb.space != me)
+    add_use(res_ingress(me), float(((la.space != me ? a_bytes : 0) + (lb.space != me ? b_bytes : 0)) / total));
+  if (x.posted) {
+    add_use(res_egress(me), float(c_bytes / total));
+    add_use(res_ingress(lc.space), float(c_bytes / total));
+    link += c_bytes;
+  } else {
+    add_use(res_hbm(me), float(0.5 * c_bytes / total));
+  }
+  if (data_) {
+    std::vector<const uint8_t*> arows(um), brows(uk);
+    if (race_) access_epoch(b);
+    auto rows_of = [&](const Loc& l, std::size_t count, std::size_t ld, std::size_t width,
+                       std::vector<const uint8_t*>& out) {
+      for (std::size_t i = 0; i < count; ++i) {
+        const uint64_t off = l.off + i * ld * es;
+        if (race_) {
+          check_read(b, l.space, off, width * es);
+          record_read(b.tid, b.clock, l.space, off, width * es);
+        }
+        out[i] = read_heap(l.space, off, width * es);
+      }
+    };
+    rows_of(la, um, lda, uk, arows);
+    rows_of(lb, uk, ldb, un, brows);
+    if (t == DType::kBF16)
+      tile_data<bf16>(arows, brows, m, n, k, x.data);
+    else
+      tile_data<fp16>(arows, brows, m, n, k, x.data);
+    if (race_)
+      for (std::size_t i = 0; i < um; ++i) store(b, lc.space, lc.off + i * ldc * es, un * es);
+  }
+  // Compute time at one SM's share of the machine's rate (flops per ps = TFLOPs / sms).
+  const double compute_ps = 2.0 * double(um * un * uk) / (m_.mma_TFLOPs / double(m_.sms));
+  const double link_ps = link > 0 ? link / block_bpp_ : 0;
+  start_flow(b, index, BytesPerPs(total / std::max({compute_ps, link_ps, 1.0})), total);
+}
+
+}  // namespace symm::sim

@@ -1,0 +1,116 @@
+// ag_mm.ce_tile_gemm ("tiles", seed 002): the copy-engine all-gather's pushes plus ONE persistent
+// GEMM device program on the main stream whose tiles acquire the progress flag of the chunk of A
+// they read, instead of a cuBLASLt GEMM per chunk.
+//
+//   1. entry handshake and the copy-engine pushes of all_gather.ce_st (AllGatherCeSt::push, my
+//      own slot not copied): for every chunk k of my shard and every peer q in rank-swizzled
+//      order, a copy into q's gathered A, then write_flag(q, data flag (k, me))
+//   2. main stream: one launch of AgMmTiles on one block per SM. Its tiles, in the order chunks
+//      arrive: my own rows first (read from my shard `a`, no wait), then for every chunk k, for
+//      every peer q in rank-rotated order (me-1, me-2, ...: the order the swizzled pushes reach
+//      me), the tiles of q's chunk k (read from the gathered A) — each block takes every
+//      blocks()-th tile of that list and, before a tile of a chunk it has not acquired yet,
+//      waits (acquire, bounded) until data flag (k, q) is set: the copy has landed
+//   3. main stream, after the kernel: wait_flag on every data flag (k, q), which are all set by
+//      then: it consumes them (core/plan.h's flags go back to 0), so the next call's pushes can
+//      write them again; the kernel only read them
+//   4. the side streams join the main stream
+//
+// Tiles never straddle two chunks (a chunk's last tile row is shorter when chunk rows are not a
+// multiple of kTileM). Bytes over NVLink per rank: (world-1)/world * M x K elements, by copy
+// engines; FLOPs 2 M N K on the SMs, in tiles (core/algos/tile_gemm.h).
+#pragma once
+
+#include "core/algos/all_gather_ce_st.h"
+#include "core/algos/tile_gemm.h"
+#include "core/fused.h"
+#include "core/plan.h"
+#include "core/signal_pad.h"
+
+namespace symm {
+
+// The device program. CollArgs::mat: a = my shard (rows x k), a2 = the gathered A (m x k,
+// symmetric), b (k x n), c (m x n), chunk_rows = rows per progress flag.
+// kFaultNoWait (tests only): a peer chunk's tiles are computed without acquiring its flag.
+template <bool kFaultNoWait = false>
+struct AgMmTiles {
+  template <class T, class Ctx>
+  SYMM_HD static void run(Ctx& ctx, const CollArgs& ca) {
+    const MatArgs& p = ca.mat;
+    const int me = ctx.rank(), w = ctx.world();
+    const uint32_t rows = p.m / uint32_t(w), cr = p.chunk_rows;
+    const uint32_t chunks = (rows + cr - 1) / cr;
+    const T* a = static_cast<const T*>(p.a);
+    const T* gathered = static_cast<const T*>(p.a2);
+    const T* b = static_cast<const T*>(p.b);
+    T* c = static_cast<T*>(p.c);
+    // Segment 0: my rows; segment 1 + k * (w-1) + (i-1): chunk k of peer (me - i) mod w.
+    const uint32_t segments = 1 + chunks * uint32_t(w - 1);
+    uint32_t acquired = 0;            // the last segment whose flag this block acquired (0: none needed)
+    uint32_t seg = 0, seg_first = 0;  // the segment of tile t and the index of its first tile
+    for (uint32_t t = uint32_t(ctx.block());; t += uint32_t(ctx.blocks())) {
+      // Walk forward to t's segment (t only grows).
+      uint32_t seg_rows = 0;
+      for (;;) {
+        if (seg >= segments) return;
+        const uint32_t k = seg ? (seg - 1) / uint32_t(w - 1) : 0;
+        seg_rows = seg ? (rows - k * cr < cr ? rows - k * cr : cr) : rows;
+        const uint32_t tiles = TileGrid(seg_rows, p.n).tiles();
+        if (t < seg_first + tiles) break;
+        seg_first += tiles;
+        ++seg;
+      }
+      const TileGrid g(seg_rows, p.n);
+      if (seg == 0) {  // my own rows: C[me's rows] from my shard
+        gemm_tile<T>(ctx, g, t - seg_first, c + std::size_t(me) * rows * p.n, p.n, a, p.k, b, p.k);
+        continue;
+      }
+      const uint32_t k = (seg - 1) / uint32_t(w - 1), i = 1 + (seg - 1) % uint32_t(w - 1);
+      const int q = (me + w - int(i)) % w;
+      if (!kFaultNoWait && acquired != seg) {
+        ctx.wait(pad::plan_flag(pad::kPlanData, int(k), q), 1, MemOrder::kAcquire);
+        acquired = seg;
+      }
+      const std::size_t row0 = std::size_t(q) * rows + std::size_t(k) * cr;
+      gemm_tile<T>(ctx, g, t - seg_first, c + row0 * p.n, p.n, gathered + row0 * p.k, p.k, b, p.k);
+    }
+  }
+};
+
+template <bool kFaultNoWait = false>
+struct AgMmCeTileGemmT {
+  static constexpr FusedAlgo kFused{
+      "ag_mm.ce_tile_gemm", "tiles", FusedOp::kAgMm,
+      "copy-engine all-gather + one persistent tile GEMM kernel whose tiles acquire their chunk's flag (seed 002)"};
+  struct Config {
+    static constexpr std::size_t kChunkRows = 512;  // rows per progress flag (4 tile rows)
+  };
+
+  template <class T, class Host>
+  static void run(Host& h, const FusedArgs& f) {
+    const int n = h.world();
+    const std::size_t rows = f.m / std::size_t(n), row_bytes = f.k * sizeof(T);
+    const std::size_t chunk_rows = chunk_rows_for(rows, f.chunk_rows, Config::kChunkRows, pad::kPlanChunks);
+    PlanArgs p;
+    p.coll.in = f.a;
+    p.coll.out = f.work;
+    p.coll.count = rows * f.k;
+    p.chunk_bytes = chunk_rows * row_bytes;
+    const Chunks ch = AllGatherCeSt::push<T>(h, p, /*own_copy=*/false);  // step 1
+
+    CollArgs c;
+    c.mat.a = f.a;
+    c.mat.a2 = f.work;
+    c.mat.b = f.b;
+    c.mat.c = f.c;
+    c.mat.m = uint32_t(f.m), c.mat.n = uint32_t(f.n), c.mat.k = uint32_t(f.k);
+    c.mat.chunk_rows = uint32_t(ch.chunk / row_bytes);
+    const uint32_t tiles = TileGrid(uint32_t(f.m), uint32_t(f.n)).tiles();
+    h.template launch<AgMmTiles<kFaultNoWait>, T>(kMainStream, c, tile_blocks(f.sms, tiles));  // step 2
+    for (int k = 0; k < ch.count; ++k) AllGatherCeSt::wait_chunk(h, kMainStream, k);           // step 3
+    AllGatherCeSt::join(h);                                                                    // step 4
+  }
+};
+using AgMmCeTileGemm = AgMmCeTileGemmT<>;
+
+}  // namespace symm

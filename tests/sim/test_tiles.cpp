@@ -1,0 +1,117 @@
+// The matrix-tile programs on the simulator: the verb mma_tile's golden time on tests/sim/tiny.ini,
+// and the planted faults of the tile programs (a tile that skips its acquire) that the simulator
+// must catch. Their data checks at worlds 2, 3, 4, 8 x bf16 / fp16 are test_fused.cpp's
+// EveryAlgorithmEveryWorld... and test_fused_baselines.cpp's EveryBaselineEveryWorld... (both walk
+// the registry, which lists them).
+#include <gtest/gtest.h>
+
+#include "backends/sim/sim.h"
+#include "backends/sim/testing.h"
+#include "core/algos/ag_mm_ce_tile_gemm.h"
+#include "core/algos/mm_rs_tile_reduce.h"
+
+namespace symm::sim {
+namespace {
+
+const FusedAlgo& find(FusedOp op, const std::string& id) {
+  for (const FusedAlgo& a : fused_algorithms())
+    if (a.op == op && a.id == id) return a;
+  if (const FusedAlgo* b = find_fused_baseline(op, id)) return *b;
+  throw std::runtime_error("no fused algorithm " + id);
+}
+
+FusedRunSpec spec_for(const FusedAlgo& a, const Machine& m, int world, std::size_t rows, std::size_t n, std::size_t k) {
+  FusedRunSpec s;
+  s.machine = m;
+  s.world = world;
+  s.algo = &a;
+  s.shape.m = rows, s.shape.n = n, s.shape.k = k;
+  return s;
+}
+
+// tiny: mma_TFLOPs 1 over 8 SMs = 0.125 flop/ps per block. mm_rs's matmul alone as the tile
+// program, world 2, N 128: each rank's partial M x 128 x K/2 in 128 x 128 tiles, one per block.
+// A tile 128 x 128 x 64 is 2 x 128 x 128 x 64 = 2,097,152 flops: 16.777 us; its C store (32 KiB,
+// half on HBM at 8 GB/s, spread over the tile's time: ~1 GB/s) binds nothing. So K 128 -> 256
+// adds exactly one such tile time (the fixed costs of a call, launch included, cancel out), and
+// M 256 -> 512 (2 -> 4 tiles on 2 -> 4 of the 8 blocks, side by side) adds nothing.
+TEST(Tiles, GoldenTileTimeOnTheTinyMachine) {
+  const Machine tiny = Machine::load(SYMM_TEST_DIR "/tiny.ini");
+  FusedRunSpec s = spec_for(find(FusedOp::kMmRs, "tile_gemm"), tiny, 2, 256, 128, 128);
+  const RunResult r = run_fused(s);
+  EXPECT_LE(r.max_rel_err, r.err_bound);
+  EXPECT_GE(r.time_us, 16.777 + tiny.launch_graph_us);
+  s.shape.k = 256;
+  EXPECT_NEAR(run_fused(s).time_us - r.time_us, 16.777, 0.01);
+  s.shape.k = 128;
+  s.shape.m = 512;
+  EXPECT_NEAR(run_fused(s).time_us, r.time_us, 0.01);
+  // 16 tiles on the 8 blocks: two tile times one after the other on every block.
+  s.shape.m = 2048;
+  EXPECT_NEAR(run_fused(s).time_us - r.time_us, 16.777, 0.01);
+}
+
+// A fault is caught when the run throws a race (the read not ordered after the copy / store) or
+// its data check fails.
+template <class Plan>
+bool caught(const FusedRunSpec& s) {
+  try {
+    const RunResult r = run_fused_plan<Plan>(s);
+    return !(r.max_rel_err <= r.err_bound);
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kRace) << e.what();
+    return true;
+  }
+}
+
+const Machine& h200x8() {
+  static const Machine m = Machine::by_name("h200x8");
+  return m;
+}
+
+// ag_mm seed 002: a peer chunk's tiles computed without acquiring the chunk's flag.
+TEST(Tiles, AgMmTileThatSkipsItsAcquireIsCaught) {
+  for (int w : {2, 4, 8}) {
+    FusedRunSpec s = spec_for(find(FusedOp::kAgMm, "ag_mm.ce_tile_gemm"), h200x8(), w, 384, 128, 192);
+    s.chunk_rows = 16;
+    EXPECT_LE(run_fused_plan<AgMmCeTileGemmT<false>>(s).max_rel_err, run_fused(s).err_bound);
+    EXPECT_TRUE(caught<AgMmCeTileGemmT<true>>(s)) << "world " << w;
+    s.race_check = false;  // without the race check, the data check alone sees the unlanded rows
+    EXPECT_TRUE(caught<AgMmCeTileGemmT<true>>(s)) << "world " << w << " (data check alone)";
+  }
+}
+
+// mm_rs seed 000 (pull) and its push variant: the owner reduces without acquiring the tiles' flags.
+TEST(Tiles, MmRsReduceThatSkipsItsAcquiresIsCaught) {
+  for (int w : {2, 3, 4}) {
+    FusedRunSpec pull = spec_for(find(FusedOp::kMmRs, "mm_rs.tile_st_ld_reduce"), h200x8(), w, 384, 128, 192);
+    EXPECT_LE(run_fused_plan<MmRsTileReduceT<false>>(pull).max_rel_err, run_fused(pull).err_bound);
+    EXPECT_TRUE((caught<MmRsTileReduceT<false, true>>(pull))) << "pull, world " << w;
+    FusedRunSpec push = spec_for(find(FusedOp::kMmRs, "mm_rs.tile_st_peer_reduce"), h200x8(), w, 384, 128, 192);
+    EXPECT_LE(run_fused_plan<MmRsTileReduceT<true>>(push).max_rel_err, run_fused(push).err_bound);
+    EXPECT_TRUE((caught<MmRsTileReduceT<true, true>>(push))) << "push, world " << w;
+  }
+}
+
+// The seed's point: one persistent kernel whose tiles wait on the chunks beats waiting for the
+// whole all-gather (our SM all-gather, then the matmul) at 70B, M 16384 on 4x H200, and costs at
+// least the tile matmul alone (the same tiles, no communication).
+TEST(Tiles, TileVariantsSitBetweenTheMatmulAloneAndTheSequentialBaseline) {
+  const Machine m = Machine::by_name("h200x4");
+  for (FusedOp op : {FusedOp::kAgMm, FusedOp::kMmRs}) {
+    FusedRunSpec s = spec_for(find(op, "tile_gemm"), m, 4, 16384, 3584, 8192);
+    s.timing_only = true;
+    const double alone = run_fused(s).time_us;
+    s.algo = &find(op, "seq_coll_gemm");
+    const double seq = run_fused(s).time_us;
+    for (const FusedAlgo* a : parse_fused_algos(op, op == FusedOp::kAgMm ? "tiles" : "tiles,tiles_push")) {
+      s.algo = a;
+      const double t = run_fused(s).time_us;
+      EXPECT_GE(t, alone) << a->id;
+      EXPECT_LT(t, seq) << a->id;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace symm::sim
