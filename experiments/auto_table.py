@@ -68,7 +68,7 @@ def measured_rows(machine):
     """Every GPU row of the machine's bench and block-count sweeps (runs/ holds older commits)."""
     rows = []
     for path in sorted(glob.glob(os.path.join(data.RESULTS_DIR, machine, "*.csv"))):
-        if os.path.basename(path).startswith("calibrate"):  # microbenchmarks, their own schema
+        if os.path.basename(path).startswith(("calibrate", "torch")):  # their own schemas
             continue
         rows += [r for r in data.read_rows(path) if r["backend"] == "cuda"]
     return rows

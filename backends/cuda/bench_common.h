@@ -15,9 +15,9 @@
 #include <cstring>
 #include <exception>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <set>
-#include <functional>
 #include <string>
 #include <utility>
 #include <vector>

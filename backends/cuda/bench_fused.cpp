@@ -26,7 +26,6 @@
 namespace symm::cuda {
 namespace {
 
-
 // One thing to measure: a fused algorithm or a baseline.
 struct Case {
   const FusedAlgo* algo = nullptr;  // nullptr: a baseline
