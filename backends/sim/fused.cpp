@@ -16,7 +16,6 @@
 #include "backends/sim/testing.h"
 #include "core/auto_select.h"
 #include "core/dispatch.h"
-#include "core/fused_dispatch.h"
 #include "core/reference.h"
 
 namespace symm::sim {
@@ -338,11 +337,11 @@ DataCost fused_data_cost(const FusedRunSpec& spec) {
 
 RunResult run_fused(const FusedRunSpec& spec) {
   SYMM_REQUIRE(spec.algo, ErrorCode::kInvalidArgument, "no fused algorithm given");
+  if (spec.algo->index >= 0) return with_fused_plan(*spec.algo, [&]<class P>() { return run_fused_plan<P>(spec); });
+  // The baselines (fused_baselines()) are compositions of the harness, not plans.
   const std::string id = spec.algo->id;
   if (id == "cublaslt") return run_gemm_alone(spec);
   if (id == "seq_coll_gemm") return run_seq_coll_gemm(spec);
-  RunResult r;
-  if (with_fused_plan(id, [&]<class P>() { r = run_fused_plan<P>(spec); })) return r;
   fail(ErrorCode::kInvalidArgument, "unknown fused algorithm '" + id + "'");
 }
 
