@@ -1,6 +1,6 @@
 // The fused matmuls (core/fused.h) on the simulator: run_fused lays out every rank's symmetric
 // heap (A, B, C, the plan's work buffers), writes the seeded inputs, runs one call of the plan
-// as a custom host-plan run of the Simulator (simulator.h, CustomRun), and checks every rank's
+// as a custom workload of the Simulator (workload.h, CustomRun), and checks every rank's
 // C against the float64 product of the global matrices. The baselines (fused_baselines: the
 // matmul alone, and our SM collective and the matmul one after the other) run on the same harness.
 #include <Eigen/Core>
@@ -114,15 +114,11 @@ RunResult run_fused_with(const FusedRunSpec& spec, const FusedPlanFn& plan, cons
   const FusedHeapLayout l = fused_heap_layout(op, fb, hx.coll_scratch);
   const std::size_t rows = s.m / std::size_t(w), kl = s.k / std::size_t(w);
 
-  // The registry's host plans fix the engine's limits; the heap is the custom run's alone.
-  const AlgoInfo* host_algo = nullptr;
-  for (const AlgoInfo& a : algorithms())
-    if (a.plan) host_algo = host_algo ? host_algo : &a;
-  SYMM_REQUIRE(host_algo, ErrorCode::kInternal, "no host plan in the registry");
+  // A custom workload (workload.h): no registry entry; the heap, inputs and check are the run's.
   RunSpec rs;
   rs.machine = m;
   rs.world = w;
-  rs.algo = host_algo;
+  rs.algo = nullptr;
   rs.dtype = spec.dtype;
   rs.bytes = 0;
   rs.graph = spec.graph;
@@ -208,7 +204,7 @@ RunResult run_fused_with(const FusedRunSpec& spec, const FusedPlanFn& plan, cons
   const auto wall0 = std::chrono::steady_clock::now();
   RunResult res;
   {
-    Simulator sim(rs, nullptr, {m.sms}, nullptr, &cr);
+    Simulator sim(rs, Workload::custom(cr), {m.sms});
     res = sim.run();
   }
   res.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
