@@ -100,7 +100,7 @@ struct FusedAlgo {
 // (core/registry.cpp) from the plans' Descriptors.
 const std::vector<FusedAlgo>& fused_algorithms();
 // The baselines every fused algorithm is compared with, one pair per op, named as the CUDA bench
-// names its rows where both run the same thing (backends/cuda/bench_fused.cpp):
+// names its rows where both run the same thing (apps/harness/cuda/bench_fused.cpp):
 //   cublaslt        the matmul alone, no communication: ag_mm M x N x K (A already gathered),
 //                   mm_rs M x N x K/world (this rank's partial product, not reduced); the lower bound
 //   seq_coll_gemm   (simulator) the collective, then the matmul, one after the other: our SM

@@ -199,7 +199,7 @@ class Simulator {
   void yield(Block& b) { b.caller = std::move(b.caller).resume(); }
   // A block's first access to a peer (a load, store, packet, flag or multicast) in its kernel
   // goes out no earlier than peer_kernel_us after the block started (machine file: the ping-pong's
-  // and the load chain's fixed cost over an empty kernel's launch, backends/sim/fit.cpp): a
+  // and the load chain's fixed cost over an empty kernel's launch, apps/harness/sim/fit.cpp): a
   // kernel's first reach to its peers costs that once, overlapped with whatever the block did
   // before (a rank that first waits for a peer pays nothing more).
   void touch_peer(Block& b) {

@@ -8,7 +8,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "backends/sim/calib.h"
+#include "apps/harness/sim/calib.h"
 
 namespace symm::sim {
 namespace {

@@ -1,6 +1,6 @@
 // Calibration rows: their CSV, and the simulator's predictions of them (the programs of
 // core/calib_programs.h run through sim::run, timing-only). The fit is in fit.cpp.
-#include "backends/sim/calib.h"
+#include "apps/harness/sim/calib.h"
 
 #include <algorithm>
 #include <cstdio>
