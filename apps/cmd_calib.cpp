@@ -1,5 +1,5 @@
 // symmcoll calibrate / fit: microbenchmark rows (measured on GPUs, or predicted by the simulator
-// from a machine file) and the fit that turns them into a machine file (backends/sim/calib.h).
+// from a machine file) and the fit that turns them into a machine file (apps/harness/sim/calib.h).
 #include "apps/cmd_calib.h"
 
 #include <algorithm>
@@ -11,13 +11,13 @@
 #include <sstream>
 
 #include "apps/cli.h"
-#include "backends/sim/calib.h"
+#include "apps/harness/sim/calib.h"
 #include "core/output_file.h"
 #include "core/result.h"
 
 #if SYMM_HAVE_CUDA
 #include "apps/cmd_cuda.h"
-#include "backends/cuda/calibrate.h"
+#include "apps/harness/cuda/calibrate.h"
 #endif
 
 namespace po = boost::program_options;

@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "apps/cli.h"
-#include "backends/cuda/bench.h"
+#include "apps/harness/cuda/bench.h"
 #include "backends/cuda/host_logic.h"
 #include "backends/cuda/team.h"
 #include "core/plan.h"

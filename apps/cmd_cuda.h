@@ -25,7 +25,7 @@ int cmd_bench_fused_cuda(int argc, char** argv);
 void prepare_team(int world, const std::string& command);
 
 // symmcoll gemm-bench [--shapes fused] [--dtype bf16,fp16] [--out rows.csv] ...: our tile GEMM
-// beside cuBLASLt on one GPU (apps/cmd_cuda_gemm.cpp, backends/cuda/gemm_bench.h).
+// beside cuBLASLt on one GPU (apps/cmd_cuda_gemm.cpp, apps/harness/cuda/gemm_bench.h).
 // argv[0] is "gemm-bench".
 int cmd_gemm_bench_cuda(int argc, char** argv);
 

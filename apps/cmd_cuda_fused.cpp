@@ -1,5 +1,5 @@
 // `symmcoll bench --backend cuda --op ag_mm,mm_rs`: option parsing of the fused-operation bench
-// (backends/cuda/bench_fused.h). apps/cmd_cuda.cpp hands over when --op names a fused op.
+// (apps/harness/cuda/bench_fused.h). apps/cmd_cuda.cpp hands over when --op names a fused op.
 #include <boost/program_options.hpp>
 #include <iostream>
 #include <sstream>
@@ -8,7 +8,7 @@
 
 #include "apps/cli.h"
 #include "apps/cmd_cuda.h"
-#include "backends/cuda/bench_fused.h"
+#include "apps/harness/cuda/bench_fused.h"
 #include "backends/cuda/host_logic.h"
 #include "core/fused.h"
 #include "core/sizes.h"

@@ -1,4 +1,4 @@
-// `symmcoll gemm-bench` (symmcoll-cuda): option parsing of backends/cuda/gemm_bench.h, our tile
+// `symmcoll gemm-bench` (symmcoll-cuda): option parsing of apps/harness/cuda/gemm_bench.h, our tile
 // GEMM beside cuBLASLt on one GPU.
 #include <boost/program_options.hpp>
 #include <iostream>
@@ -6,7 +6,7 @@
 
 #include "apps/cli.h"
 #include "apps/cmd_cuda.h"
-#include "backends/cuda/gemm_bench.h"
+#include "apps/harness/cuda/gemm_bench.h"
 
 namespace po = boost::program_options;
 

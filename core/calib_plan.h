@@ -1,6 +1,6 @@
 // The settings of the calibration microbenchmarks (core/calib_programs.h): round trips, sizes and
-// block counts, shared by the CUDA run (backends/cuda/calibrate.cpp) and the simulator's
-// prediction of the same rows (backends/sim/calib.cpp). Host-only.
+// block counts, shared by the CUDA run (apps/harness/cuda/calibrate.cpp) and the simulator's
+// prediction of the same rows (apps/harness/sim/calib.cpp). Host-only.
 #pragma once
 
 #include <vector>

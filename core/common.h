@@ -44,6 +44,9 @@ enum class ReduceOp : int { kSum = 0, kMax = 1, kMin = 2 };
 // writes a flag, so there is no acq_rel order (core/verbs.h: is_signal_order, is_wait_order).
 enum class MemOrder : int { kRelaxed = 0, kRelease = 1, kAcquire = 2 };
 enum class Op : int { kAllReduce = 0, kReduceScatter = 1, kAllGather = 2, kBarrier = 3 };
+// The matmuls fused with a collective (core/fused.h): all_gather then matmul, matmul then
+// reduce_scatter.
+enum class FusedOp : int { kAgMm = 0, kMmRs = 1 };
 
 // Storage-only 16-bit floats. Device code reinterprets them as __nv_bfloat16 / __half;
 // host code converts through to_float / from_float below.

@@ -9,17 +9,19 @@ namespace symm {
 
 // What kind of thing an entry is. Device programs are block-level kernels written in the verbs
 // (core/verbs.h); host plans (per-rank stream programs: copy engines, flags, events, GEMM) are
-// listed beside them under the same names and checks, and each backend dispatches on this kind.
-// No host plan exists yet: with_program() (core/dispatch.h) accepts device programs only.
-enum class EntryKind : int { kDeviceProgram = 0, kHostPlan = 1 };
+// listed beside them under the same names and checks; fused plans are host plans over matrices
+// (a matmul fused with a collective, core/fused.h: FusedArgs, not PlanArgs). Each kind has its
+// type list and its dispatch in core/dispatch.h (with_program, with_plan, with_fused_plan).
+enum class EntryKind : int { kDeviceProgram = 0, kHostPlan = 1, kFusedPlan = 2 };
 
 struct Descriptor {
   EntryKind kind = EntryKind::kDeviceProgram;
   Op op = Op::kAllReduce;
-  const char* name = "";         // the id's suffix, after the program's phases: "rs_ld_ag_st"
-  const char* alias = "";        // the friendly name: "two_shot"
-  const char* summary = "";      // one line for `symmcoll list`
-  bool needs_multicast = false;  // NVLS: refused where multicast is off (check_args, backends)
+  const char* name = "";              // the id's suffix, after the program's phases: "rs_ld_ag_st"
+  const char* alias = "";             // the friendly name: "two_shot"
+  const char* summary = "";           // one line for `symmcoll list`
+  bool needs_multicast = false;       // NVLS: refused where multicast is off (check_args, backends)
+  FusedOp fused_op = FusedOp::kAgMm;  // kFusedPlan: the operation, the id's prefix ("mm_rs"); op unused
 };
 
 }  // namespace symm

@@ -1,14 +1,20 @@
-// The registry's entries as one type list, and the switches from run-time (entry, DType) to
-// compile-time (Program, T) that every backend instantiates its kernels through. Header-only so
-// nvcc instantiates device code.
+// The registry's entries as type lists, and the switches from run-time (entry, DType) to
+// compile-time (Program, T) that every backend instantiates its kernels and plans through.
+// Header-only so nvcc instantiates device code.
 //
-// Adding an algorithm: its file in core/algos/ (the program, its Config and its Descriptor),
-// its #include and one entry in Algorithms below. The registry (core/registry.cpp) reads the
-// rest from the entry itself.
+// Adding an algorithm (a device program, a host plan or a fused plan): its file in core/algos/
+// (the program or plan, its Config and its Descriptor), its #include and one entry in
+// DevicePrograms, HostPlans or FusedPlans below. The registry (core/registry.cpp: algorithms(),
+// fused_algorithms()), `symmcoll list`, the commands' --algo and both backends read the rest
+// from the entry itself.
 #pragma once
 
 #include <type_traits>
 
+#include "core/algos/ag_mm_ce_bulk_gemm.h"
+#include "core/algos/ag_mm_ce_chunk_gemm.h"
+#include "core/algos/ag_mm_ce_tile_gemm.h"
+#include "core/algos/ag_mm_st_bulk_gemm.h"
 #include "core/algos/all_gather_ce_sm_st.h"
 #include "core/algos/all_gather_ce_st.h"
 #include "core/algos/all_gather_ld.h"
@@ -22,11 +28,16 @@
 #include "core/algos/all_reduce_st_reduce.h"
 #include "core/algos/barrier_signal_wait.h"
 #include "core/algos/barrier_signal_wait_relaxed.h"
+#include "core/algos/mm_rs_gemm_ce_acc.h"
+#include "core/algos/mm_rs_gemm_ce_ring_reduce.h"
+#include "core/algos/mm_rs_gemm_st_chunk_reduce.h"
+#include "core/algos/mm_rs_tile_reduce.h"
 #include "core/algos/reduce_scatter_ce_st_chunk_reduce.h"
 #include "core/algos/reduce_scatter_ce_st_ring_reduce.h"
 #include "core/algos/reduce_scatter_ld_reduce.h"
 #include "core/algos/reduce_scatter_st_ll_reduce.h"
 #include "core/descriptor.h"
+#include "core/fused.h"
 #include "core/registry.h"
 
 namespace symm {
@@ -44,6 +55,12 @@ using DevicePrograms = TypeList<BarrierAcqRel, BarrierRelaxed,                  
                                 ReduceScatterLdReduce, AllGatherSt, AllGatherLd,          //
                                 AllReduceStLlReduce, ReduceScatterStLlReduce, AllGatherStLl>;
 using HostPlans = TypeList<AllGatherCeSt, AllGatherCeSmSt, ReduceScatterCeStRingReduce, ReduceScatterCeStChunkReduce>;
+// The fused matmul + collective plans (core/fused.h; Descriptor::kind = kFusedPlan), in `symmcoll
+// list` order: fused_algorithms(), apart from Algorithms (their arguments are matrices).
+// The device-program variants (a persistent tile kernel: ag_mm_ce_tile_gemm.h, mm_rs_tile_reduce.h)
+// follow their op's host-plan variants.
+using FusedPlans = TypeList<AgMmCeChunkGemm, AgMmCeBulkGemm, AgMmStBulkGemm, AgMmCeTileGemm, MmRsGemmCeRingReduce,
+                            MmRsGemmCeAcc, MmRsGemmStChunkReduce, MmRsTileStLdReduce, MmRsTileStPeerReduce>;
 
 template <class... A, class... B>
 TypeList<A..., B...> concat(TypeList<A...>, TypeList<B...>);
@@ -84,6 +101,7 @@ consteval bool all_of_kind(TypeList<Ts...>) {
 }
 static_assert(all_of_kind<EntryKind::kDeviceProgram>(DevicePrograms{}));
 static_assert(all_of_kind<EntryKind::kHostPlan>(HostPlans{}));
+static_assert(all_of_kind<EntryKind::kFusedPlan>(FusedPlans{}));
 }  // namespace detail
 
 // f.template operator()<Program>() for the device program of registry entry `a` (host code).
@@ -105,6 +123,17 @@ decltype(auto) with_plan(const AlgoInfo& a, F&& f) {
                a.id + " is not a host plan of the registry");
 #endif
   return detail::with_nth(i, f, HostPlans{});
+}
+
+// f.template operator()<Plan>() for the fused plan `a` of fused_algorithms() (host code); a
+// baseline (fused_baselines(), index -1) is no plan.
+template <class F>
+decltype(auto) with_fused_plan(const FusedAlgo& a, F&& f) {
+#if !defined(__CUDA_ARCH__)
+  SYMM_REQUIRE(a.index >= 0 && a.index < FusedPlans::kSize, ErrorCode::kInternal,
+               std::string(a.id) + " is not a fused plan of the registry");
+#endif
+  return detail::with_nth(a.index, f, FusedPlans{});
 }
 
 // f.template operator()<T>() for the element type of `t`.

@@ -3,8 +3,6 @@
 #include <algorithm>
 #include <cctype>
 
-#include "core/fused_dispatch.h"
-
 namespace symm {
 namespace {
 
@@ -122,15 +120,6 @@ std::string fused_alias_list() {
       if (a.op == op) out += std::string(first ? " " : ", ") + a.alias, first = false;
   }
   return out;
-}
-
-const std::vector<FusedAlgo>& fused_algorithms() {
-  static const std::vector<FusedAlgo> t = [] {
-    std::vector<FusedAlgo> v;
-    for_each_entry(FusedPlans{}, [&]<class P>(int) { v.push_back(P::kFused); });
-    return v;
-  }();
-  return t;
 }
 
 const std::vector<FusedAlgo>& fused_baselines() {

@@ -9,9 +9,9 @@
 // global sizes of the product, the same on every rank. Llama-3 tensor-parallel shapes have
 // names: 8b (N 1792, K 4096) and 70b (N 3584, K 8192).
 //
-// The fused algorithms are host plans in core/algos/ag_mm_*.h and mm_rs_*.h, each with its `kFused`
-// descriptor, listed once in core/fused_dispatch.h (FusedPlans), which both backends dispatch
-// through; fused_algorithms() below is that list's descriptors.
+// The fused algorithms are host plans in core/algos/ag_mm_*.h and mm_rs_*.h, each with its
+// Descriptor (kind kFusedPlan), listed once in core/dispatch.h (FusedPlans), which both backends
+// dispatch through (with_fused_plan); fused_algorithms() below is the registry's table of them.
 #pragma once
 
 #include <cstddef>
@@ -21,8 +21,6 @@
 #include "core/common.h"
 
 namespace symm {
-
-enum class FusedOp : int { kAgMm = 0, kMmRs = 1 };
 
 const char* fused_op_name(FusedOp op);
 bool is_fused_op(const std::string& s);
@@ -91,17 +89,20 @@ struct FusedArgs {
                                  // (0: kResidentBlocks, an H100's / H200's 132)
 };
 
-// A fused algorithm's descriptor: id ("op.name"), alias, op, summary (a plan's `kFused`).
+// A fused algorithm of the registry: id ("op.name"), alias, op, summary (from its plan's
+// Descriptor), and where with_fused_plan (core/dispatch.h) finds the plan.
 struct FusedAlgo {
   const char* id;
   const char* alias;
   FusedOp op;
   const char* summary;
+  int index = -1;  // position in core/dispatch.h's FusedPlans; -1: a baseline, not a plan
 };
-// Every fused plan's descriptor, in FusedPlans order (core/fused_dispatch.h).
+// Every fused plan, in FusedPlans order (core/dispatch.h); built by the registry
+// (core/registry.cpp) from the plans' Descriptors.
 const std::vector<FusedAlgo>& fused_algorithms();
 // The baselines every fused algorithm is compared with, one pair per op, named as the CUDA bench
-// names its rows where both run the same thing (backends/cuda/bench_fused.cpp):
+// names its rows where both run the same thing (apps/harness/cuda/bench_fused.cpp):
 //   cublaslt        the matmul alone, no communication: ag_mm M x N x K (A already gathered),
 //                   mm_rs M x N x K/world (this rank's partial product, not reduced); the lower bound
 //   seq_coll_gemm   (simulator) the collective, then the matmul, one after the other: our SM

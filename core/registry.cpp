@@ -1,6 +1,7 @@
 #include "core/registry.h"
 
 #include <algorithm>
+#include <deque>
 
 #include "core/dispatch.h"
 
@@ -37,6 +38,20 @@ std::vector<AlgoInfo> build() {
 const std::vector<AlgoInfo>& algorithms() {
   static const std::vector<AlgoInfo> v = build();
   return v;
+}
+
+const std::vector<FusedAlgo>& fused_algorithms() {
+  static const std::vector<FusedAlgo> t = [] {
+    static std::deque<std::string> ids;  // FusedAlgo::id points into it: kept for the process
+    std::vector<FusedAlgo> v;
+    for_each_entry(FusedPlans{}, [&]<class P>(int index) {
+      constexpr Descriptor d = P::kDescriptor;
+      ids.push_back(std::string(fused_op_name(d.fused_op)) + "." + d.name);
+      v.push_back(FusedAlgo{ids.back().c_str(), d.alias, d.fused_op, d.summary, index});
+    });
+    return v;
+  }();
+  return t;
 }
 
 std::size_t AlgoInfo::in_bytes(std::size_t bytes, int world) const {

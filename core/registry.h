@@ -4,7 +4,8 @@
 // the friendly names (two_shot) are aliases. The CLI, the tests and the result CSVs all go
 // through this table, and check_args() is the one place the constraints are enforced.
 // The table is built from the type list core/dispatch.h: each entry's Descriptor (id, alias,
-// summary, multicast) and Config (block limits, per-block scratch) say everything below.
+// summary, multicast) and Config (block limits, per-block scratch) say everything below. The
+// fused plans' table, fused_algorithms() (core/fused.h), is built here too, from FusedPlans.
 #pragma once
 
 #include <string>

@@ -9,7 +9,6 @@
 #include "backends/cuda/residency.h"
 #include "core/algos/local_reduce_ring.h"
 #include "core/dispatch.h"
-#include "core/fused_dispatch.h"
 
 namespace symm::cuda {
 namespace plans_detail {  // named: nvcc warns of unreferenced instantiations of internal-linkage templates
@@ -73,10 +72,10 @@ class GemmPrimeHost : public RankView {
 };
 static_assert(HostCtx<GemmPrimeHost>);
 
-// Runs fused plan `algo` on `host` (bf16 or fp16); kInternal where the table has no such plan.
+// Runs fused plan `algo` on `host` (bf16 or fp16); kInternal where the registry has no such plan.
 template <class Host>
 void run_fused_plan(Host& host, const FusedAlgo& algo, const FusedArgs& a) {
-  const bool known = with_fused_plan(algo.id, [&]<class P>() {
+  with_fused_plan(algo, [&]<class P>() {
     switch (a.dtype) {
       case DType::kBF16: return P::template run<bf16>(host, a);
       case DType::kFP16: return P::template run<fp16>(host, a);
@@ -87,11 +86,6 @@ void run_fused_plan(Host& host, const FusedAlgo& algo, const FusedArgs& a) {
         return;
     }
   });
-#if !defined(__CUDA_ARCH__)
-  if (!known) fail(ErrorCode::kInternal, "no CUDA plan for fused algorithm " + std::string(algo.id));
-#else
-  (void)known;
-#endif
 }
 
 }  // namespace plans_detail

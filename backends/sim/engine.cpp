@@ -13,16 +13,10 @@ namespace symm::sim {
 
 // ---- set-up --------------------------------------------------------------------------------
 
-namespace {
-// The plan of a custom run (run_plan_call calls the CustomRun's instead): marks a plan run.
-void custom_plan(SimHost&, const PlanArgs&) {}
-}  // namespace
-
-Simulator::Simulator(const RunSpec& spec, ProgramFn fn, std::vector<int> call_blocks, PlanFn plan,
-                     const CustomRun* custom)
+Simulator::Simulator(const RunSpec& spec, Workload work, std::vector<int> call_blocks)
     : spec_(spec),
       m_(spec.machine),
-      fn_(fn),
+      work_(work),
       call_blocks_(std::move(call_blocks)),
       world_(spec.world),
       blocks_(*std::max_element(call_blocks_.begin(), call_blocks_.end())),
@@ -43,44 +37,48 @@ Simulator::Simulator(const RunSpec& spec, ProgramFn fn, std::vector<int> call_bl
           cap.insert(cap.end(), std::size_t(spec.world), gbps_to_bpp(g));
         return cap;
       }()) {
-  custom_ = custom;
-  plan_fn_ = custom ? &custom_plan : plan;
-  if (plan_fn_) {
+  const bool custom = work_.kind() == Workload::Kind::kCustom;
+  SYMM_REQUIRE(custom ? spec.algo == nullptr : spec.algo != nullptr, ErrorCode::kInternal,
+               custom ? "a custom run names no registry entry" : "no algorithm given");
+  if (work_.on_streams()) {
     streams_n_ = spec.streams;
     check_streams(streams_n_, 1, "streams");
     if (m_.copy_engines < 1) fail(ErrorCode::kInvalidArgument, "machine " + m_.name + " has no copy engine");
     ce_startup_ps_ = us_to_ps(m_.ce_startup_us);
     ce_bpp_ = gbps_to_bpp(m_.ce_GBps);
   }
-  const AlgoInfo& a = *spec.algo;
-  in_bytes_ = a.in_bytes(spec.bytes, world_);
-  out_bytes_ = a.out_bytes(spec.bytes, world_);
-  scratch_bytes_ = a.scratch_bytes(spec.bytes, world_);
-  layout_ = heap_layout(a, spec.bytes, world_, HeapUse::kOneProgram);
-  in_off_ = layout_.in;
-  out_off_ = layout_.out;
-  scratch_off_ = layout_.scratch;
-  heap_bytes_ = layout_.total;
-  if (custom_) {  // the custom run owns the whole heap
+  if (custom) {  // the custom run owns the whole heap: no in / out / scratch of an entry
     in_bytes_ = out_bytes_ = scratch_bytes_ = 0;
     in_off_ = out_off_ = scratch_off_ = 0;
-    heap_bytes_ = align_up(custom_->heap_bytes, 256);
+    heap_bytes_ = align_up(work_.custom().heap_bytes, 256);
+    // Reports name its bytes as one buffer from byte 0 (`out`: scratch starts past the end).
+    layout_ = HeapLayout{0, 0, heap_bytes_, heap_bytes_};
+  } else {
+    const AlgoInfo& a = *spec.algo;
+    in_bytes_ = a.in_bytes(spec.bytes, world_);
+    out_bytes_ = a.out_bytes(spec.bytes, world_);
+    scratch_bytes_ = a.scratch_bytes(spec.bytes, world_);
+    layout_ = heap_layout(a, spec.bytes, world_, HeapUse::kOneProgram);
+    in_off_ = layout_.in;
+    out_off_ = layout_.out;
+    scratch_off_ = layout_.scratch;
+    heap_bytes_ = layout_.total;
   }
   if (heap_bytes_ >= (uint64_t(1) << kSpaceShift))
     fail(ErrorCode::kUnsupported,
-         (custom_ ? std::string("the call's buffers need") : "bytes=" + std::to_string(spec.bytes) + " needs") +
+         (custom ? std::string("the call's buffers need") : "bytes=" + std::to_string(spec.bytes) + " needs") +
              " a symmetric heap of " + std::to_string(heap_bytes_ >> 30) + " GiB per rank (in, out and scratch), " +
              "over the " + std::to_string((uint64_t(1) << kSpaceShift) >> 30) +
              " GiB the simulator addresses per rank, with data or timing-only; " +
-             (custom_ ? "lower --m, --n or --k" : "lower --bytes"));
+             (custom ? "lower --m, --n or --k" : "lower --bytes"));
   args_.resize(std::size_t(world_));
-  for (int r = 0; r < world_; ++r) {
+  for (int r = 0; r < world_ && !custom; ++r) {
     CollArgs& c = args_[r];
     c.in = reinterpret_cast<const void*>(addr(r, in_off_));
     c.out = reinterpret_cast<void*>(addr(r, out_off_));
     c.scratch = reinterpret_cast<void*>(addr(r, scratch_off_));
     c.out_mc = reinterpret_cast<void*>(addr(kMcSpace, out_off_));
-    c.count = a.count(spec.bytes, spec.dtype, world_);
+    c.count = spec.algo->count(spec.bytes, spec.dtype, world_);
     c.op = spec.op;
   }
   // Transfers keep their staging buffers' capacity from earlier runs (no fresh pages).
@@ -96,7 +94,7 @@ Simulator::Simulator(const RunSpec& spec, ProgramFn fn, std::vector<int> call_bl
     for (Heap& h : heaps_) {
       h.bytes.reset(heap_bytes_);  // every byte 0xFF (NaN in every dtype: unwritten = wrong)
       // Host plans and custom runs reach the bytes through raw pointers (ptr): all materialised.
-      if (plan_fn_) h.bytes.all();
+      if (work_.on_streams()) h.bytes.all();
     }
     checks_.resize(call_blocks_.size());
     frozen_.assign(std::size_t(world_), -1);
@@ -104,7 +102,7 @@ Simulator::Simulator(const RunSpec& spec, ProgramFn fn, std::vector<int> call_bl
   // Race-check entities: hosts, then blocks, then (plans) streams.
   const std::size_t tids = std::size_t(world_) * (1 + std::size_t(blocks_) + std::size_t(streams_n_));
   kern_.resize(std::size_t(world_));
-  if (plan_fn_) {
+  if (work_.on_streams()) {
     streams_.resize(std::size_t(world_) * std::size_t(streams_n_));
     events_.assign(std::size_t(world_), std::vector<EventRec>(std::size_t(kMaxEvents)));
     live_streams_.assign(std::size_t(world_), 0);
@@ -142,7 +140,7 @@ Simulator::Simulator(const RunSpec& spec, ProgramFn fn, std::vector<int> call_bl
       trace_->thread_name(pid, Trace::kHostTid, "host");
       for (int s = 0; s < std::max(streams_n_, 1); ++s)
         trace_->thread_name(pid, Trace::kStreamTid + s, "stream " + std::to_string(s));
-      if (plan_fn_)
+      if (work_.on_streams())
         for (int e = 0; e < m_.copy_engines; ++e)
           trace_->thread_name(pid, Trace::kCopyEngineTid + e, "copy engine " + std::to_string(e));
       for (int b = 0; b < blocks_; ++b) trace_->thread_name(pid, Trace::block_tid(b), "block " + std::to_string(b));

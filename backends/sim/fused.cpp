@@ -1,6 +1,6 @@
 // The fused matmuls (core/fused.h) on the simulator: run_fused lays out every rank's symmetric
 // heap (A, B, C, the plan's work buffers), writes the seeded inputs, runs one call of the plan
-// as a custom host-plan run of the Simulator (simulator.h, CustomRun), and checks every rank's
+// as a custom workload of the Simulator (workload.h, CustomRun), and checks every rank's
 // C against the float64 product of the global matrices. The baselines (fused_baselines: the
 // matmul alone, and our SM collective and the matmul one after the other) run on the same harness.
 #include <Eigen/Core>
@@ -17,7 +17,6 @@
 #include "core/algos/tile_gemm.h"
 #include "core/auto_select.h"
 #include "core/dispatch.h"
-#include "core/fused_dispatch.h"
 #include "core/reference.h"
 
 namespace symm::sim {
@@ -116,15 +115,11 @@ RunResult run_fused_with(const FusedRunSpec& spec, const FusedPlanFn& plan, cons
   const FusedHeapLayout l = fused_heap_layout(op, fb, hx.coll_scratch);
   const std::size_t rows = s.m / std::size_t(w), kl = s.k / std::size_t(w);
 
-  // The registry's host plans fix the engine's limits; the heap is the custom run's alone.
-  const AlgoInfo* host_algo = nullptr;
-  for (const AlgoInfo& a : algorithms())
-    if (a.plan) host_algo = host_algo ? host_algo : &a;
-  SYMM_REQUIRE(host_algo, ErrorCode::kInternal, "no host plan in the registry");
+  // A custom workload (workload.h): no registry entry; the heap, inputs and check are the run's.
   RunSpec rs;
   rs.machine = m;
   rs.world = w;
-  rs.algo = host_algo;
+  rs.algo = nullptr;
   rs.dtype = spec.dtype;
   rs.bytes = 0;
   rs.graph = spec.graph;
@@ -211,7 +206,7 @@ RunResult run_fused_with(const FusedRunSpec& spec, const FusedPlanFn& plan, cons
   const auto wall0 = std::chrono::steady_clock::now();
   RunResult res;
   {
-    Simulator sim(rs, nullptr, {m.sms}, nullptr, &cr);
+    Simulator sim(rs, Workload::custom(cr), {m.sms});
     res = sim.run();
   }
   res.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
@@ -364,12 +359,12 @@ DataCost fused_data_cost(const FusedRunSpec& spec) {
 
 RunResult run_fused(const FusedRunSpec& spec) {
   SYMM_REQUIRE(spec.algo, ErrorCode::kInvalidArgument, "no fused algorithm given");
+  if (spec.algo->index >= 0) return with_fused_plan(*spec.algo, [&]<class P>() { return run_fused_plan<P>(spec); });
+  // The baselines (fused_baselines()) are compositions of the harness, not plans.
   const std::string id = spec.algo->id;
   if (id == "cublaslt") return run_gemm_alone(spec);
   if (id == "seq_coll_gemm") return run_seq_coll_gemm(spec);
   if (id == "tile_gemm") return run_tile_gemm_alone(spec);
-  RunResult r;
-  if (with_fused_plan(id, [&]<class P>() { r = run_fused_plan<P>(spec); })) return r;
   fail(ErrorCode::kInvalidArgument, "unknown fused algorithm '" + id + "'");
 }
 

@@ -34,12 +34,13 @@ void Simulator::host_plan(Host& h) {
   for (int call = 0; call < int(call_blocks_.size()); ++call) {
     h.call = call;
     h.blocks = call_blocks_[std::size_t(call)];
-    if (data_ && custom_) {
-      custom_->write_inputs(h.rank, ptr(h.rank, 0));
+    const bool custom = work_.kind() == Workload::Kind::kCustom;
+    if (data_ && custom) {
+      work_.custom().write_inputs(h.rank, ptr(h.rank, 0));
     } else if (data_) {
       with_type(spec_.dtype, [&]<class T>() { write_inputs<T>(h, call); });
     }
-    if (plan_fn_) {
+    if (work_.on_streams()) {
       run_plan_call(h);
       end_call(h);
       continue;
@@ -64,16 +65,17 @@ void Simulator::end_call(Host& h) {
     store(r, h.clock, r, in_off_, in_bytes_, /*call_end=*/true);
     store(r, h.clock, r, out_off_, out_bytes_, /*call_end=*/true);
   }
-  if (!data_ || spec_.algo->op == Op::kBarrier) return;
+  const bool custom = work_.kind() == Workload::Kind::kCustom;
+  if (!data_ || (!custom && spec_.algo->op == Op::kBarrier)) return;
   // Rank r's output of this call is what `out` holds now: kept there until something writes it.
   const int call = h.call;
   frozen_[r] = call;
   CallCheck& c = checks_[std::size_t(call)];
   if (++c.ended < world_) return;
-  if (custom_) {
+  if (custom) {
     std::vector<const uint8_t*> heaps;
     for (int q = 0; q < world_; ++q) heaps.push_back(ptr(q, 0));
-    worst_err_ = std::max(worst_err_, custom_->check(heaps));
+    worst_err_ = std::max(worst_err_, work_.custom().check(heaps));
   } else {
     worst_err_ = std::max(worst_err_, check_outputs(call));
   }
@@ -105,7 +107,7 @@ void Simulator::write_inputs(Host& h, int call) {
 
 void Simulator::launch(Host& h) {
   h.launched = q_.now();
-  kern_[std::size_t(h.rank)] = Kernel{fn_, args_[std::size_t(h.rank)], -1};
+  kern_[std::size_t(h.rank)] = Kernel{work_.program(), args_[std::size_t(h.rank)], -1};
   start_blocks(h, h.clock);
   h.tick_before_store = true;  // host stores after the launch are not ordered before it
 }

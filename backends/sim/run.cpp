@@ -132,7 +132,8 @@ RunResult run_with(const RunSpec& spec, ProgramFn fn, const std::vector<int>& bl
   {
     RunSpec as_graph = spec;
     as_graph.graph = true;
-    Simulator sim(pipelined ? as_graph : spec, fn, std::move(call_blocks), plan);
+    Simulator sim(pipelined ? as_graph : spec, plan ? Workload::plan(plan) : Workload::program(fn),
+                  std::move(call_blocks));
     res = sim.run();
   }  // set-up and tear-down count too
   if (pipelined) res.time_us = std::max(res.time_us + m.launch_eager_gap_us, m.launch_eager_us);

@@ -40,7 +40,7 @@ struct Machine {
   // A stream's flag operation (a host plan's write_flag or wait_flag: cuStreamWriteValue32 /
   // cuStreamWaitValue32): the stream spends this on each (0: none).
   double stream_op_us = 0;
-  // Copy engines and GEMM: used by the host plans (streams.cpp).
+  // Copy engines and GEMM: used by the host plans (streams.cpp, copy_engines.cpp, gemm.cpp).
   int copy_engines = 0;
   double ce_startup_us = 0;
   double ce_GBps = 0;

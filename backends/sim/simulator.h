@@ -1,17 +1,22 @@
 // The simulator's engine, declared: the Simulator class and the state it drives (blocks,
 // hosts, transfers, flag landings). Internal to backends/sim; users see sim.h.
 //
-// One class, its member functions defined by concern:
-//   engine.cpp     set-up and tear-down, the event loop, block fibers, deadlock reports
-//   host.cpp       the per-rank host fiber: fresh inputs, launch, end of a call (its plan)
-//   memory.cpp     addresses, visible memory and the race check (memory.h)
-//   transfers.cpp  transfers as flows in the network (flow_net.h): start, complete, land
-//   verbs.cpp      copy, reduce, multimem_reduce, signal, wait, advance (+ their timing)
-//   packets.cpp    flagged packets: put_ll, reduce_ll, and the landed-packet records
-//   tiles.cpp      matrix tiles: mma_tile
-//   streams.cpp    host plans: each rank's streams, copy engines, stream flags, events, gemm
-//   run.cpp        symm::sim::run: argument checks, the run, the output check
-//   ctx.cpp        BlockCtx (ctx.h): the verbs as programs call them, forwarded to a block's verbs
+// One engine, running one workload (workload.h: a device program, a host plan or a custom run),
+// its member functions defined by concern:
+//   engine.cpp       set-up and tear-down, the event loop, block fibers, deadlock reports
+//   host.cpp         the per-rank host fiber: fresh inputs, launch, end of a call (its plan)
+//   memory.cpp       addresses, visible memory and the race check (memory.h)
+//   transfers.cpp    transfers as flows in the network (flow_net.h): start, complete, land
+//   verbs.cpp        copy, reduce, multimem_reduce, signal, wait, advance (+ their timing)
+//   packets.cpp      flagged packets: put_ll, reduce_ll, and the landed-packet records
+//   tiles.cpp        matrix tiles: mma_tile
+//   plan_record.cpp  host plans: SimHost's verbs recorded as stream items, their checks, the
+//                    plans' deadlock reports
+//   streams.cpp      host plans: the stream scheduler (items in order, flags, events, kernels)
+//   copy_engines.cpp host plans: copy-engine allocation and the copies' flows
+//   gemm.cpp         host plans: a GEMM's timing (SM share, slices) and its data (Eigen)
+//   run.cpp          symm::sim::run: argument checks, the run, the output check
+//   ctx.cpp          BlockCtx (ctx.h): the verbs as programs call them, forwarded to a block's verbs
 #pragma once
 
 #include <algorithm>
@@ -35,6 +40,7 @@
 #include "backends/sim/streams.h"
 #include "backends/sim/trace.h"
 #include "backends/sim/vclock.h"
+#include "backends/sim/workload.h"
 #include "core/heap_layout.h"
 
 namespace symm::sim {
@@ -118,7 +124,12 @@ enum EventKind : uint32_t {
 // A gemm's flow runs in this many equal slices, each at the rate of the SMs free when it starts.
 inline constexpr int kGemmSlices = 16;
 
+// Who moves a transfer's bytes: a block's verb (owner), or a stream's copy engine or GEMM
+// (stream_owner; host plans).
+enum class TransferKind : uint8_t { kBlock, kCopyEngine, kGemm };
+
 struct Transfer {
+  TransferKind kind = TransferKind::kBlock;
   Block* owner = nullptr;
   const char* name = "";
   TimePs issued = 0;
@@ -131,9 +142,9 @@ struct Transfer {
   uint64_t dst_off = 0;
   std::size_t bytes = 0;
   std::vector<uint8_t> data;  // data mode: what lands (put_ll: the source bytes, packed on landing)
-  // A stream's transfer (host plans, streams.cpp): owner == nullptr.
+  // A stream's transfer (kCopyEngine, kGemm: host plans): owner == nullptr.
   Stream* stream_owner = nullptr;
-  int ce = -1;        // the copy engine; -1: a gemm
+  int ce = 0;         // kCopyEngine: the copy engine
   int src_space = 0;  // copy engine: where it reads
   uint64_t src_off = 0;
   BytesPerPs gemm_cap = 0;  // gemm: the rate that makes its HBM flow take the compute time on all SMs
@@ -160,28 +171,12 @@ struct Kernel {
   int stream = -1;  // the launching stream, or -1: the host (device-program runs)
 };
 
-// A run whose host plan is not a collective of the registry (the fused matmuls, fused.cpp): it
-// sizes each rank's symmetric heap itself, writes its own inputs into it and checks every rank's
-// heap when a call has ended on all of them. spec.algo still names a host plan of the registry
-// (its limits are unused); the heap holds no `in`/`out`/`scratch` of it.
-struct CustomRun {
-  uint64_t heap_bytes = 0;
-  // Enqueues rank h's call; `base` is the rank's heap address (symmetric: h.peer maps it).
-  std::function<void(SimHost& h, char* base)> plan;
-  // With data: fills the rank's heap (host memory) before each call.
-  std::function<void(int rank, uint8_t* heap)> write_inputs;
-  // With data: every rank's heap after a call; returns the worst relative error.
-  std::function<double(const std::vector<const uint8_t*>& heaps)> check;
-};
-
 class Simulator {
  public:
-  // call_blocks[c]: the block count of call c (spec.calls is its size).
-  // plan != nullptr: every call runs that host plan (fn unused).
-  // custom != nullptr: a custom host-plan run (CustomRun above, fn and plan unused); it must
-  // outlive the Simulator.
-  Simulator(const RunSpec& spec, ProgramFn fn, std::vector<int> call_blocks, PlanFn plan = nullptr,
-            const CustomRun* custom = nullptr);
+  // Every call runs `work` (workload.h); call_blocks[c]: the block count of call c (its size is
+  // the number of calls; a plan's kernels may use up to the largest). spec.algo names the
+  // registry entry of a device program or host plan, and must be null for a custom run.
+  Simulator(const RunSpec& spec, Workload work, std::vector<int> call_blocks);
   ~Simulator();
   RunResult run();
 
@@ -211,7 +206,7 @@ class Simulator {
   void yield(Block& b) { b.caller = std::move(b.caller).resume(); }
   // A block's first access to a peer (a load, store, packet, flag or multicast) in its kernel
   // goes out no earlier than peer_kernel_us after the block started (machine file: the ping-pong's
-  // and the load chain's fixed cost over an empty kernel's launch, backends/sim/fit.cpp): a
+  // and the load chain's fixed cost over an empty kernel's launch, apps/harness/sim/fit.cpp): a
   // kernel's first reach to its peers costs that once, overlapped with whatever the block did
   // before (a rank that first waits for a peer pays nothing more).
   void touch_peer(Block& b) {
@@ -311,10 +306,16 @@ class Simulator {
   void grant_copy_engines(int rank);
   void start_copy(Stream& s, int engine);
   void start_stream_flow(uint32_t index);
-  Transfer& new_stream_transfer(Stream& s, const char* name, uint32_t& index);
+  Transfer& new_stream_transfer(Stream& s, TransferKind kind, const char* name, uint32_t& index);
   void complete_stream(uint32_t index);
   void land_stream(Transfer& x, uint32_t index);
+  // copy_engines.cpp
+  void start_copy_flow(Transfer& x, uint32_t index);
+  void copy_landed(int rank);
+  // gemm.cpp
   void start_gemm(Stream& s);
+  void start_gemm_flow(Transfer& x, uint32_t index);
+  void gemm_landed(int rank);
   static std::string plan_slot_name(uint32_t slot);
   bool stream_deadlock();  // throws kDeadlock naming the first stuck stream; false if none waits
   void check_stream_read(Stream& s, int rank, uint64_t off, std::size_t bytes);
@@ -329,7 +330,7 @@ class Simulator {
   // ---- the run ----
   const RunSpec& spec_;
   const Machine& m_;
-  ProgramFn fn_;
+  const Workload work_;
   const std::vector<int> call_blocks_;
   const int world_, blocks_;  // blocks_: the most any call uses (the stride of blocks_v_)
   const bool data_, race_;
@@ -374,8 +375,6 @@ class Simulator {
   std::vector<uint8_t> ll_unpacked_;                  // reduce_ll: the data words of its sources, back to back
 
   // ---- host plans ----
-  PlanFn plan_fn_ = nullptr;
-  const CustomRun* custom_ = nullptr;
   std::vector<Kernel> kern_;  // per rank
   int streams_n_ = 0;         // streams per rank (0: a device-program run)
   std::vector<Stream> streams_;

@@ -3,8 +3,8 @@
 //
 // A plan's `run` is called on the rank's host fiber at the start of a call and only enqueues
 // (it returns at once, as a CUDA host thread does). The streams then run their items in order,
-// one at a time, as engine events (streams.cpp says what each item costs and when its bytes
-// become visible). The call ends when every stream of the rank has run dry.
+// one at a time, as engine events (streams.cpp, copy_engines.cpp and gemm.cpp say what each item costs and when its
+// bytes become visible). The call ends when every stream of the rank has run dry.
 //
 // Race check: every stream is an entity with its own vector clock (like a block). A copy
 // engine's reads and stores are the stream's; a kernel launched on a stream starts from the

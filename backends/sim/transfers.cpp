@@ -20,9 +20,10 @@ Transfer& Simulator::take_transfer(const char* name, uint32_t& index) {
   index = free_xfers_.back();
   free_xfers_.pop_back();
   Transfer& x = xfers_[index];
+  x.kind = TransferKind::kBlock;
   x.owner = nullptr;
   x.stream_owner = nullptr;
-  x.ce = -1;
+  x.ce = 0;
   x.name = name;
   x.issued = q_.now();
   x.remote_load = x.posted = x.ll = false;
@@ -98,7 +99,7 @@ void Simulator::on_network(uint64_t gen) {
 
 void Simulator::complete(uint32_t index) {
   Transfer& x = xfers_[index];
-  if (x.stream_owner) return complete_stream(index);
+  if (x.kind != TransferKind::kBlock) return complete_stream(index);
   const TimePs resume_at = q_.now() + (x.remote_load ? rtt_ps_ : 0);
   if (trace_) {
     x.slice = trace_->slice(Trace::pid(x.owner->rank), Trace::block_tid(x.owner->index), x.name, x.issued, resume_at,
@@ -118,7 +119,7 @@ void Simulator::complete(uint32_t index) {
 void Simulator::land(uint32_t index) {
   Transfer& x = xfers_[index];
   // What lands: the bytes moved, but for a gemm only C (its flow counted A, B and C).
-  const std::size_t lands = x.stream_owner && x.ce < 0 ? x.gemm_c_bytes : x.bytes;
+  const std::size_t lands = x.kind == TransferKind::kGemm ? x.gemm_c_bytes : x.bytes;
   if (data_) {
     if (!x.rows) keep_outputs_under(x.dst_space, x.dst_off, lands);
     if (x.rows) {  // strided (mma_tile's C): row by row
@@ -135,7 +136,7 @@ void Simulator::land(uint32_t index) {
       std::memcpy(heaps_[x.dst_space].bytes.write(x.dst_off, lands), x.data.data(), lands);
     }
   }
-  if (x.stream_owner) return land_stream(x, index);
+  if (x.kind != TransferKind::kBlock) return land_stream(x, index);
   if (x.ll) ll_landed(x);
   Block& b = *x.owner;
   free_xfers_.push_back(index);

@@ -23,6 +23,7 @@
 
 #include "core/algos/all_gather_ce_st.h"
 #include "core/algos/fused_gemm.h"
+#include "core/descriptor.h"
 #include "core/fused.h"
 #include "core/plan.h"
 
@@ -32,11 +33,19 @@ namespace symm {
 // the simulator's data check and race check must catch it.
 template <bool kBulk, bool kFaultNoWait = false>
 struct AgMmCeT {
-  static constexpr FusedAlgo kFused =
-      kBulk ? FusedAlgo{"ag_mm.ce_bulk_gemm", "ce_bulk", FusedOp::kAgMm,
-                        "copy-engine all-gather, one GEMM per peer's whole shard once all its chunks landed"}
-            : FusedAlgo{"ag_mm.ce_chunk_gemm", "ce", FusedOp::kAgMm,
-                        "copy-engine all-gather, one GEMM per landed chunk (local shard first, then peers rotated)"};
+  static constexpr Descriptor kDescriptor =
+      kBulk
+          ? Descriptor{.kind = EntryKind::kFusedPlan,
+                       .name = "ce_bulk_gemm",
+                       .alias = "ce_bulk",
+                       .summary = "copy-engine all-gather, one GEMM per peer's whole shard once all its chunks landed",
+                       .fused_op = FusedOp::kAgMm}
+          : Descriptor{
+                .kind = EntryKind::kFusedPlan,
+                .name = "ce_chunk_gemm",
+                .alias = "ce",
+                .summary = "copy-engine all-gather, one GEMM per landed chunk (local shard first, then peers rotated)",
+                .fused_op = FusedOp::kAgMm};
   struct Config {
     static constexpr std::size_t kChunkRows = 1024;  // rows per progress flag (and per GEMM)
   };

@@ -23,6 +23,7 @@
 
 #include "core/algos/all_gather_ce_st.h"
 #include "core/algos/tile_gemm.h"
+#include "core/descriptor.h"
 #include "core/fused.h"
 #include "core/plan.h"
 #include "core/signal_pad.h"
@@ -79,9 +80,13 @@ struct AgMmTiles {
 
 template <bool kFaultNoWait = false>
 struct AgMmCeTileGemmT {
-  static constexpr FusedAlgo kFused{
-      "ag_mm.ce_tile_gemm", "tiles", FusedOp::kAgMm,
-      "copy-engine all-gather + one persistent tile GEMM kernel whose tiles acquire their chunk's flag (seed 002)"};
+  static constexpr Descriptor kDescriptor{
+      .kind = EntryKind::kFusedPlan,
+      .name = "ce_tile_gemm",
+      .alias = "tiles",
+      .summary =
+          "copy-engine all-gather + one persistent tile GEMM kernel whose tiles acquire their chunk's flag (seed 002)",
+      .fused_op = FusedOp::kAgMm};
   struct Config {
     static constexpr std::size_t kChunkRows = 512;  // rows per progress flag (4 tile rows)
   };

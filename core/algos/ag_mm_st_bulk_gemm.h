@@ -17,6 +17,7 @@
 
 #include "core/algos/all_gather_st.h"
 #include "core/algos/fused_gemm.h"
+#include "core/descriptor.h"
 #include "core/fused.h"
 #include "core/plan.h"
 
@@ -26,9 +27,13 @@ namespace symm {
 // the simulator's data check and race check must catch it.
 template <bool kFaultNoWait = false>
 struct AgMmStBulkT {
-  static constexpr FusedAlgo kFused{
-      "ag_mm.st_bulk_gemm", "st", FusedOp::kAgMm,
-      "SM all-gather (all_gather.st) beside the local shard's GEMM, then the peers' rows in one GEMM each side"};
+  static constexpr Descriptor kDescriptor{
+      .kind = EntryKind::kFusedPlan,
+      .name = "st_bulk_gemm",
+      .alias = "st",
+      .summary =
+          "SM all-gather (all_gather.st) beside the local shard's GEMM, then the peers' rows in one GEMM each side",
+      .fused_op = FusedOp::kAgMm};
   struct Config {
     static constexpr int kDefaultBlocks = 32;  // of all_gather.st: a quarter of the SMs
   };

@@ -32,6 +32,7 @@
 
 #include "core/algos/fused_gemm.h"
 #include "core/algos/mm_rs_ce_push.h"
+#include "core/descriptor.h"
 #include "core/fused.h"
 #include "core/partition.h"
 #include "core/plan.h"
@@ -57,10 +58,14 @@ struct SumPeerSlots : PlanKernel<32, (256 << 10)> {
 
 template <bool kFaultNoWait = false>
 struct MmRsGemmCeAccT {
-  static constexpr FusedAlgo kFused{
-      "mm_rs.gemm_ce_acc", "ce_acc", FusedOp::kMmRs,
-      "as ce, but the owner adds the peers' partials in its own GEMM's epilogue (C_in, beta 1): no reduce "
-      "kernel beside the GEMMs; own rows in two GEMMs"};
+  static constexpr Descriptor kDescriptor{
+      .kind = EntryKind::kFusedPlan,
+      .name = "gemm_ce_acc",
+      .alias = "ce_acc",
+      .summary =
+          "as ce, but the owner adds the peers' partials in its own GEMM's epilogue (C_in, beta 1): no reduce "
+          "kernel beside the GEMMs; own rows in two GEMMs",
+      .fused_op = FusedOp::kMmRs};
   struct Config {
     static constexpr std::size_t kChunkRows = 2048;  // rows per peer-phase GEMM, copy and flag
   };

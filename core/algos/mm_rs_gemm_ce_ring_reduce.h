@@ -28,6 +28,7 @@
 #include "core/algos/fused_gemm.h"
 #include "core/algos/local_reduce_ring.h"
 #include "core/algos/mm_rs_ce_push.h"
+#include "core/descriptor.h"
 #include "core/fused.h"
 #include "core/plan.h"
 
@@ -37,9 +38,12 @@ namespace symm {
 // the simulator's data check and race check must catch it.
 template <bool kFaultNoWait = false>
 struct MmRsGemmCeRingReduceT {
-  static constexpr FusedAlgo kFused{
-      "mm_rs.gemm_ce_ring_reduce", "ce", FusedOp::kMmRs,
-      "GEMM per owner's rows (rotated, own last), copy engine to the owner, ring-order reduce per chunk"};
+  static constexpr Descriptor kDescriptor{
+      .kind = EntryKind::kFusedPlan,
+      .name = "gemm_ce_ring_reduce",
+      .alias = "ce",
+      .summary = "GEMM per owner's rows (rotated, own last), copy engine to the owner, ring-order reduce per chunk",
+      .fused_op = FusedOp::kMmRs};
   struct Config {
     // Rows per GEMM, copy and progress flag. 8192: on 2x H200, 70B M 16384 (8192 rows per owner),
     // one chunk per owner ran 751 us in a graph and 803 eager where 2048-row chunks ran 837 and

@@ -23,15 +23,19 @@
 
 #include "core/algos/fused_gemm.h"
 #include "core/algos/local_reduce_ring.h"
+#include "core/descriptor.h"
 #include "core/fused.h"
 #include "core/plan.h"
 
 namespace symm {
 
 struct MmRsGemmStChunkReduce {
-  static constexpr FusedAlgo kFused{
-      "mm_rs.gemm_st_chunk_reduce", "st", FusedOp::kMmRs,
-      "GEMM row tiles stored by the GEMM into the owner's scratch, flag per tile, owner reduces per tile"};
+  static constexpr Descriptor kDescriptor{
+      .kind = EntryKind::kFusedPlan,
+      .name = "gemm_st_chunk_reduce",
+      .alias = "st",
+      .summary = "GEMM row tiles stored by the GEMM into the owner's scratch, flag per tile, owner reduces per tile",
+      .fused_op = FusedOp::kMmRs};
   struct Config {
     static constexpr std::size_t kChunkRows = 1024;  // rows per GEMM tile and progress flag
   };

@@ -30,6 +30,7 @@
 #pragma once
 
 #include "core/algos/tile_gemm.h"
+#include "core/descriptor.h"
 #include "core/fused.h"
 #include "core/plan.h"
 #include "core/signal_pad.h"
@@ -91,13 +92,15 @@ struct MmRsTiles {
 
 template <bool kPush, bool kFaultNoWait = false>
 struct MmRsTileReduceT {
-  static constexpr FusedAlgo kFused =
-      kPush ? FusedAlgo{"mm_rs.tile_st_peer_reduce", "tiles_push", FusedOp::kMmRs,
-                        "one persistent tile kernel: tiles stored into the owner's slot (NVLink), per-tile release "
-                        "signal, the owner reduces its slots"}
-            : FusedAlgo{"mm_rs.tile_st_ld_reduce", "tiles", FusedOp::kMmRs,
-                        "one persistent tile kernel: tiles stored locally, per-tile release signal, the owner pulls "
-                        "every rank's tile and reduces (seed 000)"};
+  static constexpr Descriptor kDescriptor{
+      .kind = EntryKind::kFusedPlan,
+      .name = kPush ? "tile_st_peer_reduce" : "tile_st_ld_reduce",
+      .alias = kPush ? "tiles_push" : "tiles",
+      .summary = kPush ? "one persistent tile kernel: tiles stored into the owner's slot (NVLink), per-tile release "
+                         "signal, the owner reduces its slots"
+                       : "one persistent tile kernel: tiles stored locally, per-tile release signal, the owner pulls "
+                         "every rank's tile and reduces (seed 000)",
+      .fused_op = FusedOp::kMmRs};
 
   template <class T, class Host>
   static void run(Host& h, const FusedArgs& f) {
@@ -112,8 +115,9 @@ struct MmRsTileReduceT {
     const int blocks = tile_blocks(f.sms, tiles);
 #if !defined(__CUDA_ARCH__)
     if ((tiles + uint32_t(blocks) - 1) / uint32_t(blocks) >= MmRsTileLayout::kTileStride)
-      fail(ErrorCode::kInvalidArgument, std::string(kFused.id) + ": " + std::to_string(tiles) + " tiles per owner on " +
-                                            std::to_string(blocks) + " blocks exceed the flag encoding's " +
+      fail(ErrorCode::kInvalidArgument, std::string("mm_rs.") + kDescriptor.name + ": " + std::to_string(tiles) +
+                                            " tiles per owner on " + std::to_string(blocks) +
+                                            " blocks exceed the flag encoding's " +
                                             std::to_string(MmRsTileLayout::kTileStride - 1) + " per block");
 #endif
     plan_entry(h);

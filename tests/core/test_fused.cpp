@@ -13,10 +13,11 @@
 #include "core/algos/mm_rs_gemm_ce_acc.h"
 #include "core/algos/mm_rs_gemm_ce_ring_reduce.h"
 #include "core/algos/mm_rs_gemm_st_chunk_reduce.h"
+#include "core/dispatch.h"
 #include "core/fused.h"
-#include "core/fused_dispatch.h"
 #include "core/reference.h"
 #include "tests/core/plan_interp.h"
+#include "tests/core/thrown.h"
 
 namespace symm {
 namespace {
@@ -88,19 +89,23 @@ TEST(FusedAlgos, ParseNamesAliasesAndAll) {
   EXPECT_THROW(parse_fused_algos(FusedOp::kAgMm, "st_chunk"), Error);
 }
 
-// One list (core/fused_dispatch.h) gives the table, and the dispatch both backends use finds every
-// entry by its id and nothing else.
+// One list (core/dispatch.h's FusedPlans) gives the table, and the dispatch both backends use finds
+// every entry's own plan, by its Descriptor; a baseline is no plan.
 TEST(FusedAlgos, TheTableIsTheDispatchList) {
   std::set<std::string> ids;
   for (const FusedAlgo& a : fused_algorithms()) {
     EXPECT_TRUE(ids.insert(a.id).second) << a.id;
-    std::string found;
-    EXPECT_TRUE(with_fused_plan(a.id, [&]<class P>() { found = P::kFused.id; })) << a.id;
-    EXPECT_EQ(found, a.id);
+    const Descriptor d = with_fused_plan(a, []<class P>() { return P::kDescriptor; });
+    EXPECT_EQ(d.kind, EntryKind::kFusedPlan);
+    EXPECT_EQ(std::string(fused_op_name(d.fused_op)) + "." + d.name, a.id);
+    EXPECT_EQ(d.fused_op, a.op);
+    EXPECT_EQ(std::string(d.alias), a.alias);
   }
   EXPECT_EQ(int(ids.size()), FusedPlans::kSize);
-  EXPECT_FALSE(with_fused_plan("mm_rs.nope", []<class P>() {}));
-  EXPECT_FALSE(with_fused_plan("cublaslt", []<class P>() {}));  // a baseline, not a plan
+  for (const FusedAlgo& b : fused_baselines()) {
+    EXPECT_EQ(b.index, -1) << b.id;
+    EXPECT_NE(testing::thrown([&] { with_fused_plan(b, []<class P>() {}); }, ErrorCode::kInternal), "") << b.id;
+  }
 }
 
 TEST(FusedAlgos, ChunkRows) {

@@ -28,7 +28,7 @@ shift
 PARTS=${*:-all}
 want() { [[ " $PARTS " == *" all "* || " $PARTS " == *" $1 "* ]]; }
 BIN=""
-for c in "$BUILD/apps/symmcoll-cuda" "$BUILD/symmcoll-cuda" "$BUILD/apps/symmcoll" "$BUILD/symmcoll" "$BUILD/backends/cuda/symmcoll_cuda" "$BUILD/symmcoll_cuda"; do
+for c in "$BUILD/apps/symmcoll-cuda" "$BUILD/symmcoll-cuda" "$BUILD/apps/symmcoll" "$BUILD/symmcoll"; do
   [ -x "$c" ] && { BIN=$c; break; }
 done
 [ -n "$BIN" ] || { echo "no symmcoll binary under $BUILD" >&2; exit 2; }

@@ -8,7 +8,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "backends/sim/calib.h"
+#include "apps/harness/sim/calib.h"
 
 namespace symm::sim {
 namespace {
@@ -47,7 +47,7 @@ Machine odd_machine() {
   return m;
 }
 
-// Copy-engine rows: the simulator models them in host plans (streams.cpp), not as device
+// Copy-engine rows: the simulator models them in host plans (copy_engines.cpp), not as device
 // programs, so these rows come from the machine file's formula t = S + bytes / rate. (GEMM rows
 // come from simulate_calibration, through the machine's GEMM model.)
 void add_formula_rows(const Machine& m, int world, std::vector<CalibRow>& rows) {

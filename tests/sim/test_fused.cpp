@@ -145,7 +145,7 @@ TEST(Fused, AnAccumulatedChunkBeforeItsFlagIsCaught) {
   }
 }
 
-// A GEMM holds the SMs (streams.cpp): a kernel launched beside a running GEMM starts its blocks
+// A GEMM holds the SMs (gemm.cpp): a kernel launched beside a running GEMM starts its blocks
 // when that GEMM ends. In the trace of a plan that reduces on a side stream while it multiplies
 // on the main one, no block of a rank starts inside one of the rank's gemm slices.
 TEST(Fused, KernelsBesideAGemmWaitForItsSms) {

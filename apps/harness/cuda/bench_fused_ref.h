@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "backends/cuda/bench_common.h"
+#include "apps/harness/cuda/bench_common.h"
 #include "core/fused.h"
 #include "core/reference.h"
 

@@ -1,6 +1,6 @@
 // symmcoll calibrate --backend cuda: the calibration microbenchmarks on this host's GPUs (the
 // programs of core/calib_programs.h, copy engines, cuBLASLt GEMMs), one process per GPU through
-// `symmcoll launch`, or N ranks in this process (--world N). Rows in backends/sim/calib.h's CSV
+// `symmcoll launch`, or N ranks in this process (--world N). Rows in apps/harness/sim/calib.h's CSV
 // (bench,world,blocks,graph,x,time_us), written by rank 0; `symmcoll fit` turns them into a machine file.
 #pragma once
 

@@ -1,5 +1,5 @@
 // The calibration programs (core/calib_programs.h) as kernels, bf16 (only the byte count matters).
-#include "backends/cuda/calibrate.h"
+#include "apps/harness/cuda/calibrate.h"
 #include "backends/cuda/check.h"
 #include "backends/cuda/host_logic.h"
 #include "backends/cuda/program_kernel.cuh"

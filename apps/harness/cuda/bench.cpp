@@ -1,4 +1,4 @@
-#include "backends/cuda/bench.h"
+#include "apps/harness/cuda/bench.h"
 
 #include <algorithm>
 #include <cmath>
@@ -11,8 +11,8 @@
 #include <optional>
 #include <vector>
 
-#include "backends/cuda/bench_common.h"
-#include "backends/cuda/bench_rank.h"
+#include "apps/harness/cuda/bench_common.h"
+#include "apps/harness/cuda/bench_rank.h"
 #include "backends/cuda/check.h"
 #include "backends/cuda/host_logic.h"
 #include "backends/cuda/kernels.h"

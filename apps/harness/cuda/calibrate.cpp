@@ -3,7 +3,7 @@
 // back-to-back calls (or `calls` eager launches) between two events, the median of kIters such
 // samples, the maximum over ranks. Every rank runs the same sequence; waits are bounded by the
 // runtime's timeout (SYMM_WAIT_TIMEOUT_S), which Runtime::sync reports as an error.
-#include "backends/cuda/calibrate.h"
+#include "apps/harness/cuda/calibrate.h"
 
 #include <algorithm>
 #include <chrono>
@@ -14,7 +14,7 @@
 #include <sstream>
 #include <vector>
 
-#include "backends/cuda/bench_common.h"
+#include "apps/harness/cuda/bench_common.h"
 #include "backends/cuda/check.h"
 #include "backends/cuda/gemm.h"
 #include "backends/cuda/host_logic.h"

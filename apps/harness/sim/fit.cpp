@@ -9,7 +9,7 @@
 #include <map>
 #include <sstream>
 
-#include "backends/sim/calib.h"
+#include "apps/harness/sim/calib.h"
 
 namespace symm::sim {
 namespace {

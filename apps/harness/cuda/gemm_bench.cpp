@@ -1,5 +1,5 @@
 // gemm-bench (gemm_bench.h): our tile GEMM against cuBLASLt on one GPU.
-#include "backends/cuda/gemm_bench.h"
+#include "apps/harness/cuda/gemm_bench.h"
 
 #include <cuda_runtime.h>
 

@@ -5,7 +5,7 @@
 #include <cstddef>
 #include <vector>
 
-#include "backends/cuda/bench.h"
+#include "apps/harness/cuda/bench.h"
 #include "backends/cuda/host_logic.h"
 #include "backends/cuda/runtime.h"
 #include "core/registry.h"

@@ -1,6 +1,6 @@
 // Calibration rows: their CSV, and the simulator's predictions of them (the programs of
 // core/calib_programs.h run through sim::run, timing-only). The fit is in fit.cpp.
-#include "backends/sim/calib.h"
+#include "apps/harness/sim/calib.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -141,7 +141,7 @@ std::vector<CalibRow> simulate_calibration(const Machine& m, int world, const Ca
     add("copy_local", all, true, b, sim_time<BulkCopy<Pattern::kLocal>>(m, world, std::size_t(b), all, true));
   }
   // GEMM: the simulator's own, a one-GEMM host plan (the fused ops' `cublaslt` baseline on rank 0's
-  // M x N x K, timing only, CUDA-graph launch): what a plan's gemm costs on streams.cpp.
+  // M x N x K, timing only, CUDA-graph launch): what a plan's gemm costs in gemm.cpp.
   const FusedAlgo* alone = find_fused_baseline(FusedOp::kAgMm, "cublaslt");
   auto gemm = [&](const char* bench, const CalibPlan::GemmShape& s) {
     FusedRunSpec f;

@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "backends/cuda/bench.h"
-#include "backends/cuda/bench_rank.h"
+#include "apps/harness/cuda/bench.h"
+#include "apps/harness/cuda/bench_rank.h"
 #include "backends/cuda/host_logic.h"
 #include "backends/cuda/kernels.h"
 #include "backends/cuda/runtime.h"

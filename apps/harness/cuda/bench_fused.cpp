@@ -1,5 +1,5 @@
 // The fused-operation bench (bench_fused.h).
-#include "backends/cuda/bench_fused.h"
+#include "apps/harness/cuda/bench_fused.h"
 
 #include <algorithm>
 #include <cmath>
@@ -11,8 +11,8 @@
 #include <memory>
 #include <type_traits>
 
-#include "backends/cuda/bench_common.h"
-#include "backends/cuda/bench_fused_ref.h"
+#include "apps/harness/cuda/bench_common.h"
+#include "apps/harness/cuda/bench_fused_ref.h"
 #include "backends/cuda/check.h"
 #include "backends/cuda/gemm.h"
 #include "backends/cuda/host_logic.h"

@@ -29,7 +29,7 @@
 //   gemm_fused        flops (m, n, k)   held out: the fused ops' shapes, never fitted
 //   conc_*            a GEMM beside an SM copy of `blocks` blocks (0: cudaMemcpyAsync; -1: alone),
 //                     either launched first, eager, each one's own time: data for the model of a
-//                     GEMM sharing the GPU (streams.cpp), not fitted
+//                     GEMM sharing the GPU (gemm.cpp), not fitted
 //   device_gpus / device_sms / device_copy_engines: x = the count               gpus / sms / copy_engines
 //
 // copy_peer rows at more blocks are kept as the rate-vs-blocks curve; the fit uses blocks <= 2.
@@ -69,7 +69,7 @@ using calib::CalibPlan;  // the settings (core/calib_plan.h)
 
 // The rows the simulator predicts for `m` at `world` ranks: the programs of
 // core/calib_programs.h run through sim::run (timing-only), plus the device counts.
-// GEMM rows come from the simulator itself: a one-GEMM host plan per shape (streams.cpp).
+// GEMM rows come from the simulator itself: a one-GEMM host plan per shape (gemm.cpp).
 std::vector<CalibRow> simulate_calibration(const Machine& m, int world, const CalibPlan& plan = {});
 
 // The fit: every key of a machine file from the rows, each with its provenance (which rows, the

@@ -1,0 +1,70 @@
+// Host plans: copy engines. A copy item (copy_engine) waits for a free copy engine of the rank
+// (the machine's copy_engines, dealt round-robin), then ce_startup_us, then one flow at up to
+// ce_GBps through the network: a remote source on its egress and my ingress, a remote destination
+// on my egress and its ingress, local sides on my HBM, shared max-min fairly with every other
+// transfer (SM traffic included). The source is read when the flow starts; the bytes land in the
+// destination when it ends (store_latency_us later for a remote one), and the item is done then.
+#include <algorithm>
+
+#include "backends/sim/simulator.h"
+
+namespace symm::sim {
+
+void Simulator::grant_copy_engines(int rank) {
+  std::deque<int>& waiting = ce_waiting_[std::size_t(rank)];
+  while (!waiting.empty() && ce_busy_[std::size_t(rank)] < m_.copy_engines) {
+    Stream& s = stream_at(rank, waiting.front());
+    waiting.pop_front();
+    const int engine = ce_next_[std::size_t(rank)]++ % m_.copy_engines;
+    ++ce_busy_[std::size_t(rank)];
+    start_copy(s, engine);
+  }
+}
+
+void Simulator::start_copy(Stream& s, int engine) {
+  StreamItem& it = s.items.front();
+  const int me = s.rank;
+  const Loc src = decode_host(me, s.index, it.src, it.bytes, "copy_engine");
+  const Loc dst = decode_host(me, s.index, it.dst, it.bytes, "copy_engine");
+  uint32_t index;
+  Transfer& x = new_stream_transfer(s, TransferKind::kCopyEngine, "copy_engine", index);
+  x.remote_load = src.space != me;
+  x.posted = dst.space != me;
+  x.dst_space = dst.space;
+  x.dst_off = dst.off;
+  x.bytes = it.bytes;
+  x.ce = engine;
+  x.src_space = src.space;
+  x.src_off = src.off;
+  // The engine's start-up, then the flow (start_stream_flow, then start_copy_flow).
+  q_.push(q_.now() + ce_startup_ps_, kStreamFlow, 0, index);
+}
+
+// A copy engine's flow starts: its source is read now.
+void Simulator::start_copy_flow(Transfer& x, uint32_t index) {
+  Stream& s = *x.stream_owner;
+  const int me = s.rank;
+  if (data_) {
+    if (race_) {
+      stream_epoch(s);
+      check_stream_read(s, x.src_space, x.src_off, x.bytes);
+      record_read(s.tid, s.clock, x.src_space, x.src_off, x.bytes);
+      store(s.tid, s.clock, x.dst_space, x.dst_off, x.bytes);
+    }
+    x.data.assign(ptr(x.src_space, x.src_off), ptr(x.src_space, x.src_off) + x.bytes);
+  }
+  add_transfer_uses(x, me, x.src_space, x.dst_space, 1, 1);
+  if (use_w_[res_hbm(me)] == 0)
+    uses_.erase(std::remove_if(uses_.begin(), uses_.end(), [&](const Use& u) { return u.res == res_hbm(me); }),
+                uses_.end());
+  for (Use& u : uses_) u.weight = use_w_[u.res], use_w_[u.res] = 0;
+  net_.start(q_.now(), uses_, ce_bpp_, double(x.bytes), index);
+}
+
+// A copy landed: its engine serves the next stream waiting for one.
+void Simulator::copy_landed(int rank) {
+  --ce_busy_[std::size_t(rank)];
+  grant_copy_engines(rank);
+}
+
+}  // namespace symm::sim

@@ -1,0 +1,135 @@
+// Host plans: the GEMM item (gemm), its timing and its data. One flow on my HBM of the bytes of
+// A, B and C, capped so that alone it takes Machine::gemm_time_us (a fixed cost + whole waves of
+// output tiles at the machine file's matmul rate + the operands' bytes at a streaming rate,
+// fitted to a cuBLASLt sweep), after launch latency; C may be a peer's (its tiles stored over
+// NVLink: C's share of the flow also uses my egress and the peer's ingress); with data,
+// C = A x B in fp32 (Eigen), stored as the element type when it ends.
+// SMs (measured on one H200, experiments/results/h200x1/calibrate_h200x1.csv, conc_* rows: a copy
+// kernel launched beside a running cuBLASLt GEMM ends after the GEMM, which is not slowed; a copy
+// kernel launched first keeps its speed and the GEMM after it takes 7-13% longer): a kernel
+// launched while a GEMM of the rank runs starts when the GEMM ends; a GEMM runs in kGemmSlices
+// equal slices, each at the rate of the SMs no kernel of the rank holds when it starts (sms - B
+// of sms). (The data also show the copy running 2.6-4x its own time after the GEMM ends; not
+// modelled.)
+#include <Eigen/Core>
+#include <algorithm>
+
+#include "backends/sim/conv.h"
+#include "backends/sim/simulator.h"
+#include "core/dispatch.h"
+
+namespace symm::sim {
+
+namespace {
+template <class T>
+void gemm_data(const uint8_t* a, const uint8_t* b, const uint8_t* c_in, uint8_t* c, const GemmArgs& g) {
+  using Mat = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+  Mat A(g.m, g.k), B(g.k, g.n);
+  const T* pa = reinterpret_cast<const T*>(a);
+  const T* pb = reinterpret_cast<const T*>(b);
+  for (int i = 0; i < g.m; ++i)
+    for (int j = 0; j < g.k; ++j) A(i, j) = Conv<T>::load(pa[std::size_t(i) * g.lda + std::size_t(j)]);
+  for (int i = 0; i < g.k; ++i)
+    for (int j = 0; j < g.n; ++j) B(i, j) = Conv<T>::load(pb[std::size_t(i) * g.ldb + std::size_t(j)]);
+  Mat C = A * B;
+  if (c_in) {
+    const T* pi = reinterpret_cast<const T*>(c_in);
+    for (int i = 0; i < g.m; ++i)
+      for (int j = 0; j < g.n; ++j) C(i, j) += Conv<T>::load(pi[std::size_t(i) * g.ldc + std::size_t(j)]);
+  }
+  T* pc = reinterpret_cast<T*>(c);
+  for (int i = 0; i < g.m; ++i)
+    for (int j = 0; j < g.n; ++j) pc[std::size_t(i) * g.n + std::size_t(j)] = Conv<T>::store(C(i, j));
+}
+}  // namespace
+
+void Simulator::start_gemm(Stream& s) {
+  const GemmArgs& g = s.items.front().gemm;
+  const int me = s.rank;
+  const std::size_t es = dtype_size(g.dtype);
+  const std::size_t a_bytes = ((std::size_t(g.m) - 1) * g.lda + std::size_t(g.k)) * es;
+  const std::size_t b_bytes = ((std::size_t(g.k) - 1) * g.ldb + std::size_t(g.n)) * es;
+  const std::size_t c_bytes = std::size_t(g.m) * std::size_t(g.n) * es;
+  const Loc la = decode_host(me, s.index, reinterpret_cast<uintptr_t>(g.a), 0, "gemm A");
+  const Loc lb = decode_host(me, s.index, reinterpret_cast<uintptr_t>(g.b), 0, "gemm B");
+  const Loc lc = decode_host(me, s.index, reinterpret_cast<uintptr_t>(g.c), 0, "gemm C");
+  const Loc li = g.c_in ? decode_host(me, s.index, reinterpret_cast<uintptr_t>(g.c_in), 0, "gemm C_in") : la;
+  for (const Loc* l : {&la, &lb, &li})
+    if (l->space != me)
+      fail(ErrorCode::kInvalidArgument, "rank " + std::to_string(me) + ": gemm A, B and C_in must be local memory");
+  if (g.c_in && li.off + c_bytes > heap_bytes_)
+    fail(ErrorCode::kInvalidArgument, "rank " + std::to_string(me) + ": gemm C_in outside the symmetric heap");
+  if (lc.space < 0 || lc.space >= world_)  // C may be a peer's: the epilogue stores over NVLink
+    fail(ErrorCode::kInvalidArgument, "rank " + std::to_string(me) + ": gemm C must be a rank's memory");
+  if (la.off + a_bytes > heap_bytes_ || lb.off + b_bytes > heap_bytes_ || lc.off + c_bytes > heap_bytes_)
+    fail(ErrorCode::kInvalidArgument, "rank " + std::to_string(me) + ": gemm operands outside the symmetric heap");
+  uint32_t index;
+  Transfer& x = new_stream_transfer(s, TransferKind::kGemm, "gemm", index);
+  x.dst_space = lc.space;
+  x.dst_off = lc.off;
+  x.bytes = a_bytes + b_bytes + c_bytes * (g.c_in ? 2 : 1);  // HBM traffic of one pass over the operands
+  const double compute_ps = m_.gemm_time_us(g.m, g.n, g.k, double(es)) * 1e6;
+  x.gemm_slices_left = kGemmSlices;
+  ++gemms_[std::size_t(me)];
+  x.gemm_cap = BytesPerPs(double(x.bytes) / std::max(compute_ps, 1.0));
+  x.gemm_c_bytes = c_bytes;
+  if (data_) {
+    if (race_) {
+      stream_epoch(s);
+      for (int i = 0; i < g.m; ++i) {
+        const uint64_t off = la.off + std::size_t(i) * g.lda * es;
+        check_stream_read(s, me, off, std::size_t(g.k) * es);
+        record_read(s.tid, s.clock, me, off, std::size_t(g.k) * es);
+      }
+      for (int i = 0; i < g.k; ++i) {
+        const uint64_t off = lb.off + std::size_t(i) * g.ldb * es;
+        check_stream_read(s, me, off, std::size_t(g.n) * es);
+        record_read(s.tid, s.clock, me, off, std::size_t(g.n) * es);
+      }
+      if (g.c_in) {
+        check_stream_read(s, me, li.off, c_bytes);
+        record_read(s.tid, s.clock, me, li.off, c_bytes);
+      }
+      store(s.tid, s.clock, lc.space, lc.off, c_bytes);
+    }
+    x.data.resize(c_bytes);
+    with_type(g.dtype, [&]<class T>() {
+      gemm_data<T>(ptr(me, la.off), ptr(me, lb.off), g.c_in ? ptr(me, li.off) : nullptr, x.data.data(), g);
+    });
+  }
+  q_.push(q_.now() + launch_ps_, kStreamFlow, 0, index);
+}
+
+// A GEMM's slice starts: HBM traffic, capped at the compute rate on the SMs no kernel holds now.
+void Simulator::start_gemm_flow(Transfer& x, uint32_t index) {
+  const int me = x.stream_owner->rank;
+  // Weight 1/2: each operand byte is one read or one write, and hbm_GBps counts a copy's bytes
+  // (a read and a write each), as a local copy's flow does (add_transfer_uses).
+  add_use(res_hbm(me), 0.5f);
+  if (x.dst_space != me) {  // C's share of the flow crosses NVLink
+    const float w = float(double(x.gemm_c_bytes) / double(x.bytes));
+    add_use(res_egress(me), w);
+    add_use(res_ingress(x.dst_space), w);
+  }
+  for (Use& u : uses_) u.weight = use_w_[u.res], use_w_[u.res] = 0;
+  const Host& h = hosts_[std::size_t(me)];
+  const int held = h.live_blocks ? std::min(h.blocks, m_.sms - 1) : 0;
+  const double share = double(m_.sms - held) / double(m_.sms);
+  net_.start(q_.now(), uses_, BytesPerPs(x.gemm_cap * share), double(x.bytes) / kGemmSlices, index);
+}
+
+// A GEMM's end frees the SMs first: a kernel that waited for them starts before the stream's
+// next item (a next GEMM then gets the SMs the kernel leaves), as the block scheduler serves
+// work in the order it was launched.
+void Simulator::gemm_landed(int rank) {
+  if (--gemms_[std::size_t(rank)] > 0) return;
+  std::deque<int>& w = sm_waiting_[std::size_t(rank)];
+  while (!w.empty()) {
+    Stream& k = stream_at(rank, w.front());
+    w.pop_front();
+    k.waiting = false;
+    start_item(k);
+  }
+}
+
+}  // namespace symm::sim
