@@ -15,15 +15,17 @@
 #include <cstring>
 #include <exception>
 #include <fstream>
-#include <map>
-#include <set>
 #include <functional>
+#include <map>
+#include <optional>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "backends/cuda/check.h"
 #include "backends/cuda/runtime.h"
+#include "backends/cuda/team_graph.h"
 #include "core/common.h"
 
 namespace symm::cuda {
@@ -133,18 +135,15 @@ inline void chain_graph(cudaGraph_t g) {
   }
 }
 
-// `calls` back-to-back calls of `one`, captured on `s` into an instantiated graph, uploaded to
-// the device and waited for: a graph's first launch otherwise uploads it then, and in an
-// in-process team that upload may wait behind a peer's stream already parked on a flag of this
-// rank (the callers meet after this, before any rank launches). Testing: SYMM_TEST_NO_GRAPH_UPLOAD=1
-// leaves the upload to the first launch; SYMM_DEBUG_GRAPH_DOT=<dir> writes each captured graph
-// there as Graphviz (graph_<n>.dot, numbered in capture order across the process).
-inline cudaGraphExec_t capture_graph(cudaStream_t s, const std::function<void()>& one, int calls) {
-  cudaGraph_t g;
+// A captured graph `g` made ready to launch on `s`, and destroyed: instantiated, uploaded to the
+// device and waited for (a graph's first launch otherwise uploads it then, and in an in-process
+// team that upload may wait behind a peer's stream already parked on a flag of this rank; the
+// callers meet after this, before any rank launches). Testing: SYMM_TEST_NO_GRAPH_UPLOAD=1 leaves
+// the upload to the first launch; SYMM_TEST_GRAPH_CHAIN=1 makes it one chain (chain_graph);
+// SYMM_DEBUG_GRAPH_DOT=<dir> writes it there as Graphviz (graph_<n>.dot, numbered in capture order
+// across the process).
+inline cudaGraphExec_t instantiate_graph(cudaGraph_t g, cudaStream_t s) {
   cudaGraphExec_t exec;
-  SYMM_CUDA_CHECK(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal));
-  for (int i = 0; i < calls; ++i) one();
-  SYMM_CUDA_CHECK(cudaStreamEndCapture(s, &g));
   if (std::getenv("SYMM_TEST_GRAPH_CHAIN") != nullptr) chain_graph(g);
   if (const char* dir = std::getenv("SYMM_DEBUG_GRAPH_DOT"); dir && *dir) {
     static std::atomic<int> n{0};
@@ -158,6 +157,17 @@ inline cudaGraphExec_t capture_graph(cudaStream_t s, const std::function<void()>
     SYMM_CUDA_CHECK(cudaStreamSynchronize(s));
   }
   return exec;
+}
+
+// `calls` back-to-back calls of `one`, captured on `s` (this thread's capture) into a graph made
+// ready by instantiate_graph. One rank's graph: the benches replay through ReplayGraph
+// (team_graph.h), which captures a team whose ranks share a GPU into one graph instead.
+inline cudaGraphExec_t capture_graph(cudaStream_t s, const std::function<void()>& one, int calls) {
+  cudaGraph_t g;
+  SYMM_CUDA_CHECK(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal));
+  for (int i = 0; i < calls; ++i) one();
+  SYMM_CUDA_CHECK(cudaStreamEndCapture(s, &g));
+  return instantiate_graph(g, s);
 }
 
 // Median, p10 and p90 per call (us) of n samples timed between events[2i] and events[2i+1],
@@ -198,12 +208,14 @@ class SampleTimer {
   Stats time(const std::function<void()>& one, bool graph, int calls, int warmup, const std::function<void()>& settle,
              const std::function<void()>& in_flight = nullptr) {
     cudaStream_t s = rt_.stream();
-    cudaGraphExec_t exec = graph ? capture_graph(s, one, calls) : nullptr;
+    // A team whose ranks share a GPU captures one graph, launched and timed by rank 0 (team_graph.h).
+    std::optional<ReplayGraph> g;
+    if (graph) g.emplace(rt_, one, calls);
     // A team: no rank launches into a peer still instantiating its graph (which may wait for the device).
     if (graph && rt_.team()) rt_.barrier();
     auto sample = [&]() {
       if (graph)
-        SYMM_CUDA_CHECK(cudaGraphLaunch(exec, s));
+        g->launch();
       else
         for (int i = 0; i < calls; ++i) one();
     };
@@ -211,22 +223,26 @@ class SampleTimer {
       sample();
       if (!graph && rt_.team()) settle();
     }
+    if (graph) g->join();
     settle();
     rt_.barrier();
     // A team's eager samples are waited for one by one: the ranks' threads share one CUDA
     // context, and a thread far ahead of a peer whose flag its streams wait on may block inside
     // the driver, where no watchdog runs (bench.cpp's one call per sample says what was seen).
     const bool one_by_one = !graph && rt_.team();
+    const bool timed = !graph || g->launches();  // a team graph: rank 0's events time every rank's calls
     for (int i = 0; i < iters_; ++i) {
-      SYMM_CUDA_CHECK(cudaEventRecord(events_[std::size_t(2 * i)], s));
+      if (timed) SYMM_CUDA_CHECK(cudaEventRecord(events_[std::size_t(2 * i)], s));
       sample();
-      SYMM_CUDA_CHECK(cudaEventRecord(events_[std::size_t(2 * i + 1)], s));
+      if (timed) SYMM_CUDA_CHECK(cudaEventRecord(events_[std::size_t(2 * i + 1)], s));
       if (one_by_one && i + 1 < iters_) settle();
     }
     if (in_flight) in_flight();
+    if (graph) g->join();
     settle();
-    if (exec) SYMM_CUDA_CHECK(cudaGraphExecDestroy(exec));
-    const std::array<double, 3> st = sample_stats(events_, iters_, calls);
+    g.reset();
+    std::array<double, 3> st{0, 0, 0};
+    if (timed) st = sample_stats(events_, iters_, calls);
     double v[3] = {st[0], st[1], st[2]};
     reduce_max(v, 3);
     return Stats{v[0], v[1], v[2]};
