@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "backends/cuda/check.h"
+#include "backends/cuda/team_graph.h"
 
 namespace symm::cuda {
 namespace {
@@ -28,6 +29,20 @@ void* driver_fn(const char* name) {
 
 void check_cu(CUresult r, const char* what) {
   if (r != CUDA_SUCCESS) fail(ErrorCode::kCuda, std::string(what) + " failed: CUresult " + std::to_string(int(r)));
+}
+
+// The node the operation just captured on `s` became: the capture's one dependency of the stream.
+void* captured_node(cudaStream_t s) {
+  cudaStreamCaptureStatus st = cudaStreamCaptureStatusNone;
+  const cudaGraphNode_t* deps = nullptr;
+  std::size_t n = 0;
+  SYMM_CUDA_CHECK(cudaStreamGetCaptureInfo(s, &st, nullptr, nullptr, &deps, nullptr, &n));
+  if (st != cudaStreamCaptureStatusActive || n != 1)
+    fail(ErrorCode::kInternal,
+         "a plan flag in a team graph's capture: the stream is not capturing, or its last "
+         "operation left " +
+             std::to_string(n) + " dependencies (expected 1)");
+  return deps[0];
 }
 
 }  // namespace
@@ -80,11 +95,14 @@ void PlanExec::write_flag(int s, int peer, uint32_t slot, uint32_t value) {
   check_cu(reinterpret_cast<WriteFn>(write_fn_)(stream(s), CUdeviceptr(h_.pad_peer[peer] + slot), value,
                                                 CU_STREAM_WRITE_VALUE_DEFAULT),
            "cuStreamWriteValue32");
+  // In a team graph (team_graph.h) the flag is also an edge: from this node to its wait's.
+  if (FlagEdges* e = capturing_team_edges()) e->add_write(h_.rank, peer, slot, value, captured_node(stream(s)));
 }
 
 void PlanExec::wait_flag(int s, uint32_t slot, uint32_t value) {
   const CUdeviceptr a = CUdeviceptr(h_.pad_local + slot);
   check_cu(reinterpret_cast<WriteFn>(wait_fn_)(stream(s), a, value, CU_STREAM_WAIT_VALUE_EQ), "cuStreamWaitValue32");
+  if (FlagEdges* e = capturing_team_edges()) e->add_wait(h_.rank, slot, value, captured_node(stream(s)));
   // Consume: back to 0 for the next call (stream-ordered after the wait). With the default
   // flags: the driver's v2 entry point (what version 12000 returns) refuses
   // CU_STREAM_WRITE_VALUE_NO_MEMORY_BARRIER with CUDA_ERROR_INVALID_VALUE (seen on an H200), and a

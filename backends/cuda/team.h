@@ -21,6 +21,8 @@
 #include <string>
 #include <vector>
 
+#include "backends/cuda/flag_edges.h"
+
 namespace symm::cuda {
 
 // ---- placement ------------------------------------------------------------------------
@@ -77,6 +79,8 @@ class Team {
   // Wakes every waiting rank, which then throws; later meetings throw at once. The first reason wins.
   void abort(const std::string& why) noexcept;
   bool aborted() const;
+  // The cross-rank flags of the team graph being captured (team_graph.h), shared by the ranks.
+  FlagEdges& flag_edges() { return flag_edges_; }
 
  private:
   // One meeting, every callback under the lock: on_arrive (this rank's contribution), then
@@ -101,6 +105,7 @@ class Team {
   std::vector<double> acc_;     // reduce_max's accumulator
   std::vector<double> result_;  // and its result, read after the meeting
   std::vector<void*> ptrs_, ptrs_result_;
+  FlagEdges flag_edges_;
 };
 
 // Runs fn(rank) on one thread per rank and joins them all. The first rank that throws aborts the

@@ -516,18 +516,15 @@ class Bench {
                                   const std::vector<T>& input, std::size_t out_count, const LaunchPlan& plan) {
     const Buffers b = buffers(c, op, bytes);
     upload_and_poison(b, input, out_count);
-    cudaGraphExec_t exec = capture(enqueue(c, op, t, bytes, count, &plan), 1);
+    // A team whose ranks share a GPU: one graph of every rank's call, replayed by rank 0 (team_graph.h).
+    ReplayGraph g(rt_, enqueue(c, op, t, bytes, count, &plan), 1);
     // A team: no rank replays into a peer still instantiating its graph (which may wait for the device).
     if (team()) rt_.barrier();
-    for (int i = 0; i < o_.replays; ++i) SYMM_CUDA_CHECK(cudaGraphLaunch(exec, rt_.stream()));
+    for (int i = 0; i < o_.replays; ++i) g.launch();
+    g.join();
     settle(c, bytes);
     rt_.sync();
-    SYMM_CUDA_CHECK(cudaGraphExecDestroy(exec));
     return download<T>(b, out_count);
-  }
-
-  cudaGraphExec_t capture(const std::function<void()>& one, int calls) {
-    return capture_graph(rt_.stream(), one, calls);
   }
 
   Stats time_case(const Case& c, Op op, DType t, std::size_t bytes, std::size_t count, const LaunchPlan& plan,

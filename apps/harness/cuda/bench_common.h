@@ -17,13 +17,16 @@
 #include <fstream>
 #include <functional>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "backends/cuda/check.h"
+#include "backends/cuda/graph_capture.h"
 #include "backends/cuda/runtime.h"
+#include "backends/cuda/team_graph.h"
 #include "core/common.h"
 
 namespace symm::cuda {
@@ -98,68 +101,6 @@ inline ncclDataType_t nccl_type(DType t) {
   return t == DType::kBF16 ? ncclBfloat16 : t == DType::kFP16 ? ncclFloat16 : ncclFloat32;
 }
 
-// Testing (SYMM_TEST_GRAPH_CHAIN=1): makes a captured graph one chain, its nodes in a topological
-// order that keeps the capture's order where the edges allow (Kahn's, the lowest capture index
-// first), so a replay runs as the eager calls were enqueued, one node after another.
-inline void chain_graph(cudaGraph_t g) {
-  std::size_t n = 0, m = 0;
-  SYMM_CUDA_CHECK(cudaGraphGetNodes(g, nullptr, &n));
-  std::vector<cudaGraphNode_t> nodes(n);
-  SYMM_CUDA_CHECK(cudaGraphGetNodes(g, nodes.data(), &n));
-  SYMM_CUDA_CHECK(cudaGraphGetEdges(g, nullptr, nullptr, nullptr, &m));
-  std::vector<cudaGraphNode_t> from(m), to(m);
-  SYMM_CUDA_CHECK(cudaGraphGetEdges(g, from.data(), to.data(), nullptr, &m));
-  std::map<cudaGraphNode_t, std::size_t> index;
-  for (std::size_t i = 0; i < n; ++i) index[nodes[i]] = i;
-  std::vector<std::vector<std::size_t>> out(n);
-  std::vector<std::size_t> indeg(n, 0);
-  std::set<std::pair<std::size_t, std::size_t>> has;
-  for (std::size_t e = 0; e < m; ++e) {
-    const std::size_t a = index.at(from[e]), b = index.at(to[e]);
-    out[a].push_back(b), ++indeg[b], has.insert({a, b});
-  }
-  std::set<std::size_t> ready;
-  for (std::size_t i = 0; i < n; ++i)
-    if (!indeg[i]) ready.insert(i);
-  std::size_t prev = n;
-  while (!ready.empty()) {
-    const std::size_t i = *ready.begin();
-    ready.erase(ready.begin());
-    if (prev != n && !has.count({prev, i}))
-      SYMM_CUDA_CHECK(cudaGraphAddDependencies(g, &nodes[prev], &nodes[i], nullptr, 1));
-    prev = i;
-    for (std::size_t b : out[i])
-      if (--indeg[b] == 0) ready.insert(b);
-  }
-}
-
-// `calls` back-to-back calls of `one`, captured on `s` into an instantiated graph, uploaded to
-// the device and waited for: a graph's first launch otherwise uploads it then, and in an
-// in-process team that upload may wait behind a peer's stream already parked on a flag of this
-// rank (the callers meet after this, before any rank launches). Testing: SYMM_TEST_NO_GRAPH_UPLOAD=1
-// leaves the upload to the first launch; SYMM_DEBUG_GRAPH_DOT=<dir> writes each captured graph
-// there as Graphviz (graph_<n>.dot, numbered in capture order across the process).
-inline cudaGraphExec_t capture_graph(cudaStream_t s, const std::function<void()>& one, int calls) {
-  cudaGraph_t g;
-  cudaGraphExec_t exec;
-  SYMM_CUDA_CHECK(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal));
-  for (int i = 0; i < calls; ++i) one();
-  SYMM_CUDA_CHECK(cudaStreamEndCapture(s, &g));
-  if (std::getenv("SYMM_TEST_GRAPH_CHAIN") != nullptr) chain_graph(g);
-  if (const char* dir = std::getenv("SYMM_DEBUG_GRAPH_DOT"); dir && *dir) {
-    static std::atomic<int> n{0};
-    const std::string path = std::string(dir) + "/graph_" + std::to_string(n++) + ".dot";
-    SYMM_CUDA_CHECK(cudaGraphDebugDotPrint(g, path.c_str(), cudaGraphDebugDotFlagsVerbose));
-  }
-  SYMM_CUDA_CHECK(cudaGraphInstantiate(&exec, g, 0));
-  SYMM_CUDA_CHECK(cudaGraphDestroy(g));
-  if (std::getenv("SYMM_TEST_NO_GRAPH_UPLOAD") == nullptr) {
-    SYMM_CUDA_CHECK(cudaGraphUpload(exec, s));
-    SYMM_CUDA_CHECK(cudaStreamSynchronize(s));
-  }
-  return exec;
-}
-
 // Median, p10 and p90 per call (us) of n samples timed between events[2i] and events[2i+1],
 // each sample holding `calls` calls (the events have completed).
 inline std::array<double, 3> sample_stats(const std::vector<cudaEvent_t>& events, int n, int calls) {
@@ -198,12 +139,14 @@ class SampleTimer {
   Stats time(const std::function<void()>& one, bool graph, int calls, int warmup, const std::function<void()>& settle,
              const std::function<void()>& in_flight = nullptr) {
     cudaStream_t s = rt_.stream();
-    cudaGraphExec_t exec = graph ? capture_graph(s, one, calls) : nullptr;
+    // A team whose ranks share a GPU captures one graph, launched and timed by rank 0 (team_graph.h).
+    std::optional<ReplayGraph> g;
+    if (graph) g.emplace(rt_, one, calls);
     // A team: no rank launches into a peer still instantiating its graph (which may wait for the device).
     if (graph && rt_.team()) rt_.barrier();
     auto sample = [&]() {
       if (graph)
-        SYMM_CUDA_CHECK(cudaGraphLaunch(exec, s));
+        g->launch();
       else
         for (int i = 0; i < calls; ++i) one();
     };
@@ -211,22 +154,26 @@ class SampleTimer {
       sample();
       if (!graph && rt_.team()) settle();
     }
+    if (graph) g->join();
     settle();
     rt_.barrier();
     // A team's eager samples are waited for one by one: the ranks' threads share one CUDA
     // context, and a thread far ahead of a peer whose flag its streams wait on may block inside
     // the driver, where no watchdog runs (bench.cpp's one call per sample says what was seen).
     const bool one_by_one = !graph && rt_.team();
+    const bool timed = !graph || g->launches();  // a team graph: rank 0's events time every rank's calls
     for (int i = 0; i < iters_; ++i) {
-      SYMM_CUDA_CHECK(cudaEventRecord(events_[std::size_t(2 * i)], s));
+      if (timed) SYMM_CUDA_CHECK(cudaEventRecord(events_[std::size_t(2 * i)], s));
       sample();
-      SYMM_CUDA_CHECK(cudaEventRecord(events_[std::size_t(2 * i + 1)], s));
+      if (timed) SYMM_CUDA_CHECK(cudaEventRecord(events_[std::size_t(2 * i + 1)], s));
       if (one_by_one && i + 1 < iters_) settle();
     }
     if (in_flight) in_flight();
+    if (graph) g->join();
     settle();
-    if (exec) SYMM_CUDA_CHECK(cudaGraphExecDestroy(exec));
-    const std::array<double, 3> st = sample_stats(events_, iters_, calls);
+    g.reset();
+    std::array<double, 3> st{0, 0, 0};
+    if (timed) st = sample_stats(events_, iters_, calls);
     double v[3] = {st[0], st[1], st[2]};
     reduce_max(v, 3);
     return Stats{v[0], v[1], v[2]};

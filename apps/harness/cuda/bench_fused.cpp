@@ -323,16 +323,13 @@ class FusedBench {
   std::vector<double> run_replays(const std::function<void()>& one, void* out, std::size_t count) {
     SYMM_CUDA_CHECK(cudaMemsetAsync(out, 0xFF, count * sizeof(T), rt_.stream()));
     rt_.barrier();
-    cudaGraphExec_t exec = capture(one, 1);
+    // A team whose ranks share a GPU: one graph of every rank's call, replayed by rank 0 (team_graph.h).
+    ReplayGraph g(rt_, one, 1);
     if (team()) rt_.barrier();  // no rank replays into a peer still instantiating its graph
-    for (int i = 0; i < o_.replays; ++i) SYMM_CUDA_CHECK(cudaGraphLaunch(exec, rt_.stream()));
+    for (int i = 0; i < o_.replays; ++i) g.launch();
+    g.join();
     sync_all(true);
-    SYMM_CUDA_CHECK(cudaGraphExecDestroy(exec));
     return download<T>(out, count);
-  }
-
-  cudaGraphExec_t capture(const std::function<void()>& one, int calls) {
-    return capture_graph(rt_.stream(), one, calls);
   }
 
   Stats time_case(const std::function<void()>& one, bool graph, int calls, bool plan) {
