@@ -291,7 +291,9 @@ int calibrate_rank(Runtime& rt, const calib::CalibPlan& plan, std::size_t half, 
   c.device_row("device_copy_engines", engines);
   const int all = std::min(sms, kResidentBlocks);  // every block of a program resident
 
-  for (bool graph : {true, false}) c.row("launch", 1, graph, 0, c.program(P::kEmpty, kVecBytes, 1), 200);
+  // Launched as the bench launches device programs (programmatic dependent launch where ranks
+  // have a GPU each), so launch_*_us are what a bench row pays.
+  for (bool graph : {true, false}) c.row("launch", 1, graph, 0, c.program(P::kEmptyPdl, kVecBytes, 1), 200);
   for (int n : plan.rounds) {
     if (!peers) break;
     const std::size_t b = std::size_t(n) * kVecBytes;

@@ -16,6 +16,7 @@ namespace symm::cuda {
 // The device programs calibrate runs (calibrate_kernels.cu).
 enum class CalibProgram {
   kEmpty,
+  kEmptyPdl,  // the same, launched as the bench launches device programs (programmatic dependent launch)
   kPingPongRelaxed,
   kPingPongAcqRel,
   kPingPongStore,

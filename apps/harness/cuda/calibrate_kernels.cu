@@ -24,6 +24,9 @@ void launch_calib(CalibProgram p, const DeviceHandle& h, const CollArgs& a, int 
   using namespace calib;
   switch (p) {
     case CalibProgram::kEmpty: go<Empty>(h, a, blocks, s); break;
+    case CalibProgram::kEmptyPdl:
+      launch_program_kernel<Empty, bf16>(h, a, blocks, kDefaultThreads, s, /*pdl=*/h.gpu_ranks <= 1);
+      break;
     case CalibProgram::kPingPongRelaxed: go<PingPongRelaxed, true>(h, a, blocks, s); break;
     case CalibProgram::kPingPongAcqRel: go<PingPongAcqRel, true>(h, a, blocks, s); break;
     case CalibProgram::kPingPongStore: go<PingPongStore, true>(h, a, blocks, s); break;
