@@ -266,12 +266,16 @@ class FusedBench {
 
   bool team() const { return rt_.team() != nullptr; }
 
-  // SMs of this GPU over the ranks that share it (FusedArgs::sms).
+  // SMs of this GPU over the ranks that share it (FusedArgs::sms), less 2 per rank when they share
+  // it: a copy between two ranks of one GPU is a device-to-device copy that may need an SM, and
+  // the tile programs' blocks (one per SM) spin until those copies land (ag_mm.ce_tile_gemm timed
+  // out at 2 ranks on an H200 with every SM taken: experiments/results/h200x1/tile_fused).
   int sms_per_rank() const {
     int dev = 0, sms = 0;
     SYMM_CUDA_CHECK(cudaGetDevice(&dev));
     SYMM_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
-    const int per = sms / std::max(rt_.handle().gpu_ranks, 1);
+    const int ranks = std::max(rt_.handle().gpu_ranks, 1);
+    const int per = sms / ranks - (ranks > 1 ? 2 : 0);
     return per > 0 ? per : 1;
   }
   // Whether one of `algos` is a tile program (then the tile_gemm baseline row runs beside cublaslt).

@@ -35,8 +35,8 @@ for w in 2 4; do
 done
 }
 T=$DIR/timing.log; : > "$T"
-step 55 "$T" "time world 2 ag_mm" $B --world 2 --op ag_mm --algo tiles --shape 8b,70b --m 4096,16384 --mode both --iters 5 --warmup 1 --machine "$M" --csv "$DIR/tile_fused_ag_mm_w2_$M.csv"
+step 55 "$T" "time world 2 ag_mm" $B --world 2 --op ag_mm --algo tiles,ce --shape 8b,70b --m 4096,16384 --mode both --iters 5 --warmup 1 --machine "$M" --csv "$DIR/tile_fused_ag_mm_w2_$M.csv"
 step 55 "$T" "time world 2 mm_rs" $B --world 2 --op mm_rs --algo tiles,tiles_push --shape 8b,70b --m 4096,16384 --mode both --iters 5 --warmup 1 --machine "$M" --csv "$DIR/tile_fused_mm_rs_w2_$M.csv"
-step 35 "$T" "time world 1" $B --world 1 --op ag_mm,mm_rs --algo tiles --shape 8b,70b --m 4096,16384 --mode graph --iters 5 --warmup 1 --machine "$M" --csv "$DIR/tile_fused_w1_$M.csv"
+step 35 "$T" "time world 1 (one process, NCCL of one rank)" $B --op ag_mm,mm_rs --algo tiles --shape 8b,70b --m 4096,16384 --mode graph --iters 5 --warmup 1 --machine "$M" --csv "$DIR/tile_fused_w1_$M.csv"
 grep -E "^###|FAIL|rror|check failure|skip|timed out" "$L" "$T"
 grep -vE "^#" "$T" | grep -E "tile|cublaslt" | head -80
