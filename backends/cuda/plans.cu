@@ -7,6 +7,7 @@
 #include "backends/cuda/plan_exec.h"
 #include "backends/cuda/program_kernel.cuh"
 #include "backends/cuda/residency.h"
+#include "backends/cuda/tile_fused.h"
 #include "core/algos/local_reduce_ring.h"
 #include "core/dispatch.h"
 
@@ -38,13 +39,19 @@ class CudaHost : public RankView {
   using RankView::RankView;
   template <class Program, class T>
   void launch(int s, const CollArgs& a, int blocks) {
-    // A kernel that waits for peers needs every rank's blocks resident (in-process teams); the
-    // plans' local kernels wait for no one (their inputs arrived behind stream waits).
-    if constexpr (!std::is_same_v<Program, LocalReduceRing> && !std::is_same_v<Program, SumPeerSlots> &&
-                  !std::is_same_v<Program, PushToPeers>)
-      check_residency(reinterpret_cast<const void*>(&program_kernel<Program, T>), h_, blocks, x_.threads(),
-                      "a host plan's device program");
-    launch_program_kernel<Program, T>(h_, a, blocks, x_.threads(), x_.stream(s), /*pdl=*/false);
+    // The tile programs (issue 24) run on the wgmma kernel, which walks the same tiles with the
+    // same flags (tile_fused.h); every other program on the generic program kernel.
+    if constexpr (kTileProgramOf<Program> != TileProgram::kNone) {
+      launch_tile_program(kTileProgramOf<Program>, DTypeOf<T>::value, h_, a.mat, blocks, x_.stream(s));
+    } else {
+      // A kernel that waits for peers needs every rank's blocks resident (in-process teams); the
+      // plans' local kernels wait for no one (their inputs arrived behind stream waits).
+      if constexpr (!std::is_same_v<Program, LocalReduceRing> && !std::is_same_v<Program, SumPeerSlots> &&
+                    !std::is_same_v<Program, PushToPeers>)
+        check_residency(reinterpret_cast<const void*>(&program_kernel<Program, T>), h_, blocks, x_.threads(),
+                        "a host plan's device program");
+      launch_program_kernel<Program, T>(h_, a, blocks, x_.threads(), x_.stream(s), /*pdl=*/false);
+    }
   }
   void copy_engine(int s, void* dst, const void* src, std::size_t bytes) {
     SYMM_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, x_.stream(s)));

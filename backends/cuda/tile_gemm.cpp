@@ -30,10 +30,12 @@ EncodeFn encode_fn() {
   return fn;
 }
 
+}  // namespace
+
 // A row-major matrix (rows x cols, row stride ld elements) read in boxes of box_cols x box_rows,
 // 128-byte swizzled (the wgmma operand layout), elements outside the matrix read as zero.
-CUtensorMap tensor_map(const void* base, DType t, uint64_t rows, uint64_t cols, uint64_t ld, uint32_t box_cols,
-                       uint32_t box_rows) {
+CUtensorMap tile::tensor_map(const void* base, DType t, uint64_t rows, uint64_t cols, uint64_t ld, uint32_t box_cols,
+                             uint32_t box_rows) {
   CUtensorMap m;
   const cuuint64_t dims[2] = {cols, rows};
   const cuuint64_t strides[1] = {ld * 2};
@@ -49,8 +51,6 @@ CUtensorMap tensor_map(const void* base, DType t, uint64_t rows, uint64_t cols, 
                                ")");
   return m;
 }
-
-}  // namespace
 
 std::string TileGemmShape::str() const {
   return "tile 128x" + std::to_string(tile_n) + "x64, " + std::to_string(stages) + " stages, " + std::to_string(tiles) +
@@ -77,8 +77,9 @@ TileGemmShape tile_gemm_shape(const GemmArgs& g, const TileGemmOptions& o) {
 
 void tile_gemm(cudaStream_t stream, const GemmArgs& g, const TileGemmOptions& o) {
   const TileGemmShape s = tile_gemm_shape(g, o);
-  const CUtensorMap ta = tensor_map(g.a, g.dtype, uint64_t(g.m), uint64_t(g.k), g.lda, tile::kTileK, tile::kTileM);
-  const CUtensorMap tb = tensor_map(g.b, g.dtype, uint64_t(g.k), uint64_t(g.n), g.ldb, 64, tile::kTileK);
+  const CUtensorMap ta =
+      tile::tensor_map(g.a, g.dtype, uint64_t(g.m), uint64_t(g.k), g.lda, tile::kTileK, tile::kTileM);
+  const CUtensorMap tb = tile::tensor_map(g.b, g.dtype, uint64_t(g.k), uint64_t(g.n), g.ldb, 64, tile::kTileK);
   tile::TileGemmParams p;
   p.c = g.c, p.c_in = g.c_in, p.ldc = g.ldc, p.m = g.m, p.n = g.n, p.k = g.k;
   p.grid = tile::tile_grid(g.m, g.n, s.tile_n, o.group);

@@ -11,6 +11,12 @@
 
 namespace symm::cuda::tile {
 
+// A row-major matrix (rows x cols, row stride ld elements of t, bf16 or fp16) read in boxes of
+// box_cols x box_rows, 128-byte swizzled (the wgmma operand layout), elements outside the matrix
+// read as zero (tile_gemm.cpp; host only: throws symm::Error on a refusal of the driver).
+CUtensorMap tensor_map(const void* base, DType t, uint64_t rows, uint64_t cols, uint64_t ld, uint32_t box_cols,
+                       uint32_t box_rows);
+
 // The ring depth compiled for a tile width (0: not compiled).
 int stages_of(int tile_n);
 // The persistent kernel for (tile_n, bf16 or fp16) on `blocks` blocks; cudaErrorInvalidValue for

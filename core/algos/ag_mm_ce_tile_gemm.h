@@ -30,6 +30,43 @@
 
 namespace symm {
 
+// The tile list of AgMmTiles in the order chunks arrive, and the flag each segment of it waits
+// on: the one description of the walk, shared by the device program below and the CUDA backend's
+// wgmma kernel (backends/cuda/tile_fused.cu), which runs this program's protocol on its own tiles.
+// Segment 0: my rows (read from my shard, no wait); segment 1 + k * (w-1) + (i-1): chunk k of peer
+// (me - i) mod w (read from the gathered A, after acquiring data flag (k, that peer)).
+struct AgMmTileWalk {
+  uint32_t rows = 0, cr = 0, n = 0, bn = kTileN, segments = 0;
+  int me = 0, w = 1;
+  uint32_t seg = 0, seg_first = 0, seg_rows = 0;  // t's segment, its first tile, its rows (seek)
+
+  SYMM_HD AgMmTileWalk(const MatArgs& p, int rank, int world, uint32_t tile_n = kTileN)
+      : rows(p.m / uint32_t(world)), cr(p.chunk_rows), n(p.n), bn(tile_n), me(rank), w(world) {
+    const uint32_t chunks = (rows + cr - 1) / cr;
+    segments = 1 + chunks * uint32_t(w - 1);
+  }
+  // Walks forward to tile t's segment (t only grows between calls); false when t is past the end.
+  SYMM_HD bool seek(uint32_t t) {
+    for (;;) {
+      if (seg >= segments) return false;
+      const uint32_t k = chunk();
+      seg_rows = seg ? (rows - k * cr < cr ? rows - k * cr : cr) : rows;
+      const uint32_t tiles = TileGrid(seg_rows, n, bn).tiles();
+      if (t < seg_first + tiles) return true;
+      seg_first += tiles;
+      ++seg;
+    }
+  }
+  SYMM_HD TileGrid grid() const { return TileGrid(seg_rows, n, bn); }
+  SYMM_HD uint32_t local(uint32_t t) const { return t - seg_first; }  // t's index in its segment's grid
+  SYMM_HD uint32_t chunk() const { return seg ? (seg - 1) / uint32_t(w - 1) : 0; }
+  SYMM_HD int peer() const { return seg ? (me + w - int(1 + (seg - 1) % uint32_t(w - 1))) % w : me; }
+  // The data flag segment seg > 0 acquires.
+  SYMM_HD uint32_t flag_slot() const { return pad::plan_flag(pad::kPlanData, int(chunk()), peer()); }
+  // The segment's first row of C, and of the gathered A (segment 0: of C only; A is the shard).
+  SYMM_HD std::size_t row0() const { return std::size_t(peer()) * rows + std::size_t(chunk()) * cr; }
+};
+
 // The device program. CollArgs::mat: a = my shard (rows x k), a2 = the gathered A (m x k,
 // symmetric), b (k x n), c (m x n), chunk_rows = rows per progress flag.
 // kFaultNoWait (tests only): a peer chunk's tiles are computed without acquiring its flag.
@@ -38,42 +75,24 @@ struct AgMmTiles {
   template <class T, class Ctx>
   SYMM_HD static void run(Ctx& ctx, const CollArgs& ca) {
     const MatArgs& p = ca.mat;
-    const int me = ctx.rank(), w = ctx.world();
-    const uint32_t rows = p.m / uint32_t(w), cr = p.chunk_rows;
-    const uint32_t chunks = (rows + cr - 1) / cr;
     const T* a = static_cast<const T*>(p.a);
     const T* gathered = static_cast<const T*>(p.a2);
     const T* b = static_cast<const T*>(p.b);
     T* c = static_cast<T*>(p.c);
-    // Segment 0: my rows; segment 1 + k * (w-1) + (i-1): chunk k of peer (me - i) mod w.
-    const uint32_t segments = 1 + chunks * uint32_t(w - 1);
-    uint32_t acquired = 0;            // the last segment whose flag this block acquired (0: none needed)
-    uint32_t seg = 0, seg_first = 0;  // the segment of tile t and the index of its first tile
-    for (uint32_t t = uint32_t(ctx.block());; t += uint32_t(ctx.blocks())) {
-      // Walk forward to t's segment (t only grows).
-      uint32_t seg_rows = 0;
-      for (;;) {
-        if (seg >= segments) return;
-        const uint32_t k = seg ? (seg - 1) / uint32_t(w - 1) : 0;
-        seg_rows = seg ? (rows - k * cr < cr ? rows - k * cr : cr) : rows;
-        const uint32_t tiles = TileGrid(seg_rows, p.n).tiles();
-        if (t < seg_first + tiles) break;
-        seg_first += tiles;
-        ++seg;
-      }
-      const TileGrid g(seg_rows, p.n);
-      if (seg == 0) {  // my own rows: C[me's rows] from my shard
-        gemm_tile<T>(ctx, g, t - seg_first, c + std::size_t(me) * rows * p.n, p.n, a, p.k, b, p.k);
+    AgMmTileWalk walk(p, ctx.rank(), ctx.world());
+    uint32_t acquired = 0;  // the last segment whose flag this block acquired (0: none needed)
+    for (uint32_t t = uint32_t(ctx.block()); walk.seek(t); t += uint32_t(ctx.blocks())) {
+      const TileGrid g = walk.grid();
+      const std::size_t row0 = walk.row0();
+      if (walk.seg == 0) {  // my own rows: C[me's rows] from my shard
+        gemm_tile<T>(ctx, g, walk.local(t), c + row0 * p.n, p.n, a, p.k, b, p.k);
         continue;
       }
-      const uint32_t k = (seg - 1) / uint32_t(w - 1), i = 1 + (seg - 1) % uint32_t(w - 1);
-      const int q = (me + w - int(i)) % w;
-      if (!kFaultNoWait && acquired != seg) {
-        ctx.wait(pad::plan_flag(pad::kPlanData, int(k), q), 1, MemOrder::kAcquire);
-        acquired = seg;
+      if (!kFaultNoWait && acquired != walk.seg) {
+        ctx.wait(walk.flag_slot(), 1, MemOrder::kAcquire);
+        acquired = walk.seg;
       }
-      const std::size_t row0 = std::size_t(q) * rows + std::size_t(k) * cr;
-      gemm_tile<T>(ctx, g, t - seg_first, c + row0 * p.n, p.n, gathered + row0 * p.k, p.k, b, p.k);
+      gemm_tile<T>(ctx, g, walk.local(t), c + row0 * p.n, p.n, gathered + row0 * p.k, p.k, b, p.k);
     }
   }
 };

@@ -37,11 +37,46 @@
 
 namespace symm {
 
+// The protocol of MmRsTiles as plain functions: the one description of it, shared by the device
+// program below and the CUDA backend's wgmma kernel (backends/cuda/tile_fused.cu), which runs it
+// on its own (wider) tiles: grids are passed in, everything else is a function of them.
 struct MmRsTileLayout {
   static constexpr int kChannel = 2;  // pad::flag channel of the tile signals
   static constexpr int kCounter = 1;  // pad::counter of the per-call epoch
   static constexpr uint32_t kTileStride = 1u << 10;
   static constexpr uint32_t kReduceRows = 16;  // rows per reduce task (a sub-band of a tile row)
+
+  // The owner of compute round i = 1 .. w: rotated, my own rows last.
+  SYMM_HD static int owner(int me, int w, int i) { return (me + i) % w; }
+  // The first flag value of this call from the block's epoch counter after its advance.
+  SYMM_HD static uint32_t base(uint32_t epoch) { return (epoch - 1) * kTileStride; }
+  // Where producer `me` stores its tiles of owner o's rows, in elements from the start of `work`
+  // of the rank that holds them (push: owner o's slot me; pull: my own buffer at o's rows).
+  SYMM_HD static std::size_t dst_offset(bool push, int o, int me, uint32_t rows, uint32_t n) {
+    return std::size_t(push ? me : o) * rows * n;
+  }
+  // The signal of block b's count-th tile for owner o: slot in o's pad, value.
+  SYMM_HD static uint32_t signal_slot(int block, int me) { return pad::flag(kChannel, block, me); }
+  SYMM_HD static uint32_t signal_value(uint32_t base, uint32_t count) { return base + count; }
+  // Reduce tasks of my rows, and task u's first row and row count.
+  SYMM_HD static uint32_t tasks(uint32_t rows) { return (rows + kReduceRows - 1) / kReduceRows; }
+  SYMM_HD static uint32_t task_row0(uint32_t u) { return u * kReduceRows; }
+  SYMM_HD static uint32_t task_rows(uint32_t rows, uint32_t u) {
+    return rows - u * kReduceRows < kReduceRows ? rows - u * kReduceRows : kReduceRows;
+  }
+  // The wait before reducing rank r's tile j (of grid g over my rows) on nb blocks: tile j is
+  // block j % nb's (j / nb + 1)-th tile for me.
+  SYMM_HD static uint32_t wait_slot(uint32_t j, uint32_t nb, int r) { return pad::flag(kChannel, int(j % nb), r); }
+  SYMM_HD static uint32_t wait_value(uint32_t base, uint32_t j, uint32_t nb) { return base + j / nb + 1; }
+  // The tiles task u waits for on each rank: tile row (band) of its rows, every column.
+  SYMM_HD static uint32_t task_first_tile(const TileGrid& g, uint32_t u) {
+    return task_row0(u) / uint32_t(kTileM) * g.tn;
+  }
+  // Where task u reads rank r's partial rows, in elements from the start of `work` of the rank
+  // that holds them (push: my slot r; pull: rank r's buffer at my rows).
+  SYMM_HD static std::size_t src_offset(bool push, int r, int me, uint32_t rows, uint32_t n, uint32_t u) {
+    return (std::size_t(push ? r : me) * rows + task_row0(u)) * n;
+  }
 };
 
 // CollArgs::mat: a (M x K/world), b (K/world x N), c (M/world x N), work (symmetric, M x N),
@@ -59,33 +94,28 @@ struct MmRsTiles {
     const T* a = static_cast<const T*>(p.a);
     const T* b = static_cast<const T*>(p.b);
     T* work = static_cast<T*>(p.work);
-    const uint32_t base = (ctx.advance(pad::counter(int(bk), L::kCounter)) - 1) * L::kTileStride;
+    const uint32_t base = L::base(ctx.advance(pad::counter(int(bk), L::kCounter)));
 
     for (int i = 1; i <= w; ++i) {  // 1. compute, owners rotated, my own rows last
-      const int o = (me + i) % w;
-      T* dst = kPush ? ctx.peer(work, o) + std::size_t(me) * rows * p.n : work + std::size_t(o) * rows * p.n;
+      const int o = L::owner(me, w, i);
+      T* dst = (kPush ? ctx.peer(work, o) : work) + L::dst_offset(kPush, o, me, rows, p.n);
       uint32_t count = 0;
       for (uint32_t j = bk; j < g.tiles(); j += nb) {
         gemm_tile<T>(ctx, g, j, dst, p.n, a + std::size_t(o) * rows * p.k, p.k, b, p.k);
-        ctx.signal(o, pad::flag(L::kChannel, int(bk), me), base + ++count, MemOrder::kRelease);
+        ctx.signal(o, L::signal_slot(int(bk), me), L::signal_value(base, ++count), MemOrder::kRelease);
       }
     }
 
     const T* srcs[Ctx::kWorldLimit];
-    const uint32_t tasks = (rows + L::kReduceRows - 1) / L::kReduceRows;
-    for (uint32_t u = bk; u < tasks; u += nb) {  // 2. reduce my rows, a sub-band at a time
-      const uint32_t r0 = u * L::kReduceRows, nr = rows - r0 < L::kReduceRows ? rows - r0 : L::kReduceRows;
-      const uint32_t band = r0 / uint32_t(kTileM);
+    for (uint32_t u = bk; u < L::tasks(rows); u += nb) {  // 2. reduce my rows, a sub-band at a time
+      const uint32_t first = L::task_first_tile(g, u);
       for (int r = 0; r < w; ++r) {
-        for (uint32_t col = 0; col < g.tn && !kFaultNoWait; ++col) {
-          const uint32_t j = band * g.tn + col;
-          ctx.wait(pad::flag(L::kChannel, int(j % nb), r), base + j / nb + 1, MemOrder::kAcquire);
-        }
-        srcs[r] =
-            kPush ? work + (std::size_t(r) * rows + r0) * p.n : ctx.peer(work, r) + (std::size_t(me) * rows + r0) * p.n;
+        for (uint32_t j = first; j < first + g.tn && !kFaultNoWait; ++j)
+          ctx.wait(L::wait_slot(j, nb, r), L::wait_value(base, j, nb), MemOrder::kAcquire);
+        srcs[r] = (kPush ? work : ctx.peer(work, r)) + L::src_offset(kPush, r, me, rows, p.n, u);
       }
-      ctx.template reduce<T>(static_cast<T*>(p.c) + std::size_t(r0) * p.n, srcs, w, std::size_t(nr) * p.n,
-                             ReduceOp::kSum);
+      ctx.template reduce<T>(static_cast<T*>(p.c) + std::size_t(L::task_row0(u)) * p.n, srcs, w,
+                             std::size_t(L::task_rows(rows, u)) * p.n, ReduceOp::kSum);
     }
   }
 };

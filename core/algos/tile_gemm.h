@@ -16,16 +16,19 @@
 
 namespace symm {
 
-// The tile grid of an m x n product (tiles of kTileM x kTileN, the last row / column shorter).
+// The tile grid of an m x n product (tiles of kTileM x bn, the last row / column shorter), tiles
+// numbered row-major. bn is kTileN for the verb mma_tile; the CUDA backend's wgmma kernel, which
+// runs these programs' tile walks and flag protocols on wider tiles (backends/cuda/tile_fused.cu),
+// passes its own width: every walk, flag slot and flag value below is a function of the grid.
 struct TileGrid {
-  uint32_t m = 0, n = 0, tm = 0, tn = 0;
-  SYMM_HD TileGrid(uint32_t rows, uint32_t cols)
-      : m(rows), n(cols), tm((rows + kTileM - 1) / kTileM), tn((cols + kTileN - 1) / kTileN) {}
+  uint32_t m = 0, n = 0, bn = kTileN, tm = 0, tn = 0;
+  SYMM_HD TileGrid(uint32_t rows, uint32_t cols, uint32_t tile_n = kTileN)
+      : m(rows), n(cols), bn(tile_n), tm((rows + kTileM - 1) / kTileM), tn((cols + tile_n - 1) / tile_n) {}
   SYMM_HD uint32_t tiles() const { return tm * tn; }
   SYMM_HD uint32_t row0(uint32_t t) const { return t / tn * kTileM; }
-  SYMM_HD uint32_t col0(uint32_t t) const { return t % tn * kTileN; }
+  SYMM_HD uint32_t col0(uint32_t t) const { return t % tn * bn; }
   SYMM_HD int rows(uint32_t t) const { return int(m - row0(t) < uint32_t(kTileM) ? m - row0(t) : kTileM); }
-  SYMM_HD int cols(uint32_t t) const { return int(n - col0(t) < uint32_t(kTileN) ? n - col0(t) : kTileN); }
+  SYMM_HD int cols(uint32_t t) const { return int(n - col0(t) < bn ? n - col0(t) : bn); }
 };
 
 // Tile t of grid g: C[row0 + ..] = A[row0 + .., :] @ B[:, col0 + ..], leading dimensions lda, n, ldc.

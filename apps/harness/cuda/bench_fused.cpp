@@ -20,6 +20,7 @@
 #include "backends/cuda/runtime.h"
 #include "backends/cuda/team.h"
 #include "backends/cuda/team_run.h"
+#include "backends/cuda/tile_fused.h"
 #include "core/reference.h"
 #include "core/result.h"
 
@@ -30,7 +31,8 @@ namespace {
 struct Case {
   const FusedAlgo* algo = nullptr;  // nullptr: a baseline
   bool nccl = false;                // baseline: with the collective (nccl_cublaslt) or the matmul alone
-  std::string name() const { return algo ? algo->id : nccl ? "nccl_cublaslt" : "cublaslt"; }
+  bool tile = false;                // baseline: the matmul alone as the TileGemm program (tile_fused.h)
+  std::string name() const { return algo ? algo->id : tile ? "tile_gemm" : nccl ? "nccl_cublaslt" : "cublaslt"; }
 };
 
 // Device buffers of one (op, shape, dtype): symmetric ones in the heap, plain ones PlainBuffers
@@ -112,6 +114,7 @@ class FusedBench {
     f.m = s.m, f.n = s.n, f.k = s.k;
     f.dtype = t;
     f.chunk_rows = o_.chunk_rows;
+    f.sms = sms_per_rank();  // the tile programs' persistent blocks: every rank sharing the GPU resident
 
     // The enqueue of each case, on the caller's stream.
     auto baseline = [&, ag](bool with_nccl) -> std::function<void()> {
@@ -136,7 +139,20 @@ class FusedBench {
         if (with_nccl) SYMM_CUDA_CHECK(ncclReduceScatter(part, out, count, nt, ncclSum, comm, st));
       };
     };
+    // The tile programs' matmul alone (core/algos/tile_gemm.h on the wgmma kernel): the product
+    // cublaslt times, on the blocks the tile programs get.
+    auto tile_baseline = [&, ag]() -> std::function<void()> {
+      MatArgs m;
+      m.a = ag ? base_full.get() : a_plain.get();
+      m.b = b.get();
+      m.c = ag ? base_c.get() : base_full.get();
+      m.m = uint32_t(s.m), m.n = uint32_t(s.n), m.k = uint32_t(kl);
+      const int blocks = tile_blocks(f.sms, TileGrid(m.m, m.n).tiles());
+      const DeviceHandle& h = rt_.handle();
+      return [=, &h]() { launch_tile_program(TileProgram::kGemm, t, h, m, blocks, st); };
+    };
     auto enqueue = [&](const Case& cs) -> std::function<void()> {
+      if (cs.tile) return tile_baseline();
       if (!cs.algo) return baseline(cs.nccl);
       const FusedAlgo* al = cs.algo;
       return [=, this]() { exec_.enqueue_fused(*al, f); };
@@ -152,6 +168,7 @@ class FusedBench {
     // A team has no NCCL: its check answer comes from peer copies and cuBLASLt (team_answer).
     if ((o_.baselines || o_.check) && !team()) cases.push_back(Case{nullptr, true});
     if (o_.baselines) cases.push_back(Case{nullptr, false});
+    if (o_.baselines && has_tile_program(algos)) cases.push_back(Case{nullptr, false, true});
     for (const FusedAlgo* a : algos) {
       // A device program that spins for its peers beside a GEMM cannot be kept resident when ranks
       // share a GPU: another rank's GEMM may hold the SMs its blocks need while ours spin (found on
@@ -191,8 +208,9 @@ class FusedBench {
       row.bytes = ag ? fb.gathered : fb.partial;  // the collective's nccl-tests size
       row.git_sha = git_sha();
       row.m = s.m, row.n = s.n, row.k = s.k;
-      double err[2] = {-1, -1};                                              // vs reference, vs nccl_cublaslt
-      const bool checkable = o_.check && !(cs.algo == nullptr && !cs.nccl);  // the matmul alone has no C
+      double err[2] = {-1, -1};  // vs reference, vs nccl_cublaslt
+      // The matmul alone has no C, but ag_mm's tile_gemm computes C from the gathered A: checked.
+      const bool checkable = o_.check && (!(cs.algo == nullptr && !cs.nccl) || (cs.tile && ag));
       if (checkable) {
         const std::size_t out_rows = ag ? s.m : rows;
         auto measure = [&](const std::vector<double>& got) {
@@ -202,7 +220,7 @@ class FusedBench {
         };
         const std::vector<double> got = run_once<T>(enqueue(cs), out_of(cs), c_count);
         measure(got);
-        if (cs.algo == nullptr) base_answer = got;
+        if (cs.algo == nullptr && !cs.tile) base_answer = got;
         if (o_.replays > 0 && cs.algo) measure(run_replays<T>(enqueue(cs), out_of(cs), c_count));
         reduce_max(err, 2);
         const bool bad =
@@ -247,6 +265,25 @@ class FusedBench {
   }
 
   bool team() const { return rt_.team() != nullptr; }
+
+  // SMs of this GPU over the ranks that share it (FusedArgs::sms), less 2 per rank when they share
+  // it: a copy between two ranks of one GPU is a device-to-device copy that may need an SM, and
+  // the tile programs' blocks (one per SM) spin until those copies land (ag_mm.ce_tile_gemm timed
+  // out at 2 ranks on an H200 with every SM taken: experiments/results/h200x1/tile_fused).
+  int sms_per_rank() const {
+    int dev = 0, sms = 0;
+    SYMM_CUDA_CHECK(cudaGetDevice(&dev));
+    SYMM_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
+    const int ranks = std::max(rt_.handle().gpu_ranks, 1);
+    const int per = sms / ranks - (ranks > 1 ? 2 : 0);
+    return per > 0 ? per : 1;
+  }
+  // Whether one of `algos` is a tile program (then the tile_gemm baseline row runs beside cublaslt).
+  static bool has_tile_program(const std::vector<const FusedAlgo*>& algos) {
+    for (const FusedAlgo* a : algos)
+      if (std::string(a->id).find("tile") != std::string::npos) return true;
+    return false;
+  }
 
   // An in-process team's answer to check the fused plans against, in place of nccl_cublaslt's
   // (NCCL refuses ranks that share a GPU): ag_mm, every rank's shard copied from its plain buffer

@@ -1,0 +1,288 @@
+// The tile device programs on the wgmma kernel (tile_fused.h): one persistent, warp-specialised
+// kernel per (tile width, type), the program a run-time argument. Its pieces are tile_gemm.cuh's
+// (TMA producer thread, shared-memory ring, two wgmma consumer warpgroups, register epilogue); what
+// it adds is each core program's walk and flag protocol, taken from the core helpers:
+//
+//   TileGemm   (core/algos/tile_gemm.h): block b takes tiles b, b + blocks, ... of the row-major
+//              grid (symm::TileGrid), as the program does.
+//   AgMmTiles  (core/algos/ag_mm_ce_tile_gemm.h): the tiles of AgMmTileWalk in arrival order. The
+//              PRODUCER thread acquires a segment's data flag (ld.acquire.sys, bounded, as
+//              BlockCtx::wait) before its first TMA load of that segment's rows of the gathered A,
+//              then fence.proxy.async.global: the TMA loads are async-proxy reads, and the fence
+//              orders them after the generic-proxy acquire. The consumers need no wait: their
+//              data arrives through the ring's mbarriers, after the loads the acquire ordered.
+//   MmRsTiles  (core/algos/mm_rs_tile_reduce.h): the rounds over owners (MmRsTileLayout::owner),
+//              every blocks()-th tile of an owner's rows, stored into my `work` (pull) or the
+//              owner's slot (push); after each tile's stores the consumer warpgroups meet on a
+//              named barrier and one thread releases (fence.acq_rel.sys, then st.relaxed.sys, as
+//              BlockCtx::signal) the tile's count into the owner's flag. Then the consumers reduce
+//              my rows task by task: one thread acquires every flag the task needs (the same
+//              slots and values as the program's waits), the named barrier extends the acquire
+//              to the 256 threads, which sum the world sources in fp32 (rank order, as
+//              BlockCtx::reduce). The epoch counter is the program's (pad::counter(b, kCounter)).
+//
+// Every wait is bounded by the handle's timeout and, on expiry, fills the rank's error record
+// (rank, block, slot, expected, seen) and poisons the rank, as BlockCtx::wait does.
+#include <cuda.h>
+
+#include "backends/cuda/block_ctx.cuh"
+#include "backends/cuda/tile_fused.h"
+#include "backends/cuda/tile_gemm.cuh"
+
+namespace symm::cuda::tile {
+namespace {
+
+using L = MmRsTileLayout;
+
+struct ProgramParams {
+  int program = 0;  // TileProgram
+  MatArgs mat;
+};
+
+// BlockCtx::report_timeout (block_ctx.cuh), for a wait of this kernel.
+__device__ void report_timeout(const DeviceHandle& h, uint32_t slot, uint32_t expected, uint32_t seen) {
+  atomicExch(h.poison, 1u);
+  WaitError* e = h.error;
+  if (atomicCAS_system(&e->tripped, 0u, 1u) == 0u) {
+    e->rank = h.rank;
+    e->block = int(blockIdx.x);
+    e->slot = slot;
+    e->expected = expected;
+    e->seen = seen;
+    e->kind = WaitError::kFlag;
+    __threadfence_system();  // the fields before `complete`: the host reads them after it
+    *reinterpret_cast<volatile uint32_t*>(&e->complete) = 1u;
+  }
+}
+
+// One thread: BlockCtx::wait(slot, value, kAcquire)'s spin, bounded, with its poison checks.
+__device__ void wait_acquire(const DeviceHandle& h, uint32_t slot, uint32_t value) {
+  const uint32_t* f = h.pad_local + slot;
+  const long long t0 = clock64();
+  uint32_t v;
+  for (uint32_t polls = 0;; ++polls) {
+    asm volatile("ld.acquire.sys.global.u32 %0, [%1];" : "=r"(v) : "l"(f) : "memory");
+    if (v >= value) return;
+    if ((polls & (detail::kPoisonEvery - 1)) == 0 && detail::poisoned(h.poison)) return;
+    if (static_cast<unsigned long long>(clock64() - t0) > h.timeout_cycles) {
+      report_timeout(h, slot, value, v);
+      return;
+    }
+  }
+}
+
+// One thread, after a barrier that ordered the tile's stores of every consumer thread before it:
+// BlockCtx::signal(peer, slot, value, kRelease).
+__device__ void signal_release(const DeviceHandle& h, int peer, uint32_t slot, uint32_t value) {
+  asm volatile("fence.acq_rel.sys;" ::: "memory");
+  uint32_t* f = h.pad_peer[peer] + slot;
+  asm volatile("st.relaxed.sys.global.u32 [%0], %1;" ::"l"(f), "r"(value) : "memory");
+}
+
+// The two consumer warpgroups (256 threads) meet; the producer warpgroup takes no part.
+__device__ __forceinline__ void consumers_sync() { asm volatile("bar.sync 1, 256;" ::: "memory"); }
+
+template <class T>
+__device__ __forceinline__ T* peer_of(const DeviceHandle& h, T* p, int r) {
+  if (r == h.rank) return p;
+  return reinterpret_cast<T*>(h.heap_peer[r] + (reinterpret_cast<const char*>(p) - h.heap_base));
+}
+
+// dst[i] = sum over s < nsrc of src[s][i] (16-byte vectors of T, fp32 sums in source order), by
+// `nthreads` threads; two vectors per source in flight per thread.
+template <class T>
+__device__ void reduce_vectors(uint4* dst, const uint4* const* src, int nsrc, std::size_t nv, int tid, int nthreads) {
+  constexpr int kU = 2;
+  for (std::size_t i0 = std::size_t(tid); i0 < nv; i0 += std::size_t(kU) * nthreads) {
+    uint4 v[kNodeWorld][kU];
+#pragma unroll
+    for (int s = 0; s < kNodeWorld; ++s)
+#pragma unroll
+      for (int u = 0; u < kU; ++u)
+        if (s < nsrc && i0 + std::size_t(u) * nthreads < nv) v[s][u] = src[s][i0 + std::size_t(u) * nthreads];
+#pragma unroll
+    for (int u = 0; u < kU; ++u) {
+      const std::size_t i = i0 + std::size_t(u) * nthreads;
+      if (i >= nv) continue;
+      float acc[8], f[8];
+      detail::unpack<T>(v[0][u], acc);
+#pragma unroll
+      for (int s = 1; s < kNodeWorld; ++s)
+        if (s < nsrc) {
+          detail::unpack<T>(v[s][u], f);
+#pragma unroll
+          for (int k = 0; k < 8; ++k) acc[k] += f[k];
+        }
+      dst[i] = detail::pack<T>(acc);
+    }
+  }
+}
+
+// TT: the wgmma operand type (TileBF16 / TileF16); T: the same as core's element type.
+template <int BN, class TT, class T>
+__global__ void __launch_bounds__(384, 1)
+    tile_program_kernel(const __grid_constant__ DeviceHandle h, const __grid_constant__ CUtensorMap ta,
+                        const __grid_constant__ CUtensorMap ta2, const __grid_constant__ CUtensorMap tb,
+                        const ProgramParams pp) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  using Cfg = TileConfig<BN>;
+  extern __shared__ uint8_t smem_raw[];
+  __shared__ uint32_t epoch;
+  const Ring ring = ring_at<BN>(smem_raw);
+  const MatArgs& p = pp.mat;
+  const TileProgram prog = TileProgram(pp.program);
+  const bool mm_rs = prog == TileProgram::kMmRsPull || prog == TileProgram::kMmRsPush;
+  const uint32_t bk = blockIdx.x, nb = gridDim.x;
+  const int me = h.rank, w = h.world;
+  if (threadIdx.x == 0) {
+    ring_init<BN>(ring);
+    if (mm_rs) {  // the program's ctx.advance(pad::counter(b, kCounter)): only this block writes it
+      volatile uint32_t* ctr = h.pad_local + pad::counter(int(bk), L::kCounter);
+      const uint32_t v = *ctr + 1;
+      *ctr = v;
+      epoch = v;
+    }
+  }
+  __syncthreads();
+  const int wg = threadIdx.x / 128;
+  const int kblocks = (int(p.k) + kTileK - 1) / kTileK;
+
+  if (wg == 0) {  // ---- the producer: one thread issues every load, in the program's tile order
+    setmaxnreg_dec<40>();
+    if (threadIdx.x != 0) return;
+    tma_prefetch_map(&ta);
+    tma_prefetch_map(&tb);
+    RingPos pos;
+    if (prog == TileProgram::kGemm) {
+      const symm::TileGrid g(p.m, p.n, BN);
+      for (uint32_t t = bk; t < g.tiles(); t += nb)
+        load_tile<BN>(ring, pos, &ta, &tb, int(g.row0(t)), int(g.col0(t)), kblocks);
+    } else if (prog == TileProgram::kAgMm) {
+      tma_prefetch_map(&ta2);
+      AgMmTileWalk walk(p, me, w, BN);
+      uint32_t acquired = 0;  // as the program: the last segment whose flag this block acquired
+      for (uint32_t t = bk; walk.seek(t); t += nb) {
+        const symm::TileGrid g = walk.grid();
+        const uint32_t j = walk.local(t);
+        if (walk.seg == 0) {  // my own rows, from my shard
+          load_tile<BN>(ring, pos, &ta, &tb, int(g.row0(j)), int(g.col0(j)), kblocks);
+          continue;
+        }
+        if (acquired != walk.seg) {
+          wait_acquire(h, walk.flag_slot(), 1);
+          asm volatile("fence.proxy.async.global;" ::: "memory");
+          acquired = walk.seg;
+        }
+        load_tile<BN>(ring, pos, &ta2, &tb, int(walk.row0() + g.row0(j)), int(g.col0(j)), kblocks);
+      }
+    } else {
+      const uint32_t rows = p.m / uint32_t(w);
+      const symm::TileGrid g(rows, p.n, BN);
+      for (int i = 1; i <= w; ++i) {
+        const int o = L::owner(me, w, i);
+        for (uint32_t j = bk; j < g.tiles(); j += nb)
+          load_tile<BN>(ring, pos, &ta, &tb, int(uint32_t(o) * rows + g.row0(j)), int(g.col0(j)), kblocks);
+      }
+    }
+    return;
+  }
+
+  // ---- the consumers: the same walk, each tile's product and store (and mm_rs's signals, reduce)
+  setmaxnreg_inc<232>();
+  const int cw = wg - 1;
+  RingPos pos;
+  float acc[Cfg::kAcc];
+  T* c = static_cast<T*>(p.c);
+  if (prog == TileProgram::kGemm) {
+    const symm::TileGrid g(p.m, p.n, BN);
+    for (uint32_t t = bk; t < g.tiles(); t += nb) {
+      mma_tile<BN, TT>(acc, ring, pos, kblocks, cw);
+      store_tile<BN, TT>(acc, c, nullptr, p.n, int(p.m), int(p.n), int(g.row0(t)), int(g.col0(t)), cw);
+    }
+    return;
+  }
+  if (prog == TileProgram::kAgMm) {
+    AgMmTileWalk walk(p, me, w, BN);
+    for (uint32_t t = bk; walk.seek(t); t += nb) {
+      const symm::TileGrid g = walk.grid();
+      const uint32_t j = walk.local(t);
+      mma_tile<BN, TT>(acc, ring, pos, kblocks, cw);
+      store_tile<BN, TT>(acc, c + walk.row0() * p.n, nullptr, p.n, int(g.m), int(p.n), int(g.row0(j)), int(g.col0(j)),
+                         cw);
+    }
+    return;
+  }
+  const bool push = prog == TileProgram::kMmRsPush;
+  const uint32_t rows = p.m / uint32_t(w);
+  const symm::TileGrid g(rows, p.n, BN);
+  const uint32_t base = L::base(epoch);
+  T* work = static_cast<T*>(p.work);
+  for (int i = 1; i <= w; ++i) {  // 1. compute, owners rotated, my own rows last
+    const int o = L::owner(me, w, i);
+    T* dst = (push ? peer_of(h, work, o) : work) + L::dst_offset(push, o, me, rows, p.n);
+    uint32_t count = 0;
+    for (uint32_t j = bk; j < g.tiles(); j += nb) {
+      mma_tile<BN, TT>(acc, ring, pos, kblocks, cw);
+      store_tile<BN, TT>(acc, dst, nullptr, p.n, int(rows), int(p.n), int(g.row0(j)), int(g.col0(j)), cw);
+      consumers_sync();  // every consumer thread's stores of the tile, before the release
+      ++count;
+      if (threadIdx.x == 128) signal_release(h, o, L::signal_slot(int(bk), me), L::signal_value(base, count));
+    }
+  }
+  for (uint32_t u = bk; u < L::tasks(rows); u += nb) {  // 2. reduce my rows, a sub-band at a time
+    const uint32_t first = L::task_first_tile(g, u);
+    if (threadIdx.x == 128)
+      for (int r = 0; r < w; ++r)
+        for (uint32_t j = first; j < first + g.tn; ++j)
+          wait_acquire(h, L::wait_slot(j, nb, r), L::wait_value(base, j, nb));
+    consumers_sync();  // extends thread 128's acquires to the other consumer threads
+    const uint4* src[kNodeWorld];
+#pragma unroll
+    for (int r = 0; r < kNodeWorld; ++r)
+      src[r] = r < w ? reinterpret_cast<const uint4*>((push ? work : peer_of(h, work, r)) +
+                                                      L::src_offset(push, r, me, rows, p.n, u))
+                     : nullptr;
+    reduce_vectors<T>(reinterpret_cast<uint4*>(c + std::size_t(L::task_row0(u)) * p.n), src, w,
+                      std::size_t(L::task_rows(rows, u)) * p.n / 8, int(threadIdx.x) - 128, 256);
+  }
+#endif
+}
+
+template <int BN, class TT, class T>
+cudaError_t launch(cudaStream_t stream, const DeviceHandle& h, const CUtensorMap& ta, const CUtensorMap& ta2,
+                   const CUtensorMap& tb, const ProgramParams& pp, int blocks) {
+  using Cfg = TileConfig<BN>;
+  static const cudaError_t attr = cudaFuncSetAttribute(tile_program_kernel<BN, TT, T>,
+                                                       cudaFuncAttributeMaxDynamicSharedMemorySize, Cfg::kSmemBytes);
+  if (attr != cudaSuccess) return attr;
+  tile_program_kernel<BN, TT, T><<<blocks, 384, Cfg::kSmemBytes, stream>>>(h, ta, ta2, tb, pp);
+  return cudaGetLastError();
+}
+
+}  // namespace
+
+const void* program_kernel_ptr(int tile_n, bool bf16) {
+  if (tile_n == 256)
+    return bf16 ? reinterpret_cast<const void*>(&tile_program_kernel<256, TileBF16, symm::bf16>)
+                : reinterpret_cast<const void*>(&tile_program_kernel<256, TileF16, symm::fp16>);
+  if (tile_n == 128)
+    return bf16 ? reinterpret_cast<const void*>(&tile_program_kernel<128, TileBF16, symm::bf16>)
+                : reinterpret_cast<const void*>(&tile_program_kernel<128, TileF16, symm::fp16>);
+  return nullptr;
+}
+
+cudaError_t launch_program(cudaStream_t stream, const DeviceHandle& h, const CUtensorMap& ta, const CUtensorMap& ta2,
+                           const CUtensorMap& tb, int program, const MatArgs& a, int tile_n, bool bf16, int blocks) {
+  ProgramParams pp;
+  pp.program = program;
+  pp.mat = a;
+  if (tile_n == 256)
+    return bf16 ? launch<256, TileBF16, symm::bf16>(stream, h, ta, ta2, tb, pp, blocks)
+                : launch<256, TileF16, symm::fp16>(stream, h, ta, ta2, tb, pp, blocks);
+  if (tile_n == 128)
+    return bf16 ? launch<128, TileBF16, symm::bf16>(stream, h, ta, ta2, tb, pp, blocks)
+                : launch<128, TileF16, symm::fp16>(stream, h, ta, ta2, tb, pp, blocks);
+  return cudaErrorInvalidValue;
+}
+
+}  // namespace symm::cuda::tile

@@ -1,0 +1,76 @@
+// The tile programs' walks and flag protocol (core/algos/ag_mm_ce_tile_gemm.h AgMmTileWalk,
+// core/algos/mm_rs_tile_reduce.h MmRsTileLayout) at the verb's tile width and at the CUDA wgmma
+// kernel's wider ones (backends/cuda/tile_fused.cu runs the same helpers on 128 x 256 tiles): every
+// element of C is computed once, and every reduce wait names the flag value its tile's signal writes.
+#include <gtest/gtest.h>
+
+#include <vector>
+
+#include "core/algos/ag_mm_ce_tile_gemm.h"
+#include "core/algos/mm_rs_tile_reduce.h"
+
+namespace symm {
+namespace {
+
+TEST(TileWalks, AgMmCoversEveryElementOnceAtEveryWidth) {
+  for (uint32_t bn : {128u, 256u})
+    for (int w : {1, 2, 4})
+      for (uint32_t nb : {1u, 3u, 7u}) {
+        MatArgs p;
+        p.m = uint32_t(w) * 700, p.n = 520, p.chunk_rows = 256;  // a short last chunk, a short last column
+        std::vector<int> hits(std::size_t(p.m) * p.n, 0);
+        for (int me = 0; me < w; ++me) {
+          std::fill(hits.begin(), hits.end(), 0);
+          for (uint32_t b = 0; b < nb; ++b) {
+            AgMmTileWalk walk(p, me, w, bn);
+            for (uint32_t t = b; walk.seek(t); t += nb) {
+              const TileGrid g = walk.grid();
+              const uint32_t j = walk.local(t);
+              if (walk.seg) {
+                EXPECT_EQ(walk.flag_slot(), pad::plan_flag(pad::kPlanData, int(walk.chunk()), walk.peer()));
+              }
+              EXPECT_NE(walk.seg == 0, walk.peer() != me);
+              for (int r = 0; r < g.rows(j); ++r)
+                for (int c = 0; c < g.cols(j); ++c)
+                  ++hits[(walk.row0() + g.row0(j) + uint32_t(r)) * p.n + g.col0(j) + uint32_t(c)];
+            }
+          }
+          for (int h : hits) ASSERT_EQ(h, 1) << "bn " << bn << " world " << w << " blocks " << nb;
+        }
+      }
+}
+
+TEST(TileWalks, MmRsWaitsMatchTheSignalsAtEveryWidth) {
+  using L = MmRsTileLayout;
+  for (uint32_t bn : {128u, 256u})
+    for (uint32_t nb : {1u, 5u, 66u}) {
+      const int w = 4;
+      const uint32_t rows = 300, n = 1792;
+      const TileGrid g(rows, n, bn);
+      const uint32_t base = L::base(3);
+      // Tile j of rank r is block j % nb's (j / nb + 1)-th: the wait names the signal that follows it.
+
+      for (int r = 0; r < w; ++r)
+        for (uint32_t b = 0; b < nb; ++b) {
+          uint32_t count = 0;
+          for (uint32_t j = b; j < g.tiles(); j += nb) {
+            ++count;
+            EXPECT_EQ(L::wait_slot(j, nb, r), L::signal_slot(int(b), r));
+            EXPECT_EQ(L::wait_value(base, j, nb), L::signal_value(base, count));
+          }
+        }
+      // Every task's waits cover every tile that holds one of its rows.
+      for (uint32_t u = 0; u < L::tasks(rows); ++u) {
+        const uint32_t first = L::task_first_tile(g, u);
+        for (uint32_t row = L::task_row0(u); row < L::task_row0(u) + L::task_rows(rows, u); ++row)
+          for (uint32_t col = 0; col < n; col += bn) {
+            const uint32_t j = row / kTileM * g.tn + col / bn;
+            EXPECT_GE(j, first);
+            EXPECT_LT(j, first + g.tn);
+          }
+      }
+    }
+}
+
+}  // namespace
+}  // namespace symm
