@@ -34,7 +34,7 @@ SHAPES = [("8b", 1792, 4096), ("70b", 3584, 8192)]  # core/fused.h named_shape
 MS = [4096, 8192, 16384]
 TARGET_M = 16384
 WITHIN = {"ag_mm": 1.05, "mm_rs": 1.10}  # of the matmul alone, at TARGET_M
-BASELINES = ("cublaslt", "seq_coll_gemm", "nccl_cublaslt")
+BASELINES = ("cublaslt", "seq_coll_gemm", "nccl_cublaslt", "tile_gemm")
 NOT_MEASURED = "not measured"
 
 
