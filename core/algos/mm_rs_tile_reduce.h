@@ -42,9 +42,18 @@ namespace symm {
 // on its own (wider) tiles: grids are passed in, everything else is a function of them.
 struct MmRsTileLayout {
   static constexpr int kChannel = 2;  // pad::flag channel of the tile signals
-  static constexpr int kCounter = 1;  // pad::counter of the per-call epoch
+  // pad::counter of the per-call epoch: this program's alone. A tile's signal is written by one
+  // block and awaited by another, so every block's epoch must be the same: no other program may
+  // advance this counter, and every call runs the same number of blocks (blocks_of below): a block
+  // that sat out a call would fall behind the others (seen on one H200: M 256 ran 4 blocks, then
+  // M 1536 ran 24, and block 0 waited for epoch 203 from a block at epoch 1).
+  static constexpr int kCounter = 4;
   static constexpr uint32_t kTileStride = 1u << 10;
   static constexpr uint32_t kReduceRows = 16;  // rows per reduce task (a sub-band of a tile row)
+
+  // Blocks of every call: the persistent grid, whatever the shape (`sms` 0: kResidentBlocks); a
+  // block with no tile of its own still advances the epoch and takes its reduce tasks.
+  SYMM_HD static int blocks_of(int sms) { return sms > 0 ? sms : kResidentBlocks; }
 
   // The owner of compute round i = 1 .. w: rotated, my own rows last.
   SYMM_HD static int owner(int me, int w, int i) { return (me + i) % w; }
@@ -142,7 +151,7 @@ struct MmRsTileReduceT {
     c.mat.work = f.work;
     c.mat.m = uint32_t(f.m), c.mat.n = uint32_t(f.n), c.mat.k = uint32_t(f.k / std::size_t(n));
     const uint32_t tiles = TileGrid(uint32_t(f.m / std::size_t(n)), uint32_t(f.n)).tiles();
-    const int blocks = tile_blocks(f.sms, tiles);
+    const int blocks = MmRsTileLayout::blocks_of(f.sms);
 #if !defined(__CUDA_ARCH__)
     if ((tiles + uint32_t(blocks) - 1) / uint32_t(blocks) >= MmRsTileLayout::kTileStride)
       fail(ErrorCode::kInvalidArgument, std::string("mm_rs.") + kDescriptor.name + ": " + std::to_string(tiles) +
