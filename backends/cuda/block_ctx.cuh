@@ -14,293 +14,28 @@
 //  - wait(kAcquire): thread 0 spins with ld.acquire.sys; the bar.sync that follows extends
 //    the acquire to every thread of the block. Consecutive waits share one bar.sync (deferred
 //    to the next non-wait verb): the other threads have nothing to do until all flags arrived.
-//  - put_ll / reduce_ll (flagged packets, NCCL's LL protocol): a packet is one 64-bit word,
-//    (epoch << 32) | data, i.e. {4 data bytes, 4-byte epoch} in memory. The writer stores two
-//    packets per instruction with st.relaxed.sys.global.v2.u64 and the reader polls with
-//    ld.relaxed.sys.global.v2.u64. The PTX memory model treats a vector access as a set of
-//    scalar accesses of its element size (in unspecified order), and an aligned 64-bit scalar
-//    access is single-copy atomic: so the reader sees each packet either entirely old or
-//    entirely new, and a packet whose epoch half equals the epoch it waits for carries this
-//    call's data half. (The .v4.u32 form NCCL uses would put the same bytes on the wire, but the
-//    model only promises 32-bit atomicity for its elements; .v2.u64 states the 8-byte atomicity
-//    the protocol relies on.) Nothing orders packets among themselves, and nothing needs to:
-//    every packet carries its own flag, so no fence and no separate flag. Stale packets hold
-//    older epochs of the same block (core/algos/ll_layout.h), hence the exact-equality test.
-//  - Bounded waits: every wait (flag or packets) gives up after h_.timeout_cycles, records the
-//    first expiry in h_.error (the host polls it) and poisons the rank (h_.poison); a wait whose
-//    first look fails reads the poison word, and again every kPoisonEvery polls, and returns at
-//    once if it is set. A failed call thus drains in microseconds, and an already satisfied
-//    wait pays nothing for the check.
+//  - put_ll / reduce_ll (flagged packets, NCCL's LL protocol): no fence and no separate flag;
+//    every 8-byte packet carries its own epoch, and why that is enough is in ll_packets.cuh.
+//  - Bounded waits: every wait (flag or packets) gives up after h_.timeout_cycles, reports once
+//    and poisons the rank so a failed call drains in microseconds (wait_report.cuh).
+//
+// One concept per header, all included here: vec_math.cuh (vectors of T to fp32 and back, the
+// n-source reduction), ll_packets.cuh (flagged packets), wait_report.cuh (the poison word and the
+// one timeout reporter), multimem.cuh (NVLS PTX), mma_tile.cuh (the verb mma_tile's tile loop);
+// this file holds BlockCtx, the verbs themselves.
 #pragma once
 
-#include <cuda_bf16.h>
-#include <cuda_fp16.h>
-
-#include <type_traits>
+#include <cstddef>
+#include <cstdint>
 
 #include "backends/cuda/device_handle.h"
+#include "backends/cuda/ll_packets.cuh"
+#include "backends/cuda/multimem.cuh"
+#include "backends/cuda/vec_math.cuh"
+#include "backends/cuda/wait_report.cuh"
 #include "core/verbs.h"
 
-namespace symm::cuda {
-
-namespace detail {
-
-// Polls between two looks at the poison word inside a spin loop (a power of two).
-inline constexpr uint32_t kPoisonEvery = 64;
-
-// Has a wait of this rank expired? Device memory, written once by the first expiry.
-__device__ __forceinline__ bool poisoned(const uint32_t* p) {
-  uint32_t v;
-  asm volatile("ld.relaxed.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
-  return v != 0;
-}
-
-template <class T>
-struct Vec {
-  static constexpr int kPer = int(kVecBytes / sizeof(T));
-};
-
-template <class T>
-__device__ __forceinline__ void unpack(const uint4& v, float* f) {
-  if constexpr (std::is_same_v<T, float>) {
-    f[0] = __uint_as_float(v.x);
-    f[1] = __uint_as_float(v.y);
-    f[2] = __uint_as_float(v.z);
-    f[3] = __uint_as_float(v.w);
-  } else {
-    const uint32_t w[4] = {v.x, v.y, v.z, v.w};
-#pragma unroll
-    for (int i = 0; i < 4; ++i) {
-      float2 p;
-      if constexpr (std::is_same_v<T, bf16>)
-        p = __bfloat1622float2(*reinterpret_cast<const __nv_bfloat162*>(&w[i]));
-      else
-        p = __half22float2(*reinterpret_cast<const __half2*>(&w[i]));
-      f[2 * i] = p.x;
-      f[2 * i + 1] = p.y;
-    }
-  }
-}
-
-template <class T>
-__device__ __forceinline__ uint4 pack(const float* f) {
-  uint4 v;
-  if constexpr (std::is_same_v<T, float>) {
-    v.x = __float_as_uint(f[0]);
-    v.y = __float_as_uint(f[1]);
-    v.z = __float_as_uint(f[2]);
-    v.w = __float_as_uint(f[3]);
-  } else {
-    uint32_t w[4];
-#pragma unroll
-    for (int i = 0; i < 4; ++i) {
-      if constexpr (std::is_same_v<T, bf16>) {
-        __nv_bfloat162 p = __floats2bfloat162_rn(f[2 * i], f[2 * i + 1]);
-        w[i] = *reinterpret_cast<uint32_t*>(&p);
-      } else {
-        __half2 p = __floats2half2_rn(f[2 * i], f[2 * i + 1]);
-        w[i] = *reinterpret_cast<uint32_t*>(&p);
-      }
-    }
-    v = make_uint4(w[0], w[1], w[2], w[3]);
-  }
-  return v;
-}
-
-__device__ __forceinline__ float apply(float a, float b, ReduceOp op) {
-  // max/min propagate NaN like symm::combine (fmaxf/fminf would drop it and hide a poisoned,
-  // unwritten source).
-  if (op == ReduceOp::kSum) return a + b;
-  if (a != a || b != b) return a + b;
-  return op == ReduceOp::kMax ? (a > b ? a : b) : (a < b ? a : b);
-}
-
-// kN sources (at most; nsrc <= kN is predicated), kU vectors per thread per step: kN * kU
-// 16-byte loads are in flight per thread before the first use, which is what hides the
-// ~1-2 us NVLink load latency.
-template <class T, int kN, int kU>
-__device__ __forceinline__ void reduce_n(uint4* dst, const uint4* const* src, int nsrc, std::size_t n, ReduceOp op) {
-  constexpr int kPer = Vec<T>::kPer;
-  const std::size_t stride = blockDim.x;
-  std::size_t i = threadIdx.x;
-  for (; i + (kU - 1) * stride < n; i += kU * stride) {
-    uint4 v[kN][kU];
-#pragma unroll
-    for (int s = 0; s < kN; ++s)
-#pragma unroll
-      for (int u = 0; u < kU; ++u)
-        if (s < nsrc) v[s][u] = src[s][i + u * stride];
-#pragma unroll
-    for (int u = 0; u < kU; ++u) {
-      float acc[kPer], f[kPer];
-      unpack<T>(v[0][u], acc);
-#pragma unroll
-      for (int s = 1; s < kN; ++s) {
-        if (s < nsrc) {
-          unpack<T>(v[s][u], f);
-#pragma unroll
-          for (int k = 0; k < kPer; ++k) acc[k] = apply(acc[k], f[k], op);
-        }
-      }
-      dst[i + u * stride] = pack<T>(acc);
-    }
-  }
-  for (; i < n; i += stride) {
-    float acc[kPer], f[kPer];
-    unpack<T>(src[0][i], acc);
-    for (int s = 1; s < nsrc; ++s) {
-      unpack<T>(src[s][i], f);
-#pragma unroll
-      for (int k = 0; k < kPer; ++k) acc[k] = apply(acc[k], f[k], op);
-    }
-    dst[i] = pack<T>(acc);
-  }
-}
-
-// ---- flagged packets ------------------------------------------------------------------
-// Two packets (16 bytes) per access; each 64-bit element is single-copy atomic (see above).
-__device__ __forceinline__ void st_packets(ulonglong2* p, unsigned long long a, unsigned long long b) {
-  asm volatile("st.relaxed.sys.global.v2.u64 [%0], {%1,%2};" ::"l"(p), "l"(a), "l"(b) : "memory");
-}
-__device__ __forceinline__ ulonglong2 ld_packets(const ulonglong2* p) {
-  ulonglong2 v;
-  asm volatile("ld.relaxed.sys.global.v2.u64 {%0,%1}, [%2];" : "=l"(v.x), "=l"(v.y) : "l"(p) : "memory");
-  return v;
-}
-__device__ __forceinline__ unsigned long long packet(uint32_t data, uint32_t epoch) {
-  return (static_cast<unsigned long long>(epoch) << 32) | data;
-}
-// put_ll of up to kN transfers, kU vectors each per thread per step: every load of a step is in
-// flight before the first packet store, so n transfers cost one load latency, not n. When every
-// transfer sends the same source (all_reduce, all_gather) one load serves all destinations.
-template <int kN, int kU>
-__device__ __forceinline__ void put_ll_n(ulonglong2* const* dst, const uint4* const* src, int n, bool same,
-                                         std::size_t nv, uint32_t epoch) {
-  const std::size_t stride = blockDim.x;
-  for (std::size_t i = threadIdx.x; i < nv; i += kU * stride) {
-    uint4 v[kN][kU];
-#pragma unroll
-    for (int s = 0; s < kN; ++s)
-#pragma unroll
-      for (int u = 0; u < kU; ++u)
-        if (s < n && (s == 0 || !same) && i + u * stride < nv) v[s][u] = src[s][i + u * stride];
-#pragma unroll
-    for (int s = 0; s < kN; ++s)
-#pragma unroll
-      for (int u = 0; u < kU; ++u) {
-        if (s >= n || i + u * stride >= nv) continue;
-        const uint4 x = same ? v[0][u] : v[s][u];  // both indices compile-time: stays in registers
-        ulonglong2* q = dst[s] + 2 * (i + u * stride);
-        st_packets(q, packet(x.x, epoch), packet(x.y, epoch));
-        st_packets(q + 1, packet(x.z, epoch), packet(x.w, epoch));
-      }
-  }
-}
-__device__ __forceinline__ bool ready(const ulonglong2& q, uint32_t epoch) {
-  return uint32_t(q.x >> 32) == epoch && uint32_t(q.y >> 32) == epoch;
-}
-// The 16 data bytes of one data vector, from its 4 packets (lo: packets 0-1, hi: 2-3).
-__device__ __forceinline__ uint4 data_of(const ulonglong2& lo, const ulonglong2& hi) {
-  return make_uint4(uint32_t(lo.x), uint32_t(lo.y), uint32_t(hi.x), uint32_t(hi.y));
-}
-
-// What a timed-out packet wait reports: which source buffer, which packet, what it saw.
-struct LlMiss {
-  int src = -1;
-  std::size_t packet = 0;
-  uint32_t seen = 0;
-};
-
-// Data vector i of a packet buffer is the 32 bytes at [32 i, 32 i + 32): two 16-byte loads.
-// Each thread keeps kN sources x kU vectors x 2 loads in flight, and re-polls only the
-// 16-byte halves whose epochs are not there yet. Returns false on timeout (and fills miss) or
-// when the rank is poisoned (miss.src stays -1: an earlier wait has reported already).
-template <class T, int kN, int kU>
-__device__ __forceinline__ bool reduce_ll_n(uint4* dst, const ulonglong2* const* src, int nsrc, std::size_t n,
-                                            uint32_t epoch, ReduceOp op, unsigned long long timeout,
-                                            const uint32_t* poison, LlMiss& miss) {
-  constexpr int kPer = Vec<T>::kPer;
-  const std::size_t stride = blockDim.x;
-  bool ok = true;
-  for (std::size_t i = threadIdx.x; i < n; i += kU * stride) {
-    ulonglong2 p[kN][kU][2];
-#pragma unroll
-    for (int s = 0; s < kN; ++s)
-#pragma unroll
-      for (int u = 0; u < kU; ++u)
-#pragma unroll
-        for (int h = 0; h < 2; ++h)
-          if (s < nsrc && i + u * stride < n) p[s][u][h] = ld_packets(src[s] + 2 * (i + u * stride) + h);
-    long long t0 = 0;
-    uint32_t polls = 0;
-    for (bool first = true;; first = false) {
-      bool all = true;
-#pragma unroll
-      for (int s = 0; s < kN; ++s)
-#pragma unroll
-        for (int u = 0; u < kU; ++u)
-#pragma unroll
-          for (int h = 0; h < 2; ++h)
-            if (s < nsrc && i + u * stride < n && !ready(p[s][u][h], epoch)) all = false;
-      if (all) break;
-      if ((polls++ & (kPoisonEvery - 1)) == 0 && poisoned(poison)) {
-        ok = false;
-        break;
-      }
-      if (first) {
-        t0 = clock64();
-      } else if (static_cast<unsigned long long>(clock64() - t0) > timeout) {
-#pragma unroll
-        for (int s = 0; s < kN; ++s)
-#pragma unroll
-          for (int u = 0; u < kU; ++u)
-#pragma unroll
-            for (int h = 0; h < 2; ++h)
-              if (miss.src < 0 && s < nsrc && i + u * stride < n && !ready(p[s][u][h], epoch)) {
-                const bool x = uint32_t(p[s][u][h].x >> 32) != epoch;
-                miss.src = s;
-                miss.packet = 4 * (i + u * stride) + 2 * h + (x ? 0 : 1);
-                miss.seen = uint32_t((x ? p[s][u][h].x : p[s][u][h].y) >> 32);
-              }
-        ok = false;
-        break;
-      }
-#pragma unroll
-      for (int s = 0; s < kN; ++s)
-#pragma unroll
-        for (int u = 0; u < kU; ++u)
-#pragma unroll
-          for (int h = 0; h < 2; ++h)
-            if (s < nsrc && i + u * stride < n && !ready(p[s][u][h], epoch))
-              p[s][u][h] = ld_packets(src[s] + 2 * (i + u * stride) + h);
-    }
-#pragma unroll
-    for (int u = 0; u < kU; ++u) {
-      if (i + u * stride >= n) continue;
-      if (kN == 1 || nsrc == 1) {  // unpack: a copy, no arithmetic
-        dst[i + u * stride] = data_of(p[0][u][0], p[0][u][1]);
-        continue;
-      }
-      float acc[kPer], f[kPer];
-      unpack<T>(data_of(p[0][u][0], p[0][u][1]), acc);
-#pragma unroll
-      for (int s = 1; s < kN; ++s) {
-        if (s < nsrc) {
-          unpack<T>(data_of(p[s][u][0], p[s][u][1]), f);
-#pragma unroll
-          for (int k = 0; k < kPer; ++k) acc[k] = apply(acc[k], f[k], op);
-        }
-      }
-      dst[i + u * stride] = pack<T>(acc);
-    }
-    if (!ok) break;
-  }
-  return ok;
-}
-
-}  // namespace detail
-
-}  // namespace symm::cuda
+// After the pieces above: mma_tile.cuh uses detail::pack (vec_math.cuh) and includes none of them.
 
 #include "backends/cuda/mma_tile.cuh"  // the verb mma_tile (after detail::pack)
 
@@ -361,9 +96,8 @@ class BlockCtx {
     pending_ = true;
   }
 
-  // NVLS. `mc` is a multicast address NCCL set up (Runtime::heap_mc); the host launches a
-  // multimem program only where it has one and no safety variable forbids it
-  // (backends/cuda/host_logic.h, multicast_refusal), never on the lent machines.
+  // NVLS. `mc` is a multicast address NCCL set up (Runtime::heap_mc; multimem.cuh says when the
+  // host launches a multimem program).
   template <class T>
   __device__ void multimem_reduce(T* mc, std::size_t count, ReduceOp op) {
     flush_wait();
@@ -371,15 +105,13 @@ class BlockCtx {
     uint4* p = reinterpret_cast<uint4*>(mc);
     for (std::size_t i = threadIdx.x; i < n; i += blockDim.x) {
       uint4 v;
-      mm_ld_reduce<T>(p + i, v, op);
-      asm volatile("multimem.st.relaxed.sys.global.v4.f32 [%0], {%1,%2,%3,%4};" ::"l"(p + i), "r"(v.x), "r"(v.y),
-                   "r"(v.z), "r"(v.w)
-                   : "memory");
+      detail::mm_ld_reduce<T>(p + i, v, op);
+      detail::mm_st(p + i, v);
     }
     pending_ = true;
   }
 
-  // Flagged packets: see the header comment for why each 8-byte packet needs no fence.
+  // Flagged packets: ll_packets.cuh says why each 8-byte packet needs no fence.
   __device__ void put_ll(void* const* dsts, const void* const* srcs, int n, std::size_t bytes, uint32_t epoch) {
     flush_wait();
     const std::size_t nv = bytes / kVecBytes;
@@ -434,7 +166,7 @@ class BlockCtx {
       ok = detail::reduce_ll_n<T, 4, 2>(d, s, nsrc, n, epoch, op, to, h_.poison, miss);
     else
       ok = detail::reduce_ll_n<T, 8, 1>(d, s, nsrc, n, epoch, op, to, h_.poison, miss);
-    if (!ok && miss.src >= 0) report_ll_timeout(srcs[miss.src], miss.packet, epoch, miss.seen);
+    if (!ok && miss.src >= 0) detail::report_packet_timeout(h_, srcs[miss.src], miss.packet, epoch, miss.seen);
     pending_ = true;
   }
 
@@ -480,7 +212,7 @@ class BlockCtx {
         if (v >= value) break;
         if ((polls & (detail::kPoisonEvery - 1)) == 0 && detail::poisoned(h_.poison)) break;
         if (static_cast<unsigned long long>(clock64() - t0) > h_.timeout_cycles) {
-          report_timeout(slot, value, v);
+          detail::report_flag_timeout(h_, slot, value, v);
           break;
         }
       }
@@ -524,72 +256,6 @@ class BlockCtx {
       wait_sync_ = false;
     }
   }
-
-  // The first expiry of the rank poisons it (every later wait returns at once) and fills the
-  // record; later expiries (other threads or blocks racing it) change neither.
-  __device__ void poison() const { atomicExch(h_.poison, 1u); }
-
-  __device__ void report_timeout(uint32_t slot, uint32_t expected, uint32_t seen) const {
-    poison();
-    WaitError* e = h_.error;
-    if (atomicCAS_system(&e->tripped, 0u, 1u) == 0u) {
-      e->rank = h_.rank;
-      e->block = int(blockIdx.x);
-      e->slot = slot;
-      e->expected = expected;
-      e->seen = seen;
-      e->kind = WaitError::kFlag;
-      __threadfence_system();  // the fields before `complete`: the host reads them after it
-      *reinterpret_cast<volatile uint32_t*>(&e->complete) = 1u;
-    }
-  }
-
-  __device__ void report_ll_timeout(const void* buf, std::size_t packet, uint32_t expected, uint32_t seen) const {
-    poison();
-    WaitError* e = h_.error;
-    if (atomicCAS_system(&e->tripped, 0u, 1u) == 0u) {
-      e->rank = h_.rank;
-      e->block = int(blockIdx.x);
-      e->slot = 0;
-      e->expected = expected;
-      e->seen = seen;
-      e->kind = WaitError::kPackets;
-      e->packet = uint32_t(packet);
-      e->offset = static_cast<unsigned long long>(static_cast<const char*>(buf) - h_.heap_base);
-      __threadfence_system();  // the fields before `complete`: the host reads them after it
-      *reinterpret_cast<volatile uint32_t*>(&e->complete) = 1u;
-    }
-  }
-
-  // One multimem.ld_reduce of 16 bytes; `op_type` is the PTX "<op>.<vector type>" suffix.
-#define SYMM_MM_LD_REDUCE(op_type)                                                      \
-  asm volatile("multimem.ld_reduce.relaxed.sys.global." op_type " {%0,%1,%2,%3}, [%4];" \
-               : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)                             \
-               : "l"(p)                                                                 \
-               : "memory")
-  template <class T>
-  __device__ static void mm_ld_reduce(const uint4* p, uint4& v, ReduceOp op) {
-    if constexpr (std::is_same_v<T, bf16>) {
-      if (op == ReduceOp::kSum)
-        SYMM_MM_LD_REDUCE("add.acc::f32.v4.bf16x2");
-      else if (op == ReduceOp::kMax)
-        SYMM_MM_LD_REDUCE("max.v4.bf16x2");
-      else
-        SYMM_MM_LD_REDUCE("min.v4.bf16x2");
-    } else if constexpr (std::is_same_v<T, fp16>) {
-      if (op == ReduceOp::kSum)
-        SYMM_MM_LD_REDUCE("add.acc::f32.v4.f16x2");
-      else if (op == ReduceOp::kMax)
-        SYMM_MM_LD_REDUCE("max.v4.f16x2");
-      else
-        SYMM_MM_LD_REDUCE("min.v4.f16x2");
-    } else {
-      // multimem.ld_reduce has no fp32 min/max: check_args refuses those (never launched anyway).
-      if (op != ReduceOp::kSum) __trap();
-      SYMM_MM_LD_REDUCE("add.v4.f32");
-    }
-  }
-#undef SYMM_MM_LD_REDUCE
 
   const DeviceHandle& h_;
   uint32_t* smem_;

@@ -134,7 +134,7 @@ std::optional<std::string> Runtime::device_report() const {
 void Runtime::sync() {
   NvtxRange range("symmcoll sync");
   cudaError_t status = cudaSuccess;
-  Watchdog dog(
+  const Watchdog dog(
       [&]() {
         const cudaError_t e = cudaStreamQuery(stream_);
         if (e == cudaErrorNotReady) return false;
@@ -142,8 +142,6 @@ void Runtime::sync() {
         return true;
       },
       [&]() { return device_report(); }, stream_timeout_s_);
-  for (Watchdog::Watch& w : stream_waits_) dog.add(std::move(w));
-  stream_waits_.clear();
   const Watchdog::Result r = dog.wait();
   const std::string in = context_.empty() ? "" : " (in " + context_ + ")";
   switch (r.outcome) {

@@ -28,12 +28,10 @@
 #include <memory>
 #include <optional>
 #include <string>
-#include <vector>
 
 #include "backends/cuda/device_handle.h"
 #include "backends/cuda/host_logic.h"
 #include "backends/cuda/rank_memory.h"
-#include "backends/cuda/watchdog.h"
 
 namespace symm::cuda {
 
@@ -75,13 +73,10 @@ class Runtime {
   // 100 calls"); sync() appends it to a timeout.
   void set_context(std::string what) { context_ = std::move(what); }
 
-  // A stream wait a host plan has enqueued (cuStreamWaitValue32 on a host-visible flag): the
-  // next sync() watches it and, if the stream is stuck, names the flag that never came.
-  void add_stream_wait(Watchdog::Watch w) { stream_waits_.push_back(std::move(w)); }
-
   // Waits for the stream (Watchdog: polls it and the wait-error record). Throws kTimeout the
   // moment a device wait of this rank has expired, or when the stream is not done after
-  // stream_timeout_s(); throws kCuda if the stream failed. Forgets the stream waits it watched.
+  // stream_timeout_s(); throws kCuda if the stream failed. A host plan's stream waits are bounded
+  // and named by PlanExec::wait_main (plan_exec.h), which its caller runs before this.
   void sync();
   // After a reported device timeout that the caller survives (the error-path probes only):
   // waits until the poisoned kernels have drained, then clears the record and the poison.
@@ -117,7 +112,6 @@ class Runtime {
   char* heap_mc_ = nullptr;
   void* devcomm_ = nullptr;  // NCCL device communicator holding the multicast team, when asked
   bool aborted_ = false;
-  std::vector<Watchdog::Watch> stream_waits_;
 
   std::optional<std::string> device_report() const;
 };

@@ -51,37 +51,14 @@ TEST(Watchdog, ReportWinsOverAFinishedStream) {
   EXPECT_EQ(w.wait().outcome, Watchdog::Outcome::kDeviceReport);
 }
 
-// A host-plan stream wait: nothing on the device bounds it, so the host names the flag.
-TEST(Watchdog, NamesTheStreamWaitThatNeverCame) {
-  volatile uint32_t came = 5, never = 6;
-  Watchdog w([] { return false; }, [] { return std::optional<std::string>(); }, 0.05);
-  w.add({&came, 5, "chunk 0 from rank 1"});
-  w.add({&never, 7, "chunk 1 from rank 1 (copy engine)"});
-  const auto t0 = Clock::now();
-  const Watchdog::Result r = w.wait();
-  EXPECT_EQ(r.outcome, Watchdog::Outcome::kHostTimeout);
-  EXPECT_GE(r.waited_s, 0.05);
-  EXPECT_LT(since(t0), 1.0);
-  EXPECT_NE(r.message.find("stream not done after"), std::string::npos) << r.message;
-  EXPECT_NE(r.message.find("chunk 1 from rank 1 (copy engine) never came (flag expected >= 7, saw 6)"),
-            std::string::npos)
-      << r.message;
-  EXPECT_EQ(r.message.find("chunk 0"), std::string::npos) << r.message;
-}
-
-TEST(Watchdog, WithoutWatchesItSaysWhatElseMayBeStuck) {
+// Nothing reported and the stream not done: after the bound, what may be stuck.
+TEST(Watchdog, HostTimeoutSaysWhatMayBeStuck) {
   const Watchdog w([] { return false; }, [] { return std::optional<std::string>(); }, 0.02);
   const Watchdog::Result r = w.wait();
   EXPECT_EQ(r.outcome, Watchdog::Outcome::kHostTimeout);
+  EXPECT_GE(r.waited_s, 0.02);
+  EXPECT_EQ(r.message.rfind("stream not done after ", 0), 0u) << r.message;
   EXPECT_NE(r.message.find("a kernel or NCCL call did not finish"), std::string::npos) << r.message;
-}
-
-TEST(Watchdog, ArrivedComparesWithWrapAround) {
-  EXPECT_TRUE(Watchdog::arrived(7, 7));
-  EXPECT_TRUE(Watchdog::arrived(8, 7));
-  EXPECT_FALSE(Watchdog::arrived(6, 7));
-  EXPECT_TRUE(Watchdog::arrived(2, 0xFFFFFFF0u));  // the counter wrapped past the awaited value
-  EXPECT_FALSE(Watchdog::arrived(0xFFFFFFF0u, 2));
 }
 
 }  // namespace

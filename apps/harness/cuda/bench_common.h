@@ -1,4 +1,4 @@
-// Pieces the collective bench (bench.cpp), the fused-operation bench (bench_fused.cpp) and the
+// Pieces the collective bench (bench*.cpp), the fused-operation bench (bench_fused.cpp) and the
 // calibration (calibrate.cpp) share: reproducible inputs, NCCL type names, graph capture, timed
 // samples with their per-call statistics and maximum over ranks, the results CSV.
 #pragma once
