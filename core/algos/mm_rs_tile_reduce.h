@@ -45,8 +45,9 @@ struct MmRsTileLayout {
 };
 
 // CollArgs::mat: a (M x K/world), b (K/world x N), c (M/world x N), work (symmetric, M x N),
-// m = M, n = N, k = K/world. kFaultNoWait (tests only): the reduce skips its waits.
-template <bool kPush, bool kFaultNoWait = false>
+// m = M, n = N, k = K/world. kFault (tests only, core/plan.h's PlanFault): kNoWait, the reduce
+// skips its waits.
+template <bool kPush, PlanFault kFault = PlanFault::kNone>
 struct MmRsTiles {
   using L = MmRsTileLayout;
   template <class T, class Ctx>
@@ -77,7 +78,7 @@ struct MmRsTiles {
       const uint32_t r0 = u * L::kReduceRows, nr = rows - r0 < L::kReduceRows ? rows - r0 : L::kReduceRows;
       const uint32_t band = r0 / uint32_t(kTileM);
       for (int r = 0; r < w; ++r) {
-        for (uint32_t col = 0; col < g.tn && !kFaultNoWait; ++col) {
+        for (uint32_t col = 0; col < g.tn && kFault != PlanFault::kNoWait; ++col) {
           const uint32_t j = band * g.tn + col;
           ctx.wait(pad::flag(L::kChannel, int(j % nb), r), base + j / nb + 1, MemOrder::kAcquire);
         }
@@ -90,7 +91,8 @@ struct MmRsTiles {
   }
 };
 
-template <bool kPush, bool kFaultNoWait = false>
+// kFault (tests only): kNoWait (in the kernel), kNoEntry (the plan's handshake left out).
+template <bool kPush, PlanFault kFault = PlanFault::kNone>
 struct MmRsTileReduceT {
   static constexpr Descriptor kDescriptor{
       .kind = EntryKind::kFusedPlan,
@@ -120,8 +122,8 @@ struct MmRsTileReduceT {
                                             " blocks exceed the flag encoding's " +
                                             std::to_string(MmRsTileLayout::kTileStride - 1) + " per block");
 #endif
-    plan_entry(h);
-    h.template launch<MmRsTiles<kPush, kFaultNoWait>, T>(kMainStream, c, blocks);
+    plan_entry<kFault>(h);
+    h.template launch<MmRsTiles<kPush, kFault>, T>(kMainStream, c, blocks);
   }
 };
 using MmRsTileStLdReduce = MmRsTileReduceT<false>;
