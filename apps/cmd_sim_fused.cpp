@@ -83,7 +83,7 @@ std::vector<const FusedAlgo*> parse_algos(FusedOp op, const std::string& spec,
 int cmd_fused_sim(int argc, char** argv, bool sweep) {
   std::string backend = "sim", machine = "h200x4", op_s, algo_s = sweep ? "all" : "", shape_s, ms = "4096", n_s, k_s,
               dtype_s = "bf16", mode = "graph", trace, csv;
-  int world = 0, streams = 3;
+  int world = 0, streams = 3, calls = 1;
   std::size_t chunk_rows = 0;
   std::string seed_s = "1";
   bool timing_only = false, no_baselines = false, quiet = false;
@@ -117,6 +117,11 @@ int cmd_fused_sim(int argc, char** argv, bool sweep) {
       ("csv", po::value(&csv), "write the rows here (core/result.h schema, M N K filled; bytes, algbw and busbw "
                                "are the collective's: A gathered, C reduced); not with --streams or --chunk-rows")
       ("quiet,q", po::bool_switch(&quiet), "sweep: no progress on stderr");
+  if (!sweep)
+    d.add_options()
+      ("calls", po::value(&calls)->default_value(calls),
+       "back-to-back calls on the same buffers, each checked; the time is the last call's (exercises the "
+       "entry handshake)");
   // clang-format on
   po::variables_map vm;
   parse_args(argc, argv, d, vm);
@@ -198,6 +203,7 @@ int cmd_fused_sim(int argc, char** argv, bool sweep) {
   for (const std::string& v : split_list(ms)) m_values.push_back(parse_count(v, "--m"));
   if (m_values.empty()) fail(ErrorCode::kInvalidArgument, "--m '" + ms + "' names no M");
   if (!sweep && m_values.size() != 1) fail(ErrorCode::kInvalidArgument, "--m '" + ms + "': run takes one M");
+  if (calls < 1) fail(ErrorCode::kInvalidArgument, "--calls " + std::to_string(calls) + " must be at least 1");
   if (streams != 3) refuse_with_csv(csv, "--streams", std::to_string(streams), "plan streams", "3");
   if (chunk_rows != 0) refuse_with_csv(csv, "--chunk-rows", std::to_string(chunk_rows), "chunk rows", "0");
   if (!csv.empty()) check_writable(csv);
@@ -234,6 +240,7 @@ int cmd_fused_sim(int argc, char** argv, bool sweep) {
     spec.seed = seed;
     spec.streams = streams;
     spec.chunk_rows = chunk_rows;
+    spec.calls = calls;
     if (!sweep) spec.trace_path = trace;
     return spec;
   };
@@ -316,6 +323,7 @@ int cmd_fused_sim(int argc, char** argv, bool sweep) {
       std::printf("%s %s world=%d M=%zu N=%zu K=%zu %s on %s (%s): predicted %.2f us\n", fused_op_name(cs.op),
                   cs.algo->id, w, cs.shape.m, cs.shape.n, cs.shape.k, dtype_name(t), mach.name.c_str(),
                   graph ? "graph" : "eager", res.time_us);
+      if (calls > 1) std::printf("%d calls back to back: the time is the last call's, every call checked\n", calls);
       std::printf("algbw %.2f GB/s, busbw %.2f GB/s (the %s's bytes, %s, over the fused call's time)\n", row.algbw_GBps,
                   row.busbw_GBps, cs.op == FusedOp::kAgMm ? "all-gather" : "reduce-scatter",
                   format_size(row.bytes).c_str());

@@ -14,10 +14,17 @@
 //
 // ---- streams -------------------------------------------------------------------------------
 // A rank has h.streams() streams, numbered 0 .. streams()-1. Stream kMainStream is the caller's:
-// the call starts there, and the backend makes the call end there only after every other stream
-// of the plan has finished its work (it forks the side streams from the main stream at the
-// call's start and joins them back at its end). Work on one stream runs in the order enqueued,
-// one item after the other (a CUDA stream): the next item starts when the previous one is done.
+// the call starts there (the backend forks the side streams from it at the call's start) and
+// ends there. Work on one stream runs in the order enqueued, one item after the other (a CUDA
+// stream): the next item starts when the previous one is done.
+//
+// ---- the end of a call -----------------------------------------------------------------------
+// A plan joins every side stream it used back into the main stream before `run` returns: after a
+// side stream's last item, a record on it that the main stream waits for (directly, or through
+// another stream it waits for). Only then is every copy, kernel, GEMM and flag write of the call
+// done when the main stream is, which is all the caller (and a CUDA graph's capture, which refuses
+// an unjoined stream) waits for: a side stream still reading the call's input when the caller's
+// next work overwrites it would send a peer corrupt data. CheckedHost::end_call checks it.
 //
 // ---- the host verbs (the order of every item is its stream's order) --------------------------
 //   int rank(), world(), streams()                 who am I, how many streams I may use
@@ -69,6 +76,7 @@
 
 #include <concepts>
 #include <string>
+#include <vector>
 
 #include "core/coll_args.h"
 #include "core/common.h"
@@ -148,18 +156,22 @@ concept HostCtx = requires(H& h, const H& ch, float* fp, void* p, const void* cp
 // backend's CudaHost, the tests' interpreter) runs a plan through CheckedHost<its host>, which
 // checks each verb's arguments and then forwards it; a plan that breaks the contract fails in one
 // line naming rank, stream and verb, on every backend alike. The backends keep only what only they
-// can know (the simulator: ldc == n; CUDA: alignment for cuBLASLt).
+// can know (the simulator: ldc == n; CUDA: alignment for cuBLASLt). One CheckedHost is one call
+// (checked_call below runs a plan's call through it).
 //   every verb   0 <= s < streams()
 //   peer         0 <= r < world()
 //   launch       blocks >= 1
 //   write_flag   0 <= peer < world(), a plan flag (pad::plan_flag), value != 0
 //   wait_flag    a plan flag, value != 0
-//   record / wait_event   0 <= e < kMaxEvents
+//   record / wait_event   0 <= e < kMaxEvents; wait_event after a record of e in this call
 //   gemm         m, n, k > 0, lda >= k, ldb >= n, ldc >= n, a, b, c not null
+//   end_call     every side stream with work is joined into the main stream ("the end of a call")
 template <class H>
 class CheckedHost {
  public:
-  explicit CheckedHost(H& h) : h_(h) {}
+  explicit CheckedHost(H& h) : h_(h) {
+    for (Mark& m : records_) m = Mark{};
+  }
   int rank() const { return h_.rank(); }
   int world() const { return h_.world(); }
   int streams() const { return h_.streams(); }
@@ -173,11 +185,13 @@ class CheckedHost {
     stream(s, "launch");
     if (blocks < 1) bad(s, "launch(blocks=" + std::to_string(blocks) + ")", "at least one block");
     h_.template launch<Program, T>(s, a, blocks);
+    item(s, "launch");
   }
   void copy_engine(int s, void* dst, const void* src, std::size_t bytes) {
     stream(s, "copy_engine");
     if (bytes && (!dst || !src)) bad(s, "copy_engine", "addresses, not null");
     h_.copy_engine(s, dst, src, bytes);
+    item(s, "copy_engine");
   }
   void write_flag(int s, int peer, uint32_t slot, uint32_t value) {
     stream(s, "write_flag");
@@ -187,6 +201,7 @@ class CheckedHost {
               ", value=" + std::to_string(value) + ")",
           "a rank, a plan flag (pad::plan_flag) and a value != 0");
     h_.write_flag(s, peer, slot, value);
+    item(s, "write_flag");
   }
   void wait_flag(int s, uint32_t slot, uint32_t value) {
     stream(s, "wait_flag");
@@ -194,16 +209,24 @@ class CheckedHost {
       bad(s, "wait_flag(slot=" + std::to_string(slot) + ", value=" + std::to_string(value) + ")",
           "a plan flag (pad::plan_flag) and a value != 0");
     h_.wait_flag(s, slot, value);
+    item(s, "wait_flag");
   }
   void record(int s, int e) {
     stream(s, "record");
     event(s, e, "record");
     h_.record(s, e);
+    item(s, "record");
+    if (e >= 0 && e < kMaxEvents) records_[e] = Mark{s, items_[s]};  // (checked above; for the compiler)
   }
   void wait_event(int s, int e) {
     stream(s, "wait_event");
     event(s, e, "wait_event");
+    const Mark rec = e >= 0 && e < kMaxEvents ? records_[e] : Mark{};
+    if (rec.stream < 0)
+      bad(s, "wait_event(event " + std::to_string(e) + ")", "a record of that event earlier in the call");
     h_.wait_event(s, e);
+    item(s, "wait_event");
+    joins_.push_back(Join{Mark{s, items_[s]}, rec});  // binds to the latest record (CUDA)
   }
   void gemm(int s, const GemmArgs& g) {
     stream(s, "gemm");
@@ -212,9 +235,48 @@ class CheckedHost {
       bad(s, "gemm(m=" + std::to_string(g.m) + ", n=" + std::to_string(g.n) + ", k=" + std::to_string(g.k) + ")",
           "positive sizes, lda >= k, ldb >= n, ldc >= n and operands");
     h_.gemm(s, g);
+    item(s, "gemm");
+  }
+
+  // The end of the call (after the plan's `run` returned): every side stream that has work must be
+  // joined into the main stream, else kInvalidArgument naming the rank, the stream and its first
+  // item that nothing on the main stream waits for.
+  void end_call() const {
+    // done[s]: how many of stream s's first items the main stream's end waits for (a wait_event
+    // waits for its record and everything before it on the recording stream).
+    int done[kMaxStreams] = {};
+    done[kMainStream] = items_[kMainStream];
+    for (bool grew = true; grew;) {
+      grew = false;
+      for (const Join& j : joins_)
+        if (j.wait.pos <= done[j.wait.stream] && j.record.pos > done[j.record.stream]) {
+          done[j.record.stream] = j.record.pos;
+          grew = true;
+        }
+    }
+    for (int s = 1; s < streams() && s < kMaxStreams; ++s)
+      if (done[s] < items_[std::size_t(s)])
+        bad(s,
+            "side stream not joined at the end of the call (its last " +
+                std::to_string(items_[std::size_t(s)] - done[s]) + " of " + std::to_string(items_[std::size_t(s)]) +
+                " items, up to a " + last_[std::size_t(s)] + ", are not waited for by stream " +
+                std::to_string(kMainStream) + ")",
+            "a record after its last item that stream " + std::to_string(kMainStream) + " waits for (wait_event)");
   }
 
  private:
+  // A position on a stream: its first `pos` items (stream -1: none).
+  struct Mark {
+    int stream = -1, pos = 0;
+  };
+  struct Join {
+    Mark wait, record;  // the wait_event (through it) and the record it binds to
+  };
+  void item(int s, const char* verb) {
+    if (s < 0 || s >= kMaxStreams) return;  // (refused by stream(); for the compiler)
+    ++items_[s];
+    last_[s] = verb;
+  }
   // Throws kInvalidArgument (host code: plans are enqueued from the host; nvcc's device pass also
   // reads this file, where fail() does not exist).
   void bad(int s, const std::string& what, const std::string& needs) const {
@@ -227,7 +289,7 @@ class CheckedHost {
 #endif
   }
   void stream(int s, const char* verb) const {
-    if (s < 0 || s >= streams())
+    if (s < 0 || s >= streams() || s >= kMaxStreams)
       bad(-1, std::string(verb) + " on stream " + std::to_string(s),
           "a stream of the plan's " + std::to_string(streams()));
   }
@@ -237,7 +299,20 @@ class CheckedHost {
           "an event in 0.." + std::to_string(kMaxEvents - 1));
   }
   H& h_;
+  int items_[kMaxStreams] = {};  // items enqueued per stream in this call
+  const char* last_[kMaxStreams] = {};
+  Mark records_[kMaxEvents];  // the latest record of each event
+  std::vector<Join> joins_;
 };
+
+// One call of a plan through the contract: `enqueue(checked)` runs the plan's `run` on a
+// CheckedHost over `h`, then the end of the call is checked (CheckedHost::end_call).
+template <class H, class F>
+void checked_call(H& h, F&& enqueue) {
+  CheckedHost<H> checked(h);
+  enqueue(checked);
+  checked.end_call();
+}
 
 // Chunking shared by the copy-engine plans: `bytes` of one rank's data cut into chunks of at
 // most `chunk` bytes, whole 16-byte vectors, at most pad::kPlanChunks chunks (the last may be
@@ -268,17 +343,30 @@ struct Chunks {
   }
 };
 
-// Deliberate faults a test may plant in a plan (template parameter of the real plan, so the
-// mutant cannot drift from it): a data flag written on a stream that is not ordered after its
-// copy, or one data flag never written. Both must be caught (race / wrong data, deadlock).
-enum class PlanFault : int { kNone, kFlagOnOtherStream, kNoFlag };
+// Deliberate faults a test may plant in a plan: every plan (and the device program a fused plan
+// launches) takes one as a template parameter of the real plan, kNone by default, so a mutant
+// cannot drift from what it mutates. Each must be caught, and for its own reason (the tests
+// assert the error code and what the message names):
+//   kFlagOnOtherStream  a data flag written on a stream not ordered after its copy: a race (or
+//                       wrong data)
+//   kNoFlag             one data flag never written: a deadlock naming rank, stream and slot
+//   kNoWait             a consumer reads (GEMM, reduce, tile) without the wait that orders it after
+//                       the producer (a data flag, the all-gather's event, a tile's acquire): a
+//                       race naming the read, or wrong data
+//   kNoJoin             a side stream never joined back into the main stream: refused at the end
+//                       of the call (CheckedHost::end_call) naming rank and stream
+//   kNoEntry            no entry handshake (plan_entry): a second call's pushes may land in a
+//                       buffer the first call still reads on a slower peer (a race, or wrong data)
+enum class PlanFault : int { kNone, kFlagOnOtherStream, kNoFlag, kNoWait, kNoJoin, kNoEntry };
 
 // The entry handshake every plan starts with, on the main stream: tell every peer that this
 // rank's buffers of this call are free (all earlier work on the caller's stream is done: the
 // previous call's readers and writers of them have finished), then wait for every peer's word.
 // After it, writing into a peer's buffers and writing the peer's data flags are safe.
-template <class Host>
+// kNoEntry (tests only) leaves it out.
+template <PlanFault kFault = PlanFault::kNone, class Host>
 void plan_entry(Host& h) {
+  if constexpr (kFault == PlanFault::kNoEntry) return;
   const int me = h.rank(), n = h.world();
   for (int i = 1; i < n; ++i) h.write_flag(kMainStream, (me + i) % n, pad::plan_flag(pad::kPlanReady, 0, me), 1);
   for (int i = 1; i < n; ++i) h.wait_flag(kMainStream, pad::plan_flag(pad::kPlanReady, 0, (me + i) % n), 1);

@@ -154,6 +154,13 @@ std::string describe_wait_timeout(const WaitError& e) {
   return os.str();
 }
 
+std::string describe_stuck_plan_wait(int rank, int stream, uint32_t slot, uint32_t expected, const std::string& seen,
+                                     std::size_t index, std::size_t waits) {
+  return "rank " + std::to_string(rank) + " stream " + std::to_string(stream) + " timed out waiting on " +
+         pad::describe_plan_slot(slot) + ": expected " + std::to_string(expected) + ", saw " + seen + " (wait " +
+         std::to_string(index + 1) + " of the " + std::to_string(waits) + " enqueued since the last drain)";
+}
+
 namespace {
 
 double env_seconds(const GetEnv& env, const char* name, double fallback) {

@@ -77,6 +77,13 @@ void check_heap(const AlgoInfo& a, std::size_t bytes, int world, std::size_t hea
 // (packet P of that buffer): expected epoch E, saw V" (O: the packet buffer's byte offset in the
 // symmetric heap, which names the program's scratch region, the block and the source rank).
 std::string describe_wait_timeout(const WaitError& e);
+// A host plan's stream wait (wait_flag) that did not pass in time, as plan_exec.cpp's watchdog
+// reports it: "rank R stream S timed out waiting on plan slot N (channel c, chunk k, from rank
+// r): expected E, saw V (wait I of the W enqueued since the last drain)". The slot is named by
+// pad::describe_plan_slot, as the simulator's deadlock report names it; `seen` is the flag's
+// value, or "?" where it could not be read; `index` counts from 0.
+std::string describe_stuck_plan_wait(int rank, int stream, uint32_t slot, uint32_t expected, const std::string& seen,
+                                     std::size_t index, std::size_t waits);
 
 // ---- bounds: no wait runs unbounded ----------------------------------------------------
 inline constexpr double kDefaultWaitTimeoutS = 2.0;

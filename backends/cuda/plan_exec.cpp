@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "backends/cuda/check.h"
+#include "backends/cuda/host_logic.h"
 #include "backends/cuda/team_graph.h"
 
 namespace symm::cuda {
@@ -168,9 +169,7 @@ std::string PlanExec::describe_stuck_wait() {
         std::this_thread::sleep_for(std::chrono::microseconds(50));
       if (q == cudaSuccess) seen = std::to_string(*probe_host_);
     }
-    return "rank " + std::to_string(h_.rank) + " stream " + std::to_string(w.stream) + " timed out waiting on " +
-           pad::describe_plan_slot(w.slot) + ": expected " + std::to_string(w.value) + ", saw " + seen + " (wait " +
-           std::to_string(i + 1) + " of the " + std::to_string(waits_.size()) + " enqueued since the last drain)";
+    return describe_stuck_plan_wait(h_.rank, w.stream, w.slot, w.value, seen, i, waits_.size());  // host_logic.h
   }
   return "";
 }

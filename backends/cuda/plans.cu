@@ -112,6 +112,7 @@ void PlanExec::enqueue_fused(const FusedAlgo& algo, const FusedArgs& a) {
   CudaHost host(*this);
   CheckedHost<CudaHost> checked(host);  // the host verbs' contract (core/plan.h)
   plans_detail::run_fused_plan(checked, algo, a);
+  checked.end_call();  // every side stream joined (core/plan.h, "the end of a call")
   end_call();
 }
 
@@ -126,6 +127,7 @@ void PlanExec::enqueue(const AlgoInfo& a, DType t, const PlanArgs& args) {
   CudaHost host(*this);
   CheckedHost<CudaHost> checked(host);  // the host verbs' contract (core/plan.h)
   with_plan(a, [&]<class P>() { with_type(t, [&]<class T>() { P::template run<T>(checked, args); }); });
+  checked.end_call();  // every side stream joined (core/plan.h, "the end of a call")
   end_call();
 }
 

@@ -32,11 +32,11 @@ inline constexpr TileProgram kTileProgramOf = TileProgram::kNone;
 template <>
 inline constexpr TileProgram kTileProgramOf<TileGemm> = TileProgram::kGemm;
 template <>
-inline constexpr TileProgram kTileProgramOf<AgMmTiles<false>> = TileProgram::kAgMm;
+inline constexpr TileProgram kTileProgramOf<AgMmTiles<>> = TileProgram::kAgMm;
 template <>
-inline constexpr TileProgram kTileProgramOf<MmRsTiles<false, false>> = TileProgram::kMmRsPull;
+inline constexpr TileProgram kTileProgramOf<MmRsTiles<false>> = TileProgram::kMmRsPull;
 template <>
-inline constexpr TileProgram kTileProgramOf<MmRsTiles<true, false>> = TileProgram::kMmRsPush;
+inline constexpr TileProgram kTileProgramOf<MmRsTiles<true>> = TileProgram::kMmRsPush;
 
 // The tile width the kernel takes for program p's product on `blocks` blocks: 256 or 128 (the
 // fewer waves, then the wider; tile_sched.h's speeds).

@@ -194,6 +194,8 @@ void Simulator::end_block(Block& b) {
     join(into, b.clock);
     for (const Snapshot& s : b.ll_acq) join(into, *s);
     b.ll_acq.clear();
+    // The stream's next release (write_flag) publishes the kernel too: not a snapshot from before.
+    if (from_stream >= 0) stream_at(b.rank, from_stream).release_snap.reset();
   }
   if (trace_)
     trace_->slice(Trace::pid(b.rank), Trace::block_tid(b.index), "block", b.started, q_.now(), {},

@@ -1,7 +1,8 @@
 // The fused matmuls (core/fused.h) on the simulator: run_fused lays out every rank's symmetric
-// heap (A, B, C, the plan's work buffers), writes the seeded inputs, runs one call of the plan
-// as a custom workload of the Simulator (workload.h, CustomRun), and checks every rank's
-// C against the float64 product of the global matrices. The baselines (fused_baselines: the
+// heap (A, B, C, the plan's work buffers), writes the seeded inputs, runs the calls of the plan
+// (FusedRunSpec::calls, back to back) as a custom workload of the Simulator (workload.h,
+// CustomRun), and checks every rank's C of every call against the float64 product of the global
+// matrices. The baselines (fused_baselines: the
 // matmul alone, and our SM collective and the matmul one after the other) run on the same harness.
 #include <Eigen/Core>
 #include <algorithm>
@@ -106,6 +107,7 @@ RunResult run_fused_with(const FusedRunSpec& spec, const FusedPlanFn& plan, cons
   if (w < 2) fail(ErrorCode::kInvalidArgument, "world=" + std::to_string(w) + " must be at least 2");
   validate_fused(op, s, w, spec.dtype);
   check_streams(spec.streams, kMinFusedStreams, "streams");
+  SYMM_REQUIRE(spec.calls >= 1, ErrorCode::kInvalidArgument, "calls=" + std::to_string(spec.calls) + " must be >= 1");
   if (w > m.gpus && !spec.timing_only)
     fail(ErrorCode::kUnsupported, "world=" + std::to_string(w) + " exceeds machine " + m.name + "'s " +
                                       std::to_string(m.gpus) + " GPUs (use --timing-only to scale past it)");
@@ -206,7 +208,7 @@ RunResult run_fused_with(const FusedRunSpec& spec, const FusedPlanFn& plan, cons
   const auto wall0 = std::chrono::steady_clock::now();
   RunResult res;
   {
-    Simulator sim(rs, Workload::custom(cr), {m.sms});
+    Simulator sim(rs, Workload::custom(cr), std::vector<int>(std::size_t(spec.calls), m.sms));
     res = sim.run();
   }
   res.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
@@ -354,6 +356,11 @@ DataCost fused_data_cost(const FusedRunSpec& spec) {
   // to fp32 and back (half as much again: B once per chunk's GEMM), the reference rows, and drawing the inputs (~20 ns
   // an element: a hash, a rounding, a store; then each rank's copy).
   c.seconds = 1.5 * w * m * n * kl / fp32 + picked * n * k / fp64 + 20e-9 * (m * k + k * n) * 2;
+  // More calls: each runs and is checked again; a rank's heap may be kept for a slower rank's check.
+  if (spec.calls > 1) {
+    c.seconds *= spec.calls;
+    c.bytes += w * heap;
+  }
   return c;
 }
 

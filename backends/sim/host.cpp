@@ -36,6 +36,8 @@ void Simulator::host_plan(Host& h) {
     h.blocks = call_blocks_[std::size_t(call)];
     const bool custom = work_.kind() == Workload::Kind::kCustom;
     if (data_ && custom) {
+      // The previous call's check waits for a slower rank: keep this rank's heap as it ended.
+      if (frozen_[std::size_t(h.rank)] >= 0) keep_heap(h.rank);
       work_.custom().write_inputs(h.rank, ptr(h.rank, 0));
     } else if (data_) {
       with_type(spec_.dtype, [&]<class T>() { write_inputs<T>(h, call); });
@@ -74,7 +76,8 @@ void Simulator::end_call(Host& h) {
   if (++c.ended < world_) return;
   if (custom) {
     std::vector<const uint8_t*> heaps;
-    for (int q = 0; q < world_; ++q) heaps.push_back(ptr(q, 0));
+    for (int q = 0; q < world_; ++q)
+      heaps.push_back(c.out.empty() || c.out[std::size_t(q)].empty() ? ptr(q, 0) : c.out[std::size_t(q)].data());
     worst_err_ = std::max(worst_err_, work_.custom().check(heaps));
   } else {
     worst_err_ = std::max(worst_err_, check_outputs(call));

@@ -128,7 +128,8 @@ struct Heap {
 };
 
 // What one call leaves for its output check (its inputs are drawn again from the seed): for a
-// rank whose `out` was written after its call ended, `out` as it was at that end.
+// rank whose `out` was written after its call ended, `out` as it was at that end (a custom run:
+// its whole heap, as its check reads).
 struct CallCheck {
   std::vector<std::vector<uint8_t>> out;  // empty: the heap still holds it
   int ended = 0;

@@ -148,6 +148,9 @@ struct FusedRunSpec {
   std::string trace_path;
   int streams = 3;
   std::size_t chunk_rows = 0;  // rows per progress flag / GEMM (0: the plan's default)
+  // Back-to-back calls on the same heaps and signal pads (each checked, the last one timed), as
+  // RunSpec::calls: a call's pushes must not land in a buffer a peer's previous call still reads.
+  int calls = 1;
   // The float64 reference's budget of multiply-adds (0: kFusedCheckMacs). A product within it is
   // checked whole; a larger one on a sample of C's rows (every s-th, and the first and last of
   // every rank's shard), with every row still scanned for unwritten values.

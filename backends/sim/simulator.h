@@ -265,6 +265,7 @@ class Simulator {
     if (frozen_[r] >= 0) keep_output_slow(r);
   }
   void keep_output_slow(int r);
+  void keep_heap(int r);  // a custom run's: its check reads the whole heap
   void keep_outputs_under(int space, uint64_t off, std::size_t bytes);
 
   // ---- transfers (transfers.cpp) ----

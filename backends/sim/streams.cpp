@@ -46,6 +46,7 @@ void Simulator::run_plan_call(Host& h) {
     if (race_) {
       join(st.clock, h.clock);
       st.tick_before_store = true;
+      st.release_snap.reset();  // the previous call's snapshot misses what came since (its end, the host)
     }
   }
   PlanArgs pa;
@@ -173,7 +174,12 @@ void Simulator::start_item(Stream& s) {
       const int event = it.event;  // `it` is gone once the item is done
       EventRec& e = events_[std::size_t(me)][std::size_t(event)];
       e.done = it.seq;
-      if (race_) e.clock = s.clock;
+      if (race_) {
+        e.clock = s.clock;
+        // A release for the streams that wait for it: the stream's later reads and stores are not
+        // ordered before them (a new epoch), as after a write_flag.
+        s.tick_before_store = true;
+      }
       item_done(s);
       // Streams waiting for this record go on.
       for (int o = 0; o < streams_n_; ++o) {

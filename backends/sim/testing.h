@@ -36,8 +36,8 @@ void invoke(BlockCtx& ctx, const CollArgs& a) {
 }
 template <class Plan, class T>
 void invoke_plan(SimHost& host, const PlanArgs& a) {
-  CheckedHost<SimHost> checked(host);  // the host verbs' contract (core/plan.h)
-  Plan::template run<T>(checked, a);
+  // The host verbs' contract, the end of the call included (core/plan.h).
+  checked_call(host, [&](auto& checked) { Plan::template run<T>(checked, a); });
 }
 }  // namespace detail
 
@@ -59,8 +59,8 @@ template <class Plan>
 RunResult run_fused_plan(const FusedRunSpec& spec) {
   return with_type(spec.dtype, [&]<class T>() {
     return detail::run_fused_with(spec, [](SimHost& h, const FusedArgs& f) {
-      CheckedHost<SimHost> checked(h);  // the host verbs' contract (core/plan.h)
-      Plan::template run<T>(checked, f);
+      // The host verbs' contract, the end of the call included (core/plan.h).
+      checked_call(h, [&](auto& checked) { Plan::template run<T>(checked, f); });
     });
   });
 }

@@ -29,10 +29,14 @@
 
 namespace symm {
 
-// kFaultNoWait (tests only): a peer chunk's GEMM starts without waiting for its progress flag;
-// the simulator's data check and race check must catch it.
-template <bool kBulk, bool kFaultNoWait = false>
+// kFault (tests only, core/plan.h's PlanFault): kNoWait, a peer chunk's GEMM starts without
+// waiting for its progress flag (the simulator's data check and race check must catch it);
+// kNoJoin; kNoEntry.
+template <bool kBulk, PlanFault kFault = PlanFault::kNone>
 struct AgMmCeT {
+  static constexpr bool kNoWait = kFault == PlanFault::kNoWait;
+  // all_gather.ce_st's push and join, with the faults that live there.
+  using Push = AllGatherCeT<kFault == PlanFault::kNoEntry || kFault == PlanFault::kNoJoin ? kFault : PlanFault::kNone>;
   static constexpr Descriptor kDescriptor =
       kBulk
           ? Descriptor{.kind = EntryKind::kFusedPlan,
@@ -60,7 +64,7 @@ struct AgMmCeT {
     p.coll.out = f.work;
     p.coll.count = rows * f.k;
     p.chunk_bytes = chunk_rows * row_bytes;
-    const Chunks ch = AllGatherCeSt::push<T>(h, p, /*own_copy=*/false);  // steps 1-2
+    const Chunks ch = Push::template push<T>(h, p, /*own_copy=*/false);  // steps 1-2
 
     const char* gathered = static_cast<const char*>(f.work);
     auto gemm = [&](const void* a, std::size_t row0, std::size_t m) {
@@ -70,7 +74,7 @@ struct AgMmCeT {
     if constexpr (kBulk) {
       for (int i = 1; i < n; ++i) {
         const int q = (me + n - i) % n;
-        for (int k = 0; k < ch.count && !kFaultNoWait; ++k)
+        for (int k = 0; k < ch.count && !kNoWait; ++k)
           h.wait_flag(kMainStream, pad::plan_flag(pad::kPlanData, k, q), 1);
         gemm(gathered + std::size_t(q) * rows * row_bytes, std::size_t(q) * rows, rows);
       }
@@ -78,12 +82,12 @@ struct AgMmCeT {
       for (int k = 0; k < ch.count; ++k)
         for (int i = 1; i < n; ++i) {
           const int q = (me + n - i) % n;
-          if (!kFaultNoWait) h.wait_flag(kMainStream, pad::plan_flag(pad::kPlanData, k, q), 1);
+          if (!kNoWait) h.wait_flag(kMainStream, pad::plan_flag(pad::kPlanData, k, q), 1);
           const std::size_t row0 = std::size_t(q) * rows + ch.begin(k) / row_bytes;
           gemm(gathered + row0 * row_bytes, row0, ch.size(k) / row_bytes);
         }
     }
-    AllGatherCeSt::join(h);  // step 5
+    Push::join(h);  // step 5
   }
 };
 using AgMmCeChunkGemm = AgMmCeT<false>;

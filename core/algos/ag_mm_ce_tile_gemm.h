@@ -69,8 +69,8 @@ struct AgMmTileWalk {
 
 // The device program. CollArgs::mat: a = my shard (rows x k), a2 = the gathered A (m x k,
 // symmetric), b (k x n), c (m x n), chunk_rows = rows per progress flag.
-// kFaultNoWait (tests only): a peer chunk's tiles are computed without acquiring its flag.
-template <bool kFaultNoWait = false>
+// kFault (tests only): kNoWait, a peer chunk's tiles are computed without acquiring its flag.
+template <PlanFault kFault = PlanFault::kNone>
 struct AgMmTiles {
   template <class T, class Ctx>
   SYMM_HD static void run(Ctx& ctx, const CollArgs& ca) {
@@ -88,7 +88,7 @@ struct AgMmTiles {
         gemm_tile<T>(ctx, g, walk.local(t), c + row0 * p.n, p.n, a, p.k, b, p.k);
         continue;
       }
-      if (!kFaultNoWait && acquired != walk.seg) {
+      if (kFault != PlanFault::kNoWait && acquired != walk.seg) {
         ctx.wait(walk.flag_slot(), 1, MemOrder::kAcquire);
         acquired = walk.seg;
       }
@@ -97,8 +97,10 @@ struct AgMmTiles {
   }
 };
 
-template <bool kFaultNoWait = false>
+// kFault (tests only, core/plan.h's PlanFault): kNoWait (in the kernel), kNoJoin, kNoEntry.
+template <PlanFault kFault = PlanFault::kNone>
 struct AgMmCeTileGemmT {
+  using Push = AllGatherCeT<kFault == PlanFault::kNoEntry || kFault == PlanFault::kNoJoin ? kFault : PlanFault::kNone>;
   static constexpr Descriptor kDescriptor{
       .kind = EntryKind::kFusedPlan,
       .name = "ce_tile_gemm",
@@ -120,7 +122,7 @@ struct AgMmCeTileGemmT {
     p.coll.out = f.work;
     p.coll.count = rows * f.k;
     p.chunk_bytes = chunk_rows * row_bytes;
-    const Chunks ch = AllGatherCeSt::push<T>(h, p, /*own_copy=*/false);  // step 1
+    const Chunks ch = Push::template push<T>(h, p, /*own_copy=*/false);  // step 1
 
     CollArgs c;
     c.mat.a = f.a;
@@ -130,9 +132,9 @@ struct AgMmCeTileGemmT {
     c.mat.m = uint32_t(f.m), c.mat.n = uint32_t(f.n), c.mat.k = uint32_t(f.k);
     c.mat.chunk_rows = uint32_t(ch.chunk / row_bytes);
     const uint32_t tiles = TileGrid(uint32_t(f.m), uint32_t(f.n)).tiles();
-    h.template launch<AgMmTiles<kFaultNoWait>, T>(kMainStream, c, tile_blocks(f.sms, tiles));  // step 2
-    for (int k = 0; k < ch.count; ++k) AllGatherCeSt::wait_chunk(h, kMainStream, k);           // step 3
-    AllGatherCeSt::join(h);                                                                    // step 4
+    h.template launch<AgMmTiles<kFault>, T>(kMainStream, c, tile_blocks(f.sms, tiles));  // step 2
+    for (int k = 0; k < ch.count; ++k) Push::wait_chunk(h, kMainStream, k);              // step 3
+    Push::join(h);                                                                       // step 4
   }
 };
 using AgMmCeTileGemm = AgMmCeTileGemmT<>;

@@ -23,10 +23,12 @@
 
 namespace symm {
 
-// kFaultNoWait (tests only): the peers' GEMM starts without waiting for the all-gather's end;
-// the simulator's data check and race check must catch it.
-template <bool kFaultNoWait = false>
+// kFault (tests only, core/plan.h's PlanFault): kNoWait, the peers' GEMM starts without waiting
+// for the all-gather's end (the simulator's data check and race check must catch it; the side
+// stream is still joined before the end); kNoJoin, the side stream is never joined.
+template <PlanFault kFault = PlanFault::kNone>
 struct AgMmStBulkT {
+  static constexpr bool kNoWait = kFault == PlanFault::kNoWait;
   static constexpr Descriptor kDescriptor{
       .kind = EntryKind::kFusedPlan,
       .name = "st_bulk_gemm",
@@ -55,11 +57,11 @@ struct AgMmStBulkT {
       main_gemm<T>(h, a, f.b, static_cast<char*>(f.c) + row0 * f.n * sizeof(T), m, f.n, f.k);
     };
     gemm(f.a, std::size_t(me) * rows, rows);  // step 2
-    if (side != kMainStream && !kFaultNoWait) h.wait_event(kMainStream, 0);
+    if (side != kMainStream && !kNoWait && kFault != PlanFault::kNoJoin) h.wait_event(kMainStream, 0);
     const std::size_t mine = std::size_t(me) * rows;
     gemm(gathered, 0, mine);  // step 3
     gemm(gathered + (mine + rows) * row_bytes, mine + rows, f.m - mine - rows);
-    if (side != kMainStream && kFaultNoWait) h.wait_event(kMainStream, 0);  // still joined before the end
+    if (side != kMainStream && kNoWait) h.wait_event(kMainStream, 0);  // still joined before the end
   }
 };
 using AgMmStBulkGemm = AgMmStBulkT<>;

@@ -33,7 +33,9 @@
 
 namespace symm {
 
-struct AllGatherCeSmSt {
+// kFault: core/plan.h's PlanFault (tests only; kNoJoin and kNoEntry apply).
+template <PlanFault kFault = PlanFault::kNone>
+struct AllGatherCeSmStT {
   static constexpr Descriptor kDescriptor{
       EntryKind::kHostPlan, Op::kAllGather, "ce_sm_st", "ce_sm",
       "host plan: copy engines and an SM kernel push parts of the input into every peer's output at once"};
@@ -72,7 +74,7 @@ struct AllGatherCeSmSt {
     char* out = static_cast<char*>(c.out);
     const std::size_t my_slot = std::size_t(me) * bytes;
 
-    plan_entry(h);             // step 1
+    plan_entry<kFault>(h);     // step 1
     h.record(kMainStream, 0);  // step 2
     for (int s = 1; s < h.streams(); ++s) h.wait_event(s, 0);
     const int sm_stream = side_stream(h, 0);  // step 3
@@ -102,8 +104,10 @@ struct AllGatherCeSmSt {
       for (int k = 0; ce && k < ch.count; ++k) h.wait_flag(kMainStream, pad::plan_flag(pad::kPlanData, 1 + k, q), 1);
     }
     for (int s = 1; s < h.streams(); ++s) h.record(s, s);  // step 6
-    for (int s = 1; s < h.streams(); ++s) h.wait_event(kMainStream, s);
+    if constexpr (kFault != PlanFault::kNoJoin)
+      for (int s = 1; s < h.streams(); ++s) h.wait_event(kMainStream, s);
   }
 };
+using AllGatherCeSmSt = AllGatherCeSmStT<>;
 
 }  // namespace symm

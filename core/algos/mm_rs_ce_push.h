@@ -35,14 +35,14 @@ struct MmRsSlots {
 };
 
 // Enqueues the handshake and the peers' chunks; the events it records are 1 .. (world-1) x chunks.
-// Returns the next free event id.
-template <class T, class Host>
+// Returns the next free event id. kFault: kNoEntry leaves the handshake out (tests only).
+template <class T, PlanFault kFault = PlanFault::kNone, class Host>
 int mm_rs_push_peers(Host& h, const FusedArgs& f, const MmRsSlots& l) {
   const int me = h.rank(), n = h.world();
   const T* a = static_cast<const T*>(f.a);
   char* partial = static_cast<char*>(f.partial);
   char* scratch = static_cast<char*>(f.work);
-  plan_entry(h);
+  plan_entry<kFault>(h);
   int ev = 1, j = 0;
   for (int i = 1; i < n; ++i) {
     const int q = (me + i) % n;
@@ -60,6 +60,15 @@ int mm_rs_push_peers(Host& h, const FusedArgs& f, const MmRsSlots& l) {
     }
   }
   return ev;
+}
+
+// The end of an mm_rs plan: every side stream records event first_event + s, the main stream
+// waits for each (kNoJoin, tests only: it does not).
+template <PlanFault kFault = PlanFault::kNone, class Host>
+void mm_rs_join(Host& h, int first_event) {
+  for (int s = 1; s < h.streams(); ++s) h.record(s, first_event + s);
+  if constexpr (kFault != PlanFault::kNoJoin)
+    for (int s = 1; s < h.streams(); ++s) h.wait_event(kMainStream, first_event + s);
 }
 
 }  // namespace symm

@@ -56,7 +56,7 @@ struct SumPeerSlots : PlanKernel<32, (256 << 10)> {
   }
 };
 
-template <bool kFaultNoWait = false>
+template <PlanFault kFault = PlanFault::kNone>
 struct MmRsGemmCeAccT {
   static constexpr Descriptor kDescriptor{
       .kind = EntryKind::kFusedPlan,
@@ -79,11 +79,11 @@ struct MmRsGemmCeAccT {
     const T* a = static_cast<const T*>(f.a);
     char* scratch = static_cast<char*>(f.work);
 
-    int ev = mm_rs_push_peers<T>(h, f, l);                 // steps 1-2
+    int ev = mm_rs_push_peers<T, kFault>(h, f, l);         // steps 1-2
     const int waiter = h.streams() > 1 ? 1 : kMainStream;  // step 3
     const int first_own = ev;
     for (int k = 0; k < ch.count; ++k) {
-      for (int i = 1; i < n && !kFaultNoWait; ++i)
+      for (int i = 1; i < n && kFault != PlanFault::kNoWait; ++i)
         h.wait_flag(waiter, pad::plan_flag(pad::kPlanData, k, (me + n - i) % n), 1);
       h.record(waiter, first_own + k);
     }
@@ -110,8 +110,7 @@ struct MmRsGemmCeAccT {
     };
     own(0, ch.count - 1);
     own(ch.count - 1, ch.count);
-    for (int s = 1; s < h.streams(); ++s) h.record(s, ev + s);  // step 5
-    for (int s = 1; s < h.streams(); ++s) h.wait_event(kMainStream, ev + s);
+    mm_rs_join<kFault>(h, ev);  // step 5
   }
 };
 using MmRsGemmCeAcc = MmRsGemmCeAccT<>;

@@ -34,9 +34,10 @@
 
 namespace symm {
 
-// kFaultNoWait (tests only): the owner reduces a chunk without waiting for the peers' flags;
-// the simulator's data check and race check must catch it.
-template <bool kFaultNoWait = false>
+// kFault (tests only, core/plan.h's PlanFault): kNoWait, the owner reduces a chunk without
+// waiting for the peers' flags (the simulator's data check and race check must catch it);
+// kNoJoin; kNoEntry.
+template <PlanFault kFault = PlanFault::kNone>
 struct MmRsGemmCeRingReduceT {
   static constexpr Descriptor kDescriptor{
       .kind = EntryKind::kFusedPlan,
@@ -65,14 +66,14 @@ struct MmRsGemmCeRingReduceT {
       main_gemm<T>(h, a + row0 * l.kl, f.b, partial + row0 * row_bytes, m, f.n, l.kl);
     };
 
-    int ev = mm_rs_push_peers<T>(h, f, l);  // steps 1-2
+    int ev = mm_rs_push_peers<T, kFault>(h, f, l);  // steps 1-2
     const int reducer = h.streams() > 1 ? 1 : kMainStream;
     for (int k = 0; k < ch.count; ++k, ++ev) {
       const std::size_t begin = std::size_t(me) * slot_bytes + ch.begin(k);
       if (ch.size(k)) gemm(begin / row_bytes, ch.size(k) / row_bytes);  // step 3
       h.record(kMainStream, ev);
       h.wait_event(reducer, ev);  // step 4
-      for (int i = 1; i < n && !kFaultNoWait; ++i)
+      for (int i = 1; i < n && kFault != PlanFault::kNoWait; ++i)
         h.wait_flag(reducer, pad::plan_flag(pad::kPlanData, k, (me + n - i) % n), 1);
       if (!ch.size(k)) continue;
       CollArgs r;
@@ -85,8 +86,7 @@ struct MmRsGemmCeRingReduceT {
       h.template launch<LocalReduceRing, T>(reducer, r,
                                             f.blocks ? f.blocks : LocalReduceRing::default_blocks<T>(r.count));
     }
-    for (int s = 1; s < h.streams(); ++s) h.record(s, ev + s);  // step 5
-    for (int s = 1; s < h.streams(); ++s) h.wait_event(kMainStream, ev + s);
+    mm_rs_join<kFault>(h, ev);  // step 5
   }
 };
 using MmRsGemmCeRingReduce = MmRsGemmCeRingReduceT<>;

@@ -29,7 +29,11 @@
 
 namespace symm {
 
-struct MmRsGemmStChunkReduce {
+// kFault (tests only, core/plan.h's PlanFault): kNoWait, the owner reduces a tile without waiting
+// for the peers' flags, so it reads slots their GEMMs may not have stored yet (the simulator's race
+// check and data check must catch it); kNoJoin, the reducing side stream is never joined; kNoEntry.
+template <PlanFault kFault = PlanFault::kNone>
+struct MmRsGemmStChunkReduceT {
   static constexpr Descriptor kDescriptor{
       .kind = EntryKind::kFusedPlan,
       .name = "gemm_st_chunk_reduce",
@@ -53,7 +57,7 @@ struct MmRsGemmStChunkReduce {
     const int reducer = h.streams() > 1 ? 1 : kMainStream;
     auto gemm = [&](std::size_t row0, std::size_t m, void* c) { main_gemm<T>(h, a + row0 * kl, f.b, c, m, f.n, kl); };
 
-    plan_entry(h);                                                               // step 1
+    plan_entry<kFault>(h);                                                       // step 1
     gemm(std::size_t(me) * rows, rows, partial + std::size_t(me) * slot_bytes);  // step 2
     h.record(kMainStream, 1);
     for (int i = 1; i < n; ++i) {  // step 3
@@ -67,7 +71,8 @@ struct MmRsGemmStChunkReduce {
     }
     h.wait_event(reducer, 1);  // step 4
     for (int k = 0; k < ch.count; ++k) {
-      for (int i = 1; i < n; ++i) h.wait_flag(reducer, pad::plan_flag(pad::kPlanData, k, (me + n - i) % n), 1);
+      for (int i = 1; i < n && kFault != PlanFault::kNoWait; ++i)
+        h.wait_flag(reducer, pad::plan_flag(pad::kPlanData, k, (me + n - i) % n), 1);
       if (!ch.size(k)) continue;
       CollArgs r;
       r.in = partial + std::size_t(me) * slot_bytes + ch.begin(k);
@@ -81,9 +86,10 @@ struct MmRsGemmStChunkReduce {
     }
     if (reducer != kMainStream) {  // step 5
       h.record(reducer, 2);
-      h.wait_event(kMainStream, 2);
+      if constexpr (kFault != PlanFault::kNoJoin) h.wait_event(kMainStream, 2);
     }
   }
 };
+using MmRsGemmStChunkReduce = MmRsGemmStChunkReduceT<>;
 
 }  // namespace symm

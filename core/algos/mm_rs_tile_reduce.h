@@ -89,8 +89,9 @@ struct MmRsTileLayout {
 };
 
 // CollArgs::mat: a (M x K/world), b (K/world x N), c (M/world x N), work (symmetric, M x N),
-// m = M, n = N, k = K/world. kFaultNoWait (tests only): the reduce skips its waits.
-template <bool kPush, bool kFaultNoWait = false>
+// m = M, n = N, k = K/world. kFault (tests only, core/plan.h's PlanFault): kNoWait, the reduce
+// skips its waits.
+template <bool kPush, PlanFault kFault = PlanFault::kNone>
 struct MmRsTiles {
   using L = MmRsTileLayout;
   template <class T, class Ctx>
@@ -119,7 +120,7 @@ struct MmRsTiles {
     for (uint32_t u = bk; u < L::tasks(rows); u += nb) {  // 2. reduce my rows, a sub-band at a time
       const uint32_t first = L::task_first_tile(g, u);
       for (int r = 0; r < w; ++r) {
-        for (uint32_t j = first; j < first + g.tn && !kFaultNoWait; ++j)
+        for (uint32_t j = first; j < first + g.tn && kFault != PlanFault::kNoWait; ++j)
           ctx.wait(L::wait_slot(j, nb, r), L::wait_value(base, j, nb), MemOrder::kAcquire);
         srcs[r] = (kPush ? work : ctx.peer(work, r)) + L::src_offset(kPush, r, me, rows, p.n, u);
       }
@@ -129,7 +130,8 @@ struct MmRsTiles {
   }
 };
 
-template <bool kPush, bool kFaultNoWait = false>
+// kFault (tests only): kNoWait (in the kernel), kNoEntry (the plan's handshake left out).
+template <bool kPush, PlanFault kFault = PlanFault::kNone>
 struct MmRsTileReduceT {
   static constexpr Descriptor kDescriptor{
       .kind = EntryKind::kFusedPlan,
@@ -159,8 +161,8 @@ struct MmRsTileReduceT {
                                             " blocks exceed the flag encoding's " +
                                             std::to_string(MmRsTileLayout::kTileStride - 1) + " per block");
 #endif
-    plan_entry(h);
-    h.template launch<MmRsTiles<kPush, kFaultNoWait>, T>(kMainStream, c, blocks);
+    plan_entry<kFault>(h);
+    h.template launch<MmRsTiles<kPush, kFault>, T>(kMainStream, c, blocks);
   }
 };
 using MmRsTileStLdReduce = MmRsTileReduceT<false>;

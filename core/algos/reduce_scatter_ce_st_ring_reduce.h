@@ -50,7 +50,7 @@ struct ReduceScatterCeT {
     const char* in = static_cast<const char*>(c.in);
     char* scratch = static_cast<char*>(c.scratch);
 
-    plan_entry(h);
+    plan_entry<kFault>(h);
     push_chunks<kFault>(
         h, ch, [&](int q, int k) { return h.peer(scratch, q) + std::size_t(me) * bytes + ch.begin(k); },
         [&](int q, int k) { return in + std::size_t(q) * bytes + ch.begin(k); });
@@ -80,7 +80,8 @@ struct ReduceScatterCeT {
       for (int k = 0; k < ch.count; ++k) wait_chunk(k);
       reduce(0, bytes);
     }
-    for (int s = 1; s < h.streams(); ++s) h.wait_event(kMainStream, s);
+    if constexpr (kFault != PlanFault::kNoJoin)
+      for (int s = 1; s < h.streams(); ++s) h.wait_event(kMainStream, s);
   }
 };
 using ReduceScatterCeStRingReduce = ReduceScatterCeT<false>;

@@ -84,6 +84,21 @@ TEST(CliFusedSim, RunChecksTheProductAndSweepWritesMNK) {
   EXPECT_EQ(n, 14);  // (four algorithms + the three baselines) x two M
 }
 
+// Back-to-back calls (run --calls, as for the collectives): every call checked, the last one timed.
+TEST(CliFusedSim, RunTakesCalls) {
+  for (const char* op : {"ag_mm", "mm_rs"}) {
+    const Out r = run(std::string("run --backend sim --machine h200x8 --world 4 --op ") + op +
+                      " --algo ce --n 128 --k 192 --m 384 --calls 3");
+    EXPECT_EQ(r.code, 0) << r.out;
+    EXPECT_NE(r.out.find("3 calls back to back"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find(": ok"), std::string::npos) << r.out;
+  }
+  expect_one_line_error(run("run --backend sim --op ag_mm --algo ce --shape 8b --m 4096 --timing-only --calls 0"),
+                        "--calls 0", "--calls 0 must be at least 1");
+  expect_one_line_error(run("sweep --backend sim --op ag_mm --shape 8b --m 4096 --timing-only --calls 2"),
+                        "sweep --calls", "unrecognised option '--calls'");
+}
+
 // Op and shape lists, the baselines beside the fused algorithms (and --no-baselines without them).
 TEST(CliFusedSim, SweepTakesOpAndShapeListsWithBaselines) {
   const std::string csv = ::testing::TempDir() + "fused_lists.csv";

@@ -171,8 +171,8 @@ double run_fused(FusedOp op, int n, const MatShape& s, std::size_t chunk_rows, t
       f.m = s.m, f.n = s.n, f.k = s.k;
       f.chunk_rows = chunk_rows;
       f.blocks = 2;
-      CheckedHost<testing::PlanWorld::Host> checked(h);  // the host verbs' contract (core/plan.h)
-      Plan::template run<T>(checked, f);
+      // The host verbs' contract, the end of the call included (core/plan.h).
+      checked_call(h, [&](auto& checked) { Plan::template run<T>(checked, f); });
     }
     w.run(pol);
   }

@@ -55,11 +55,11 @@ TEST(HostContract, ValidVerbsReachTheHost) {
   c.write_flag(1, 3, flag, 1);
   c.wait_flag(0, flag, 1);
   c.record(0, kMaxEvents - 1);
-  c.wait_event(2, 0);
+  c.wait_event(2, kMaxEvents - 1);
   c.gemm(0, gemm_args(buf, buf, buf, 8, 8, 8, DType::kBF16));
   EXPECT_EQ(c.peer(buf, 3), buf);
   EXPECT_EQ(h.calls, (std::vector<std::string>{"launch 2 4", "copy 1 16", "write 1 3 1", "wait 0 1", "record 0 63",
-                                               "wait_event 2 0", "gemm 0 8"}));
+                                               "wait_event 2 63", "gemm 0 8"}));
 }
 
 TEST(HostContract, EveryViolationIsOneLineNamingRankStreamAndVerb) {
@@ -86,6 +86,66 @@ TEST(HostContract, EveryViolationIsOneLineNamingRankStreamAndVerb) {
     EXPECT_EQ(got.find('\n'), std::string::npos) << got;
   }
   EXPECT_TRUE(h.calls.empty()) << "a refused verb reached the host";
+}
+
+// The end of a call: every side stream with work is joined into the main stream, directly or
+// through another stream the main stream waits for; an unjoined one is refused naming rank and
+// stream, how many of its items nothing waits for and the last of them.
+TEST(HostContract, EveryUsedSideStreamIsJoinedAtTheEndOfTheCall) {
+  char buf[64] = {};
+  const uint32_t flag = pad::plan_flag(pad::kPlanData, 0, 2);
+  auto end_of = [&](const std::function<void(CheckedHost<RecordingHost>&)>& plan) {
+    return refusal([&] {
+      RecordingHost h;
+      checked_call(h, [&](CheckedHost<RecordingHost>& c) { plan(c); });
+    });
+  };
+  // Joined: directly; through stream 1 (2 -> 1 -> main); an unused stream needs nothing.
+  EXPECT_EQ(end_of([&](auto& c) {
+              c.record(0, 0);
+              c.wait_event(1, 0);
+              c.copy_engine(1, buf, buf + 16, 16);
+              c.record(1, 1);
+              c.wait_event(0, 1);
+            }),
+            "");
+  EXPECT_EQ(end_of([&](auto& c) {
+              c.write_flag(2, 3, flag, 1);
+              c.record(2, 2);
+              c.wait_event(1, 2);
+              c.record(1, 1);
+              c.wait_event(0, 1);
+            }),
+            "");
+  // Not joined: no wait on the main stream; the wait bound to an earlier record of the event (CUDA:
+  // the latest record enqueued before it), so the copy after it is not waited for.
+  EXPECT_EQ(end_of([&](auto& c) {
+              c.copy_engine(1, buf, buf + 16, 16);
+              c.write_flag(1, 3, flag, 1);
+            }),
+            "rank 1 stream 1: side stream not joined at the end of the call (its last 2 of 2 items, up to a "
+            "write_flag, are not waited for by stream 0) needs a record after its last item that stream 0 waits for "
+            "(wait_event)");
+  const std::string late = end_of([&](auto& c) {
+    c.record(2, 5);
+    c.wait_event(0, 5);
+    c.copy_engine(2, buf, buf + 16, 16);
+    c.record(2, 5);
+  });
+  EXPECT_NE(late.find("rank 1 stream 2: side stream not joined"), std::string::npos) << late;
+  EXPECT_NE(late.find("its last 2 of 3 items, up to a record"), std::string::npos) << late;
+  // A stream whose only item is a wait has joined the call: it must be joined back too (CUDA
+  // graph capture refuses it otherwise).
+  EXPECT_NE(end_of([&](auto& c) {
+              c.record(0, 0);
+              c.wait_event(2, 0);
+            }).find("rank 1 stream 2: side stream not joined"),
+            std::string::npos);
+  // A wait for an event never recorded in the call binds to nothing: refused where it is enqueued.
+  EXPECT_NE(end_of([&](auto& c) {
+              c.wait_event(0, 3);
+            }).find("rank 1 stream 0: wait_event(event 3) needs a record of that event earlier in the call"),
+            std::string::npos);
 }
 
 }  // namespace

@@ -204,6 +204,23 @@ TEST(Timeout, MessageNamesRankBlockSlotChannelAndPeer) {
                                           " (channel 0, from rank 3): expected >= 7, saw 6");
 }
 
+// A host plan's stuck stream wait (plan_exec.cpp's watchdog): the slot named by the describer the
+// simulator's deadlock report uses (pad::describe_plan_slot), channel, chunk and writer decoded.
+TEST(Timeout, StuckPlanWaitNamesRankStreamAndTheSlotAsTheSimulatorDoes) {
+  const uint32_t slot = pad::plan_flag(pad::kPlanData, 2, 3);
+  const std::string m = describe_stuck_plan_wait(1, 2, slot, 1, "0", 4, 9);
+  EXPECT_EQ(m, "rank 1 stream 2 timed out waiting on plan slot " + std::to_string(slot) +
+                   " (channel 1, chunk 2, from rank 3): expected 1, saw 0 (wait 5 of the 9 enqueued since the last "
+                   "drain)");
+  EXPECT_NE(m.find(pad::describe_plan_slot(slot)), std::string::npos);
+  // The entry handshake's flag (channel 0), and a flag whose value could not be read.
+  const uint32_t ready = pad::plan_flag(pad::kPlanReady, 0, 7);
+  EXPECT_EQ(describe_stuck_plan_wait(0, 0, ready, 1, "?", 0, 1),
+            "rank 0 stream 0 timed out waiting on plan slot " + std::to_string(ready) +
+                " (channel 0, chunk 0, from rank 7): expected 1, saw ? (wait 1 of the 1 enqueued since the last "
+                "drain)");
+}
+
 TEST(Timeout, BoundsInSecondsAtTheDeviceClock) {
   const int h200_khz = 1'980'000;
   EXPECT_EQ(wait_timeout_cycles(env_of({{"SYMM_WAIT_TIMEOUT_CYCLES", "1000"}}), h200_khz), 1000u);

@@ -1,6 +1,8 @@
 // The fused matmuls on the simulator (run_fused, backends/sim/fused.cpp): both operations x
-// their algorithms x worlds {2,3,4,8} x dtypes with data against the float64 product, a planted
-// fault (a chunk's matmul started before its progress flag) that must be caught, bad shapes.
+// their algorithms x worlds {2,3,4,8} x dtypes with data against the float64 product, back-to-back
+// calls, the planted faults (core/plan.h's PlanFault: a chunk's matmul or reduce before its
+// progress flag, a side stream never joined, no entry handshake) that must be caught for their
+// own reason, each beside a control run of the real plan with the same settings, bad shapes.
 #include <gtest/gtest.h>
 
 #include <boost/property_tree/json_parser.hpp>
@@ -11,9 +13,12 @@
 #include "backends/sim/sim.h"
 #include "backends/sim/testing.h"
 #include "core/algos/ag_mm_ce_chunk_gemm.h"
+#include "core/algos/ag_mm_ce_tile_gemm.h"
 #include "core/algos/ag_mm_st_bulk_gemm.h"
 #include "core/algos/mm_rs_gemm_ce_acc.h"
 #include "core/algos/mm_rs_gemm_ce_ring_reduce.h"
+#include "core/algos/mm_rs_gemm_st_chunk_reduce.h"
+#include "core/algos/mm_rs_tile_reduce.h"
 
 namespace symm::sim {
 namespace {
@@ -72,22 +77,33 @@ TEST(Fused, TimingOnlyScalesPastTheMachineAndTakesLongerForLargerM) {
   }
 }
 
+// A kNoWait fault is caught for its own reason: the race check names a read and a store of the
+// same bytes with no release/acquire chain between them (reported by whichever comes second: the
+// read, or the store while the read may still run), or (no race report) the data is wrong. Not
+// some other report (a flag written twice, a deadlock).
+template <class Plan>
+bool read_before_wait_caught(const FusedRunSpec& s) {
+  try {
+    const RunResult r = run_fused_plan<Plan>(s);
+    return !(r.max_rel_err <= r.err_bound);
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kRace) << e.what();
+    const std::string m = e.what();
+    EXPECT_TRUE(m.find(" reads ") != std::string::npos || m.find(" may still be reading ") != std::string::npos) << m;
+    EXPECT_NE(m.find("release/acquire chain"), std::string::npos) << m;
+    return true;
+  }
+}
+
 TEST(Fused, AChunkMultipliedBeforeItsFlagIsCaught) {
   for (int w : {2, 4}) {
     FusedRunSpec s = spec_for(algo("ag_mm.ce_chunk_gemm"), w, 384, 128, 192);
     s.chunk_rows = 16;
     EXPECT_LE(run_fused_plan<AgMmCeT<false>>(s).max_rel_err, run_fused(s).err_bound);
-    bool caught = false;
-    try {
-      const RunResult r = run_fused_plan<AgMmCeT<false, /*kFaultNoWait=*/true>>(s);
-      caught = !(r.max_rel_err <= r.err_bound);
-    } catch (const Error& e) {
-      EXPECT_EQ(e.code(), ErrorCode::kRace) << e.what();
-      caught = true;  // the race check names the read not ordered after the copy
-    }
-    EXPECT_TRUE(caught) << "world " << w;
+    EXPECT_TRUE((read_before_wait_caught<AgMmCeT<false, PlanFault::kNoWait>>(s))) << "world " << w;
     s.race_check = false;  // the data check alone sees it too
-    const RunResult r = run_fused_plan<AgMmCeT<true, true>>(s);
+    EXPECT_LE(run_fused_plan<AgMmCeT<true>>(s).max_rel_err, run_fused(s).err_bound);  // the control
+    const RunResult r = run_fused_plan<AgMmCeT<true, PlanFault::kNoWait>>(s);
     EXPECT_FALSE(r.max_rel_err <= r.err_bound) << "world " << w << " err " << r.max_rel_err;
   }
 }
@@ -97,15 +113,7 @@ TEST(Fused, PeersMultipliedBeforeTheSmAllGatherEndsIsCaught) {
   for (int w : {2, 4}) {
     FusedRunSpec s = spec_for(algo("ag_mm.st_bulk_gemm"), w, 384, 128, 192);
     EXPECT_LE(run_fused_plan<AgMmStBulkT<>>(s).max_rel_err, run_fused(s).err_bound);
-    bool caught = false;
-    try {
-      const RunResult r = run_fused_plan<AgMmStBulkT</*kFaultNoWait=*/true>>(s);
-      caught = !(r.max_rel_err <= r.err_bound);
-    } catch (const Error& e) {
-      EXPECT_EQ(e.code(), ErrorCode::kRace) << e.what();
-      caught = true;
-    }
-    EXPECT_TRUE(caught) << "world " << w;
+    EXPECT_TRUE(read_before_wait_caught<AgMmStBulkT<PlanFault::kNoWait>>(s)) << "world " << w;
   }
 }
 
@@ -113,18 +121,11 @@ TEST(Fused, AChunkReducedBeforeItsFlagIsCaught) {
   for (int w : {2, 4}) {
     FusedRunSpec s = spec_for(algo("mm_rs.gemm_ce_ring_reduce"), w, 384, 128, 192);
     s.chunk_rows = 16;
-    bool caught = false;
-    try {
-      const RunResult r = run_fused_plan<MmRsGemmCeRingReduceT</*kFaultNoWait=*/true>>(s);
-      caught = !(r.max_rel_err <= r.err_bound);
-    } catch (const Error& e) {
-      EXPECT_EQ(e.code(), ErrorCode::kRace) << e.what();
-      caught = true;  // the race check names the read not ordered after the copy
-    }
+    EXPECT_LE(run_fused_plan<MmRsGemmCeRingReduce>(s).max_rel_err, run_fused(s).err_bound);  // the control
     // The peers' chunks are multiplied first (own rows last), so their copies have usually
     // landed by the time the reduce runs: the data may come out right, the race check is what
     // sees the missing order.
-    EXPECT_TRUE(caught) << "world " << w;
+    EXPECT_TRUE(read_before_wait_caught<MmRsGemmCeRingReduceT<PlanFault::kNoWait>>(s)) << "world " << w;
   }
 }
 
@@ -133,16 +134,102 @@ TEST(Fused, AnAccumulatedChunkBeforeItsFlagIsCaught) {
     FusedRunSpec s = spec_for(algo("mm_rs.gemm_ce_acc"), w, 384, 128, 192);
     s.chunk_rows = 16;
     EXPECT_LE(run_fused_plan<MmRsGemmCeAcc>(s).max_rel_err, run_fused(s).err_bound);
-    bool caught = false;
+    EXPECT_TRUE(read_before_wait_caught<MmRsGemmCeAccT<PlanFault::kNoWait>>(s)) << "world " << w;
+  }
+}
+
+// mm_rs.gemm_st_chunk_reduce: the owner reduces a tile before its peers' GEMMs have stored it.
+TEST(Fused, ATileReducedBeforeThePeersStoredItIsCaught) {
+  for (int w : {2, 3, 4}) {
+    FusedRunSpec s = spec_for(algo("mm_rs.gemm_st_chunk_reduce"), w, 384, 128, 192);
+    s.chunk_rows = 16;
+    EXPECT_LE(run_fused_plan<MmRsGemmStChunkReduce>(s).max_rel_err, run_fused(s).err_bound);  // the control
+    EXPECT_TRUE(read_before_wait_caught<MmRsGemmStChunkReduceT<PlanFault::kNoWait>>(s)) << "world " << w;
+    s.race_check = false;  // the data check alone: the first tiles' reduce runs before they land
+    const RunResult r = run_fused_plan<MmRsGemmStChunkReduceT<PlanFault::kNoWait>>(s);
+    EXPECT_FALSE(r.max_rel_err <= r.err_bound) << "world " << w << " err " << r.max_rel_err;
+  }
+}
+
+// The end of a call (core/plan.h): every fused plan that forks side streams, with its join left
+// out, is refused when its call has been enqueued, naming rank and stream; the real plan passes the
+// same run.
+template <class Plan>
+void expect_unjoined_refused(const char* id) {
+  SCOPED_TRACE(id);
+  FusedRunSpec s = spec_for(algo(id), 2, 384, 128, 192);
+  s.chunk_rows = 16;
+  EXPECT_LE(run_fused(s).max_rel_err, run_fused(s).err_bound);  // the control
+  try {
+    run_fused_plan<Plan>(s);
+    ADD_FAILURE() << "a side stream never joined went unnoticed";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kInvalidArgument) << e.what();
+    const std::string m = e.what();
+    EXPECT_NE(m.find("rank 0 stream 1: side stream not joined at the end of the call"), std::string::npos) << m;
+  }
+}
+
+TEST(Fused, AnUnjoinedSideStreamIsRefusedNamingRankAndStream) {
+  expect_unjoined_refused<AgMmCeT<false, PlanFault::kNoJoin>>("ag_mm.ce_chunk_gemm");
+  expect_unjoined_refused<AgMmCeT<true, PlanFault::kNoJoin>>("ag_mm.ce_bulk_gemm");
+  expect_unjoined_refused<AgMmCeTileGemmT<PlanFault::kNoJoin>>("ag_mm.ce_tile_gemm");
+  expect_unjoined_refused<AgMmStBulkT<PlanFault::kNoJoin>>("ag_mm.st_bulk_gemm");
+  expect_unjoined_refused<MmRsGemmCeRingReduceT<PlanFault::kNoJoin>>("mm_rs.gemm_ce_ring_reduce");
+  expect_unjoined_refused<MmRsGemmCeAccT<PlanFault::kNoJoin>>("mm_rs.gemm_ce_acc");
+  expect_unjoined_refused<MmRsGemmStChunkReduceT<PlanFault::kNoJoin>>("mm_rs.gemm_st_chunk_reduce");
+}
+
+// Back-to-back calls on the same heaps and pads, as the collectives run them: every call checked.
+TEST(Fused, BackToBackCallsMatchTheProduct) {
+  for (const FusedAlgo& a : fused_algorithms())
+    for (int w : {2, 3, 4}) {
+      SCOPED_TRACE(std::string(a.id) + " world " + std::to_string(w));
+      FusedRunSpec s = spec_for(a, w, 384, 128, 192);
+      s.chunk_rows = 16;
+      s.calls = 3;
+      const RunResult r = run_fused(s);
+      EXPECT_GE(r.max_rel_err, 0);
+      EXPECT_LE(r.max_rel_err, r.err_bound);
+    }
+  for (const FusedAlgo& b : fused_baselines()) {
+    SCOPED_TRACE(b.id);
+    FusedRunSpec s = spec_for(b, 4, 384, 128, 192);
+    s.calls = 2;
+    EXPECT_LE(run_fused(s).max_rel_err, run_fused(s).err_bound);
+  }
+}
+
+// What the entry handshake protects (core/plan.h): without it, a second call's pushes land in a
+// peer's buffer (gathered A, scratch) the peer's first call may still be reading. Three calls;
+// the race check names the unordered write (the control: the real plan, the same calls).
+template <class Plan>
+void expect_no_entry_caught(const char* id) {
+  for (int w : {2, 4}) {
+    SCOPED_TRACE(std::string(id) + " world " + std::to_string(w));
+    FusedRunSpec s = spec_for(algo(id), w, 384, 128, 192);
+    s.chunk_rows = 16;
+    s.calls = 3;
+    EXPECT_LE(run_fused(s).max_rel_err, run_fused(s).err_bound);
     try {
-      const RunResult r = run_fused_plan<MmRsGemmCeAccT</*kFaultNoWait=*/true>>(s);
-      caught = !(r.max_rel_err <= r.err_bound);
+      const RunResult r = run_fused_plan<Plan>(s);
+      ADD_FAILURE() << "no entry handshake went unnoticed (err " << r.max_rel_err << ")";
     } catch (const Error& e) {
       EXPECT_EQ(e.code(), ErrorCode::kRace) << e.what();
-      caught = true;
+      const std::string m = e.what();
+      EXPECT_NE(m.find("race: "), std::string::npos) << m;
     }
-    EXPECT_TRUE(caught) << "world " << w;
   }
+}
+
+TEST(Fused, WithoutTheEntryHandshakeTheNextCallIsCaught) {
+  expect_no_entry_caught<AgMmCeT<false, PlanFault::kNoEntry>>("ag_mm.ce_chunk_gemm");
+  expect_no_entry_caught<AgMmCeTileGemmT<PlanFault::kNoEntry>>("ag_mm.ce_tile_gemm");
+  expect_no_entry_caught<MmRsGemmCeRingReduceT<PlanFault::kNoEntry>>("mm_rs.gemm_ce_ring_reduce");
+  expect_no_entry_caught<MmRsGemmCeAccT<PlanFault::kNoEntry>>("mm_rs.gemm_ce_acc");
+  expect_no_entry_caught<MmRsGemmStChunkReduceT<PlanFault::kNoEntry>>("mm_rs.gemm_st_chunk_reduce");
+  expect_no_entry_caught<MmRsTileReduceT<false, PlanFault::kNoEntry>>("mm_rs.tile_st_ld_reduce");
+  expect_no_entry_caught<MmRsTileReduceT<true, PlanFault::kNoEntry>>("mm_rs.tile_st_peer_reduce");
 }
 
 // A GEMM holds the SMs (gemm.cpp): a kernel launched beside a running GEMM starts its blocks
@@ -230,7 +317,7 @@ TEST(Fused, LargeProductsAreCheckedOnASampleOfRows) {
   s.chunk_rows = 16;
   s.race_check = false;
   s.check_macs = 384 * 128 * 192 / 8;
-  const RunResult r = run_fused_plan<AgMmCeT<true, true>>(s);
+  const RunResult r = run_fused_plan<AgMmCeT<true, PlanFault::kNoWait>>(s);
   EXPECT_LT(r.checked_rows, r.rows);
   EXPECT_FALSE(r.max_rel_err <= r.err_bound) << r.max_rel_err;
 }

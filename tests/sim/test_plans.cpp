@@ -13,6 +13,7 @@
 #include "core/algos/all_gather_ce_sm_st.h"
 #include "core/algos/all_gather_ce_st.h"
 #include "core/algos/reduce_scatter_ce_st_ring_reduce.h"
+#include "tests/core/thrown.h"
 
 namespace symm::sim {
 namespace {
@@ -140,20 +141,21 @@ TEST(Plans, TimingOnlyScalesTo64Ranks) {
 }
 
 // A data flag written on another side stream than the one that copied: the flag is not
-// ordered after the copy. The race check (or the data) must catch it.
+// ordered after the copy. The race check must catch it for that reason: the peer (its host at the
+// end of its call, a stream, the reduce kernel) reads the bytes of a copy no release/acquire chain
+// orders before it, or the copy lands while such a read may still run; not a flag written twice,
+// not a deadlock. The control: TheRealPlansPassTheSameRuns.
 template <class Plan>
 void expect_flag_on_other_stream_caught(const AlgoInfo& a) {
   for (int world : {2, 4}) {
     RunSpec s = spec_for(a, DType::kBF16, world, 64 * 1024 * std::size_t(world), 9);
     s.streams = 3;
     SCOPED_TRACE(a.id + " world=" + std::to_string(world));
-    try {
-      const RunResult r = run_plan<Plan>(s);
-      EXPECT_GT(r.max_rel_err, r.err_bound) << "an unordered flag went unnoticed";
-    } catch (const Error& e) {
-      EXPECT_EQ(e.code(), ErrorCode::kRace) << e.what();
-      EXPECT_NE(std::string(e.what()).find("stream"), std::string::npos) << e.what();
-    }
+    const std::string m = testing::thrown([&] { run_plan<Plan>(s); }, ErrorCode::kRace);
+    EXPECT_EQ(m.rfind("race: ", 0), 0u) << m;
+    EXPECT_TRUE(m.find(" reads ") != std::string::npos || m.find(" may still be reading ") != std::string::npos) << m;
+    EXPECT_NE(m.find(" stream "), std::string::npos) << m;  // the copy's stream
+    EXPECT_NE(m.find("release/acquire chain"), std::string::npos) << m;
   }
 }
 
@@ -189,7 +191,54 @@ TEST(Plans, MissingFlagIsADeadlockNamingRankStreamAndSlot) {
   }
   RunSpec r = spec_for(find_algo(Op::kReduceScatter, "ce"), DType::kBF16, 2, 4096, 3);
   using Mutant = ReduceScatterCeT<false, PlanFault::kNoFlag>;
-  EXPECT_THROW(run_plan<Mutant>(r), Error);
+  const std::string m = testing::thrown([&] { run_plan<Mutant>(r); }, ErrorCode::kDeadlock);
+  EXPECT_NE(m.find("stream 0 waits on plan slot"), std::string::npos) << m;
+  EXPECT_NE(m.find("(channel 1, chunk 0, from rank"), std::string::npos) << m;
+  EXPECT_LE(run(r).max_rel_err, run(r).err_bound);  // the control: the real plan, same run
+}
+
+// The end of a call (core/plan.h): a plan that never joins its side streams into the main stream
+// is refused when its call has been enqueued, naming rank and stream, before anything runs; the
+// real plans pass the same runs (TheRealPlansPassTheSameRuns).
+template <class Plan>
+void expect_unjoined_refused(const AlgoInfo& a) {
+  RunSpec s = spec_for(a, DType::kBF16, 2, 64 * 1024 * 2, 9);
+  s.streams = 3;
+  SCOPED_TRACE(a.id);
+  const std::string m = testing::thrown([&] { run_plan<Plan>(s); }, ErrorCode::kInvalidArgument);
+  EXPECT_NE(m.find("rank 0 stream 1: side stream not joined at the end of the call"), std::string::npos) << m;
+  EXPECT_NE(m.find("are not waited for by stream 0"), std::string::npos) << m;
+  EXPECT_LE(run(s).max_rel_err, run(s).err_bound);  // the control
+}
+
+TEST(Plans, AnUnjoinedSideStreamIsRefusedNamingRankAndStream) {
+  expect_unjoined_refused<AllGatherCeT<PlanFault::kNoJoin>>(find_algo(Op::kAllGather, "ce"));
+  expect_unjoined_refused<AllGatherCeSmStT<PlanFault::kNoJoin>>(find_algo(Op::kAllGather, "ce_sm"));
+  expect_unjoined_refused<ReduceScatterCeT<false, PlanFault::kNoJoin>>(find_algo(Op::kReduceScatter, "ce"));
+  expect_unjoined_refused<ReduceScatterCeT<true, PlanFault::kNoJoin>>(find_algo(Op::kReduceScatter, "ce_overlap"));
+}
+
+// The entry handshake is what lets a call push into a peer's buffers (core/plan.h): without it, a
+// second call's copies land in a peer's `out` / scratch the peer's first call may still be reading
+// (or its caller has taken back). Three calls: the race check names the unordered write.
+template <class Plan>
+void expect_no_entry_caught(const AlgoInfo& a) {
+  for (int world : {2, 4}) {
+    RunSpec s = spec_for(a, DType::kBF16, world, 16 * 1024 * std::size_t(world), 11);
+    s.calls = 3;
+    SCOPED_TRACE(a.id + " world=" + std::to_string(world));
+    EXPECT_LE(run(s).max_rel_err, run(s).err_bound);  // the control: the real plan, same calls
+    const std::string m = testing::thrown([&] { run_plan<Plan>(s); }, ErrorCode::kRace);
+    EXPECT_NE(m.find("race: "), std::string::npos) << m;
+    EXPECT_NE(m.find("no release/acquire chain"), std::string::npos) << m;
+  }
+}
+
+TEST(Plans, WithoutTheEntryHandshakeTheNextCallIsCaught) {
+  expect_no_entry_caught<AllGatherCeT<PlanFault::kNoEntry>>(find_algo(Op::kAllGather, "ce"));
+  expect_no_entry_caught<AllGatherCeSmStT<PlanFault::kNoEntry>>(find_algo(Op::kAllGather, "ce_sm"));
+  expect_no_entry_caught<ReduceScatterCeT<false, PlanFault::kNoEntry>>(find_algo(Op::kReduceScatter, "ce"));
+  expect_no_entry_caught<ReduceScatterCeT<true, PlanFault::kNoEntry>>(find_algo(Op::kReduceScatter, "ce_overlap"));
 }
 
 // The tiny machine (tests/sim/tiny.ini): 1 GB/s = 1000 bytes/us copy engine, one engine, 1 us
@@ -233,9 +282,11 @@ TEST(Plans, TraceHasStreamAndCopyEngineTracks) {
 TEST(Plans, BadStreamCountIsRefused) {
   RunSpec s = spec_for(find_algo(Op::kAllGather, "ce"), DType::kBF16, 2, 4096, 1);
   s.streams = 0;
-  EXPECT_THROW(run(s), Error);
+  EXPECT_NE(testing::thrown([&] { run(s); }, ErrorCode::kInvalidArgument).find("streams 0 is outside 1..8"),
+            std::string::npos);
   s.streams = kMaxStreams + 1;
-  EXPECT_THROW(run(s), Error);
+  EXPECT_NE(testing::thrown([&] { run(s); }, ErrorCode::kInvalidArgument).find("streams 9 is outside 1..8"),
+            std::string::npos);
 }
 
 }  // namespace
