@@ -147,6 +147,8 @@ std::string describe_wait_timeout(const WaitError& e) {
     const uint32_t channel = e.slot / (uint32_t(kPadBlocks) * kPadWorld);
     const uint32_t from = e.slot % kPadWorld;
     os << " (channel " << channel << ", from rank " << from << ")";
+  } else if (pad::is_plan_flag(e.slot)) {  // a host plan's flag, awaited inside a kernel (tile programs)
+    os << " (" << pad::describe_plan_slot(e.slot) << ")";
   } else {
     os << " (block counter " << (e.slot - pad::kFlagSlots) % pad::kCounters << ")";
   }

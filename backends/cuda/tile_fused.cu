@@ -28,6 +28,7 @@
 #include "backends/cuda/block_ctx.cuh"
 #include "backends/cuda/tile_fused.h"
 #include "backends/cuda/tile_gemm.cuh"
+#include "backends/cuda/wait_report.cuh"
 
 namespace symm::cuda::tile {
 namespace {
@@ -39,22 +40,6 @@ struct ProgramParams {
   MatArgs mat;
 };
 
-// BlockCtx::report_timeout (block_ctx.cuh), for a wait of this kernel.
-__device__ void report_timeout(const DeviceHandle& h, uint32_t slot, uint32_t expected, uint32_t seen) {
-  atomicExch(h.poison, 1u);
-  WaitError* e = h.error;
-  if (atomicCAS_system(&e->tripped, 0u, 1u) == 0u) {
-    e->rank = h.rank;
-    e->block = int(blockIdx.x);
-    e->slot = slot;
-    e->expected = expected;
-    e->seen = seen;
-    e->kind = WaitError::kFlag;
-    __threadfence_system();  // the fields before `complete`: the host reads them after it
-    *reinterpret_cast<volatile uint32_t*>(&e->complete) = 1u;
-  }
-}
-
 // One thread: BlockCtx::wait(slot, value, kAcquire)'s spin, bounded, with its poison checks.
 __device__ void wait_acquire(const DeviceHandle& h, uint32_t slot, uint32_t value) {
   const uint32_t* f = h.pad_local + slot;
@@ -65,7 +50,7 @@ __device__ void wait_acquire(const DeviceHandle& h, uint32_t slot, uint32_t valu
     if (v >= value) return;
     if ((polls & (detail::kPoisonEvery - 1)) == 0 && detail::poisoned(h.poison)) return;
     if (static_cast<unsigned long long>(clock64() - t0) > h.timeout_cycles) {
-      report_timeout(h, slot, value, v);
+      detail::report_flag_timeout(h, slot, value, v);
       return;
     }
   }

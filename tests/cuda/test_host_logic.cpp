@@ -198,6 +198,16 @@ TEST(Timeout, PacketMessageNamesTheBuffer) {
             "expected epoch 42, saw 41");
 }
 
+// A host plan's flag awaited inside a kernel (the tile programs' chunk flags): named as the plan's
+// watchdog names it, not as a block counter.
+TEST(Timeout, AKernelsWaitOnAPlanFlagNamesChannelChunkAndRank) {
+  const uint32_t slot = pad::plan_flag(pad::kPlanData, 8, 2);
+  WaitError e{1, 1, 27, slot, 1, 0};
+  EXPECT_EQ(describe_wait_timeout(e), "rank 1 block 27 timed out waiting on slot " + std::to_string(slot) + " (" +
+                                          pad::describe_plan_slot(slot) + "): expected >= 1, saw 0");
+  EXPECT_NE(pad::describe_plan_slot(slot).find("chunk 8, from rank 2"), std::string::npos);
+}
+
 TEST(Timeout, MessageNamesRankBlockSlotChannelAndPeer) {
   WaitError e{1, 2, 5, pad::flag(0, 5, 3), 7, 6};
   EXPECT_EQ(describe_wait_timeout(e), "rank 2 block 5 timed out waiting on slot " + std::to_string(pad::flag(0, 5, 3)) +
