@@ -16,7 +16,7 @@ W=${1:?usage: scripts/gpu/plans.sh <world> <out-dir>}
 DIR=${2:?usage: scripts/gpu/plans.sh <world> <out-dir>}
 mkdir -p "$DIR"
 BIN=.carry/symmcoll-cuda
-M=h200x$W
+M=${MACHINE:-$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1 | grep -q H100 && echo h100x$W || echo h200x$W)}
 devs=$(seq -s, 0 $((W - 1)))
 B="env CUDA_VISIBLE_DEVICES=$devs $BIN launch -n $W -- $BIN bench --backend cuda --machine $M"
 rc=0
