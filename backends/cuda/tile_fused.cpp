@@ -50,7 +50,8 @@ void launch_tile_program(TileProgram p, DType t, const DeviceHandle& h, const Ma
   const CUtensorMap tb = tile::tensor_map(a.b, t, a.k, a.n, a.n, 64, tile::kTileK);
   // Blocks that wait for peers (ag_mm, mm_rs) must all be resident with the other ranks' on a
   // shared GPU; the plans cap them at SMs / ranks on the GPU (FusedArgs::sms).
-  if (ag || rs) check_residency(tile::program_kernel_ptr(bn, bf16), h, blocks, 384, "a tile program (tile_fused.cu)");
+  if (ag || rs)
+    check_residency(tile::program_kernel_ptr(int(p), bn, bf16), h, blocks, 384, "a tile program (tile_fused.cu)");
   SYMM_CUDA_CHECK(tile::launch_program(stream, h, ta, ta2, tb, int(p), a, bn, bf16, blocks));
 }
 

@@ -3,8 +3,8 @@
 // (TMA producer thread, shared-memory ring, two wgmma consumer warpgroups, register epilogue); what
 // it adds is each core program's walk and flag protocol, taken from the core helpers:
 //
-//   TileGemm   (core/algos/tile_gemm.h): block b takes tiles b, b + blocks, ... of the row-major
-//              grid (symm::TileGrid), as the program does.
+//   TileGemm   (core/algos/tile_gemm.h): block b takes tiles b, b + blocks, ... of the grid in
+//              its grouped order (symm::TileGrid), as the program does.
 //   AgMmTiles  (core/algos/ag_mm_ce_tile_gemm.h): the tiles of AgMmTileWalk in arrival order. The
 //              PRODUCER thread acquires a segment's data flag (ld.acquire.sys, bounded, as
 //              BlockCtx::wait) before its first TMA load of that segment's rows of the gathered A,
@@ -15,11 +15,13 @@
 //              every blocks()-th tile of an owner's rows, stored into my `work` (pull) or the
 //              owner's slot (push); after each tile's stores the consumer warpgroups meet on a
 //              named barrier and one thread releases (fence.acq_rel.sys, then st.relaxed.sys, as
-//              BlockCtx::signal) the tile's count into the owner's flag. Then the consumers reduce
-//              my rows task by task: one thread acquires every flag the task needs (the same
-//              slots and values as the program's waits), the named barrier extends the acquire
-//              to the 256 threads, which sum the world sources in fp32 (rank order, as
-//              BlockCtx::reduce). The epoch counter is the program's (pad::counter(b, kCounter)).
+//              BlockCtx::signal) the tile's count into the owner's flag. My own rows come last:
+//              for each of my tiles one thread acquires every peer's flag of it (the same slots
+//              and values as the program's waits), the named barrier extends the acquire to the
+//              256 consumer threads, and their store adds the peers' partials (pull: peer loads;
+//              push: my slots) to the accumulators in fp32 before the one rounding: my partial
+//              never goes through `work`. The epoch counter is the program's
+//              (pad::counter(b, kCounter)).
 //
 // Every wait is bounded by the handle's timeout and, on expiry, fills the rank's error record
 // (rank, block, slot, expected, seen) and poisons the rank, as BlockCtx::wait does.
@@ -73,38 +75,10 @@ __device__ __forceinline__ T* peer_of(const DeviceHandle& h, T* p, int r) {
   return reinterpret_cast<T*>(h.heap_peer[r] + (reinterpret_cast<const char*>(p) - h.heap_base));
 }
 
-// dst[i] = sum over s < nsrc of src[s][i] (16-byte vectors of T, fp32 sums in source order), by
-// `nthreads` threads; two vectors per source in flight per thread.
-template <class T>
-__device__ void reduce_vectors(uint4* dst, const uint4* const* src, int nsrc, std::size_t nv, int tid, int nthreads) {
-  constexpr int kU = 2;
-  for (std::size_t i0 = std::size_t(tid); i0 < nv; i0 += std::size_t(kU) * nthreads) {
-    uint4 v[kNodeWorld][kU];
-#pragma unroll
-    for (int s = 0; s < kNodeWorld; ++s)
-#pragma unroll
-      for (int u = 0; u < kU; ++u)
-        if (s < nsrc && i0 + std::size_t(u) * nthreads < nv) v[s][u] = src[s][i0 + std::size_t(u) * nthreads];
-#pragma unroll
-    for (int u = 0; u < kU; ++u) {
-      const std::size_t i = i0 + std::size_t(u) * nthreads;
-      if (i >= nv) continue;
-      float acc[8], f[8];
-      detail::unpack<T>(v[0][u], acc);
-#pragma unroll
-      for (int s = 1; s < kNodeWorld; ++s)
-        if (s < nsrc) {
-          detail::unpack<T>(v[s][u], f);
-#pragma unroll
-          for (int k = 0; k < 8; ++k) acc[k] += f[k];
-        }
-      dst[i] = detail::pack<T>(acc);
-    }
-  }
-}
-
 // TT: the wgmma operand type (TileBF16 / TileF16); T: the same as core's element type.
-template <int BN, class TT, class T>
+// kFamily: 0 TileGemm, 1 AgMmTiles, 2 MmRsTiles (pull or push at run time): one kernel each, so a
+// program's register allocation is its own (MmRsTiles' epilogue sum needs more than the others).
+template <int BN, class TT, class T, int kFamily>
 __global__ void __launch_bounds__(384, 1)
     tile_program_kernel(const __grid_constant__ DeviceHandle h, const __grid_constant__ CUtensorMap ta,
                         const __grid_constant__ CUtensorMap ta2, const __grid_constant__ CUtensorMap tb,
@@ -116,7 +90,7 @@ __global__ void __launch_bounds__(384, 1)
   const Ring ring = ring_at<BN>(smem_raw);
   const MatArgs& p = pp.mat;
   const TileProgram prog = TileProgram(pp.program);
-  const bool mm_rs = prog == TileProgram::kMmRsPull || prog == TileProgram::kMmRsPush;
+  constexpr bool mm_rs = kFamily == 2;
   const uint32_t bk = blockIdx.x, nb = gridDim.x;
   const int me = h.rank, w = h.world;
   if (threadIdx.x == 0) {
@@ -138,11 +112,11 @@ __global__ void __launch_bounds__(384, 1)
     tma_prefetch_map(&ta);
     tma_prefetch_map(&tb);
     RingPos pos;
-    if (prog == TileProgram::kGemm) {
+    if constexpr (kFamily == 0) {
       const symm::TileGrid g(p.m, p.n, BN);
       for (uint32_t t = bk; t < g.tiles(); t += nb)
         load_tile<BN>(ring, pos, &ta, &tb, int(g.row0(t)), int(g.col0(t)), kblocks);
-    } else if (prog == TileProgram::kAgMm) {
+    } else if constexpr (kFamily == 1) {
       tma_prefetch_map(&ta2);
       AgMmTileWalk walk(p, me, w, BN);
       uint32_t acquired = 0;  // as the program: the last segment whose flag this block acquired
@@ -178,7 +152,7 @@ __global__ void __launch_bounds__(384, 1)
   RingPos pos;
   float acc[Cfg::kAcc];
   T* c = static_cast<T*>(p.c);
-  if (prog == TileProgram::kGemm) {
+  if constexpr (kFamily == 0) {
     const symm::TileGrid g(p.m, p.n, BN);
     for (uint32_t t = bk; t < g.tiles(); t += nb) {
       mma_tile<BN, TT>(acc, ring, pos, kblocks, cw);
@@ -186,7 +160,7 @@ __global__ void __launch_bounds__(384, 1)
     }
     return;
   }
-  if (prog == TileProgram::kAgMm) {
+  if constexpr (kFamily == 1) {
     AgMmTileWalk walk(p, me, w, BN);
     for (uint32_t t = bk; walk.seek(t); t += nb) {
       const symm::TileGrid g = walk.grid();
@@ -197,65 +171,99 @@ __global__ void __launch_bounds__(384, 1)
     }
     return;
   }
-  const bool push = prog == TileProgram::kMmRsPush;
-  const uint32_t rows = p.m / uint32_t(w);
-  const symm::TileGrid g(rows, p.n, BN);
-  const uint32_t base = L::base(epoch);
-  T* work = static_cast<T*>(p.work);
-  for (int i = 1; i <= w; ++i) {  // 1. compute, owners rotated, my own rows last
-    const int o = L::owner(me, w, i);
-    T* dst = (push ? peer_of(h, work, o) : work) + L::dst_offset(push, o, me, rows, p.n);
-    uint32_t count = 0;
-    for (uint32_t j = bk; j < g.tiles(); j += nb) {
-      mma_tile<BN, TT>(acc, ring, pos, kblocks, cw);
-      store_tile<BN, TT>(acc, dst, nullptr, p.n, int(rows), int(p.n), int(g.row0(j)), int(g.col0(j)), cw);
-      consumers_sync();  // every consumer thread's stores of the tile, before the release
-      ++count;
-      if (threadIdx.x == 128) signal_release(h, o, L::signal_slot(int(bk), me), L::signal_value(base, count));
+  if constexpr (kFamily == 2) {
+    const bool push = prog == TileProgram::kMmRsPush;
+    const uint32_t rows = p.m / uint32_t(w);
+    const symm::TileGrid g(rows, p.n, BN);
+    const uint32_t base = L::base(epoch);
+    T* work = static_cast<T*>(p.work);
+    // The s-th peer's partial of my rows (peers in rank order, me skipped): push, my slot r; pull,
+    // rank r's `work` at my rows (its heap address from the handle, read when needed).
+    auto peer_part = [&](int s) -> const void* {
+      const int r = s < me ? s : s + 1;
+      return (push ? work : peer_of(h, work, r)) + L::src_offset(push, r, me, rows, p.n);
+    };
+    for (int i = 1; i <= w; ++i) {  // owners rotated, my own rows last
+      const int o = L::owner(me, w, i);
+      T* dst = (push ? peer_of(h, work, o) : work) + L::dst_offset(push, o, me, rows, p.n);
+      uint32_t count = 0;
+      for (uint32_t j = bk; j < g.tiles(); j += nb) {
+        mma_tile<BN, TT>(acc, ring, pos, kblocks, cw);
+        ++count;
+        if (o != me) {
+          store_tile<BN, TT>(acc, dst, nullptr, p.n, int(rows), int(p.n), int(g.row0(j)), int(g.col0(j)), cw);
+          consumers_sync();  // every consumer thread's stores of the tile, before the release
+          if (threadIdx.x == 128) signal_release(h, o, L::signal_slot(int(bk), me), L::signal_value(base, count));
+          continue;
+        }
+        // My tile: one thread acquires every peer's signal of it (the program's waits), the named
+        // barrier extends the acquire to the consumers, which add the peers' partials to their
+        // accumulators (fp32) before the tile's one rounding and store.
+        if (threadIdx.x == 128)
+          for (int r = 0; r < w; ++r)
+            if (r != me) wait_acquire(h, L::wait_slot(j, nb, r), L::wait_value(base, j, nb));
+        consumers_sync();
+#pragma unroll 1
+        for (int s = 0; s < w - 1; ++s)
+          add_tile<BN, TT>(acc, peer_part(s), p.n, int(rows), int(p.n), int(g.row0(j)), int(g.col0(j)), cw);
+        store_tile<BN, TT>(acc, c, nullptr, p.n, int(rows), int(p.n), int(g.row0(j)), int(g.col0(j)), cw);
+      }
     }
   }
-  for (uint32_t u = bk; u < L::tasks(rows); u += nb) {  // 2. reduce my rows, a sub-band at a time
-    const uint32_t first = L::task_first_tile(g, u);
-    if (threadIdx.x == 128)
-      for (int r = 0; r < w; ++r)
-        for (uint32_t j = first; j < first + g.tn; ++j)
-          wait_acquire(h, L::wait_slot(j, nb, r), L::wait_value(base, j, nb));
-    consumers_sync();  // extends thread 128's acquires to the other consumer threads
-    const uint4* src[kNodeWorld];
-#pragma unroll
-    for (int r = 0; r < kNodeWorld; ++r)
-      src[r] = r < w ? reinterpret_cast<const uint4*>((push ? work : peer_of(h, work, r)) +
-                                                      L::src_offset(push, r, me, rows, p.n, u))
-                     : nullptr;
-    reduce_vectors<T>(reinterpret_cast<uint4*>(c + std::size_t(L::task_row0(u)) * p.n), src, w,
-                      std::size_t(L::task_rows(rows, u)) * p.n / 8, int(threadIdx.x) - 128, 256);
-  }
 #endif
+}
+
+// Program -> kernel family (tile_program_kernel's kFamily); -1 for a program it does not run.
+int family_of(int program) {
+  switch (TileProgram(program)) {
+    case TileProgram::kGemm: return 0;
+    case TileProgram::kAgMm: return 1;
+    case TileProgram::kMmRsPull:
+    case TileProgram::kMmRsPush: return 2;
+    default: return -1;
+  }
+}
+
+template <int BN, class TT, class T, int F>
+cudaError_t launch_family(cudaStream_t stream, const DeviceHandle& h, const CUtensorMap& ta, const CUtensorMap& ta2,
+                          const CUtensorMap& tb, const ProgramParams& pp, int blocks) {
+  using Cfg = TileConfig<BN>;
+  static const cudaError_t attr = cudaFuncSetAttribute(tile_program_kernel<BN, TT, T, F>,
+                                                       cudaFuncAttributeMaxDynamicSharedMemorySize, Cfg::kSmemBytes);
+  if (attr != cudaSuccess) return attr;
+  tile_program_kernel<BN, TT, T, F><<<blocks, 384, Cfg::kSmemBytes, stream>>>(h, ta, ta2, tb, pp);
+  return cudaGetLastError();
+}
+
+template <int BN, class TT, class T>
+const void* kernel_of(int family) {
+  switch (family) {
+    case 0: return reinterpret_cast<const void*>(&tile_program_kernel<BN, TT, T, 0>);
+    case 1: return reinterpret_cast<const void*>(&tile_program_kernel<BN, TT, T, 1>);
+    case 2: return reinterpret_cast<const void*>(&tile_program_kernel<BN, TT, T, 2>);
+    default: return nullptr;
+  }
 }
 
 template <int BN, class TT, class T>
 cudaError_t launch(cudaStream_t stream, const DeviceHandle& h, const CUtensorMap& ta, const CUtensorMap& ta2,
                    const CUtensorMap& tb, const ProgramParams& pp, int blocks) {
-  using Cfg = TileConfig<BN>;
-  static const cudaError_t attr = cudaFuncSetAttribute(tile_program_kernel<BN, TT, T>,
-                                                       cudaFuncAttributeMaxDynamicSharedMemorySize, Cfg::kSmemBytes);
-  if (attr != cudaSuccess) return attr;
-  tile_program_kernel<BN, TT, T><<<blocks, 384, Cfg::kSmemBytes, stream>>>(h, ta, ta2, tb, pp);
-  return cudaGetLastError();
+  switch (family_of(pp.program)) {
+    case 0: return launch_family<BN, TT, T, 0>(stream, h, ta, ta2, tb, pp, blocks);
+    case 1: return launch_family<BN, TT, T, 1>(stream, h, ta, ta2, tb, pp, blocks);
+    case 2: return launch_family<BN, TT, T, 2>(stream, h, ta, ta2, tb, pp, blocks);
+    default: return cudaErrorInvalidValue;
+  }
 }
 
 }  // namespace
 
-const void* program_kernel_ptr(int tile_n, bool bf16) {
-  if (tile_n == 256)
-    return bf16 ? reinterpret_cast<const void*>(&tile_program_kernel<256, TileBF16, symm::bf16>)
-                : reinterpret_cast<const void*>(&tile_program_kernel<256, TileF16, symm::fp16>);
-  if (tile_n == 128)
-    return bf16 ? reinterpret_cast<const void*>(&tile_program_kernel<128, TileBF16, symm::bf16>)
-                : reinterpret_cast<const void*>(&tile_program_kernel<128, TileF16, symm::fp16>);
+const void* program_kernel_ptr(int program, int tile_n, bool bf16) {
+  const int f = family_of(program);
+  if (tile_n == 256) return bf16 ? kernel_of<256, TileBF16, symm::bf16>(f) : kernel_of<256, TileF16, symm::fp16>(f);
+  if (tile_n == 128) return bf16 ? kernel_of<128, TileBF16, symm::bf16>(f) : kernel_of<128, TileF16, symm::fp16>(f);
   return nullptr;
 }
-
 cudaError_t launch_program(cudaStream_t stream, const DeviceHandle& h, const CUtensorMap& ta, const CUtensorMap& ta2,
                            const CUtensorMap& tb, int program, const MatArgs& a, int tile_n, bool bf16, int blocks) {
   ProgramParams pp;

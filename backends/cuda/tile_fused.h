@@ -54,9 +54,10 @@ void launch_tile_program(TileProgram p, DType t, const DeviceHandle& h, const Ma
 #include <cuda.h>
 
 namespace symm::cuda::tile {
-// The kernel for (tile width, bf16 or fp16): its address (residency) and its launch; the launch
-// reports a cudaError_t (cudaErrorInvalidValue for a width that is not compiled: 256, 128).
-const void* program_kernel_ptr(int tile_n, bool bf16);
+// The kernel for (program, tile width, bf16 or fp16): its address (residency; null for a program
+// or width it does not run) and its launch; the launch reports a cudaError_t
+// (cudaErrorInvalidValue for a width that is not compiled: 256, 128, or a program it does not run).
+const void* program_kernel_ptr(int program, int tile_n, bool bf16);
 cudaError_t launch_program(cudaStream_t stream, const DeviceHandle& h, const CUtensorMap& ta, const CUtensorMap& ta2,
                            const CUtensorMap& tb, int program, const MatArgs& a, int tile_n, bool bf16, int blocks);
 }  // namespace symm::cuda::tile

@@ -3,8 +3,8 @@
 // mm_rs_tile_reduce.h) walk their tiles the same way; this one is their "matmul alone" baseline
 // (core/fused.h fused_baselines: tile_gemm).
 //
-//   1. block b takes tiles b, b + blocks, b + 2 blocks, ... in row-major tile order (the tiles of
-//      one row band run side by side: they share A's rows, consecutive bands share B)
+//   1. block b takes tiles b, b + blocks, b + 2 blocks, ... in TileGrid's grouped order (the tiles
+//      running at once share a few row bands of A and column bands of B)
 //   2. each tile: mma_tile over the whole depth K, the epilogue stores it into C
 //
 // Operands (CollArgs::mat): a (m x k), b (k x n), c (m x n), all this rank's, dense row-major.
@@ -16,27 +16,50 @@
 
 namespace symm {
 
-// The tile grid of an m x n product (tiles of kTileM x bn, the last row / column shorter), tiles
-// numbered row-major. bn is kTileN for the verb mma_tile; the CUDA backend's wgmma kernel, which
-// runs these programs' tile walks and flag protocols on wider tiles (backends/cuda/tile_fused.cu),
-// passes its own width: every walk, flag slot and flag value below is a function of the grid.
+// The tile grid of an m x n product (tiles of kTileM x bn, the last row / column shorter) and the
+// order a persistent grid visits it: tile t sits in group t / (group * tn) of `group` tile rows,
+// column-major inside the group, so the tiles that run at once share a few row bands of A and a
+// few column bands of B, which stay in L2 while every block walks down K (row-major order, the
+// order of group 1, runs a tile wave across all of B). bn is kTileN for the verb mma_tile; the
+// CUDA backend's wgmma kernel, which runs these programs' tile walks and flag protocols on wider
+// tiles (backends/cuda/tile_fused.cu), passes its own width: every walk, flag slot and flag value
+// below is a function of the grid.
+inline constexpr uint32_t kTileGroup = 16;  // tile rows per group (the CUDA tile GEMM's default too)
 struct TileGrid {
-  uint32_t m = 0, n = 0, bn = kTileN, tm = 0, tn = 0;
-  SYMM_HD TileGrid(uint32_t rows, uint32_t cols, uint32_t tile_n = kTileN)
-      : m(rows), n(cols), bn(tile_n), tm((rows + kTileM - 1) / kTileM), tn((cols + tile_n - 1) / tile_n) {}
+  uint32_t m = 0, n = 0, bn = kTileN, tm = 0, tn = 0, group = kTileGroup;
+  SYMM_HD TileGrid(uint32_t rows, uint32_t cols, uint32_t tile_n = kTileN, uint32_t rows_per_group = kTileGroup)
+      : m(rows),
+        n(cols),
+        bn(tile_n),
+        tm((rows + kTileM - 1) / kTileM),
+        tn((cols + tile_n - 1) / tile_n),
+        group(rows_per_group ? rows_per_group : 1) {}
   SYMM_HD uint32_t tiles() const { return tm * tn; }
-  SYMM_HD uint32_t row0(uint32_t t) const { return t / tn * kTileM; }
-  SYMM_HD uint32_t col0(uint32_t t) const { return t % tn * bn; }
+  // Tile t's tile row and tile column.
+  SYMM_HD uint32_t trow(uint32_t t) const {
+    const uint32_t per = group * tn, first = t / per * group;
+    return first + (t - t / per * per) % (tm - first < group ? tm - first : group);
+  }
+  SYMM_HD uint32_t tcol(uint32_t t) const {
+    const uint32_t per = group * tn, first = t / per * group;
+    return (t - t / per * per) / (tm - first < group ? tm - first : group);
+  }
+  SYMM_HD uint32_t row0(uint32_t t) const { return trow(t) * kTileM; }
+  SYMM_HD uint32_t col0(uint32_t t) const { return tcol(t) * bn; }
   SYMM_HD int rows(uint32_t t) const { return int(m - row0(t) < uint32_t(kTileM) ? m - row0(t) : kTileM); }
   SYMM_HD int cols(uint32_t t) const { return int(n - col0(t) < bn ? n - col0(t) : bn); }
 };
 
-// Tile t of grid g: C[row0 + ..] = A[row0 + .., :] @ B[:, col0 + ..], leading dimensions lda, n, ldc.
+// Tile t of grid g: C[row0 + ..] = A[row0 + .., :] @ B[:, col0 + ..] (+ the same tile of every
+// c_in[s], matrices laid out as C), leading dimensions lda, n, ldc.
 template <class T, class Ctx>
 SYMM_HD void gemm_tile(Ctx& ctx, const TileGrid& g, uint32_t t, T* c, std::size_t ldc, const T* a, std::size_t lda,
-                       const T* b, uint32_t k) {
+                       const T* b, uint32_t k, const T* const* c_in = nullptr, int nin = 0) {
   const std::size_t r0 = g.row0(t), c0 = g.col0(t);
-  ctx.template mma_tile<T>(c + r0 * ldc + c0, ldc, a + r0 * lda, lda, b + c0, g.n, g.rows(t), g.cols(t), int(k));
+  const T* tin[Ctx::kWorldLimit];
+  for (int s = 0; s < nin; ++s) tin[s] = c_in[s] + r0 * ldc + c0;
+  ctx.template mma_tile<T>(c + r0 * ldc + c0, ldc, a + r0 * lda, lda, b + c0, g.n, g.rows(t), g.cols(t), int(k),
+                           nin ? tin : nullptr, nin);
 }
 
 // Blocks of a persistent tile program: `sms` (0: kResidentBlocks), at most `tiles`, at least 1.

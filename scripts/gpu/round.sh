@@ -10,6 +10,10 @@
 #                                                   -> bench_plans_<m>.csv, bench_small_<m>.csv ...
 #   4. calibrate (world W)                          -> calibrate_<m>.csv / .log
 #   5. the GPU suite's hang cases (world W)         -> hang_<m>.log
+#   6. the fused plans and tile programs under compute-sanitizer memcheck and racecheck (world W,
+#      a small shape, one checked call each)        -> sanitize_fused_<tool>_<m>.log
+#   7. the fused plans and tile programs as in-process teams of 3 and 4 ranks over the W GPUs
+#      (bf16, fp16; checked, 20 graph replays)      -> team_fused_<m>.log
 #   nvidia-smi's SM clock, power and temperature, sampled every 100 ms through the call (read
 #   only), the start of each step in smi_marks_<m>.txt  -> smi_<m>.csv
 #   scripts/gpu/round.sh <world> <out-dir> [steps in the order to run, default 12345]
@@ -56,6 +60,26 @@ step5() {
   SB=$(mktemp -d); mkdir -p "$SB/apps" && ln -s "$PWD/$BIN" "$SB/apps/symmcoll-cuda"
   timeout 200 env SYMM_TEST_LOGDIR="$SB/logs" WORLD=$W bash tests/gpu/run.sh "$SB" hang > "$DIR/hang_$M.log" 2>&1
   echo "# 5 hang: rc $? at ${SECONDS}s"; grep -E "^--- |GPU suite" "$DIR/hang_$M.log" | head -14
+}
+step6() {
+  local SAN=/usr/local/cuda/bin/compute-sanitizer
+  for tool in memcheck racecheck; do
+    extra=(); [ $tool = memcheck ] && extra=(--report-api-errors no --leak-check no)
+    SYMM_WAIT_TIMEOUT_S=120 SYMM_STREAM_TIMEOUT_S=300 timeout 150 $L $SAN --tool $tool "${extra[@]}" --error-exitcode 3 \
+      $BIN bench --backend cuda --op ag_mm,mm_rs --algo all --dtype bf16 --m $((256 * W)) --n 256 --k 512 --no-timing \
+      > "$DIR/sanitize_fused_${tool}_$M.log" 2>&1
+    echo "# 6 sanitize fused $tool: rc $? at ${SECONDS}s"
+    grep -E "(ERROR|RACECHECK) SUMMARY|rror" "$DIR/sanitize_fused_${tool}_$M.log" | head -4
+  done
+}
+step7() {
+  local T="$DIR/team_fused_$M.log"; : > "$T"
+  for w in 3 4; do
+    echo "### world $w on $W GPUs: fused, checked, 20 graph replays" >> "$T"
+    timeout 120 $BIN bench --backend cuda --world $w --op ag_mm,mm_rs --algo all --dtype bf16,fp16 --m $((256 * w)) \
+      --n 256 --k 512 --no-timing --replays 20 >> "$T" 2>&1; echo "### rc $?" >> "$T"
+  done
+  echo "# 7 team fused: at ${SECONDS}s"; grep -E "^###|FAIL|rror" "$T" | head -8
 }
 for ((i = 0; i < ${#STEPS}; ++i)); do
   st=${STEPS:i:1}

@@ -1,7 +1,7 @@
 // The tile programs' walks and flag protocol (core/algos/ag_mm_ce_tile_gemm.h AgMmTileWalk,
 // core/algos/mm_rs_tile_reduce.h MmRsTileLayout) at the verb's tile width and at the CUDA wgmma
 // kernel's wider ones (backends/cuda/tile_fused.cu runs the same helpers on 128 x 256 tiles): every
-// element of C is computed once, and every reduce wait names the flag value its tile's signal writes.
+// element of C is computed once, and every wait names the flag value its tile's signal writes.
 #include <gtest/gtest.h>
 
 #include <vector>
@@ -59,17 +59,37 @@ TEST(TileWalks, MmRsWaitsMatchTheSignalsAtEveryWidth) {
             EXPECT_EQ(L::wait_value(base, j, nb), L::signal_value(base, count));
           }
         }
-      // Every task's waits cover every tile that holds one of its rows.
-      for (uint32_t u = 0; u < L::tasks(rows); ++u) {
-        const uint32_t first = L::task_first_tile(g, u);
-        for (uint32_t row = L::task_row0(u); row < L::task_row0(u) + L::task_rows(rows, u); ++row)
-          for (uint32_t col = 0; col < n; col += bn) {
-            const uint32_t j = row / kTileM * g.tn + col / bn;
-            EXPECT_GE(j, first);
-            EXPECT_LT(j, first + g.tn);
-          }
-      }
+      // A waiting tile's slots name, on every peer, the block that computed the same tile.
+      for (uint32_t j = 0; j < g.tiles(); ++j)
+        for (int r = 0; r < w; ++r) EXPECT_EQ(L::wait_slot(j, nb, r), L::signal_slot(int(j % nb), r));
+      // Producer r's tiles of owner o land where the owner reads r's partial.
+      for (bool push : {false, true})
+        for (int o = 0; o < w; ++o)
+          for (int r = 0; r < w; ++r) EXPECT_EQ(L::dst_offset(push, o, r, rows, n), L::src_offset(push, r, o, rows, n));
     }
+}
+
+// The grouped order covers every tile once at every group size, and the tiles that run at once
+// (consecutive indices) stay within `group` tile rows.
+TEST(TileWalks, GroupedGridCoversEveryTileOnce) {
+  for (uint32_t group : {1u, 3u, 16u, 100u})
+    for (uint32_t rows : {1u, 128u, 300u, 2100u})
+      for (uint32_t bn : {128u, 256u}) {
+        const TileGrid g(rows, 1000, bn, group);
+        std::vector<int> hits(std::size_t(g.tm) * g.tn, 0);
+        for (uint32_t t = 0; t < g.tiles(); ++t) {
+          ASSERT_LT(g.trow(t), g.tm);
+          ASSERT_LT(g.tcol(t), g.tn);
+          ++hits[std::size_t(g.trow(t)) * g.tn + g.tcol(t)];
+          EXPECT_EQ(g.trow(t) / group, t / (group * g.tn)) << "tile " << t << " leaves its group";
+          EXPECT_EQ(g.row0(t), g.trow(t) * uint32_t(kTileM));
+          EXPECT_EQ(g.col0(t), g.tcol(t) * bn);
+        }
+        for (int h : hits) ASSERT_EQ(h, 1) << "group " << group << " rows " << rows << " bn " << bn;
+      }
+  // Group 1 is row-major.
+  const TileGrid r(1000, 1000, 128, 1);
+  for (uint32_t t = 0; t < r.tiles(); ++t) EXPECT_EQ(r.trow(t) * r.tn + r.tcol(t), t);
 }
 
 }  // namespace
