@@ -79,7 +79,7 @@ TileGemmShape tile_gemm_shape(const GemmArgs& g, const TileGemmOptions& o) {
   s.tiles = tile::tile_grid(g.m, g.n, s.tile_m, s.tile_n, o.group).tiles();
   s.blocks = s.tiles < cap ? s.tiles : cap;
   s.stages = s.schedule == tile::TileSchedule::kPingpong ? tile::pingpong_stages_of(s.tile_m, s.tile_n)
-                                                          : tile::stages_of(s.tile_n);
+                                                         : tile::stages_of(s.tile_n);
   return s;
 }
 

@@ -36,13 +36,13 @@ namespace symm::cuda::tile {
 template <int BM, int BN>
 struct PingpongConfig {
   static_assert(BM == 64 || BM == 128, "a consumer warpgroup computes 64 or 128 rows");
-  static constexpr int kRows = BM / 64;                 // m64 wgmma rows per consumer
-  static constexpr int kBoxesB = (BN + 63) / 64;        // B is loaded as 64-column boxes
-  static constexpr int kBytesA = BM * kTileK * 2;       // 8 or 16 KB
+  static constexpr int kRows = BM / 64;            // m64 wgmma rows per consumer
+  static constexpr int kBoxesB = (BN + 63) / 64;   // B is loaded as 64-column boxes
+  static constexpr int kBytesA = BM * kTileK * 2;  // 8 or 16 KB
   static constexpr int kBytesB = kBoxesB * 64 * kTileK * 2;
   static constexpr int kStageBytes = kBytesA + kBytesB;  // a multiple of 1024 (the swizzle atom)
-  static constexpr int kSmemLimit = 232448;             // an sm_90 block's opt-in shared memory
-  static constexpr int kSlack = 1024 + 256;             // 1024-byte alignment of the ring, then the barriers
+  static constexpr int kSmemLimit = 232448;              // an sm_90 block's opt-in shared memory
+  static constexpr int kSlack = 1024 + 256;              // 1024-byte alignment of the ring, then the barriers
   static constexpr int kStages = (kSmemLimit - kSlack) / kStageBytes > 8 ? 8 : (kSmemLimit - kSlack) / kStageBytes;
   static constexpr int kSmemBytes = kStages * kStageBytes + kSlack;
   static constexpr int kAcc = BN / 2;  // fp32 accumulators per thread per m64 row
@@ -73,9 +73,7 @@ __device__ __forceinline__ void pingpong_ring_init(const Ring& r) {
 // once per wrap of the ring, as n advance() calls would.
 template <int Stages>
 __device__ __forceinline__ void ring_skip(RingPos& pos, int n) {
-  const int s = pos.stage + n;
-  pos.phase ^= uint32_t(s / Stages) & 1u;
-  pos.stage = s % Stages;
+  ring_skip_pos(pos.stage, pos.phase, n, Stages);
 }
 
 // ---- named barriers: the MMA order of the two consumers -------------------------------------------

@@ -120,8 +120,9 @@ inline bool is_pingpong_tile(int tile_m, int tile_n) {
 //   kPingpongSlowdown: a ping-pong tile loads 1.33 (128 x 128) to 1.67 (64 x 256) times the
 //     bytes per FLOP of a 128 x 256 coop tile into shared memory, and its MMAs are narrower
 //     (m64n128) or half as tall: guessed 8 % slower per k-block.
-// At equal waves ping-pong wins while kblocks x (kPingpongSlowdown - 1) < kCoopEpilogueKBlocks,
-// i.e. K <= 3136 (the 8B mm_rs shapes, K 2048); longer K keeps the coop kernel.
+// Over many waves of both, ping-pong wins while kblocks x (kPingpongSlowdown - 1) is below
+// kCoopEpilogueKBlocks, i.e. K up to about 3000 (the 8B mm_rs shapes, K 2048); longer K keeps
+// the coop kernel.
 inline constexpr double kCoopEpilogueKBlocks = 4.0;
 inline constexpr double kPingpongSlowdown = 1.08;
 
@@ -150,6 +151,15 @@ inline double predicted_time(TileSchedule s, int tile_m, int tile_n, int m, int 
   const double tile = double(tile_m) * tile_n / 4096.0 / tile_speed(s, tile_m, tile_n);
   if (s == TileSchedule::kPingpong) return waves * tile * kblocks * kPingpongSlowdown + tile * kCoopEpilogueKBlocks;
   return waves * tile * (kblocks + kCoopEpilogueKBlocks);
+}
+
+// A ring position (stage, phase) moved n uses on: the phase flips once per wrap of the `stages`
+// stages, as n single steps would flip it. The ping-pong consumers skip the other's tiles with it
+// (tile_pingpong.cuh ring_skip).
+SYMM_HD void ring_skip_pos(int& stage, uint32_t& phase, int n, int stages) {
+  const int s = stage + n;
+  phase ^= uint32_t(s / stages) & 1u;
+  stage = s % stages;
 }
 
 // What one launch runs: the schedule (never kAuto) and the tile.
