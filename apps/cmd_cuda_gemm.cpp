@@ -7,6 +7,7 @@
 #include "apps/cli.h"
 #include "apps/cmd_cuda.h"
 #include "apps/harness/cuda/gemm_bench.h"
+#include "backends/cuda/tile_sched.h"
 
 namespace po = boost::program_options;
 
@@ -14,11 +15,11 @@ namespace symm::apps {
 
 int cmd_gemm_bench_cuda(int argc, char** argv) {
   cuda::GemmBenchOptions o;
-  std::string shapes = "fused", dtypes = "bf16", mode = "both", impls = "tile,cublaslt";
+  std::string shapes = "fused", dtypes = "bf16", mode = "both", impls = "tile,cublaslt", schedule = "auto";
   po::options_description d(
       "usage: symmcoll gemm-bench [options]   (one GPU, one process)\n\n"
       "Our Hopper GEMM (backends/cuda/tile_gemm.h: TMA producer warp, two wgmma consumer warpgroups,\n"
-      "persistent 128 x BN x 64 tiles) beside cuBLASLt, C (M x N) = A (M x K) x B (K x N), all\n"
+      "persistent tiles, coop or ping-pong schedule) beside cuBLASLt, C (M x N) = A (M x K) x B (K x N), all\n"
       "row-major, fp32 accumulation. Per shape and type: both run on fresh random inputs into\n"
       "poisoned outputs and are checked (every element of ours written; sampled entries against a\n"
       "float64 host reference; ours against cuBLASLt's whole C; ours with C_in added); a failed check\n"
@@ -35,8 +36,16 @@ int cmd_gemm_bench_cuda(int argc, char** argv) {
       "mode", po::value(&mode)->default_value(mode), "graph, eager or both")(
       "iters", po::value(&o.iters)->default_value(o.iters), "timed samples per implementation and mode (>= 1)")(
       "warmup", po::value(&o.warmup)->default_value(o.warmup), "untimed samples first")(
+      "schedule", po::value(&schedule)->default_value(schedule),
+      "our kernel's schedule: coop (both consumer warpgroups on one 128 x BN tile, then both\n"
+      "store it while the tensor cores idle), pingpong (each consumer its own 64 or 128 x BN tiles,\n"
+      "taking turns: one stores while the other's MMAs run) or auto (backends/cuda/tile_sched.h\n"
+      "choose_plan: a time model; ping-pong where K is short, e.g. K 2048, and the tiles fill the\n"
+      "waves as well). The table's tile column names the schedule run")(
       "tile-n", po::value(&o.tile.tile_n)->default_value(0),
       "our tile width: 256, 224, 192, 128; 0 = chosen per shape (fewest waves of tiles on the SMs)")(
+      "tile-m", po::value(&o.tile.tile_m)->default_value(0),
+      "our tile height: coop 128; pingpong 128 (with tile width 128) or 64 (any width); 0 = chosen")(
       "group", po::value(&o.tile.group)->default_value(o.tile.group),
       "tile rows per rasterisation group (consecutive tiles share rows of A and columns of B in L2)")(
       "sms", po::value(&o.tile.max_blocks)->default_value(0), "cap on our persistent grid; 0 = every SM")(
@@ -78,6 +87,13 @@ int cmd_gemm_bench_cuda(int argc, char** argv) {
   if (o.tile.tile_n != 0 && o.tile.tile_n != 256 && o.tile.tile_n != 224 && o.tile.tile_n != 192 &&
       o.tile.tile_n != 128)
     fail(ErrorCode::kInvalidArgument, "--tile-n " + std::to_string(o.tile.tile_n) + ": valid 0, 256, 224, 192, 128");
+  if (!cuda::tile::parse_schedule(schedule, o.tile.schedule))
+    fail(ErrorCode::kInvalidArgument, "--schedule: unknown '" + schedule + "' (valid: auto, coop, pingpong)");
+  if (o.tile.tile_m != 0 && o.tile.tile_m != 64 && o.tile.tile_m != 128)
+    fail(ErrorCode::kInvalidArgument, "--tile-m " + std::to_string(o.tile.tile_m) + ": valid 0, 64, 128");
+  if (const std::string why = cuda::tile::plan_refusal(o.tile.schedule, o.tile.tile_m, o.tile.tile_n); !why.empty())
+    fail(ErrorCode::kInvalidArgument, "--schedule " + schedule + " --tile-m " + std::to_string(o.tile.tile_m) +
+                                          " --tile-n " + std::to_string(o.tile.tile_n) + ": " + why);
   if (o.tile.group < 1) fail(ErrorCode::kInvalidArgument, "--group must be >= 1");
   if (!o.csv.empty()) check_writable(o.csv);
   return cuda::run_gemm_bench(o);

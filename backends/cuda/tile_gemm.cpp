@@ -53,8 +53,9 @@ CUtensorMap tile::tensor_map(const void* base, DType t, uint64_t rows, uint64_t 
 }
 
 std::string TileGemmShape::str() const {
-  return "tile 128x" + std::to_string(tile_n) + "x64, " + std::to_string(stages) + " stages, " + std::to_string(tiles) +
-         " tiles on " + std::to_string(blocks) + " blocks";
+  return std::string(tile::schedule_name(schedule)) + " " + std::to_string(tile_m) + "x" + std::to_string(tile_n) +
+         "x64, " + std::to_string(stages) + " stages, " + std::to_string(tiles) + " tiles on " +
+         std::to_string(blocks) + " blocks";
 }
 
 TileGemmShape tile_gemm_shape(const GemmArgs& g, const TileGemmOptions& o) {
@@ -62,28 +63,39 @@ TileGemmShape tile_gemm_shape(const GemmArgs& g, const TileGemmOptions& o) {
   if (o.tile_n != 0 && !tile::is_tile_n(o.tile_n))
     fail(ErrorCode::kInvalidArgument,
          "tile gemm: tile width " + std::to_string(o.tile_n) + " is not compiled (valid: 256, 224, 192, 128)");
+  if (const std::string why = tile::plan_refusal(o.schedule, o.tile_m, o.tile_n); !why.empty())
+    fail(ErrorCode::kInvalidArgument, why);
   if (o.group < 1) fail(ErrorCode::kInvalidArgument, "tile gemm: group must be >= 1");
   int dev = 0, sms = 0;
   SYMM_CUDA_CHECK(cudaGetDevice(&dev));
   SYMM_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
   const int cap = o.max_blocks > 0 && o.max_blocks < sms ? o.max_blocks : sms;
   TileGemmShape s;
-  s.tile_n = o.tile_n ? o.tile_n : tile::choose_tile_n(g.m, g.n, cap);
-  s.tiles = tile::tile_grid(g.m, g.n, s.tile_n, o.group).tiles();
+  const tile::TilePlan plan = tile::choose_plan(g.m, g.n, g.k, cap, o.schedule, o.tile_m, o.tile_n);
+  s.schedule = plan.schedule, s.tile_m = plan.tile_m, s.tile_n = plan.tile_n;
+  // The coop width as before ping-pong came (choose_plan's coop choice is the same; this keeps it
+  // by construction).
+  if (plan.schedule == tile::TileSchedule::kCoop && o.tile_n == 0) s.tile_n = tile::choose_tile_n(g.m, g.n, cap);
+  s.tiles = tile::tile_grid(g.m, g.n, s.tile_m, s.tile_n, o.group).tiles();
   s.blocks = s.tiles < cap ? s.tiles : cap;
-  s.stages = tile::stages_of(s.tile_n);
+  s.stages = s.schedule == tile::TileSchedule::kPingpong ? tile::pingpong_stages_of(s.tile_m, s.tile_n)
+                                                         : tile::stages_of(s.tile_n);
   return s;
 }
 
 void tile_gemm(cudaStream_t stream, const GemmArgs& g, const TileGemmOptions& o) {
   const TileGemmShape s = tile_gemm_shape(g, o);
   const CUtensorMap ta =
-      tile::tensor_map(g.a, g.dtype, uint64_t(g.m), uint64_t(g.k), g.lda, tile::kTileK, tile::kTileM);
+      tile::tensor_map(g.a, g.dtype, uint64_t(g.m), uint64_t(g.k), g.lda, tile::kTileK, uint32_t(s.tile_m));
   const CUtensorMap tb = tile::tensor_map(g.b, g.dtype, uint64_t(g.k), uint64_t(g.n), g.ldb, 64, tile::kTileK);
   tile::TileGemmParams p;
   p.c = g.c, p.c_in = g.c_in, p.ldc = g.ldc, p.m = g.m, p.n = g.n, p.k = g.k;
-  p.grid = tile::tile_grid(g.m, g.n, s.tile_n, o.group);
-  SYMM_CUDA_CHECK(tile::launch_kernel(stream, ta, tb, p, s.tile_n, g.dtype == DType::kBF16, s.blocks));
+  p.grid = tile::tile_grid(g.m, g.n, s.tile_m, s.tile_n, o.group);
+  const bool bf16 = g.dtype == DType::kBF16;
+  if (s.schedule == tile::TileSchedule::kPingpong)
+    SYMM_CUDA_CHECK(tile::launch_pingpong_kernel(stream, ta, tb, p, s.tile_m, s.tile_n, bf16, s.blocks));
+  else
+    SYMM_CUDA_CHECK(tile::launch_kernel(stream, ta, tb, p, s.tile_n, bf16, s.blocks));
 }
 
 void fill_uniform(cudaStream_t stream, void* p, std::size_t count, DType t, uint64_t seed) {

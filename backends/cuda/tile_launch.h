@@ -23,6 +23,11 @@ int stages_of(int tile_n);
 // a width that is not compiled.
 cudaError_t launch_kernel(cudaStream_t stream, const CUtensorMap& ta, const CUtensorMap& tb, const TileGemmParams& p,
                           int tile_n, bool bf16, int blocks);
+// The same for the ping-pong kernel (tile_pingpong.cu), per ping-pong tile (tile_sched.h
+// kPingpongTiles); ta's box must be 64 x tile_m.
+int pingpong_stages_of(int tile_m, int tile_n);
+cudaError_t launch_pingpong_kernel(cudaStream_t stream, const CUtensorMap& ta, const CUtensorMap& tb,
+                                   const TileGemmParams& p, int tile_m, int tile_n, bool bf16, int blocks);
 // type: 0 bf16, 1 fp16, 2 fp32 (DType's values).
 cudaError_t launch_fill_uniform(cudaStream_t stream, void* p, std::size_t count, int type, uint64_t seed);
 cudaError_t launch_fill_bits16(cudaStream_t stream, void* p, std::size_t count, uint16_t bits);

@@ -76,6 +76,140 @@ inline int choose_tile_n(int m, int n, int blocks) {
   return best;
 }
 
+// ---- schedules: cooperative or ping-pong ---------------------------------------------------------
+// coop (tile_gemm.cu): both consumer warpgroups compute one 128 x BN tile together (rows 0..63 and
+// 64..127), then both store it from registers while the tensor cores idle: an exposed epilogue
+// per tile. pingpong (tile_pingpong.cu): each consumer warpgroup computes tiles of its own
+// (tile_m x BN, tile_m 64 or 128), the block's tiles alternating between the two; their MMA
+// phases take turns (a named barrier), so one stores its tile while the other's MMAs run.
+enum class TileSchedule { kAuto, kCoop, kPingpong };
+
+inline const char* schedule_name(TileSchedule s) {
+  return s == TileSchedule::kCoop ? "coop" : s == TileSchedule::kPingpong ? "pingpong" : "auto";
+}
+// "auto", "coop", "pingpong"; false for anything else.
+inline bool parse_schedule(const std::string& s, TileSchedule& out) {
+  for (TileSchedule t : {TileSchedule::kAuto, TileSchedule::kCoop, TileSchedule::kPingpong})
+    if (s == schedule_name(t)) return out = t, true;
+  return false;
+}
+
+// The ping-pong tiles compiled (tile_pingpong.cu), tile_m x tile_n, each within one consumer
+// warpgroup's registers: tile_m / 64 x tile_n / 2 fp32 accumulators per thread, at most 128.
+struct TileHW {
+  int m, n;
+};
+inline constexpr TileHW kPingpongTiles[] = {{128, 128}, {64, 256}, {64, 224}, {64, 192}, {64, 128}};
+
+inline bool is_pingpong_tile(int tile_m, int tile_n) {
+  for (TileHW t : kPingpongTiles)
+    if (t.m == tile_m && t.n == tile_n) return true;
+  return false;
+}
+
+// The time model behind the choice of schedule and tile (first guesses, fitted by hand to
+// experiments/results/h200x1/tile_gemm (v3); refit them from scripts/gpu/tile_gemm_pp.sh's CSVs).
+// A block runs its tiles one after the other; the grid takes waves = ceil(tiles / blocks) tile
+// times (the last wave counts whole). A tile's time, in units of one 64 x 64 x 64 step of MMA:
+//   coop:     area / speed(n) x (kblocks + kCoopEpilogueKBlocks)    (the epilogue exposed per tile)
+//   pingpong: area / speed(n) x kblocks x kPingpongSlowdown, plus one exposed epilogue per block
+//             (the last tile's: no MMA of the other consumer is left to hide it)
+// where area = tile_m x tile_n / 4096 and kblocks = ceil(k / 64).
+//   kCoopEpilogueKBlocks: v3 lost 11 % of cuBLASLt's throughput at K 2048 (32 k-blocks), 6..7 %
+//     at K 4096 and 3..4 % at K 8192: about 4 k-blocks' time per tile, constant.
+//   kPingpongSlowdown: a ping-pong tile loads 1.33 (128 x 128) to 1.67 (64 x 256) times the
+//     bytes per FLOP of a 128 x 256 coop tile into shared memory, and its MMAs are narrower
+//     (m64n128) or half as tall: guessed 8 % slower per k-block.
+// Over many waves of both, ping-pong wins while kblocks x (kPingpongSlowdown - 1) is below
+// kCoopEpilogueKBlocks, i.e. K up to about 3000 (the 8B mm_rs shapes, K 2048); longer K keeps
+// the coop kernel.
+inline constexpr double kCoopEpilogueKBlocks = 4.0;
+inline constexpr double kPingpongSlowdown = 1.08;
+
+// Relative MMA speed of a tile within its schedule (choose_tile_n's for coop: wide tiles reuse A
+// more; 224 also loads 32 columns of B it drops). Ping-pong tiles by the same widths; 128 x 128
+// counts as 64 x 256 (fewer bytes per FLOP, but m64n128 MMAs). What ping-pong costs against coop
+// as a whole is kPingpongSlowdown.
+inline double tile_speed(TileSchedule s, int tile_m, int tile_n) {
+  if (s == TileSchedule::kPingpong && tile_m == 128) return 1.0;
+  return tile_n == 256 ? 1.0 : tile_n == 224 ? 0.98 : tile_n == 192 ? 0.95 : 0.88;
+}
+
+inline TileGrid tile_grid(int m, int n, int tile_m, int tile_n, int group) {
+  TileGrid g;
+  g.tiles_m = (m + tile_m - 1) / tile_m;
+  g.tiles_n = (n + tile_n - 1) / tile_n;
+  g.group = group;
+  return g;
+}
+
+// The model's time of one schedule and tile on `blocks` persistent blocks (arbitrary units).
+inline double predicted_time(TileSchedule s, int tile_m, int tile_n, int m, int n, int k, int blocks) {
+  const TileGrid g = tile_grid(m, n, tile_m, tile_n, kDefaultGroup);
+  const double waves = double((g.tiles() + blocks - 1) / blocks);
+  const double kblocks = double((k + kTileK - 1) / kTileK);
+  const double tile = double(tile_m) * tile_n / 4096.0 / tile_speed(s, tile_m, tile_n);
+  if (s == TileSchedule::kPingpong) return waves * tile * kblocks * kPingpongSlowdown + tile * kCoopEpilogueKBlocks;
+  return waves * tile * (kblocks + kCoopEpilogueKBlocks);
+}
+
+// A ring position (stage, phase) moved n uses on: the phase flips once per wrap of the `stages`
+// stages, as n single steps would flip it. The ping-pong consumers skip the other's tiles with it
+// (tile_pingpong.cuh ring_skip).
+SYMM_HD void ring_skip_pos(int& stage, uint32_t& phase, int n, int stages) {
+  const int s = stage + n;
+  phase ^= uint32_t(s / stages) & 1u;
+  stage = s % stages;
+}
+
+// What one launch runs: the schedule (never kAuto) and the tile.
+struct TilePlan {
+  TileSchedule schedule = TileSchedule::kCoop;
+  int tile_m = kTileM, tile_n = 256;
+};
+
+// Why (schedule, tile_m, tile_n) as asked cannot be run ("" when it can; 0 = to be chosen).
+// coop: tile_m 0 or 128, tile_n 0 or one of kTileNs; pingpong: some compiled ping-pong tile has
+// that tile_m and tile_n; auto: either.
+inline std::string plan_refusal(TileSchedule s, int tile_m, int tile_n) {
+  const bool coop = (tile_m == 0 || tile_m == kTileM) && (tile_n == 0 || is_tile_n(tile_n));
+  bool pp = false;
+  for (TileHW t : kPingpongTiles) pp = pp || ((tile_m == 0 || tile_m == t.m) && (tile_n == 0 || tile_n == t.n));
+  const std::string asked = "tile " + (tile_m ? std::to_string(tile_m) : std::string("(any)")) + " x " +
+                            (tile_n ? std::to_string(tile_n) : std::string("(any)"));
+  if (s == TileSchedule::kCoop && !coop)
+    return "tile gemm: the coop schedule has no " + asked + " (tile_m 128; tile_n 256, 224, 192, 128)";
+  if (s == TileSchedule::kPingpong && !pp)
+    return "tile gemm: the pingpong schedule has no " + asked + " (128 x 128, 64 x 256, 64 x 224, 64 x 192, 64 x 128)";
+  if (s == TileSchedule::kAuto && !coop && !pp) return "tile gemm: no schedule has " + asked;
+  return "";
+}
+
+// The schedule and tile with the least predicted time among those `s`, tile_m and tile_n allow
+// (0: any; plan_refusal must be ""). Ties keep the earlier candidate: coop before pingpong,
+// then kTileNs' and kPingpongTiles' order.
+inline TilePlan choose_plan(int m, int n, int k, int blocks, TileSchedule s = TileSchedule::kAuto, int tile_m = 0,
+                            int tile_n = 0) {
+  TilePlan best;
+  double best_t = -1;
+  auto consider = [&](TileSchedule sc, int tm, int tn) {
+    if ((tile_m && tm != tile_m) || (tile_n && tn != tile_n)) return;
+    const double t = predicted_time(sc, tm, tn, m, n, k, blocks);
+    if (best_t < 0 || t < best_t) best = {sc, tm, tn}, best_t = t;
+  };
+  if (s != TileSchedule::kPingpong)
+    for (int tn : kTileNs) consider(TileSchedule::kCoop, kTileM, tn);
+  if (s != TileSchedule::kCoop)
+    for (TileHW t : kPingpongTiles) consider(TileSchedule::kPingpong, t.m, t.n);
+  return best;
+}
+
+// Whether `--schedule auto` runs m x n x k on `blocks` blocks ping-pong: where its predicted time
+// is lower, i.e. short K (the coop epilogue weighs most) without an extra wave of tiles.
+inline bool choose_pingpong(int m, int n, int k, int blocks) {
+  return choose_plan(m, n, k, blocks).schedule == TileSchedule::kPingpong;
+}
+
 // Why the tile GEMM cannot take g ("" when it can). The kernel reads A and B through tensor maps
 // (16-byte aligned bases, row strides a multiple of 16 bytes) and stores C in 4-byte pairs.
 inline std::string refusal(const GemmArgs& g) {

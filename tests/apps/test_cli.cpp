@@ -482,6 +482,24 @@ TEST(Cli, CudaCommandsNeedTheCudaProgramBeside) {
     expect_one_line_error(run_command(dir + "/symmcoll " + args), args, "symmcoll-cuda, which is not beside");
 }
 
+// gemm-bench's schedule options are parsed before any GPU is touched: a bad one is one line.
+TEST(Cli, GemmBenchScheduleOptions) {
+  const std::string bin = SYMMCOLL_BIN;
+  if (!std::ifstream(bin.substr(0, bin.rfind('/') + 1) + "symmcoll-cuda")) GTEST_SKIP() << "no CUDA backend";
+  const Out help = symmcoll("gemm-bench --help");
+  EXPECT_EQ(help.code, 0) << help.out;
+  for (const char* s : {"--schedule arg (=auto)", "coop", "pingpong", "--tile-m"})
+    EXPECT_NE(help.out.find(s), std::string::npos) << s << "\n" << help.out;
+  const std::pair<const char*, const char*> cases[] = {
+      {"gemm-bench --schedule bogus", "--schedule: unknown 'bogus' (valid: auto, coop, pingpong)"},
+      {"gemm-bench --schedule ping-pong", "--schedule: unknown 'ping-pong'"},
+      {"gemm-bench --tile-m 96", "--tile-m 96: valid 0, 64, 128"},
+      {"gemm-bench --schedule coop --tile-m 64", "the coop schedule has no tile 64"},
+      {"gemm-bench --schedule pingpong --tile-m 128 --tile-n 256", "the pingpong schedule has no tile 128 x 256"},
+  };
+  for (const auto& [args, message] : cases) expect_one_line_error(symmcoll(args), args, message);
+}
+
 TEST(Cli, CudaCommandsExplainWhenMissing) {
   // Meaningful only in a build without the CUDA backend; skip when the binary has it.
   const Out r = symmcoll("launch -n 2 -- true");

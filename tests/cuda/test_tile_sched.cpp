@@ -1,9 +1,15 @@
 // The tile GEMM's plain decisions (backends/cuda/tile_sched.h): every tile visited once, in
-// groups; the tile width per shape; the operands refused, each in one line.
+// groups; the tile width per shape; the operands refused, each in one line; the schedule (coop or
+// ping-pong) per shape, and a model of the ping-pong ring's protocol (tile_pingpong.cuh) run
+// under random interleavings.
 #include <gtest/gtest.h>
 
+#include <deque>
+#include <random>
 #include <set>
+#include <string>
 #include <utility>
+#include <vector>
 
 #include "backends/cuda/tile_sched.h"
 
@@ -77,6 +83,278 @@ TEST(TileSched, Refusals) {
   g.lda = 32;
   EXPECT_NE(refusal(g).find("shorter than its row"), std::string::npos);
   EXPECT_EQ(refusal(g).find('\n'), std::string::npos);
+}
+
+// ---- schedules ------------------------------------------------------------------------------------
+
+TEST(TileSched, ScheduleNames) {
+  for (TileSchedule t : {TileSchedule::kAuto, TileSchedule::kCoop, TileSchedule::kPingpong}) {
+    TileSchedule back = TileSchedule::kAuto;
+    EXPECT_TRUE(parse_schedule(schedule_name(t), back));
+    EXPECT_EQ(back, t);
+  }
+  TileSchedule s = TileSchedule::kCoop;
+  for (const char* bad : {"", "ping-pong", "Coop", "cooperative", "pp"}) EXPECT_FALSE(parse_schedule(bad, s)) << bad;
+  EXPECT_EQ(s, TileSchedule::kCoop) << "a refused name leaves the value";
+}
+
+TEST(TileSched, PingpongTilesFitAConsumersRegisters) {
+  for (TileHW t : kPingpongTiles) {
+    EXPECT_TRUE(t.m == 64 || t.m == 128);
+    EXPECT_TRUE(is_tile_n(t.n)) << "a wgmma N the kernel has (tile_wgmma.cuh)";
+    EXPECT_LE(t.m / 64 * t.n / 2, 128) << t.m << " x " << t.n << ": fp32 accumulators per thread";
+    EXPECT_TRUE(is_pingpong_tile(t.m, t.n));
+  }
+  EXPECT_FALSE(is_pingpong_tile(128, 256));  // 256 accumulators per thread
+  EXPECT_FALSE(is_pingpong_tile(128, 224));
+  EXPECT_FALSE(is_pingpong_tile(32, 128));
+}
+
+// The coop schedule's width is choose_tile_n's, whatever the model says of ping-pong.
+TEST(TileSched, CoopPlanKeepsItsWidth) {
+  for (int m : {1, 129, 1000, 4096, 8192, 16384, 30000})
+    for (int n : {8, 520, 1000, 1792, 3584, 8192})
+      for (int k : {8, 2048, 8192})
+        for (int blocks : {1, 7, 114, 132}) {
+          const TilePlan p = choose_plan(m, n, k, blocks, TileSchedule::kCoop);
+          EXPECT_EQ(p.schedule, TileSchedule::kCoop);
+          EXPECT_EQ(p.tile_m, kTileM);
+          EXPECT_EQ(p.tile_n, choose_tile_n(m, n, blocks)) << m << " " << n << " " << k << " " << blocks;
+          const TilePlan q = choose_plan(m, n, k, blocks, TileSchedule::kPingpong);
+          EXPECT_EQ(q.schedule, TileSchedule::kPingpong);
+          EXPECT_TRUE(is_pingpong_tile(q.tile_m, q.tile_n));
+          const TilePlan a = choose_plan(m, n, k, blocks);
+          EXPECT_NE(a.schedule, TileSchedule::kAuto);
+          EXPECT_EQ(a.schedule == TileSchedule::kPingpong, choose_pingpong(m, n, k, blocks));
+        }
+}
+
+// The rule (tile_sched.h): ping-pong where its predicted time is lower. On an H200's 132 SMs, the
+// issue-24 fused shapes: the 8B mm_rs shapes (K 2048, 32 k-blocks: the coop epilogue is 4 / 36 of
+// a tile) run ping-pong; every K >= 4096 keeps coop.
+TEST(TileSched, PingpongAtShortK) {
+  for (int m : {4096, 8192, 16384}) {
+    EXPECT_TRUE(choose_pingpong(m, 1792, 2048, 132)) << m;
+    EXPECT_FALSE(choose_pingpong(m, 1792, 4096, 132)) << m;
+    EXPECT_FALSE(choose_pingpong(m, 3584, 4096, 132)) << m;
+    EXPECT_FALSE(choose_pingpong(m, 3584, 8192, 132)) << m;
+  }
+  // The tiles auto runs there: 128 x 128 where it fills the waves as well as coop's width.
+  const TilePlan p = choose_plan(16384, 1792, 2048, 132);
+  EXPECT_EQ(p.tile_m, 128);
+  EXPECT_EQ(p.tile_n, 128);
+  // Many full waves either way (8 of 128 x 256 coop tiles, 16 of 128 x 128 ping-pong tiles): the
+  // crossover is near kblocks (kPingpongSlowdown - 1) = kCoopEpilogueKBlocks (K 3136), a little
+  // lower for ping-pong's one exposed epilogue per block: K 2944 still ping-pong, K 3008 not.
+  EXPECT_TRUE(choose_pingpong(8 * 132 * 128, 256, 2944, 132));
+  EXPECT_FALSE(choose_pingpong(8 * 132 * 128, 256, 3008, 132));
+  // Longer K never turns ping-pong on (the epilogue's share only falls).
+  for (int m : {1000, 4096, 16384})
+    for (int n : {1000, 1792, 3584}) {
+      bool was = true;
+      for (int k = 64; k <= 16384; k += 64) {
+        const bool pp = choose_pingpong(m, n, k, 132);
+        EXPECT_FALSE(pp && !was) << m << " " << n << " " << k;
+        was = pp;
+      }
+    }
+}
+
+TEST(TileSched, PlanRefusalsAndConstraints) {
+  EXPECT_EQ(plan_refusal(TileSchedule::kAuto, 0, 0), "");
+  EXPECT_EQ(plan_refusal(TileSchedule::kCoop, 128, 224), "");
+  EXPECT_EQ(plan_refusal(TileSchedule::kPingpong, 0, 256), "");
+  EXPECT_EQ(plan_refusal(TileSchedule::kPingpong, 128, 0), "");
+  EXPECT_EQ(plan_refusal(TileSchedule::kAuto, 128, 256), "");  // coop has it
+  EXPECT_EQ(plan_refusal(TileSchedule::kAuto, 64, 0), "");     // ping-pong has it
+  EXPECT_NE(plan_refusal(TileSchedule::kCoop, 64, 0).find("coop schedule has no tile 64"), std::string::npos);
+  EXPECT_NE(plan_refusal(TileSchedule::kPingpong, 128, 256).find("pingpong schedule has no tile 128 x 256"),
+            std::string::npos);
+  EXPECT_NE(plan_refusal(TileSchedule::kAuto, 32, 0).find("no schedule has"), std::string::npos);
+  EXPECT_EQ(plan_refusal(TileSchedule::kCoop, 64, 0).find('\n'), std::string::npos);
+  // choose_plan keeps what was asked.
+  TilePlan p = choose_plan(8192, 1792, 2048, 132, TileSchedule::kPingpong, 0, 256);
+  EXPECT_EQ(p.tile_m, 64);
+  EXPECT_EQ(p.tile_n, 256);
+  p = choose_plan(8192, 1792, 8192, 132, TileSchedule::kAuto, 64, 0);
+  EXPECT_EQ(p.schedule, TileSchedule::kPingpong);
+  EXPECT_EQ(p.tile_m, 64);
+  p = choose_plan(8192, 1792, 2048, 132, TileSchedule::kAuto, 0, 256);
+  EXPECT_EQ(p.tile_n, 256);
+}
+
+TEST(TileSched, RingSkipIsThatManySteps) {
+  for (int stages = 2; stages <= 8; ++stages)
+    for (int start = 0; start < 3 * stages; ++start)
+      for (int n = 0; n < 5 * stages; ++n) {
+        int s0 = 0, s1 = 0;
+        uint32_t p0 = 0, p1 = 0;
+        for (int i = 0; i < start; ++i) ring_skip_pos(s0, p0, 1, stages);
+        s1 = s0, p1 = p0;
+        ring_skip_pos(s0, p0, n, stages);
+        for (int i = 0; i < n; ++i)
+          if (++s1 == stages) s1 = 0, p1 ^= 1;  // RingPos::advance
+        EXPECT_EQ(s0, s1);
+        EXPECT_EQ(p0, p1);
+      }
+}
+
+// ---- the ping-pong ring, modelled ------------------------------------------------------------------
+// tile_pingpong.cu's protocol on a model of the hardware, each step chosen at random among those
+// that can happen: the producer thread, two consumer warpgroups (each as one program: its named
+// barrier, waits and arrivals in the kernel's order), TMA loads that land in any order, and wgmma
+// groups that retire in order per consumer. mbarriers as PTX has them: a phase completes at its
+// arrival count once its transaction bytes landed; a parity wait passes while the barrier's
+// current phase has the other parity (so a wait two phases ahead passes at once). The model fails
+// on a read of a stage that does not hold the use waited for, on a load into a stage a wgmma still
+// reads, and on a deadlock (nothing can happen before the end).
+struct PingpongModel {
+  struct Bar {
+    int arrived = 0;
+    uint32_t done = 0;  // phases completed
+    bool tx = false;    // bytes still to land
+    bool pass(uint32_t parity) const { return (done & 1u) != parity; }
+    void arrive() {  // every barrier here takes one arrival
+      if (++arrived == 1 && !tx) arrived = 0, ++done;
+    }
+  };
+  enum State { kTurn, kWaitFull, kWait1, kArrive, kWait0, kDone };
+  struct Consumer {
+    int c, j;  // consumer, its current tile
+    State st = kTurn;
+    int kb = 0, stage = 0, prev = -1;
+    uint32_t phase = 0;
+    std::deque<int> groups;  // stages its wgmma groups in flight read, oldest first
+    Consumer(int consumer, int tile) : c(consumer), j(tile) {}
+  };
+
+  int stages, kblocks, tiles;
+  bool order;  // the MMA turns (named barriers); false shows what they prevent
+  std::mt19937 rng;
+  std::vector<Bar> full, empty;
+  std::vector<int> content, readers;
+  std::vector<std::pair<int, int>> tma;  // loads in flight: (stage, use)
+  int prod_use = 0, prod_stage = 0;
+  uint32_t prod_phase = 0;
+  int turns[2] = {0, 0};  // arrivals on the named barrier consumer c signals
+  Consumer cs[2] = {Consumer(0, 0), Consumer(1, 1)};
+  std::string failure;
+
+  PingpongModel(int s, int kb, int t, uint32_t seed, bool ordered = true)
+      : stages(s), kblocks(kb), tiles(t), order(ordered), rng(seed), full(s), empty(s), content(s, -2), readers(s, 0) {
+    for (Consumer& c : cs) {
+      if (c.j >= tiles) c.st = kDone;
+      ring_skip_pos(c.stage, c.phase, c.c * kblocks, stages);  // consumer 1 starts at tile 1
+    }
+  }
+
+  bool can(const Consumer& c) const {
+    switch (c.st) {
+      case kTurn:  // consumer c's tile j waits for the other's arrival after tile j - 1
+        return !order || c.j == 0 || turns[1 - c.c] >= (c.j + c.c) / 2;
+      case kWaitFull: return full[c.stage].pass(c.phase);
+      case kWait1: return c.groups.size() <= 1;
+      case kArrive: return true;
+      case kWait0: return c.groups.empty();
+      case kDone: return false;
+    }
+    return false;
+  }
+  void step(Consumer& c) {
+    switch (c.st) {
+      case kTurn: c.st = kWaitFull, c.kb = 0, c.prev = -1; break;
+      case kWaitFull: {
+        const int use = c.j * kblocks + c.kb;
+        if (content[c.stage] != use && failure.empty())
+          failure = "consumer " + std::to_string(c.c) + " read stage " + std::to_string(c.stage) + " for use " +
+                    std::to_string(use) + "; it holds " + std::to_string(content[c.stage]);
+        ++readers[c.stage];
+        c.groups.push_back(c.stage);  // the k-block's wgmmas, committed
+        c.st = kWait1;
+        break;
+      }
+      case kWait1:  // the previous k-block's group retired: its stage back
+        if (c.prev >= 0) empty[c.prev].arrive();
+        c.prev = c.stage;
+        if (++c.stage == stages) c.stage = 0, c.phase ^= 1;
+        c.st = ++c.kb == kblocks ? kArrive : kWaitFull;
+        break;
+      case kArrive:
+        if (order && c.j + 1 < tiles) ++turns[c.c];
+        c.st = kWait0;
+        break;
+      case kWait0:  // the tile's last group retired: its stage back, skip the other's tile, store
+        empty[c.prev].arrive();
+        ring_skip_pos(c.stage, c.phase, kblocks, stages);
+        c.j += 2;
+        c.st = c.j < tiles ? kTurn : kDone;
+        break;
+      case kDone: break;
+    }
+  }
+
+  bool run() {
+    for (long n = 0; n < 10000000 && failure.empty(); ++n) {
+      std::vector<int> acts;  // 0 produce, 1 a load lands, 2 + c consumer c steps, 4 + c its oldest group retires
+      if (prod_use < tiles * kblocks && empty[prod_stage].pass(prod_phase ^ 1)) acts.push_back(0);
+      if (!tma.empty()) acts.push_back(1);
+      for (int c = 0; c < 2; ++c) {
+        if (can(cs[c])) acts.push_back(2 + c);
+        if (!cs[c].groups.empty()) acts.push_back(4 + c);
+      }
+      if (acts.empty()) {
+        if (prod_use == tiles * kblocks && cs[0].st == kDone && cs[1].st == kDone) return true;
+        failure = "deadlock";
+        break;
+      }
+      const int a = acts[rng() % acts.size()];
+      if (a == 0) {  // arrive.expect_tx, then the copy
+        if (readers[prod_stage] && failure.empty())
+          failure = "load into stage " + std::to_string(prod_stage) + " while a wgmma reads it";
+        full[prod_stage].tx = true;
+        full[prod_stage].arrive();
+        content[prod_stage] = -1;
+        tma.push_back({prod_stage, prod_use++});
+        if (++prod_stage == stages) prod_stage = 0, prod_phase ^= 1;
+      } else if (a == 1) {
+        const std::size_t i = rng() % tma.size();
+        const auto [st, use] = tma[i];
+        tma.erase(tma.begin() + long(i));
+        content[st] = use;
+        full[st].tx = false;
+        if (full[st].arrived == 1) full[st].arrived = 0, ++full[st].done;
+      } else if (a < 4) {
+        step(cs[a - 2]);
+      } else {
+        Consumer& c = cs[a - 4];
+        --readers[c.groups.front()];
+        c.groups.pop_front();
+      }
+    }
+    return failure.empty();
+  }
+};
+
+TEST(TileSched, PingpongRingModelNeverReadsStaleOrDeadlocks) {
+  for (int stages : {2, 3, 5, 7, 8})
+    for (int kblocks : {1, 2, 3, 5, 8, 13})
+      for (int tiles : {1, 2, 3, 4, 7})
+        for (uint32_t seed = 1; seed <= 12; ++seed) {
+          PingpongModel m(stages, kblocks, tiles, seed * 7919u + uint32_t(stages * 131 + kblocks * 17 + tiles));
+          EXPECT_TRUE(m.run()) << m.failure << " (stages " << stages << ", kblocks " << kblocks << ", tiles " << tiles
+                               << ", seed " << seed << ")";
+        }
+}
+
+// Without the MMA turns, consumer 1 waits for its first tile's stages while the producer is still
+// on tile 0: a parity wait a phase or more ahead passes on stale data. The model sees it.
+TEST(TileSched, PingpongRingModelCatchesAMissingTurn) {
+  int caught = 0;
+  for (uint32_t seed = 1; seed <= 20; ++seed) {
+    PingpongModel m(2, 4, 4, seed, /*ordered=*/false);
+    caught += !m.run() && m.failure.find("read stage") != std::string::npos;
+  }
+  EXPECT_GT(caught, 0);
 }
 
 }  // namespace

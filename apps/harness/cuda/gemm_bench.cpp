@@ -186,8 +186,8 @@ int run_gemm_bench(const GemmBenchOptions& o) {
   cudaDeviceProp prop{};
   SYMM_CUDA_CHECK(cudaGetDeviceProperties(&prop, dev));
   const std::string machine = o.machine.empty() ? machine_name(prop.name, 1) : o.machine;
-  std::printf("# gemm-bench on %s (%s, %d SMs, L2 %d MB), git %s\n", machine.c_str(), prop.name,
-              prop.multiProcessorCount, prop.l2CacheSize >> 20, git_sha());
+  std::printf("# gemm-bench on %s (%s, %d SMs, L2 %d MB), git %s, schedule %s\n", machine.c_str(), prop.name,
+              prop.multiProcessorCount, prop.l2CacheSize >> 20, git_sha(), tile::schedule_name(o.tile.schedule));
   std::unique_ptr<OutputFile> out;
   if (!o.csv.empty()) {
     out = std::make_unique<OutputFile>(o.csv);

@@ -3,7 +3,9 @@
 // are checked (every element of ours written; sampled entries of both against a float64 host
 // reference; ours against cuBLASLt's whole C; ours with C_in), then timed, sample by sample
 // alternating the two, in CUDA-graph replay and eager launches (cudaEvents around each call,
-// inputs rotated over enough sets to outgrow L2). Rows:
+// inputs rotated over enough sets to outgrow L2). Our kernel runs the schedule of o.tile (coop,
+// pingpong or auto: tile_gemm.h); the table's tile column names the one run, the CSV has no column
+// for it (one CSV per schedule). Rows:
 //   backend,machine,op,impl,dtype,M,N,K,graph,time_us_median,time_us_p10,time_us_p90,tflops,max_rel_err,git_sha
 #pragma once
 
