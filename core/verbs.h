@@ -88,15 +88,12 @@ namespace symm {
 //
 //   Matrix tiles (the fused matmuls' device programs, core/algos/tile_gemm.h):
 //   void mma_tile<T>(T* c, size_t ldc, const T* a, size_t lda, const T* b, size_t ldb,
-//                    int m, int n, int k, const T* const* c_in = nullptr, int nin = 0)
+//                    int m, int n, int k)
 //                                                 the block accumulates C_tile += A_tile @ B_tile
 //                                                 over the whole depth k in an fp32 accumulator
 //                                                 that starts at zero (products of T, bf16 or
-//                                                 fp16), then an epilogue adds the nin matrices
-//                                                 c_in[s] (each with c's shape and ldc, local or
-//                                                 peer, 0 <= nin <= kWorldLimit) in fp32, in
-//                                                 order, rounds the tile to T once and stores
-//                                                 it: c[i*ldc + j] for i < m, j < n.
+//                                                 fp16), then an epilogue rounds the tile to T once
+//                                                 and stores it: c[i*ldc + j] for i < m, j < n.
 //                                                 Row-major: A is m x k (row stride lda), B k x n
 //                                                 (ldb). 1 <= m <= kTileM, 1 <= n <= kTileN, k >= 1;
 //                                                 n, k, lda, ldb, ldc multiples of 8 (16-byte rows)
@@ -104,9 +101,9 @@ namespace symm {
 //                                                 local or peer addresses (peer operands are loaded
 //                                                 over NVLink); c may be a peer address (posted
 //                                                 stores, ordered for peers by a later release,
-//                                                 like copy's). Reads (c_in's too) and stores are
-//                                                 plain data accesses: a peer's rows become
-//                                                 readable through an acquire, as for copy
+//                                                 like copy's). Reads and stores are plain data
+//                                                 accesses: a peer's rows become readable through
+//                                                 an acquire, as for copy
 inline constexpr int kTileM = 128, kTileN = 128;  // the largest tile one mma_tile call computes
 template <class C>
 concept BlockVerbs = requires(C& c, const C& cc, void* p, const void* cp, float* fp, const float* const* srcs,
@@ -128,8 +125,6 @@ concept BlockVerbs = requires(C& c, const C& cc, void* p, const void* cp, float*
   c.template reduce_ll<float>(fp, &cp, r, n, u, op);
   c.template mma_tile<bf16>(static_cast<bf16*>(p), n, static_cast<const bf16*>(cp), n, static_cast<const bf16*>(cp), n,
                             r, r, r);
-  c.template mma_tile<bf16>(static_cast<bf16*>(p), n, static_cast<const bf16*>(cp), n, static_cast<const bf16*>(cp), n,
-                            r, r, r, static_cast<const bf16* const*>(nullptr), r);
 };
 
 // ---- host verbs (per-rank, stream-ordered host plans) ----------------------------------

@@ -174,9 +174,9 @@ class BlockCtx {
   // stores like copy's: the next release fences them.
   template <class T>
   __device__ void mma_tile(T* c, std::size_t ldc, const T* a, std::size_t lda, const T* b, std::size_t ldb, int m,
-                           int n, int k, const T* const* c_in = nullptr, int nin = 0) {
+                           int n, int k) {
     flush_wait();
-    detail::mma_tile_wmma<T>(c, ldc, a, lda, b, ldb, m, n, k, c_in, nin);
+    detail::mma_tile_wmma<T>(c, ldc, a, lda, b, ldb, m, n, k);
     pending_ = true;
   }
 

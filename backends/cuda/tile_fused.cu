@@ -15,13 +15,11 @@
 //              every blocks()-th tile of an owner's rows, stored into my `work` (pull) or the
 //              owner's slot (push); after each tile's stores the consumer warpgroups meet on a
 //              named barrier and one thread releases (fence.acq_rel.sys, then st.relaxed.sys, as
-//              BlockCtx::signal) the tile's count into the owner's flag. My own rows come last:
-//              for each of my tiles one thread acquires every peer's flag of it (the same slots
-//              and values as the program's waits), the named barrier extends the acquire to the
-//              256 consumer threads, and their store adds the peers' partials (pull: peer loads;
-//              push: my slots) to the accumulators in fp32 before the one rounding: my partial
-//              never goes through `work`. The epoch counter is the program's
-//              (pad::counter(b, kCounter)).
+//              BlockCtx::signal) the tile's count into the owner's flag. Then the consumers reduce
+//              my rows task by task: one thread acquires every flag the task needs (the same
+//              slots and values as the program's waits), the named barrier extends the acquire
+//              to the 256 threads, which sum the world sources in fp32 (rank order, as
+//              BlockCtx::reduce). The epoch counter is the program's (pad::counter(b, kCounter)).
 //
 // Every wait is bounded by the handle's timeout and, on expiry, fills the rank's error record
 // (rank, block, slot, expected, seen) and poisons the rank, as BlockCtx::wait does.
@@ -30,6 +28,7 @@
 #include "backends/cuda/block_ctx.cuh"
 #include "backends/cuda/tile_fused.h"
 #include "backends/cuda/tile_gemm.cuh"
+#include "backends/cuda/tile_launch.h"
 #include "backends/cuda/wait_report.cuh"
 
 namespace symm::cuda::tile {
@@ -75,9 +74,39 @@ __device__ __forceinline__ T* peer_of(const DeviceHandle& h, T* p, int r) {
   return reinterpret_cast<T*>(h.heap_peer[r] + (reinterpret_cast<const char*>(p) - h.heap_base));
 }
 
+// dst[i] = sum over s < nsrc of src[s][i] (16-byte vectors of T, fp32 sums in source order), by
+// `nthreads` threads; two vectors per source in flight per thread.
+template <class T>
+__device__ void reduce_vectors(uint4* dst, const uint4* const* src, int nsrc, std::size_t nv, int tid, int nthreads) {
+  constexpr int kU = 2;
+  for (std::size_t i0 = std::size_t(tid); i0 < nv; i0 += std::size_t(kU) * nthreads) {
+    uint4 v[kNodeWorld][kU];
+#pragma unroll
+    for (int s = 0; s < kNodeWorld; ++s)
+#pragma unroll
+      for (int u = 0; u < kU; ++u)
+        if (s < nsrc && i0 + std::size_t(u) * nthreads < nv) v[s][u] = src[s][i0 + std::size_t(u) * nthreads];
+#pragma unroll
+    for (int u = 0; u < kU; ++u) {
+      const std::size_t i = i0 + std::size_t(u) * nthreads;
+      if (i >= nv) continue;
+      float acc[8], f[8];
+      detail::unpack<T>(v[0][u], acc);
+#pragma unroll
+      for (int s = 1; s < kNodeWorld; ++s)
+        if (s < nsrc) {
+          detail::unpack<T>(v[s][u], f);
+#pragma unroll
+          for (int k = 0; k < 8; ++k) acc[k] += f[k];
+        }
+      dst[i] = detail::pack<T>(acc);
+    }
+  }
+}
+
 // TT: the wgmma operand type (TileBF16 / TileF16); T: the same as core's element type.
 // kFamily: 0 TileGemm, 1 AgMmTiles, 2 MmRsTiles (pull or push at run time): one kernel each, so a
-// program's register allocation is its own (MmRsTiles' epilogue sum needs more than the others).
+// program's register allocation is its own (one path's registers do not spill another's).
 template <int BN, class TT, class T, int kFamily>
 __global__ void __launch_bounds__(384, 1)
     tile_program_kernel(const __grid_constant__ DeviceHandle h, const __grid_constant__ CUtensorMap ta,
@@ -177,37 +206,34 @@ __global__ void __launch_bounds__(384, 1)
     const symm::TileGrid g(rows, p.n, BN);
     const uint32_t base = L::base(epoch);
     T* work = static_cast<T*>(p.work);
-    // The s-th peer's partial of my rows (peers in rank order, me skipped): push, my slot r; pull,
-    // rank r's `work` at my rows (its heap address from the handle, read when needed).
-    auto peer_part = [&](int s) -> const void* {
-      const int r = s < me ? s : s + 1;
-      return (push ? work : peer_of(h, work, r)) + L::src_offset(push, r, me, rows, p.n);
-    };
-    for (int i = 1; i <= w; ++i) {  // owners rotated, my own rows last
+    for (int i = 1; i <= w; ++i) {  // 1. compute, owners rotated, my own rows last
       const int o = L::owner(me, w, i);
       T* dst = (push ? peer_of(h, work, o) : work) + L::dst_offset(push, o, me, rows, p.n);
       uint32_t count = 0;
       for (uint32_t j = bk; j < g.tiles(); j += nb) {
         mma_tile<BN, TT>(acc, ring, pos, kblocks, cw);
+        store_tile<BN, TT>(acc, dst, nullptr, p.n, int(rows), int(p.n), int(g.row0(j)), int(g.col0(j)), cw);
+        consumers_sync();  // every consumer thread's stores of the tile, before the release
         ++count;
-        if (o != me) {
-          store_tile<BN, TT>(acc, dst, nullptr, p.n, int(rows), int(p.n), int(g.row0(j)), int(g.col0(j)), cw);
-          consumers_sync();  // every consumer thread's stores of the tile, before the release
-          if (threadIdx.x == 128) signal_release(h, o, L::signal_slot(int(bk), me), L::signal_value(base, count));
-          continue;
-        }
-        // My tile: one thread acquires every peer's signal of it (the program's waits), the named
-        // barrier extends the acquire to the consumers, which add the peers' partials to their
-        // accumulators (fp32) before the tile's one rounding and store.
-        if (threadIdx.x == 128)
-          for (int r = 0; r < w; ++r)
-            if (r != me) wait_acquire(h, L::wait_slot(j, nb, r), L::wait_value(base, j, nb));
-        consumers_sync();
-#pragma unroll 1
-        for (int s = 0; s < w - 1; ++s)
-          add_tile<BN, TT>(acc, peer_part(s), p.n, int(rows), int(p.n), int(g.row0(j)), int(g.col0(j)), cw);
-        store_tile<BN, TT>(acc, c, nullptr, p.n, int(rows), int(p.n), int(g.row0(j)), int(g.col0(j)), cw);
+        if (threadIdx.x == 128) signal_release(h, o, L::signal_slot(int(bk), me), L::signal_value(base, count));
       }
+    }
+    for (uint32_t u = bk; u < L::tasks(rows); u += nb) {  // 2. reduce my rows, a sub-band at a time
+      if (threadIdx.x == 128)
+        for (int r = 0; r < w; ++r)
+          for (uint32_t col = 0; col < g.tn; ++col) {
+            const uint32_t j = L::task_tile(g, u, col);
+            wait_acquire(h, L::wait_slot(j, nb, r), L::wait_value(base, j, nb));
+          }
+      consumers_sync();  // extends thread 128's acquires to the other consumer threads
+      const uint4* src[kNodeWorld];
+#pragma unroll
+      for (int r = 0; r < kNodeWorld; ++r)
+        src[r] = r < w ? reinterpret_cast<const uint4*>((push ? work : peer_of(h, work, r)) +
+                                                        L::src_offset(push, r, me, rows, p.n, u))
+                       : nullptr;
+      reduce_vectors<T>(reinterpret_cast<uint4*>(c + std::size_t(L::task_row0(u)) * p.n), src, w,
+                        std::size_t(L::task_rows(rows, u)) * p.n / 8, int(threadIdx.x) - 128, 256);
     }
   }
 #endif
@@ -228,8 +254,7 @@ template <int BN, class TT, class T, int F>
 cudaError_t launch_family(cudaStream_t stream, const DeviceHandle& h, const CUtensorMap& ta, const CUtensorMap& ta2,
                           const CUtensorMap& tb, const ProgramParams& pp, int blocks) {
   using Cfg = TileConfig<BN>;
-  static const cudaError_t attr = cudaFuncSetAttribute(tile_program_kernel<BN, TT, T, F>,
-                                                       cudaFuncAttributeMaxDynamicSharedMemorySize, Cfg::kSmemBytes);
+  const cudaError_t attr = set_max_dynamic_smem<tile_program_kernel<BN, TT, T, F>>(Cfg::kSmemBytes);
   if (attr != cudaSuccess) return attr;
   tile_program_kernel<BN, TT, T, F><<<blocks, 384, Cfg::kSmemBytes, stream>>>(h, ta, ta2, tb, pp);
   return cudaGetLastError();

@@ -53,8 +53,7 @@ template <int BN, class T>
 cudaError_t launch(cudaStream_t stream, const CUtensorMap& ta, const CUtensorMap& tb, const TileGemmParams& p,
                    int blocks) {
   using Cfg = TileConfig<BN>;
-  static const cudaError_t attr =
-      cudaFuncSetAttribute(tile_gemm_kernel<BN, T>, cudaFuncAttributeMaxDynamicSharedMemorySize, Cfg::kSmemBytes);
+  const cudaError_t attr = set_max_dynamic_smem<tile_gemm_kernel<BN, T>>(Cfg::kSmemBytes);
   if (attr != cudaSuccess) return attr;
   tile_gemm_kernel<BN, T><<<blocks, 384, Cfg::kSmemBytes, stream>>>(ta, tb, p);
   return cudaGetLastError();

@@ -235,34 +235,6 @@ struct Out<TileF16> {
   static __device__ __forceinline__ float one(One x) { return __half2float(x); }
 };
 
-// acc += the same tile of `src` (C's layout and ldc), in fp32, in the accumulator layout below:
-// each thread loads its own column pairs (4-byte loads; a quad covers 32 contiguous bytes), so the
-// accumulators need no transpose and few registers beside them. A reduce-scatter tile adds its
-// peers' partials this way before store_tile's one rounding (tile_fused.cu).
-template <int BN, class T>
-__device__ __forceinline__ void add_tile(float (&acc)[TileConfig<BN>::kAcc], const void* src, std::size_t ldc, int m,
-                                         int n, int m0, int n0, int wg) {
-  using O = Out<T>;
-  const int t = threadIdx.x % 128, warp = t / 32, lane = t % 32, q = lane % 4;
-  const int row = m0 + wg * 64 + warp * 16 + lane / 4, col0 = n0 + q * 2;
-  const auto* sp = static_cast<const typename O::One*>(src);
-  const bool inside = m0 + kTileM <= m && n0 + BN <= n;
-#pragma unroll
-  for (int j = 0; j < BN / 8; ++j) {
-#pragma unroll
-    for (int h = 0; h < 2; ++h) {
-      const int rr = row + 8 * h, cc = col0 + 8 * j;
-      const std::size_t off = std::size_t(rr) * ldc + std::size_t(cc);
-      if (inside || (rr < m && cc + 1 < n)) {
-        const float2 v = O::unpack(*reinterpret_cast<const typename O::Pair*>(sp + off));
-        acc[4 * j + 2 * h] += v.x, acc[4 * j + 2 * h + 1] += v.y;
-      } else if (rr < m && cc < n) {
-        acc[4 * j + 2 * h] += O::one(sp[off]);
-      }
-    }
-  }
-}
-
 // The wgmma accumulator layout: thread l of warp w of the warpgroup holds, for j < BN / 8,
 // rows 16 w + l / 4 (+ 8) and columns 8 j + 2 (l % 4) (+ 1) as acc[4 j + {0, 1}] (+ {2, 3} for +8).
 //

@@ -5,11 +5,28 @@
 #include <cuda.h>
 #include <cuda_runtime.h>
 
+#include <atomic>
 #include <cstdint>
 
 #include "backends/cuda/tile_sched.h"
 
 namespace symm::cuda::tile {
+
+// cudaFuncSetAttribute(Kernel, max dynamic shared memory, bytes) on the current device, once per
+// kernel and device: the attribute is the device's, so a process whose ranks sit on several GPUs
+// (an in-process team) must set it on each (seen: a 4-rank team over 2 GPUs, the second GPU's
+// launch refused with "invalid argument" after a once-per-process set).
+template <auto Kernel>
+cudaError_t set_max_dynamic_smem(int bytes) {
+  constexpr int kDevices = 64;
+  static std::atomic<bool> done[kDevices] = {};
+  int dev = 0;
+  if (const cudaError_t e = cudaGetDevice(&dev); e != cudaSuccess) return e;
+  if (dev >= 0 && dev < kDevices && done[dev].load(std::memory_order_acquire)) return cudaSuccess;
+  const cudaError_t e = cudaFuncSetAttribute(Kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes);
+  if (e == cudaSuccess && dev >= 0 && dev < kDevices) done[dev].store(true, std::memory_order_release);
+  return e;
+}
 
 // A row-major matrix (rows x cols, row stride ld elements of t, bf16 or fp16) read in boxes of
 // box_cols x box_rows, 128-byte swizzled (the wgmma operand layout), elements outside the matrix

@@ -76,8 +76,7 @@ template <int BM, int BN, class T>
 cudaError_t launch(cudaStream_t stream, const CUtensorMap& ta, const CUtensorMap& tb, const TileGemmParams& p,
                    int blocks) {
   using Cfg = PingpongConfig<BM, BN>;
-  static const cudaError_t attr = cudaFuncSetAttribute(tile_pingpong_kernel<BM, BN, T>,
-                                                       cudaFuncAttributeMaxDynamicSharedMemorySize, Cfg::kSmemBytes);
+  const cudaError_t attr = set_max_dynamic_smem<tile_pingpong_kernel<BM, BN, T>>(Cfg::kSmemBytes);
   if (attr != cudaSuccess) return attr;
   tile_pingpong_kernel<BM, BN, T><<<blocks, 384, Cfg::kSmemBytes, stream>>>(ta, tb, p);
   return cudaGetLastError();

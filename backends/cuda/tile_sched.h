@@ -187,7 +187,10 @@ inline std::string plan_refusal(TileSchedule s, int tile_m, int tile_n) {
 
 // The schedule and tile with the least predicted time among those `s`, tile_m and tile_n allow
 // (0: any; plan_refusal must be ""). Ties keep the earlier candidate: coop before pingpong,
-// then kTileNs' and kPingpongTiles' order.
+// then kTileNs' and kPingpongTiles' order. Auto with no tile_m asked takes no 64-row ping-pong
+// tile: measured on one H100 (experiments/results/h100x1/tile_gemm_pp), 64 x 224 ran the 8B
+// M 4096 shapes at 0.57-0.61 of cuBLASLt where the model had it ahead (`--tile-m 64` still runs
+// them); 128 x 128 ping-pong measured 0.92-1.07.
 inline TilePlan choose_plan(int m, int n, int k, int blocks, TileSchedule s = TileSchedule::kAuto, int tile_m = 0,
                             int tile_n = 0) {
   TilePlan best;
@@ -200,7 +203,8 @@ inline TilePlan choose_plan(int m, int n, int k, int blocks, TileSchedule s = Ti
   if (s != TileSchedule::kPingpong)
     for (int tn : kTileNs) consider(TileSchedule::kCoop, kTileM, tn);
   if (s != TileSchedule::kCoop)
-    for (TileHW t : kPingpongTiles) consider(TileSchedule::kPingpong, t.m, t.n);
+    for (TileHW t : kPingpongTiles)
+      if (s == TileSchedule::kPingpong || tile_m || t.m == kTileM) consider(TileSchedule::kPingpong, t.m, t.n);
   return best;
 }
 

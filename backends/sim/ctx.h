@@ -51,9 +51,8 @@ class BlockCtx {
   }
   // Matrix tiles: timing and data in tiles.cpp.
   template <class T>
-  void mma_tile(T* c, std::size_t ldc, const T* a, std::size_t lda, const T* b, std::size_t ldb, int m, int n, int k,
-                const T* const* c_in = nullptr, int nin = 0) {
-    mma_tile_impl(DTypeOf<T>::value, c, ldc, a, lda, b, ldb, m, n, k, reinterpret_cast<const void* const*>(c_in), nin);
+  void mma_tile(T* c, std::size_t ldc, const T* a, std::size_t lda, const T* b, std::size_t ldb, int m, int n, int k) {
+    mma_tile_impl(DTypeOf<T>::value, c, ldc, a, lda, b, ldb, m, n, k);
   }
 
  private:
@@ -64,7 +63,7 @@ class BlockCtx {
   void reduce_ll_impl(DType t, void* dst, const void* const* srcs, int nsrc, std::size_t count, uint32_t epoch,
                       ReduceOp op);
   void mma_tile_impl(DType t, void* c, std::size_t ldc, const void* a, std::size_t lda, const void* b, std::size_t ldb,
-                     int m, int n, int k, const void* const* c_in, int nin);
+                     int m, int n, int k);
 
   Simulator* sim_;
   Block* blk_;

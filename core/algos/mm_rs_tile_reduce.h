@@ -1,37 +1,33 @@
 // mm_rs.tile_st_ld_reduce ("tiles", seed 000) and mm_rs.tile_st_peer_reduce ("tiles_push"): matmul +
 // reduce-scatter as ONE persistent device program on the verb mma_tile, after the plan's entry
 // handshake (plan_entry: every peer has finished the previous call, so its tiles and slots may be
-// overwritten). The reduction runs in the tiles' epilogue: no phase after the matmul.
+// overwritten).
 //
-//   for every owner o in rank-rotated order (me+1, me+2, ..., my own rows LAST), block b takes
-//   every blocks()-th output tile of o's rows (M/world x N, in TileGrid's grouped order) and
-//   computes partial = A[o's rows] @ B over this rank's K/world; then
-//     o a peer:  stores the tile
-//                  pull ("tiles"):       into my own symmetric buffer `work`, at o's rows (work
-//                                        is M x N)
-//                  push ("tiles_push"):  into owner o's `work`, slot me (o's scratch: world
-//                                        slots of M/world x N), over NVLink
-//                and signals o's flag (channel kChannel, block b, from me) with the count of its
-//                tiles for o so far in this call, RELEASE: the tile's stores are published with it
-//     o = me:    for every peer r, waits (ACQUIRE, bounded) until the flag of block b from r
-//                holds this tile's count: r's partial of the tile is there (r's block b computed
-//                the same tile of my rows in an earlier round: every rank walks the same tiles
-//                per block); then computes the tile, and mma_tile's epilogue adds every peer's
-//                partial of it in fp32 (rank order) before the one rounding and stores C, reading
-//                  pull: rank r's `work` at my rows (peer loads)    push: my `work` slot r (local)
-//                My own partial never goes through `work`.
+//   1. compute: for every owner o in rank-rotated order (me+1, me+2, ..., my own rows last), block
+//      b takes every blocks()-th output tile of o's rows (M/world x N, kTileM x kTileN tiles, in
+//      TileGrid's grouped order) and
+//      computes partial = A[o's rows] @ B over this rank's K/world, then stores the tile
+//        pull ("tiles"):       into my own symmetric buffer `work`, at o's rows (work is M x N)
+//        push ("tiles_push"):  into owner o's `work`, slot me (o's scratch: world slots of
+//                              M/world x N), over NVLink
+//      and signals o's flag (channel kChannel, block b, from me) with the count of its tiles for o
+//      so far in this call, RELEASE: the tile's stores are published with it
+//   2. reduce: my rows in sub-bands of kReduceRows rows, every blocks()-th to block b. For a
+//      sub-band, for every rank r (me included: my tiles came from other blocks), for every tile
+//      of its band: wait (ACQUIRE, bounded) until the flag of the block that computed it on rank r
+//      holds that tile's count; then C[sub-band] = sum over r, in fp32, of
+//        pull: rank r's `work` at my rows (peer loads)    push: my `work` slot r (local)
 //
-// No wait comes before a rank's own round and every signal is sent before it, so no rank waits on
-// a rank that waits on it. Flag values: (epoch - 1) * kTileStride + count, the epoch from this
-// block's counter kCounter (advance: +1 per call), so values only grow across calls whatever the
-// shape, as long as a block has fewer than kTileStride tiles per owner (the plan refuses more) and
-// the epoch times kTileStride stays below 2^32 (2^22 calls). Every block runs in every call, and
-// tile j of an owner is always block j % blocks()'s (j / blocks() + 1)-th tile for that owner: the
-// waiter computes the count it needs without asking.
+// Flag values: (epoch - 1) * kTileStride + count, the epoch from this block's counter kCounter
+// (advance: +1 per call), so values only grow across calls whatever the shape, as long as a
+// block has fewer than kTileStride tiles per owner (the plan refuses more) and the epoch times
+// kTileStride stays below 2^32 (2^22 calls). Every block runs in every call, and tile j of an
+// owner is always block j % blocks()'s (j / blocks() + 1)-th tile for that owner: the waiter
+// computes the count it needs without asking.
 //
 // Bytes over NVLink per rank: (world-1)/world * M x N elements (reduce_scatter's): pulled by the
-// owner in its epilogue (pull) or stored by the producer (push, which spares the producer's own HBM
-// write and the owner's remote loads). FLOPs 2 M N K / world per rank, in tiles.
+// owner (pull) or stored by the producer (push, which spares the producer's own HBM write and
+// the owner's remote loads). FLOPs 2 M N K / world per rank, in tiles.
 #pragma once
 
 #include "core/algos/tile_gemm.h"
@@ -54,9 +50,10 @@ struct MmRsTileLayout {
   // M 1536 ran 24, and block 0 waited for epoch 203 from a block at epoch 1).
   static constexpr int kCounter = 4;
   static constexpr uint32_t kTileStride = 1u << 10;
+  static constexpr uint32_t kReduceRows = 16;  // rows per reduce task (a sub-band of a tile row)
 
   // Blocks of every call: the persistent grid, whatever the shape (`sms` 0: kResidentBlocks); a
-  // block with no tile of its own still advances the epoch.
+  // block with no tile of its own still advances the epoch and takes its reduce tasks.
   SYMM_HD static int blocks_of(int sms) { return sms > 0 ? sms : kResidentBlocks; }
 
   // The owner of compute round i = 1 .. w: rotated, my own rows last.
@@ -71,20 +68,30 @@ struct MmRsTileLayout {
   // The signal of block b's count-th tile for owner o: slot in o's pad, value.
   SYMM_HD static uint32_t signal_slot(int block, int me) { return pad::flag(kChannel, block, me); }
   SYMM_HD static uint32_t signal_value(uint32_t base, uint32_t count) { return base + count; }
-  // The wait before reducing rank r's partial of my tile j (of grid g over my rows) on nb blocks:
-  // tile j is block j % nb's (j / nb + 1)-th tile for me on every rank.
+  // Reduce tasks of my rows, and task u's first row and row count.
+  SYMM_HD static uint32_t tasks(uint32_t rows) { return (rows + kReduceRows - 1) / kReduceRows; }
+  SYMM_HD static uint32_t task_row0(uint32_t u) { return u * kReduceRows; }
+  SYMM_HD static uint32_t task_rows(uint32_t rows, uint32_t u) {
+    return rows - u * kReduceRows < kReduceRows ? rows - u * kReduceRows : kReduceRows;
+  }
+  // The wait before reducing rank r's tile j (of grid g over my rows) on nb blocks: tile j is
+  // block j % nb's (j / nb + 1)-th tile for me.
   SYMM_HD static uint32_t wait_slot(uint32_t j, uint32_t nb, int r) { return pad::flag(kChannel, int(j % nb), r); }
   SYMM_HD static uint32_t wait_value(uint32_t base, uint32_t j, uint32_t nb) { return base + j / nb + 1; }
-  // Where rank r's partial of my rows starts, in elements from the start of `work` of the rank
-  // that holds it (push: my slot r; pull: rank r's buffer at my rows).
-  SYMM_HD static std::size_t src_offset(bool push, int r, int me, uint32_t rows, uint32_t n) {
-    return std::size_t(push ? r : me) * rows * n;
+  // The tiles task u waits for on each rank: those of its rows' tile row, one per tile column c.
+  SYMM_HD static uint32_t task_tile(const TileGrid& g, uint32_t u, uint32_t c) {
+    return g.index(task_row0(u) / uint32_t(kTileM), c);
+  }
+  // Where task u reads rank r's partial rows, in elements from the start of `work` of the rank
+  // that holds them (push: my slot r; pull: rank r's buffer at my rows).
+  SYMM_HD static std::size_t src_offset(bool push, int r, int me, uint32_t rows, uint32_t n, uint32_t u) {
+    return (std::size_t(push ? r : me) * rows + task_row0(u)) * n;
   }
 };
 
 // CollArgs::mat: a (M x K/world), b (K/world x N), c (M/world x N), work (symmetric, M x N),
-// m = M, n = N, k = K/world. kFault (tests only, core/plan.h's PlanFault): kNoWait, my tiles are
-// reduced without waiting for the peers' partials.
+// m = M, n = N, k = K/world. kFault (tests only, core/plan.h's PlanFault): kNoWait, the reduce
+// skips its waits.
 template <bool kPush, PlanFault kFault = PlanFault::kNone>
 struct MmRsTiles {
   using L = MmRsTileLayout;
@@ -98,29 +105,29 @@ struct MmRsTiles {
     const T* a = static_cast<const T*>(p.a);
     const T* b = static_cast<const T*>(p.b);
     T* work = static_cast<T*>(p.work);
-    T* c = static_cast<T*>(p.c);
     const uint32_t base = L::base(ctx.advance(pad::counter(int(bk), L::kCounter)));
-    const T* peers[Ctx::kWorldLimit];  // the peers' partials of my rows, in rank order
-    int npeers = 0;
-    for (int r = 0; r < w; ++r)
-      if (r != me) peers[npeers++] = (kPush ? work : ctx.peer(work, r)) + L::src_offset(kPush, r, me, rows, p.n);
-    for (int i = 1; i <= w; ++i) {  // owners rotated, my own rows last
+
+    for (int i = 1; i <= w; ++i) {  // 1. compute, owners rotated, my own rows last
       const int o = L::owner(me, w, i);
-      const T* ao = a + std::size_t(o) * rows * p.k;
       T* dst = (kPush ? ctx.peer(work, o) : work) + L::dst_offset(kPush, o, me, rows, p.n);
       uint32_t count = 0;
       for (uint32_t j = bk; j < g.tiles(); j += nb) {
-        ++count;
-        if (o != me) {
-          gemm_tile<T>(ctx, g, j, dst, p.n, ao, p.k, b, p.k);
-          ctx.signal(o, L::signal_slot(int(bk), me), L::signal_value(base, count), MemOrder::kRelease);
-          continue;
-        }
-        // My tile: every peer's partial of it has landed, then the epilogue adds them into C.
-        for (int r = 0; r < w && kFault != PlanFault::kNoWait; ++r)
-          if (r != me) ctx.wait(L::wait_slot(j, nb, r), L::wait_value(base, j, nb), MemOrder::kAcquire);
-        gemm_tile<T>(ctx, g, j, c, p.n, ao, p.k, b, p.k, peers, npeers);
+        gemm_tile<T>(ctx, g, j, dst, p.n, a + std::size_t(o) * rows * p.k, p.k, b, p.k);
+        ctx.signal(o, L::signal_slot(int(bk), me), L::signal_value(base, ++count), MemOrder::kRelease);
       }
+    }
+
+    const T* srcs[Ctx::kWorldLimit];
+    for (uint32_t u = bk; u < L::tasks(rows); u += nb) {  // 2. reduce my rows, a sub-band at a time
+      for (int r = 0; r < w; ++r) {
+        for (uint32_t col = 0; col < g.tn && kFault != PlanFault::kNoWait; ++col) {
+          const uint32_t j = L::task_tile(g, u, col);
+          ctx.wait(L::wait_slot(j, nb, r), L::wait_value(base, j, nb), MemOrder::kAcquire);
+        }
+        srcs[r] = (kPush ? work : ctx.peer(work, r)) + L::src_offset(kPush, r, me, rows, p.n, u);
+      }
+      ctx.template reduce<T>(static_cast<T*>(p.c) + std::size_t(L::task_row0(u)) * p.n, srcs, w,
+                             std::size_t(L::task_rows(rows, u)) * p.n, ReduceOp::kSum);
     }
   }
 };
@@ -133,9 +140,9 @@ struct MmRsTileReduceT {
       .name = kPush ? "tile_st_peer_reduce" : "tile_st_ld_reduce",
       .alias = kPush ? "tiles_push" : "tiles",
       .summary = kPush ? "one persistent tile kernel: tiles stored into the owner's slot (NVLink), per-tile release "
-                         "signal; the owner's own tiles come last and add its slots in their epilogue"
-                       : "one persistent tile kernel: tiles stored locally, per-tile release signal; the owner's own "
-                         "tiles come last and pull every rank's tile in their epilogue (seed 000)",
+                         "signal, the owner reduces its slots"
+                       : "one persistent tile kernel: tiles stored locally, per-tile release signal, the owner pulls "
+                         "every rank's tile and reduces (seed 000)",
       .fused_op = FusedOp::kMmRs};
 
   template <class T, class Host>

@@ -44,22 +44,23 @@ struct TileGrid {
     const uint32_t per = group * tn, first = t / per * group;
     return (t - t / per * per) / (tm - first < group ? tm - first : group);
   }
+  // The index of the tile at (tile row tr, tile column tc): trow / tcol's inverse.
+  SYMM_HD uint32_t index(uint32_t tr, uint32_t tc) const {
+    const uint32_t first = tr / group * group;
+    return first * tn + tc * (tm - first < group ? tm - first : group) + (tr - first);
+  }
   SYMM_HD uint32_t row0(uint32_t t) const { return trow(t) * kTileM; }
   SYMM_HD uint32_t col0(uint32_t t) const { return tcol(t) * bn; }
   SYMM_HD int rows(uint32_t t) const { return int(m - row0(t) < uint32_t(kTileM) ? m - row0(t) : kTileM); }
   SYMM_HD int cols(uint32_t t) const { return int(n - col0(t) < bn ? n - col0(t) : bn); }
 };
 
-// Tile t of grid g: C[row0 + ..] = A[row0 + .., :] @ B[:, col0 + ..] (+ the same tile of every
-// c_in[s], matrices laid out as C), leading dimensions lda, n, ldc.
+// Tile t of grid g: C[row0 + ..] = A[row0 + .., :] @ B[:, col0 + ..], leading dimensions lda, n, ldc.
 template <class T, class Ctx>
 SYMM_HD void gemm_tile(Ctx& ctx, const TileGrid& g, uint32_t t, T* c, std::size_t ldc, const T* a, std::size_t lda,
-                       const T* b, uint32_t k, const T* const* c_in = nullptr, int nin = 0) {
+                       const T* b, uint32_t k) {
   const std::size_t r0 = g.row0(t), c0 = g.col0(t);
-  const T* tin[Ctx::kWorldLimit];
-  for (int s = 0; s < nin; ++s) tin[s] = c_in[s] + r0 * ldc + c0;
-  ctx.template mma_tile<T>(c + r0 * ldc + c0, ldc, a + r0 * lda, lda, b + c0, g.n, g.rows(t), g.cols(t), int(k),
-                           nin ? tin : nullptr, nin);
+  ctx.template mma_tile<T>(c + r0 * ldc + c0, ldc, a + r0 * lda, lda, b + c0, g.n, g.rows(t), g.cols(t), int(k));
 }
 
 // Blocks of a persistent tile program: `sms` (0: kResidentBlocks), at most `tiles`, at least 1.

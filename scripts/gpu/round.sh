@@ -77,7 +77,7 @@ step7() {
   for w in 3 4; do
     echo "### world $w on $W GPUs: fused, checked, 20 graph replays" >> "$T"
     timeout 120 $BIN bench --backend cuda --world $w --op ag_mm,mm_rs --algo all --dtype bf16,fp16 --m $((256 * w)) \
-      --n 256 --k 512 --no-timing --replays 20 >> "$T" 2>&1; echo "### rc $?" >> "$T"
+      --n 256 --k $((256 * w)) --no-timing --replays 20 >> "$T" 2>&1; echo "### rc $?" >> "$T"
   done
   echo "# 7 team fused: at ${SECONDS}s"; grep -E "^###|FAIL|rror" "$T" | head -8
 }

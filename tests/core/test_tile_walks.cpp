@@ -1,7 +1,7 @@
 // The tile programs' walks and flag protocol (core/algos/ag_mm_ce_tile_gemm.h AgMmTileWalk,
 // core/algos/mm_rs_tile_reduce.h MmRsTileLayout) at the verb's tile width and at the CUDA wgmma
 // kernel's wider ones (backends/cuda/tile_fused.cu runs the same helpers on 128 x 256 tiles): every
-// element of C is computed once, and every wait names the flag value its tile's signal writes.
+// element of C is computed once, and every reduce wait names the flag value its tile's signal writes.
 #include <gtest/gtest.h>
 
 #include <vector>
@@ -59,13 +59,13 @@ TEST(TileWalks, MmRsWaitsMatchTheSignalsAtEveryWidth) {
             EXPECT_EQ(L::wait_value(base, j, nb), L::signal_value(base, count));
           }
         }
-      // A waiting tile's slots name, on every peer, the block that computed the same tile.
-      for (uint32_t j = 0; j < g.tiles(); ++j)
-        for (int r = 0; r < w; ++r) EXPECT_EQ(L::wait_slot(j, nb, r), L::signal_slot(int(j % nb), r));
-      // Producer r's tiles of owner o land where the owner reads r's partial.
-      for (bool push : {false, true})
-        for (int o = 0; o < w; ++o)
-          for (int r = 0; r < w; ++r) EXPECT_EQ(L::dst_offset(push, o, r, rows, n), L::src_offset(push, r, o, rows, n));
+      // Every task's waits cover every tile that holds one of its rows, and only those.
+      for (uint32_t u = 0; u < L::tasks(rows); ++u)
+        for (uint32_t col = 0; col < g.tn; ++col) {
+          const uint32_t j = L::task_tile(g, u, col);
+          EXPECT_EQ(g.row0(j), L::task_row0(u) / uint32_t(kTileM) * uint32_t(kTileM));
+          EXPECT_EQ(g.col0(j), col * bn);
+        }
     }
 }
 
@@ -84,6 +84,7 @@ TEST(TileWalks, GroupedGridCoversEveryTileOnce) {
           EXPECT_EQ(g.trow(t) / group, t / (group * g.tn)) << "tile " << t << " leaves its group";
           EXPECT_EQ(g.row0(t), g.trow(t) * uint32_t(kTileM));
           EXPECT_EQ(g.col0(t), g.tcol(t) * bn);
+          EXPECT_EQ(g.index(g.trow(t), g.tcol(t)), t);
         }
         for (int h : hits) ASSERT_EQ(h, 1) << "group " << group << " rows " << rows << " bn " << bn;
       }

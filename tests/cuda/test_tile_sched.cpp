@@ -125,16 +125,19 @@ TEST(TileSched, CoopPlanKeepsItsWidth) {
           EXPECT_TRUE(is_pingpong_tile(q.tile_m, q.tile_n));
           const TilePlan a = choose_plan(m, n, k, blocks);
           EXPECT_NE(a.schedule, TileSchedule::kAuto);
+          EXPECT_EQ(a.tile_m, kTileM) << "auto took a 64-row ping-pong tile";
           EXPECT_EQ(a.schedule == TileSchedule::kPingpong, choose_pingpong(m, n, k, blocks));
         }
 }
 
 // The rule (tile_sched.h): ping-pong where its predicted time is lower. On an H200's 132 SMs, the
 // issue-24 fused shapes: the 8B mm_rs shapes (K 2048, 32 k-blocks: the coop epilogue is 4 / 36 of
-// a tile) run ping-pong; every K >= 4096 keeps coop.
+// a tile) run ping-pong at M 8192 and 16384; at M 4096 only a 64-row ping-pong tile would fill
+// the waves, and auto takes none (measured slow): coop. Every K >= 4096 keeps coop.
 TEST(TileSched, PingpongAtShortK) {
+  EXPECT_FALSE(choose_pingpong(4096, 1792, 2048, 132));
   for (int m : {4096, 8192, 16384}) {
-    EXPECT_TRUE(choose_pingpong(m, 1792, 2048, 132)) << m;
+    if (m > 4096) EXPECT_TRUE(choose_pingpong(m, 1792, 2048, 132)) << m;
     EXPECT_FALSE(choose_pingpong(m, 1792, 4096, 132)) << m;
     EXPECT_FALSE(choose_pingpong(m, 3584, 4096, 132)) << m;
     EXPECT_FALSE(choose_pingpong(m, 3584, 8192, 132)) << m;
