@@ -162,10 +162,11 @@ __device__ __forceinline__ void ring_init(const Ring& r) {
 // ---- 1. producer: the loads of one tile ---------------------------------------------------------
 // One thread. Loads A rows [m0, m0 + 128) and B columns [n0, n0 + BN) (whole 64-column boxes),
 // slice by slice of K; TMA fills what lies outside the matrices with zeros.
-template <int BN>
-__device__ __forceinline__ void load_tile(const Ring& r, RingPos& pos, const CUtensorMap* ta, const CUtensorMap* tb,
-                                          int m0, int n0, int kblocks) {
-  using Cfg = TileConfig<BN>;
+// Cfg: a ring's layout (kStages, kStageBytes, kBytesA, kBoxesB): TileConfig's, or the ping-pong
+// kernel's (tile_pingpong.cuh), whose A boxes are 64 or 128 rows.
+template <class Cfg>
+__device__ __forceinline__ void load_tile_of(const Ring& r, RingPos& pos, const CUtensorMap* ta, const CUtensorMap* tb,
+                                             int m0, int n0, int kblocks) {
   for (int kb = 0; kb < kblocks; ++kb) {
     mbar_wait(&r.empty[pos.stage], pos.phase ^ 1);
     uint8_t* st = r.stages + pos.stage * Cfg::kStageBytes;
@@ -176,6 +177,11 @@ __device__ __forceinline__ void load_tile(const Ring& r, RingPos& pos, const CUt
     for (int j = 0; j < Cfg::kBoxesB; ++j) tma_load_2d(st + Cfg::kBytesA + j * 8192, tb, bar, n0 + 64 * j, kb * kTileK);
     pos.advance<Cfg::kStages>();
   }
+}
+template <int BN>
+__device__ __forceinline__ void load_tile(const Ring& r, RingPos& pos, const CUtensorMap* ta, const CUtensorMap* tb,
+                                          int m0, int n0, int kblocks) {
+  load_tile_of<TileConfig<BN>>(r, pos, ta, tb, m0, n0, kblocks);
 }
 
 // ---- 2. consumers: C_tile = A_tile x B_tile over K ----------------------------------------------

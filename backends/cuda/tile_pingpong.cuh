@@ -97,17 +97,7 @@ __device__ __forceinline__ void named_bar_arrive() {
 template <int BM, int BN>
 __device__ __forceinline__ void pingpong_load_tile(const Ring& r, RingPos& pos, const CUtensorMap* ta,
                                                    const CUtensorMap* tb, int m0, int n0, int kblocks) {
-  using Cfg = PingpongConfig<BM, BN>;
-  for (int kb = 0; kb < kblocks; ++kb) {
-    mbar_wait(&r.empty[pos.stage], pos.phase ^ 1);
-    uint8_t* st = r.stages + pos.stage * Cfg::kStageBytes;
-    uint64_t* bar = &r.full[pos.stage];
-    mbar_expect_tx(bar, Cfg::kStageBytes);
-    tma_load_2d(st, ta, bar, kb * kTileK, m0);
-#pragma unroll
-    for (int j = 0; j < Cfg::kBoxesB; ++j) tma_load_2d(st + Cfg::kBytesA + j * 8192, tb, bar, n0 + 64 * j, kb * kTileK);
-    pos.advance<Cfg::kStages>();
-  }
+  load_tile_of<PingpongConfig<BM, BN>>(r, pos, ta, tb, m0, n0, kblocks);
 }
 
 // ---- 2. one consumer: a whole tile's MMAs ------------------------------------------------------------
