@@ -29,6 +29,7 @@ Simulator::Simulator(const RunSpec& spec, Workload work, std::vector<int> call_b
       acquire_ps_(us_to_ps(spec.machine.acquire_us)),
       peer_kernel_ps_(us_to_ps(spec.machine.peer_kernel_us)),
       stream_op_ps_(us_to_ps(spec.machine.stream_op_us)),
+      plan_kernel_ps_(us_to_ps(spec.machine.launch_graph_us)),
       block_bpp_(gbps_to_bpp(spec.machine.block_GBps)),
       net_([&] {
         std::vector<BytesPerPs> cap;

@@ -228,7 +228,7 @@ class Simulator {
   void launch(Host& h);
   // Starts rank h's kernel (kern_[rank]) on h.blocks blocks, launch latency from now, the blocks
   // starting from `parent` (the host's or the launching stream's clock).
-  void start_blocks(Host& h, const VClock& parent);
+  void start_blocks(Host& h, const VClock& parent, TimePs delay);
   void end_call(Host& h);
   template <class T>
   void write_inputs(Host& h, int call);
@@ -336,6 +336,7 @@ class Simulator {
   const int world_, blocks_;  // blocks_: the most any call uses (the stride of blocks_v_)
   const bool data_, race_;
   const TimePs launch_ps_, rtt_ps_, store_ps_, flag_ps_, acquire_ps_, peer_kernel_ps_, stream_op_ps_;
+  const TimePs plan_kernel_ps_;  // a plan kernel after its stream's earlier items: launch_graph_us, any mode
   const BytesPerPs block_bpp_;
   std::size_t in_bytes_, out_bytes_, scratch_bytes_;
   HeapLayout layout_;  // core/heap_layout.h, this run's program alone
