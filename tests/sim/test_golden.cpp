@@ -197,6 +197,37 @@ TEST(Golden, PutLlThenReduceLl) {
   EXPECT_DOUBLE_EQ(run_program<PutLlThenReduceLl<true>>(s).time_us, 1 + 4 + 1 + 1.25);
 }
 
+// The flagged-packet keys (packets.cpp). ll_wire_bytes: a remote packet byte occupies
+// ll_wire_bytes / 8 link bytes; ll_poll_us: a reduce_ll that waited starts its reduction that long
+// after the last packet landed.
+TEST(Golden, LlWireBytesChargeTheLinkNotTheBlock) {
+  RunSpec s = golden_spec(2, 4000, 1);
+  s.algo = &find_algo("all_reduce.one_shot_ll");
+  // One sender at the 1 GB/s block cap: 16-byte packets on the wire use 2 GB/s of the 4 GB/s
+  // egress, so the block cap still binds: the time of PutLlThenReduceLl above.
+  s.machine.ll_wire_bytes = 16;
+  EXPECT_DOUBLE_EQ(time_of<PutLlThenReduceLl<false>>(s), 1 + 8 + 1 + 0.75);
+  // Two senders, block cap 4 GB/s: each flow's packet byte is 2 link bytes, so the two share rank
+  // 1's 4 GB/s ingress at 1 GB/s of packets each: 8000 B in 8 us (2 GB/s each with 8-byte wire
+  // packets, 4 us), land at 1 + 8 + 1.
+  s.world = 3;
+  s.machine.block_GBps = 4;
+  EXPECT_DOUBLE_EQ(time_of<PutLlThenReduceLl<true>>(s), 1 + 8 + 1 + 1.25);
+  s.machine.ll_wire_bytes = 8;
+  EXPECT_DOUBLE_EQ(time_of<PutLlThenReduceLl<true>>(s), 1 + 4 + 1 + 1.25);
+}
+
+TEST(Golden, LlPollIsPaidOnceByAReduceThatWaited) {
+  RunSpec s = golden_spec(2, 4000, 1);
+  s.algo = &find_algo("all_reduce.one_shot_ll");
+  s.machine.ll_poll_us = 0.5;
+  // The reduce waits from 1 to 10 (the packets land), sees them 0.5 later, then reads 0.75.
+  EXPECT_DOUBLE_EQ(time_of<PutLlThenReduceLl<false>>(s), 1 + 8 + 1 + 0.5 + 0.75);
+  // With data: the same time.
+  s.timing_only = false;
+  EXPECT_DOUBLE_EQ(run_program<PutLlThenReduceLl<false>>(s).time_us, 1 + 8 + 1 + 0.5 + 0.75);
+}
+
 // The data the packets carry: the full exchange of the same verbs (every rank puts to every rank,
 // itself included, and reduces all the buffers received) is a whole all-reduce, so its output is
 // checked against the reference; and with data it takes the time it takes without.
