@@ -196,12 +196,21 @@ void Simulator::reduce_ll(Block& b, DType t, uintptr_t dst, const void* const* s
   // that checks every epoch again: a packet overwritten meanwhile sends the block back to waiting.
   int k = 0;
   uint64_t pos = off[0];
-  bool waited = false;
+  bool waited = false, polled = false;
   for (;;) {
     while (k < n) {
       pos = scan_ll(me, pos, off[k] + pb, epoch);
       if (pos < off[k] + pb) break;
       if (++k < n) pos = off[k];
+    }
+    // The spin's polling (machine key ll_poll_us): a block that waited sees the last packet this
+    // long after it landed; the packets are read (and checked again) after it.
+    if (k == n && waited && !polled && ll_poll_ps_ > 0) {
+      polled = true;
+      q_.push(q_.now() + ll_poll_ps_, kResumeBlock, uint32_t(b.rank * blocks_ + b.index), 0);
+      b.state = BlockState::kTransfer;
+      yield(b);
+      continue;
     }
     if (k == n && data_) {
       ll_unpacked_.resize(std::size_t(n) * bytes);
@@ -229,13 +238,6 @@ void Simulator::reduce_ll(Block& b, DType t, uintptr_t dst, const void* const* s
     ll_waiters_[me].push_back(&b);
     b.state = BlockState::kPackets;
     waited = true;
-    yield(b);
-  }
-  // The spin's polling (machine key ll_poll_us): a block that waited sees the last packet this
-  // long after it landed. The packets were checked above; the time is charged before the reduction.
-  if (waited && ll_poll_ps_ > 0) {
-    q_.push(q_.now() + ll_poll_ps_, kResumeBlock, uint32_t(b.rank * blocks_ + b.index), 0);
-    b.state = BlockState::kTransfer;
     yield(b);
   }
   if (race_) {

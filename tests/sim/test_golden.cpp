@@ -226,6 +226,15 @@ TEST(Golden, LlPollIsPaidOnceByAReduceThatWaited) {
   // With data: the same time.
   s.timing_only = false;
   EXPECT_DOUBLE_EQ(run_program<PutLlThenReduceLl<false>>(s).time_us, 1 + 8 + 1 + 0.5 + 0.75);
+  // Many blocks polling at once, with data: each reduces its own packets (the wait for the poll
+  // comes before the packets are read, so no block's data is another's).
+  RunSpec a = golden_spec(3, 3 * 16 * 1024, 8);
+  a.algo = &find_algo("all_reduce.one_shot_ll");
+  a.machine.ll_poll_us = 0.5;
+  a.timing_only = false;
+  const RunResult r = run_program<StLlReduceT<false>>(a);
+  EXPECT_GE(r.max_rel_err, 0);
+  EXPECT_LE(r.max_rel_err, r.err_bound);
 }
 
 // The data the packets carry: the full exchange of the same verbs (every rank puts to every rank,
