@@ -91,19 +91,29 @@ def predict(symmcoll, machine, rows, key="pred"):
 
 
 # ---- keys fitted from bench rows, judged only on rows the fit did not see -----------------------
-# Keys of the flagged-packet protocol (backends/sim/packets.cpp) that no calibration microbenchmark
-# measures: each fit here from GPU rows by Gauss-Newton on the relative error (numpy lstsq), and a
-# row is only ever predicted with values fitted without it:
+# Model keys that no calibration microbenchmark measures (backends/sim: the flagged-packet
+# protocol's link cost and polling, packets.cpp; the link cost of a block's remote loads,
+# verbs.cpp), in groups that move disjoint algorithms. Each group is fitted from GPU rows on the
+# relative error (numpy), and a row is only ever predicted with values fitted without it:
 #   leave one algorithm out (LOAO): the row's own machine, every algorithm but the row's;
 #   leave one machine out (LOMO): every row of the other measured machine.
-# The shipped machine files carry the pooled fit (both machines, every row) only as the value for
-# machines never measured (h200x8, h100x8); this table never judges rows with it.
-BENCH_KEYS = [("ll_wire_bytes", 8.0, 1.0, 64.0, 1.0), ("ll_poll_us", 0.0, 0.0, 5.0, 0.1)]  # name, start, lo, hi, step
+# Two-key groups: Gauss-Newton with finite differences (numpy lstsq). One-key groups: the
+# predictions on a grid of values (simulated once), interpolated, the least squares over the
+# fold's rows on a fine grid. The shipped machine files carry the pooled fit (both machines,
+# every row: --fit-pooled) only as the value for machines never measured (h200x8, h100x8); this
+# table never judges rows with it.
+KEY_GROUPS = [
+    [("ll_wire_bytes", 8.0, 1.0, 64.0, 1.0), ("ll_poll_us", 0.0, 0.0, 5.0, 0.1)],  # name, start, lo, hi, step
+    [("load_link_factor", 1.0, 1.0, 1.3, 0.05)],
+]
+BENCH_KEYS = [k for g in KEY_GROUPS for k in g]
 FIT_MACHINES = ["h200x2", "h200x4"]
 
 
 def ini_with(machine, values, tmp, tag):
-    """A copy of experiments/machines/<machine>.ini with the keys of `values` replaced."""
+    """A copy of experiments/machines/<machine>.ini with the keys of `values` replaced (the other
+    bench keys at their start values: each group is fitted with the others off)."""
+    values = dict({k[0]: k[1] for k in BENCH_KEYS}, **values)
     src = os.path.join(ROOT, "experiments", "machines", machine + ".ini")
     out = []
     with open(src) as f:
@@ -118,23 +128,26 @@ def ini_with(machine, values, tmp, tag):
     return path
 
 
-def fit_keys(symmcoll, machine_rows, tmp, tag):
-    """Gauss-Newton on sum ((pred - meas) / meas)^2 over the rows of every (machine, rows) pair:
-    returns {key: value}. Rows the keys do not move (zero sensitivity) drop out."""
+def run_rows(symmcoll, machine, rows, values, tmp, tag):
+    rs = [dict(r) for r in rows]
+    predict(symmcoll, ini_with(machine, values, tmp, tag), rs, "p")
+    return [r.get("p") for r in rs]
+
+
+def fit_gn(symmcoll, group, machine_rows, tmp, tag):
+    """Gauss-Newton on sum ((pred - meas) / meas)^2 over the rows of every (machine, rows) pair."""
     import numpy as np
-    theta = np.array([k[1] for k in BENCH_KEYS])
-    lo = np.array([k[2] for k in BENCH_KEYS])
-    hi = np.array([k[3] for k in BENCH_KEYS])
-    step = np.array([k[4] for k in BENCH_KEYS])
-    names = [k[0] for k in BENCH_KEYS]
+    theta = np.array([k[1] for k in group])
+    lo = np.array([k[2] for k in group])
+    hi = np.array([k[3] for k in group])
+    step = np.array([k[4] for k in group])
+    names = [k[0] for k in group]
 
     def run(th, label):
-        preds = []
+        out = []
         for m, rows in machine_rows:
-            rs = [dict(r) for r in rows]
-            predict(symmcoll, ini_with(m, dict(zip(names, th)), tmp, "%s_%s" % (tag, label)), rs, "p")
-            preds += [r.get("p") for r in rs]
-        return preds
+            out += run_rows(symmcoll, m, rows, dict(zip(names, th)), tmp, "%s_%s" % (tag, label))
+        return out
 
     meas = [r["meas"] for _, rows in machine_rows for r in rows]
     for it in range(6):
@@ -162,14 +175,74 @@ def fit_keys(symmcoll, machine_rows, tmp, tag):
     return dict(zip(names, (float(round(v, 4)) for v in theta)))
 
 
-def affected(symmcoll, machine, rows, tmp):
-    """The algorithms whose predictions the bench keys move (all keys off the start values)."""
-    probe = {k[0]: (k[1] + 4 * k[4]) for k in BENCH_KEYS}
-    rs = [dict(r) for r in rows]
-    predict(symmcoll, ini_with(machine, probe, tmp, "probe"), rs, "p")
-    base = [dict(r) for r in rows]
-    predict(symmcoll, ini_with(machine, {k[0]: k[1] for k in BENCH_KEYS}, tmp, "off"), base, "p")
-    return sorted({a["algo"] for a, b in zip(rs, base) if a.get("p") is not None and a.get("p") != b.get("p")})
+class Grid:
+    """A one-key group's predictions of a machine's rows on a grid of values (simulated once)."""
+
+    def __init__(self, symmcoll, key, machine, rows, tmp):
+        import numpy as np
+        name, start, lo, hi, step = key
+        self.name, self.xs = name, np.arange(lo, hi + step / 2, step)
+        self.rows = rows
+        self.preds = [run_rows(symmcoll, machine, rows, {name: float(x)}, tmp, "grid_%s_%g" % (name, x))
+                      for x in self.xs]
+
+    def fit(self, keep):
+        """The value minimizing sum ((pred - meas) / meas)^2 over the rows i with keep(row)."""
+        import numpy as np
+        idx = [i for i, r in enumerate(self.rows)
+               if keep(r) and all(p[i] is not None for p in self.preds)]
+        if not idx:
+            return float(self.xs[0])
+        P = np.array([[p[i] for i in idx] for p in self.preds])  # grid x rows
+        m = np.array([self.rows[i]["meas"] for i in idx])
+        fine = np.arange(self.xs[0], self.xs[-1] + 1e-9, (self.xs[1] - self.xs[0]) / 20)
+        best, best_x = None, float(self.xs[0])
+        for x in fine:
+            p = np.array([np.interp(x, self.xs, P[:, j]) for j in range(P.shape[1])])
+            e = float(np.sum(((p - m) / m) ** 2))
+            if best is None or e < best - 1e-15:
+                best, best_x = e, float(x)
+        return round(best_x, 4)
+
+
+def affected(symmcoll, machine, rows, tmp, group):
+    """The algorithms whose predictions a group's keys move (its keys off their start values)."""
+    probe = {k[0]: min(k[1] + 4 * k[4], k[3]) for k in group}
+    a = run_rows(symmcoll, machine, rows, probe, tmp, "probe")
+    b = run_rows(symmcoll, machine, rows, {}, tmp, "off")
+    return sorted({r["algo"] for r, x, y in zip(rows, a, b) if x is not None and x != y})
+
+
+class GroupFit:
+    """One machine's fitting state for every key group: which algorithms each moves, and (one-key
+    groups) the grid."""
+
+    def __init__(self, symmcoll, machine, rows, tmp):
+        self.symmcoll, self.machine, self.tmp = symmcoll, machine, tmp
+        self.groups = []
+        for g in KEY_GROUPS:
+            algos = affected(symmcoll, machine, rows, tmp, g)
+            train = [r for r in rows if r["algo"] in algos]
+            grid = Grid(symmcoll, g[0], machine, train, tmp) if len(g) == 1 and train else None
+            self.groups.append((g, algos, train, grid))
+
+    def algos(self):
+        return sorted({a for _, algos, _, _ in self.groups for a in algos})
+
+    def fit(self, without=None):
+        """Every group's values fitted on this machine's rows, less algorithm `without`'s;
+        returns ({key: value}, training rows)."""
+        vals, n = {}, 0
+        for g, algos, train, grid in self.groups:
+            t = [r for r in train if r["algo"] != without]
+            n += len(t)
+            if not t:
+                vals.update({k[0]: k[1] for k in g})
+            elif grid:
+                vals[g[0][0]] = grid.fit(lambda r: r["algo"] != without)
+            else:
+                vals.update(fit_gn(self.symmcoll, g, [(self.machine, t)], self.tmp, "gn"))
+        return vals, n
 
 
 def held_out(symmcoll, machine, rows):
@@ -177,26 +250,22 @@ def held_out(symmcoll, machine, rows):
     other = [m for m in FIT_MACHINES if m != machine]
     folds = []
     with tempfile.TemporaryDirectory() as tmp:
-        algos = affected(symmcoll, machine, rows, tmp)
-        train_all = [r for r in rows if r["algo"] in algos]
-        for a in algos + [None]:  # None: the fold of every algorithm the keys do not move
-            train = [r for r in train_all if r["algo"] != a]
-            vals = fit_keys(symmcoll, [(machine, train)], tmp, "loao")
+        gf = GroupFit(symmcoll, machine, rows, tmp)
+        algos = gf.algos()
+        for a in algos + [None]:  # None: the fold of every algorithm no key moves
+            vals, ntrain = gf.fit(without=a)
             test = [r for r in rows if (r["algo"] == a if a else r["algo"] not in algos)]
             predict(symmcoll, ini_with(machine, vals, tmp, "loao_test"), test, "pred")
-            name = "LOAO: %s held out" % a if a else "LOAO: the other algorithms (the keys do not move them)"
+            name = "LOAO: %s held out" % a if a else "LOAO: the other algorithms (no key moves them)"
             for r in test:
                 r["fold"] = "-" + a if a else "-"
-            folds.append((name, machine, len(train), vals))
+            folds.append((name, machine, ntrain, vals))
         if other:
-            orows = measured_rows(other[0])
-            oalgos = affected(symmcoll, other[0], orows, tmp)
-            vals = fit_keys(symmcoll, [(other[0], [r for r in orows if r["algo"] in oalgos])], tmp, "lomo")
+            og = GroupFit(symmcoll, other[0], measured_rows(other[0]), tmp)
+            vals, ntrain = og.fit()
             predict(symmcoll, ini_with(machine, vals, tmp, "lomo_test"), rows, "pred_lomo")
-            folds.append(("LOMO: fitted on %s, predicts every row here" % other[0], other[0],
-                          sum(r["algo"] in oalgos for r in orows), vals))
+            folds.append(("LOMO: fitted on %s, predicts every row here" % other[0], other[0], ntrain, vals))
     return folds
-
 
 def stats(rs):
     e = [abs(r["pred"] - r["meas"]) / r["meas"] for r in rs]
@@ -252,12 +321,22 @@ def main():
     a = ap.parse_args()
     if a.fit_pooled:
         with tempfile.TemporaryDirectory() as tmp:
-            mr = []
-            for m in FIT_MACHINES:
-                rows = measured_rows(m)
-                algos = affected(a.symmcoll, m, rows, tmp)
-                mr.append((m, [r for r in rows if r["algo"] in algos]))
-            print(fit_keys(a.symmcoll, mr, tmp, "pooled"), "from", sum(len(x[1]) for x in mr), "rows")
+            for g in KEY_GROUPS:
+                mr = []
+                for m in FIT_MACHINES:
+                    rows = measured_rows(m)
+                    algos = affected(a.symmcoll, m, rows, tmp, g)
+                    mr.append((m, [r for r in rows if r["algo"] in algos]))
+                if len(g) == 1:  # the grid on both machines' rows at once
+                    grids = [Grid(a.symmcoll, g[0], m, rs, tmp) for m, rs in mr]
+                    both = Grid.__new__(Grid)
+                    both.name, both.xs = grids[0].name, grids[0].xs
+                    both.rows = grids[0].rows + grids[1].rows
+                    both.preds = [p0 + p1 for p0, p1 in zip(grids[0].preds, grids[1].preds)]
+                    vals = {g[0][0]: both.fit(lambda r: True)}
+                else:
+                    vals = fit_gn(a.symmcoll, g, mr, tmp, "pooled")
+                print(vals, "from", sum(len(x[1]) for x in mr), "rows")
         return
     out = a.out or os.path.join(ROOT, "experiments", "tables", "fidelity_%s.md" % a.machine)
     rows = measured_rows(a.machine)

@@ -32,6 +32,7 @@ Simulator::Simulator(const RunSpec& spec, Workload work, std::vector<int> call_b
       ll_poll_ps_(us_to_ps(spec.machine.ll_poll_us)),
       plan_kernel_ps_(us_to_ps(spec.machine.launch_graph_us)),
       ll_wire_(float(spec.machine.ll_wire_bytes / 8)),
+      load_link_(float(spec.machine.load_link_factor)),
       block_bpp_(gbps_to_bpp(spec.machine.block_GBps)),
       net_([&] {
         std::vector<BytesPerPs> cap;

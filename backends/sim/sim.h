@@ -47,6 +47,10 @@ struct Machine {
   // waited for packets sees the last one this long after it landed (its spin's polling: re-reading
   // the packet words until every epoch matches), before its reduction starts (0: at once).
   double ll_wire_bytes = 8;
+  // A byte a block loads from a peer (copy / reduce from a remote source) occupies this many bytes
+  // of the link's time where a stored byte occupies one (read requests travel the other way and
+  // responses carry their own headers; 1: loads stream as stores do).
+  double load_link_factor = 1;
   double ll_poll_us = 0;
   int copy_engines = 0;
   double ce_startup_us = 0;

@@ -89,6 +89,24 @@ TEST(Golden, PerBlockCapBindsUntilTheLinkSaturates) {
   EXPECT_DOUBLE_EQ(time_of<LoadFromPeer<>>(golden_spec(2, 4000, 8)), 1 + 8 + 2);
 }
 
+// load_link_factor: a byte loaded from a peer takes that many bytes of the link's time (a stored
+// byte one); the block's own cap is unchanged.
+TEST(Golden, LoadLinkFactorChargesTheLinkNotTheBlock) {
+  // 8 blocks on rank 1's 4 GB/s egress: 8 us at factor 1 (above); at 1.25 each loaded byte takes
+  // 1.25 bytes of the link: 4000 x 1.25 / 0.5 GB/s = 10 us.
+  RunSpec s = golden_spec(2, 4000, 8);
+  s.machine.load_link_factor = 1.25;
+  EXPECT_DOUBLE_EQ(time_of<LoadFromPeer<>>(s), 1 + 10 + 2);
+  // One block at its 1 GB/s cap uses 1.25 of the 4 GB/s link: the cap still binds, 4 us.
+  s.blocks = 1;
+  EXPECT_DOUBLE_EQ(time_of<LoadFromPeer<>>(s), 1 + 4 + 2);
+  // Stores are not loads: StoreThenSignal's store is unchanged by the factor.
+  RunSpec st = golden_spec(2, 4000, 1);
+  const double before = time_of<StoreThenSignal<MemOrder::kRelease>>(st);
+  st.machine.load_link_factor = 2;
+  EXPECT_DOUBLE_EQ(time_of<StoreThenSignal<MemOrder::kRelease>>(st), before);
+}
+
 TEST(Golden, ConcurrentFlowsShareALink) {
   // Lift the block cap to the link rate: one flow alone runs at 4 GB/s (1 us for 4000 B),
   // two flows on rank 1's egress get 2 GB/s each (2 us).

@@ -407,6 +407,7 @@ FitResult fit_machine(const CalibTable& t, const Machine& base, const std::strin
                     {"launch_eager_gap_us", m.launch_eager_gap_us, false, true},
                     {"stream_op_us", m.stream_op_us, false, true},
                     {"ll_wire_bytes", m.ll_wire_bytes, false},
+                    {"load_link_factor", m.load_link_factor, false},
                     {"ll_poll_us", m.ll_poll_us, false, true},
                     {"copy_engines", double(m.copy_engines), true},
                     {"ce_startup_us", m.ce_startup_us, false},
