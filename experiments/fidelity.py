@@ -2,6 +2,10 @@
 """Held-out validation of the simulator: predict every committed GPU row of one machine.
 
     experiments/fidelity.py MACHINE [--symmcoll build/apps/symmcoll] [--out experiments/tables/fidelity_MACHINE.md]
+  experiments/fidelity.py --fit-pooled X   the bench keys fitted on every row of both machines
+
+Beside the table, fidelity_MACHINE.csv: every predicted row with its held-out predictions (leave
+one algorithm out, leave one machine out) and fold, read by plots/plot.py's measured figure.
 
 Every committed GPU row of experiments/results/MACHINE/ that runs one of our algorithms (NCCL's rows
 and the fused operations' baselines are not ours to predict) is predicted by `symmcoll sweep
@@ -11,7 +15,7 @@ cell from the newest run, plots/data.py measured_rows), the block-count sweeps (
 fused operations' rows (ag_mm, mm_rs). None of these rows is used by the fit (`symmcoll fit` reads
 only calibration microbenchmarks).
 Reports the median and max of |pred - meas| / meas overall, per op, per algorithm, per size band
-and per launch mode, and lists every row beyond 20%. Standard library only.
+and per launch mode, and lists every row beyond 20%. Needs numpy for the bench keys' fits (Debian's python3-numpy).
 """
 import argparse
 import csv
@@ -51,7 +55,7 @@ def measured_rows(machine):
             continue  # NCCL's rows and the fused baselines; barriers have no size to sweep
         out.append({"source": os.path.basename(r["source"])[:-len(".csv")], "world": r["world"], "op": r["op"],
                     "algo": r["algo"], "dtype": r["dtype"], "bytes": r["bytes"], "blocks": r["blocks"],
-                    "graph": r["graph"], "meas": r["time_us_median"], "p90": r["time_us_p90"],
+                    "graph": r["graph"], "meas": r["time_us_median"], "p10": r["time_us_p10"], "p90": r["time_us_p90"],
                     "mnk": tuple(int(r.get(k) or 0) for k in ("M", "N", "K"))})
     return out
 
@@ -430,6 +434,16 @@ def main():
     lines.append("")
     with open(out, "w") as f:
         f.write("\n".join(lines))
+    # Every predicted row with its held-out predictions, for the figures (plots/plot.py fig_measured).
+    with open(out[:-len(".md")] + ".csv", "w", newline="") as f:
+        w = csv.writer(f, lineterminator="\n")
+        w.writerow(["source", "op", "algo", "dtype", "bytes", "blocks", "graph", "M", "N", "K", "meas_us", "p10_us",
+                    "p90_us", "pred_loao_us", "pred_lomo_us", "fold"])
+        for r in sorted(rows, key=lambda r: (r["source"], r["op"], r["algo"], r["dtype"], r["mnk"], r["bytes"],
+                                             r["blocks"], r["graph"])):
+            w.writerow([r["source"], r["op"], r["algo"], r["dtype"], r["bytes"], r["blocks"], r["graph"], *r["mnk"],
+                        "%.4f" % r["meas"], "%.4f" % r["p10"], "%.4f" % r["p90"], "%.4f" % r["pred"],
+                        "%.4f" % r["pred_lomo"] if "pred_lomo" in r else "", r.get("fold", "")])
     print("fidelity %s: %d rows, median %.1f%%, max %.1f%%, %d beyond 20%% -> %s" % (a.machine, n, 100 * med, 100 * mx,
                                                                                      over, os.path.relpath(out, ROOT)))
 
