@@ -292,8 +292,8 @@ AutoChoice simulate_auto(const Resolved& r, std::size_t bytes) {
         AutoChoice c;
         c.algo = &find_algo(rest.substr(0, comma));
         c.source = "simulated";
-        c.why = "no table for machine " + r.machine.name + ": the simulator's fastest (" +
-                rest.substr(comma + 1) + " us), cached in " + cache;
+        c.why = "no table for machine " + r.machine.name + ": the simulator's fastest (" + rest.substr(comma + 1) +
+                " us), cached in " + cache;
         return c;
       } catch (const Error&) {
         break;  // an id the registry no longer has: simulate again

@@ -77,13 +77,13 @@ TEST(CliAuto, SweepRowsNameTheChosenAlgorithm) {
 TEST(CliAuto, MachineWithoutTableTakesTheSimulatorsChoice) {
   const std::string dir = ::testing::TempDir() + "symm_auto_cache_test";
   const std::string ini = ::testing::TempDir() + "symm_untabled.ini";
-  ASSERT_EQ(std::system(("rm -rf " + dir + " && cp " SYMM_SOURCE_DIR "/experiments/machines/h200x4.ini " + ini).c_str()),
-            0);
+  ASSERT_EQ(
+      std::system(("rm -rf " + dir + " && cp " SYMM_SOURCE_DIR "/experiments/machines/h200x4.ini " + ini).c_str()), 0);
   const std::string csv = ::testing::TempDir() + "symm_untabled_all.csv";
   int code = 0;
-  std::string out = sh(std::string(SYMMCOLL_BIN) + " sweep --machine " + ini +
-                           " --sizes 1M --algo all --timing-only -q --csv " + csv,
-                       &code);
+  std::string out =
+      sh(std::string(SYMMCOLL_BIN) + " sweep --machine " + ini + " --sizes 1M --algo all --timing-only -q --csv " + csv,
+         &code);
   ASSERT_EQ(code, 0) << out;
   std::ifstream f(csv);
   std::string line, best;
@@ -112,10 +112,12 @@ TEST(CliAuto, MachineWithoutTableTakesTheSimulatorsChoice) {
                           " run --machine " + ini + " --algo auto --bytes 1M --timing-only";
   out = sh(cmd, &code);
   EXPECT_EQ(code, 0) << out;
-  EXPECT_NE(out.find("auto: all_reduce 1M: " + best + " at its default block count; no table for machine "
+  EXPECT_NE(out.find("auto: all_reduce 1M: " + best +
+                     " at its default block count; no table for machine "
                      "symm_untabled: the simulator's fastest"),
             std::string::npos)
-      << best << "\n" << out;
+      << best << "\n"
+      << out;
   EXPECT_NE(out.find("simulated now"), std::string::npos) << out;
   out = sh(cmd, &code);
   EXPECT_EQ(code, 0) << out;
