@@ -7,9 +7,12 @@
 #include <boost/program_options.hpp>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -237,9 +240,112 @@ void refuse_auto_blocks(const Common& c) {
          "--blocks " + std::to_string(c.blocks) + " with --algo auto: auto runs the block count its table chose");
 }
 
+// ---- --algo auto without a table: the simulator's own choice, cached ----------------------
+// A machine with no generated table (a machine file given by path, or one never swept) gets no
+// fixed rule: every algorithm of the op that needs no multicast and accepts the call at its default
+// block count runs timing-only on the machine file, and the fastest (ties: the smaller id) is
+// the choice, as experiments/auto_table.py picks among simulated rows. The answers are cached per
+// machine-file content ($XDG_CACHE_HOME or ~/.cache, symmcoll/auto/<name>-<hash>.csv), one row per
+// (op, world, dtype, mode, bytes); SYMMCOLL_AUTO_CACHE=0 turns the cache off.
+
+uint64_t fnv1a(const std::string& s) {
+  uint64_t h = 1469598103934665603ull;
+  for (unsigned char ch : s) h = (h ^ ch) * 1099511628211ull;
+  return h;
+}
+
+std::string auto_cache_path(const sim::Machine& m) {
+  const char* off = std::getenv("SYMMCOLL_AUTO_CACHE");
+  if (off && std::string(off) == "0") return "";
+  std::ifstream in(m.path);
+  if (!in) return "";
+  std::stringstream text;
+  text << in.rdbuf();
+  std::string dir;
+  if (const char* x = std::getenv("XDG_CACHE_HOME"); x && *x)
+    dir = x;
+  else if (const char* home = std::getenv("HOME"); home && *home)
+    dir = std::string(home) + "/.cache";
+  else
+    return "";
+  char hash[17];
+  std::snprintf(hash, sizeof hash, "%016llx", static_cast<unsigned long long>(fnv1a(text.str())));
+  return dir + "/symmcoll/auto/" + m.name + "-" + hash + ".csv";
+}
+
+std::string auto_cache_key(const Resolved& r, std::size_t bytes) {
+  return std::string(op_name(r.op)) + "," + std::to_string(r.world) + "," + dtype_name(r.dtype) + "," +
+         (r.graph ? "1" : "0") + "," + std::to_string(bytes);
+}
+
+AutoChoice simulate_auto(const Resolved& r, std::size_t bytes) {
+  const std::string cache = auto_cache_path(r.machine);
+  const std::string key = auto_cache_key(r, bytes);
+  if (!cache.empty()) {  // lines: op,world,dtype,graph,bytes,algo,time_us
+    std::ifstream in(cache);
+    std::string line;
+    while (std::getline(in, line)) {
+      if (line.rfind(key + ",", 0) != 0) continue;
+      const std::string rest = line.substr(key.size() + 1);
+      const std::size_t comma = rest.find(',');
+      try {
+        AutoChoice c;
+        c.algo = &find_algo(rest.substr(0, comma));
+        c.source = "simulated";
+        c.why = "no table for machine " + r.machine.name + ": the simulator's fastest (" + rest.substr(comma + 1) +
+                " us), cached in " + cache;
+        return c;
+      } catch (const Error&) {
+        break;  // an id the registry no longer has: simulate again
+      }
+    }
+  }
+  const AlgoInfo* best = nullptr;
+  double best_us = 0;
+  for (const AlgoInfo& a : algorithms()) {
+    if (a.op != r.op || a.needs_multicast) continue;
+    const int blocks = a.default_blocks(bytes, r.world);
+    try {
+      check_args(a, r.dtype, bytes, r.world, blocks, r.reduce);
+      if (blocks > r.machine.sms) continue;
+      sim::RunSpec s;
+      s.machine = r.machine;
+      s.world = r.world;
+      s.algo = &a;
+      s.dtype = r.dtype;
+      s.op = r.reduce;
+      s.bytes = bytes;
+      s.graph = r.graph;
+      s.timing_only = true;
+      const double us = sim::run(s).time_us;
+      if (!best || us < best_us || (us == best_us && a.id < best->id)) best = &a, best_us = us;
+    } catch (const Error&) {
+      continue;  // refused at this size or world: not a candidate
+    }
+  }
+  if (!best) return auto_rule(r.op, bytes, r.world, r.dtype);  // throws the bandwidth program's reason
+  if (!cache.empty()) {
+    std::error_code ec;
+    std::filesystem::create_directories(std::filesystem::path(cache).parent_path(), ec);
+    std::ofstream out(cache, std::ios::app);  // a failed write only loses the cache
+    char us[32];
+    std::snprintf(us, sizeof us, "%.4f", best_us);
+    if (out) out << key << "," << best->id << "," << us << "\n";
+  }
+  AutoChoice c;
+  c.algo = best;
+  c.source = "simulated";
+  char us[32];
+  std::snprintf(us, sizeof us, "%.2f", best_us);
+  c.why = "no table for machine " + r.machine.name + ": the simulator's fastest of the op's algorithms (" + us +
+          " us), simulated now" + (cache.empty() ? std::string() : ", cached in " + cache);
+  return c;
+}
+
 // `prefix`: "# " in sweep, whose stdout is a table (or nccl-tests' format) with '#' comments.
 AutoChoice choose_auto(const Resolved& r, std::size_t bytes, const char* prefix = "") {
-  const AutoChoice a = auto_choose(AutoQuery{r.machine.name, r.op, bytes, r.world, r.dtype, r.graph});
+  AutoChoice a = auto_choose(AutoQuery{r.machine.name, r.op, bytes, r.world, r.dtype, r.graph});
+  if (a.source == "rule") a = simulate_auto(r, bytes);
   std::printf("%sauto: %s %s: %s at %s; %s\n", prefix, op_name(r.op), format_size(bytes).c_str(), a.algo->id.c_str(),
               a.blocks ? ("blocks=" + std::to_string(a.blocks)).c_str() : "its default block count", a.why.c_str());
   return a;

@@ -22,6 +22,7 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.lines import Line2D  # noqa: E402
+import matplotlib.patches  # noqa: E402
 from matplotlib.ticker import FixedLocator, FuncFormatter  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -116,23 +117,46 @@ def fig_predicted(machine, out):
     fig.savefig(out, **SAVE)
 
 
+def _held_out(machine):
+    """experiments/tables/fidelity_<machine>.csv (experiments/fidelity.py): every measured row with
+    the simulator's held-out prediction (leave one algorithm out); {} when absent."""
+    path = os.path.join(data.ROOT, "experiments", "tables", "fidelity_%s.csv" % machine)
+    if not os.path.exists(path):
+        return {}
+    import csv
+    out = {}
+    with open(path, newline="") as f:
+        for r in csv.DictReader(f):
+            if r["source"].startswith("tune") or r["op"] in data.FUSED_OPS:
+                continue
+            key = (r["op"], r["algo"], int(r["graph"]), r["dtype"], int(r["bytes"]), r["source"])
+            out[key] = tuple(float(r[k]) for k in ("meas_us", "p10_us", "p90_us", "pred_loao_us"))
+    return out
+
+
 def fig_measured(machine, out):
     """Measured (solid) vs predicted (dashed) latency, one small panel per algorithm, so each
-    panel carries two curves: all-reduce on the first row, reduce-scatter and all-gather after."""
+    panel carries two curves: all-reduce on the first row, reduce-scatter and all-gather after.
+    Under each, predicted / measured per size: the simulator's held-out prediction (leave one
+    algorithm out, experiments/fidelity.py) over the measured median, with the measurement's own
+    p10-p90 band around 1 and the +-20% lines, so the error shows where it is."""
     meas = data.by(data.measured_rows(machine), graph=1)
     if not meas:
         sys.exit("plot.py: no measured GPU results under experiments/results/%s/" % machine)
     sim = data.by(data.sim_rows(machine), graph=1)
+    held = _held_out(machine)
     panels = [(op, a) for op in data.OPS
               for a in data.ordered({r["algo"] for r in data.by(meas, op=op) if not targets.is_nccl(r["algo"])})]
     ncols = max(5, len([p for p in panels if p[0] == "all_reduce"]))
     nrows = -(-len(panels) // ncols)
-    fig, axes = plt.subplots(nrows, ncols, figsize=(FIG_W, 1.75 * nrows + 0.35), squeeze=False,
-                             sharex=True, sharey="row")
+    fig, axes = plt.subplots(2 * nrows, ncols, figsize=(FIG_W, 2.55 * nrows + 0.45), squeeze=False,
+                             sharex=True, gridspec_kw={"height_ratios": [2, 1] * nrows})
     sizes = sorted({r["bytes"] for r in meas})
-    for i, ax in enumerate(axes.flat):
+    for i in range(nrows * ncols):
+        ax, rx = axes[2 * (i // ncols)][i % ncols], axes[2 * (i // ncols) + 1][i % ncols]
         if i >= len(panels):
             ax.axis("off")
+            rx.axis("off")
             continue
         op, algo = panels[i]
         m = data.series(data.by(meas, op=op, algo=algo))[algo]
@@ -145,11 +169,32 @@ def fig_measured(machine, out):
         ax.set_title("%s %s" % (OP_ABBR[op], data.alias(algo)))
         if i % ncols == 0:
             ax.set_ylabel("latency (µs)")
+        # predicted / measured, held out, with the measurement's p10-p90 band
+        pts = sorted((r["bytes"],) + held[k] for r in data.by(meas, op=op, algo=algo)
+                     for k in [(op, algo, 1, r["dtype"], r["bytes"], os.path.basename(r["source"])[:-len(".csv")])]
+                     if k in held)
+        if pts:
+            xs = [p[0] for p in pts]
+            rx.fill_between(xs, [p[2] / p[1] for p in pts], [p[3] / p[1] for p in pts], color="0.75", lw=0,
+                            step=None)
+            rx.plot(xs, [p[4] / p[1] for p in pts], marker=".", ms=2.5, lw=1.0, color=COLORS.get(algo))
+        rx.axhline(1, color="0.3", lw=0.6)
+        for y in (0.8, 1.2):
+            rx.axhline(y, color="0.5", lw=0.5, ls=":")
+        rx.set_ylim(0.5, 1.5)
+        _size_axis(rx, sizes, every=8, label=False)
+        if i % ncols == 0:
+            rx.set_ylabel("pred / meas")
+        else:
+            rx.tick_params(labelleft=False)
     fig.supxlabel("bytes (nccl-tests size)", fontsize=8)
     handles = [Line2D([], [], color="0.3", marker="o", ms=2.5, lw=1.2, label="measured on %s" % machine),
-               Line2D([], [], color="0.3", ls="--", lw=1.1, label="simulator, machine file %s" % machine)]
+               Line2D([], [], color="0.3", ls="--", lw=1.1, label="simulator, machine file %s" % machine),
+               Line2D([], [], color="0.3", marker=".", lw=1.0,
+                      label="pred / meas, held out (leave one algorithm out)"),
+               matplotlib.patches.Patch(color="0.75", label="measured p10-p90 / median")]
     fig.legend(handles=handles, loc="upper center", ncol=2, **LEGEND)
-    fig.tight_layout(pad=0.3, h_pad=0.4, w_pad=0.3, rect=(0, 0, 1, 0.95))
+    fig.tight_layout(pad=0.3, h_pad=0.3, w_pad=0.3, rect=(0, 0, 1, 0.955))
     fig.savefig(out, **SAVE)
 
 

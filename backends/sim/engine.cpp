@@ -29,6 +29,10 @@ Simulator::Simulator(const RunSpec& spec, Workload work, std::vector<int> call_b
       acquire_ps_(us_to_ps(spec.machine.acquire_us)),
       peer_kernel_ps_(us_to_ps(spec.machine.peer_kernel_us)),
       stream_op_ps_(us_to_ps(spec.machine.stream_op_us)),
+      ll_poll_ps_(us_to_ps(spec.machine.ll_poll_us)),
+      plan_kernel_ps_(us_to_ps(spec.machine.launch_graph_us)),
+      ll_wire_(float(spec.machine.ll_wire_bytes / 8)),
+      load_link_(float(spec.machine.load_link_factor)),
       block_bpp_(gbps_to_bpp(spec.machine.block_GBps)),
       net_([&] {
         std::vector<BytesPerPs> cap;

@@ -97,7 +97,9 @@ void Simulator::start_gemm(Stream& s) {
       gemm_data<T>(ptr(me, la.off), ptr(me, lb.off), g.c_in ? ptr(me, li.off) : nullptr, x.data.data(), g);
     });
   }
-  q_.push(q_.now() + launch_ps_, kStreamFlow, 0, index);
+  // As a plan kernel (streams.cpp): a GEMM that is its stream's first item starts at the kick (the
+  // call's launch), a later one after the device-side gap between stream items.
+  q_.push(q_.now() + (s.at_kick ? 0 : plan_kernel_ps_), kStreamFlow, 0, index);
 }
 
 // A GEMM's slice starts: HBM traffic, capped at the compute rate on the SMs no kernel holds now.

@@ -111,13 +111,16 @@ void Simulator::write_inputs(Host& h, int call) {
 void Simulator::launch(Host& h) {
   h.launched = q_.now();
   kern_[std::size_t(h.rank)] = Kernel{work_.program(), args_[std::size_t(h.rank)], -1};
-  start_blocks(h, h.clock);
+  start_blocks(h, h.clock, launch_ps_);
   h.tick_before_store = true;  // host stores after the launch are not ordered before it
 }
 
-void Simulator::start_blocks(Host& h, const VClock& parent) {
+// The blocks start `delay` from now: launch latency for a device program's call and for a plan's
+// later kernels; 0 for a plan kernel that is its stream's first item (the call's launch, paid by
+// the streams' kick, is its launch).
+void Simulator::start_blocks(Host& h, const VClock& parent, TimePs delay) {
   h.live_blocks = h.blocks;
-  const TimePs start = q_.now() + launch_ps_;
+  const TimePs start = q_.now() + delay;
   Snapshot launch_snap;
   if (race_) launch_snap = std::make_shared<const VClock>(parent);
   for (int b = 0; b < h.blocks; ++b) {

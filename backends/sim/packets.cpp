@@ -83,8 +83,10 @@ void Simulator::put_ll(Block& b, uintptr_t dst, uintptr_t src, std::size_t bytes
       assign_range(heaps_[d.space].ll_src, d.off, d.off + pb, LlSrcSeg{0, b.launch_snap});
     }
   }
-  // One unit of progress = one packet byte: half a byte of source data.
-  add_transfer_uses(x, me, s.space, d.space, 0.5, 1);
+  // One unit of progress = one packet byte: half a byte of source data. Across NVLink a packet
+  // byte occupies ll_wire_bytes / 8 link bytes (machine key ll_wire_bytes: 8-byte stores do not
+  // fill the link's flits as bulk stores do).
+  add_transfer_uses(x, me, s.space, d.space, 0.5, x.posted ? ll_wire_ : 1.0f);
   start_flow(b, index, block_bpp_, double(pb));
 }
 
@@ -194,11 +196,21 @@ void Simulator::reduce_ll(Block& b, DType t, uintptr_t dst, const void* const* s
   // that checks every epoch again: a packet overwritten meanwhile sends the block back to waiting.
   int k = 0;
   uint64_t pos = off[0];
+  bool waited = false, polled = false;
   for (;;) {
     while (k < n) {
       pos = scan_ll(me, pos, off[k] + pb, epoch);
       if (pos < off[k] + pb) break;
       if (++k < n) pos = off[k];
+    }
+    // The spin's polling (machine key ll_poll_us): a block that waited sees the last packet this
+    // long after it landed; the packets are read (and checked again) after it.
+    if (k == n && waited && !polled && ll_poll_ps_ > 0) {
+      polled = true;
+      q_.push(q_.now() + ll_poll_ps_, kResumeBlock, uint32_t(b.rank * blocks_ + b.index), 0);
+      b.state = BlockState::kTransfer;
+      yield(b);
+      continue;
     }
     if (k == n && data_) {
       ll_unpacked_.resize(std::size_t(n) * bytes);
@@ -225,6 +237,7 @@ void Simulator::reduce_ll(Block& b, DType t, uintptr_t dst, const void* const* s
     b.ll_epoch = epoch;
     ll_waiters_[me].push_back(&b);
     b.state = BlockState::kPackets;
+    waited = true;
     yield(b);
   }
   if (race_) {

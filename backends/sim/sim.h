@@ -41,6 +41,17 @@ struct Machine {
   // cuStreamWaitValue32): the stream spends this on each (0: none).
   double stream_op_us = 0;
   // Copy engines and GEMM: used by the host plans (streams.cpp, copy_engines.cpp, gemm.cpp).
+  // Flagged packets (LL: put_ll / reduce_ll, backends/sim/packets.cpp). ll_wire_bytes: the NVLink
+  // bytes one 8-byte packet store occupies (8: as bulk stores; an 8-byte store is a write request
+  // of its own, with its header, where bulk stores fill whole flits). ll_poll_us: a reduce_ll that
+  // waited for packets sees the last one this long after it landed (its spin's polling: re-reading
+  // the packet words until every epoch matches), before its reduction starts (0: at once).
+  double ll_wire_bytes = 8;
+  // A byte a block loads from a peer (copy / reduce from a remote source) occupies this many bytes
+  // of the link's time where a stored byte occupies one (read requests travel the other way and
+  // responses carry their own headers; 1: loads stream as stores do).
+  double load_link_factor = 1;
+  double ll_poll_us = 0;
   int copy_engines = 0;
   double ce_startup_us = 0;
   double ce_GBps = 0;

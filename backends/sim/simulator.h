@@ -228,7 +228,7 @@ class Simulator {
   void launch(Host& h);
   // Starts rank h's kernel (kern_[rank]) on h.blocks blocks, launch latency from now, the blocks
   // starting from `parent` (the host's or the launching stream's clock).
-  void start_blocks(Host& h, const VClock& parent);
+  void start_blocks(Host& h, const VClock& parent, TimePs delay);
   void end_call(Host& h);
   template <class T>
   void write_inputs(Host& h, int call);
@@ -335,7 +335,10 @@ class Simulator {
   const std::vector<int> call_blocks_;
   const int world_, blocks_;  // blocks_: the most any call uses (the stride of blocks_v_)
   const bool data_, race_;
-  const TimePs launch_ps_, rtt_ps_, store_ps_, flag_ps_, acquire_ps_, peer_kernel_ps_, stream_op_ps_;
+  const TimePs launch_ps_, rtt_ps_, store_ps_, flag_ps_, acquire_ps_, peer_kernel_ps_, stream_op_ps_, ll_poll_ps_;
+  const TimePs plan_kernel_ps_;  // a plan kernel after its stream's earlier items: launch_graph_us, any mode
+  const float ll_wire_;          // link bytes per packet byte of a remote put_ll (machine ll_wire_bytes / 8)
+  const float load_link_;        // link bytes per byte a block loads from a peer (machine load_link_factor)
   const BytesPerPs block_bpp_;
   std::size_t in_bytes_, out_bytes_, scratch_bytes_;
   HeapLayout layout_;  // core/heap_layout.h, this run's program alone

@@ -4,7 +4,11 @@
 //
 // What each item costs, and when its effects become visible:
 //   launch      the kernel's blocks start launch latency later (graph or eager, as for device
-//               programs) from the stream's clock; the item is done when its last block has
+//               programs) from the stream's clock; a stream's first item of the call starts at
+//               the kick, which is the call's launch (paid once, not twice); a later kernel
+//               was submitted with the call, so it pays the device-side gap of a kernel after
+//               the stream's previous item, launch_graph_us, in either launch mode (the host's
+//               eager submission overlaps the stream's earlier items); the item is done when its last block has
 //               ended (kernel end: its stores have landed) and the blocks' clocks join the stream.
 //               One kernel per rank at a time (the plans of core/ launch on one stream).
 //   copy_engine copy_engines.cpp
@@ -82,7 +86,10 @@ void Simulator::kick_streams(int rank) {
   std::stable_sort(order.begin(), order.end(), [&](int a, int b) {
     return stream_at(rank, a).items.front().order < stream_at(rank, b).items.front().order;
   });
-  for (int s : order) kick(stream_at(rank, s));
+  for (int s : order) {
+    stream_at(rank, s).at_kick = true;
+    kick(stream_at(rank, s));
+  }
 }
 
 // Starts the stream's next item if it is idle (items that take no time run in a loop).
@@ -106,7 +113,7 @@ void Simulator::item_done(Stream& s) {
     trace_->slice(Trace::pid(s.rank), Trace::kStreamTid + s.index, names[int(it.kind)], s.started, q_.now(), args);
   }
   s.items.pop_front();
-  s.busy = s.waiting = false;
+  s.busy = s.waiting = s.at_kick = false;
   if (s.items.empty()) {
     if (--live_streams_[std::size_t(s.rank)] == 0) q_.push(q_.now(), kResumeHost, uint32_t(s.rank), 0);
     return;
@@ -138,7 +145,10 @@ void Simulator::start_item(Stream& s) {
       k.args = it.args;
       k.stream = s.index;
       h.blocks = it.blocks;
-      start_blocks(h, s.clock);
+      // The stream's first item starts at the kick, which already paid the call's launch latency
+      // (a graph's launch or the first eager submission); a later kernel was submitted with the
+      // rest of the call, so it pays only the device's gap between stream items (plan_kernel_ps_).
+      start_blocks(h, s.clock, s.at_kick ? 0 : plan_kernel_ps_);
       return;  // done when its last block ends (end_block)
     }
     case ItemKind::kCopy: {

@@ -59,6 +59,9 @@ struct Stream {
   VClock clock;
   bool tick_before_store = true;
   Snapshot release_snap;
+  // Set when the call's launch kicks the stream, cleared when its first item is done: a kernel or
+  // GEMM that is the stream's first item starts at the kick (the call's launch latency, paid once).
+  bool at_kick = false;
 };
 
 // An event of one rank: the latest record enqueued and the latest that has run (records of

