@@ -15,11 +15,12 @@
 //              every blocks()-th tile of an owner's rows, stored into my `work` (pull) or the
 //              owner's slot (push); after each tile's stores the consumer warpgroups meet on a
 //              named barrier and one thread releases (fence.acq_rel.sys, then st.relaxed.sys, as
-//              BlockCtx::signal) the tile's count into the owner's flag. Then the consumers reduce
-//              my rows task by task: one thread acquires every flag the task needs (the same
-//              slots and values as the program's waits), the named barrier extends the acquire
-//              to the 256 threads, which sum the world sources in fp32 (rank order, as
-//              BlockCtx::reduce). The epoch counter is the program's (pad::counter(b, kCounter)).
+//              BlockCtx::signal) the tile's count into the owner's flag. The reduce of my rows
+//              keeps the program's flags, values and sums but not its schedule: instead of
+//              reduce tasks after the whole matmul, warps 1-3 of the producer warpgroup (idle
+//              otherwise) reduce each of my own tiles (the last round) as soon as the consumers
+//              have stored it, while the consumers compute the next (reduce_own_tiles below). The
+//              epoch counter is the program's (pad::counter(b, kCounter)).
 //
 // Every wait is bounded by the handle's timeout and, on expiry, fills the rank's error record
 // (rank, block, slot, expected, seen) and poisons the rank, as BlockCtx::wait does.
@@ -74,32 +75,64 @@ __device__ __forceinline__ T* peer_of(const DeviceHandle& h, T* p, int r) {
   return reinterpret_cast<T*>(h.heap_peer[r] + (reinterpret_cast<const char*>(p) - h.heap_base));
 }
 
-// dst[i] = sum over s < nsrc of src[s][i] (16-byte vectors of T, fp32 sums in source order), by
-// `nthreads` threads; two vectors per source in flight per thread.
-template <class T>
-__device__ void reduce_vectors(uint4* dst, const uint4* const* src, int nsrc, std::size_t nv, int tid, int nthreads) {
-  constexpr int kU = 2;
-  for (std::size_t i0 = std::size_t(tid); i0 < nv; i0 += std::size_t(kU) * nthreads) {
-    uint4 v[kNodeWorld][kU];
-#pragma unroll
-    for (int s = 0; s < kNodeWorld; ++s)
-#pragma unroll
-      for (int u = 0; u < kU; ++u)
-        if (s < nsrc && i0 + std::size_t(u) * nthreads < nv) v[s][u] = src[s][i0 + std::size_t(u) * nthreads];
-#pragma unroll
-    for (int u = 0; u < kU; ++u) {
-      const std::size_t i = i0 + std::size_t(u) * nthreads;
-      if (i >= nv) continue;
-      float acc[8], f[8];
-      detail::unpack<T>(v[0][u], acc);
-#pragma unroll
-      for (int s = 1; s < kNodeWorld; ++s)
-        if (s < nsrc) {
-          detail::unpack<T>(v[s][u], f);
-#pragma unroll
-          for (int k = 0; k < 8; ++k) acc[k] += f[k];
+// The reducers of MmRsTiles' reduce (CUDA schedule): warps 1-3 of the producer warpgroup (96
+// threads; the TMA producer is warp 0's thread 0), idle until then, reduce each of my own tiles as
+// soon as the consumers have stored it (`own_done`, released at CTA scope after the consumers'
+// barrier), while the consumers compute the next: the program's reduce of my rows (same flag
+// slots and values, same fp32 sums in rank order), tile by tile instead of after the whole
+// matmul. For tile j: thread 0 of the reducers acquires every peer's signal of it, their named
+// barrier (id 2, 96 threads) extends the acquire, and each thread sums 16-byte vectors of the
+// tile's rows over the world's partials (mine: my `work` at my rows or slot me; rank r's: its
+// `work` at my rows (pull) or my slot r (push)) into C.
+template <int BN, class T>
+__device__ void reduce_own_tiles(const DeviceHandle& h, const MatArgs& p, bool push, uint32_t epoch,
+                                 const uint32_t* own_done, int tid) {
+  constexpr int kThreads = 96;
+  const int me = h.rank, w = h.world;
+  const uint32_t bk = blockIdx.x, nb = gridDim.x;
+  const uint32_t rows = p.m / uint32_t(w);
+  const symm::TileGrid g(rows, p.n, BN);
+  const uint32_t base = L::base(epoch);
+  T* work = static_cast<T*>(p.work);
+  T* c = static_cast<T*>(p.c);
+  uint32_t count = 0;
+  for (uint32_t j = bk; j < g.tiles(); j += nb) {
+    ++count;
+    if (tid == 0) {
+      const long long t0 = clock64();
+      uint32_t v;
+      for (uint32_t polls = 0;; ++polls) {  // bounded, as every wait: the consumers' store of tile j
+        asm volatile("ld.acquire.cta.shared.u32 %0, [%1];" : "=r"(v) : "r"(smem_u32(own_done)) : "memory");
+        if (v >= count) break;
+        if ((polls & (detail::kPoisonEvery - 1)) == 0 && detail::poisoned(h.poison)) break;
+        if (static_cast<unsigned long long>(clock64() - t0) > h.timeout_cycles) {
+          detail::report_flag_timeout(h, L::wait_slot(j, nb, me), L::wait_value(base, j, nb), base + v);
+          break;
         }
-      dst[i] = detail::pack<T>(acc);
+        __nanosleep(64);
+      }
+      for (int r = 0; r < w; ++r)
+        if (r != me) wait_acquire(h, L::wait_slot(j, nb, r), L::wait_value(base, j, nb));
+    }
+    asm volatile("bar.sync 2, %0;" ::"n"(kThreads) : "memory");
+    const uint32_t vecs = uint32_t(g.cols(j)) / 8, total = uint32_t(g.rows(j)) * vecs;
+    const std::size_t my_rows = std::size_t(me) * rows * p.n;
+    for (uint32_t v = uint32_t(tid); v < total; v += kThreads) {
+      const std::size_t off = std::size_t(g.row0(j) + v / vecs) * p.n + g.col0(j) + (v % vecs) * 8;
+      float acc[8], f[8];
+      for (int r = 0; r < w; ++r) {  // rank order, as BlockCtx::reduce
+        const T* src =
+            r == me ? work + my_rows : (push ? work + std::size_t(r) * rows * p.n : peer_of(h, work, r) + my_rows);
+        const uint4 x = *reinterpret_cast<const uint4*>(src + off);
+        if (r == 0) {
+          detail::unpack<T>(x, acc);
+        } else {
+          detail::unpack<T>(x, f);
+#pragma unroll
+          for (int e = 0; e < 8; ++e) acc[e] += f[e];
+        }
+      }
+      *reinterpret_cast<uint4*>(c + off) = detail::pack<T>(acc);
     }
   }
 }
@@ -116,6 +149,7 @@ __global__ void __launch_bounds__(384, 1)
   using Cfg = TileConfig<BN>;
   extern __shared__ uint8_t smem_raw[];
   __shared__ uint32_t epoch;
+  __shared__ uint32_t own_done;  // mm_rs: my own tiles this block has stored (consumers -> reducers)
   const Ring ring = ring_at<BN>(smem_raw);
   const MatArgs& p = pp.mat;
   const TileProgram prog = TileProgram(pp.program);
@@ -129,6 +163,7 @@ __global__ void __launch_bounds__(384, 1)
       const uint32_t v = *ctr + 1;
       *ctr = v;
       epoch = v;
+      own_done = 0;
     }
   }
   __syncthreads();
@@ -137,6 +172,11 @@ __global__ void __launch_bounds__(384, 1)
 
   if (wg == 0) {  // ---- the producer: one thread issues every load, in the program's tile order
     setmaxnreg_dec<40>();
+    if constexpr (mm_rs)
+      if (threadIdx.x >= 32) {  // warps 1-3: the reducers of my own tiles
+        reduce_own_tiles<BN, T>(h, p, prog == TileProgram::kMmRsPush, epoch, &own_done, int(threadIdx.x) - 32);
+        return;
+      }
     if (threadIdx.x != 0) return;
     tma_prefetch_map(&ta);
     tma_prefetch_map(&tb);
@@ -215,25 +255,13 @@ __global__ void __launch_bounds__(384, 1)
         store_tile<BN, TT>(acc, dst, nullptr, p.n, int(rows), int(p.n), int(g.row0(j)), int(g.col0(j)), cw);
         consumers_sync();  // every consumer thread's stores of the tile, before the release
         ++count;
-        if (threadIdx.x == 128) signal_release(h, o, L::signal_slot(int(bk), me), L::signal_value(base, count));
+        if (threadIdx.x != 128) continue;
+        if (o != me) {
+          signal_release(h, o, L::signal_slot(int(bk), me), L::signal_value(base, count));
+        } else {  // my own tile: to this block's reducers (CTA scope)
+          asm volatile("st.release.cta.shared.u32 [%0], %1;" ::"r"(smem_u32(&own_done)), "r"(count) : "memory");
+        }
       }
-    }
-    for (uint32_t u = bk; u < L::tasks(rows); u += nb) {  // 2. reduce my rows, a sub-band at a time
-      if (threadIdx.x == 128)
-        for (int r = 0; r < w; ++r)
-          for (uint32_t col = 0; col < g.tn; ++col) {
-            const uint32_t j = L::task_tile(g, u, col);
-            wait_acquire(h, L::wait_slot(j, nb, r), L::wait_value(base, j, nb));
-          }
-      consumers_sync();  // extends thread 128's acquires to the other consumer threads
-      const uint4* src[kNodeWorld];
-#pragma unroll
-      for (int r = 0; r < kNodeWorld; ++r)
-        src[r] = r < w ? reinterpret_cast<const uint4*>((push ? work : peer_of(h, work, r)) +
-                                                        L::src_offset(push, r, me, rows, p.n, u))
-                       : nullptr;
-      reduce_vectors<T>(reinterpret_cast<uint4*>(c + std::size_t(L::task_row0(u)) * p.n), src, w,
-                        std::size_t(L::task_rows(rows, u)) * p.n / 8, int(threadIdx.x) - 128, 256);
     }
   }
 #endif
