@@ -10,7 +10,7 @@
 #                                                   -> bench_plans_<m>.csv, bench_small_<m>.csv ...
 #   4. calibrate (world W)                          -> calibrate_<m>.csv / .log
 #   5. the GPU suite's hang cases (world W)         -> hang_<m>.log
-#   6. the fused plans and tile programs under compute-sanitizer memcheck and racecheck (world W,
+#   6. the fused plans and tile programs under compute-sanitizer memcheck, racecheck and synccheck (world W,
 #      a small shape, one checked call each)        -> sanitize_fused_<tool>_<m>.log
 #   7. the fused plans and tile programs as in-process teams of 3 and 4 ranks over the W GPUs
 #      (bf16, fp16; checked, 20 graph replays)      -> team_fused_<m>.log
@@ -63,9 +63,9 @@ step5() {
 }
 step6() {
   local SAN=/usr/local/cuda/bin/compute-sanitizer
-  for tool in memcheck racecheck; do
+  for tool in memcheck racecheck synccheck; do
     extra=(); [ $tool = memcheck ] && extra=(--report-api-errors no --leak-check no)
-    SYMM_WAIT_TIMEOUT_S=120 SYMM_STREAM_TIMEOUT_S=300 timeout 150 $L $SAN --tool $tool "${extra[@]}" --error-exitcode 3 \
+    SYMM_WAIT_TIMEOUT_S=120 SYMM_STREAM_TIMEOUT_S=300 timeout 150 $L $SAN --tool $tool ${extra[@]+"${extra[@]}"} --error-exitcode 3 \
       $BIN bench --backend cuda --op ag_mm,mm_rs --algo all --dtype bf16 --m $((256 * W)) --n 256 --k 512 --no-timing \
       > "$DIR/sanitize_fused_${tool}_$M.log" 2>&1
     echo "# 6 sanitize fused $tool: rc $? at ${SECONDS}s"
