@@ -15,13 +15,11 @@
 //              every blocks()-th tile of an owner's rows, stored into my `work` (pull) or the
 //              owner's slot (push); after each tile's stores the consumer warpgroups meet on a
 //              named barrier and one thread releases (fence.acq_rel.sys, then st.relaxed.sys, as
-//              BlockCtx::signal) the tile's count into the owner's flag, and my rows are reduced:
-//              the program's flags, values and sums, but not its schedule. The consumers only
-//              compute and store tiles; warps 1-3 of the producer warpgroup (idle otherwise) take
-//              each stored tile over, release a peer's tile to its owner and reduce each of my
-//              own tiles (the last round) as soon as it is stored, while the consumers compute the
-//              next (signal_and_reduce below), instead of reduce tasks after the whole matmul.
-//              The epoch counter is the program's (pad::counter(b, kCounter)).
+//              BlockCtx::signal) the tile's count into the owner's flag. Then the consumers reduce
+//              my rows task by task: one thread acquires every flag the task needs (the same
+//              slots and values as the program's waits), the named barrier extends the acquire
+//              to the 256 threads, which sum the world sources in fp32 (rank order, as
+//              BlockCtx::reduce). The epoch counter is the program's (pad::counter(b, kCounter)).
 //
 // Every wait is bounded by the handle's timeout and, on expiry, fills the rank's error record
 // (rank, block, slot, expected, seen) and poisons the rank, as BlockCtx::wait does.
@@ -70,93 +68,38 @@ __device__ void signal_release(const DeviceHandle& h, int peer, uint32_t slot, u
 // The two consumer warpgroups (256 threads) meet; the producer warpgroup takes no part.
 __device__ __forceinline__ void consumers_sync() { asm volatile("bar.sync 1, 256;" ::: "memory"); }
 
-// mbar_wait, bounded by the handle's timeout (times `scale`) and the poison word instead of a trap:
-// a wait held up by a peer's late flag ends with the peer's named timeout, not a trap of its own.
-// On expiry it reports `slot` / `expected` (seen: 0) as the flag it stands for.
-__device__ void mbar_wait_bounded(const DeviceHandle& h, uint64_t* bar, uint32_t parity, uint32_t slot,
-                                  uint32_t expected, unsigned scale) {
-  const uint32_t a = smem_u32(bar);
-  const long long t0 = clock64();
-  for (uint32_t polls = 0; !mbar_try_wait(a, parity); ++polls) {
-    if ((polls & (detail::kPoisonEvery - 1)) == 0 && detail::poisoned(h.poison)) return;
-    if (static_cast<unsigned long long>(clock64() - t0) > scale * h.timeout_cycles) {
-      detail::report_flag_timeout(h, slot, expected, 0);
-      return;
-    }
-  }
-}
-
 template <class T>
 __device__ __forceinline__ T* peer_of(const DeviceHandle& h, T* p, int r) {
   if (r == h.rank) return p;
   return reinterpret_cast<T*>(h.heap_peer[r] + (reinterpret_cast<const char*>(p) - h.heap_base));
 }
 
-// The signaller and reducers of MmRsTiles (CUDA schedule): warps 1-3 of the producer warpgroup
-// (96 threads; the TMA producer is warp 0's thread 0), idle otherwise, walk the consumers' tiles in
-// the consumers' order. The consumers hand each stored tile over through a 2-slot mbarrier ring
-// (`stored`: arrive after the consumers' barrier, release at CTA scope; `taken`: keeps a slot's
-// parity from running two phases ahead), so neither the system-scope release nor the reduce
-// holds up the tensor cores:
-//   a peer o's tile:  thread 0 releases it to o (fence.acq_rel.sys, then st.relaxed.sys of the
-//                     tile's count into o's flag, as BlockCtx::signal): the program's signal;
-//   my own tile j:    thread 0 acquires every peer's signal of it, the reducers' named barrier
-//                     (id 2, 96 threads) extends the acquire, and each thread sums 16-byte vectors
-//                     of the tile's rows over the world's partials in rank order (mine: my `work`
-//                     at my rows / slot me; rank r's: its `work` at my rows (pull) or my slot r
-//                     (push)) into C: the program's reduce of my rows, tile by tile as the tiles
-//                     come instead of after the whole matmul, while the consumers compute the next.
-template <int BN, class T>
-__device__ void signal_and_reduce(const DeviceHandle& h, const MatArgs& p, bool push, uint32_t epoch, uint64_t* stored,
-                                  uint64_t* taken, int tid) {
-  constexpr int kThreads = 96;
-  const int me = h.rank, w = h.world;
-  const uint32_t bk = blockIdx.x, nb = gridDim.x;
-  const uint32_t rows = p.m / uint32_t(w);
-  const symm::TileGrid g(rows, p.n, BN);
-  const uint32_t base = L::base(epoch);
-  T* work = static_cast<T*>(p.work);
-  T* c = static_cast<T*>(p.c);
-  const std::size_t my_rows = std::size_t(me) * rows * p.n;
-  uint32_t handed = 0;  // tiles taken from the ring
-  for (int i = 1; i <= w; ++i) {
-    const int o = L::owner(me, w, i);
-    uint32_t count = 0;
-    for (uint32_t j = bk; j < g.tiles(); j += nb) {
-      ++count;
-      if (tid == 0) {
-        const int slot = int(handed & 1);
-        mbar_wait_bounded(h, &stored[slot], (handed >> 1) & 1, L::signal_slot(int(bk), me),
-                          L::signal_value(base, count), 1);
-        mbar_arrive(&taken[slot]);
-        ++handed;
-        if (o != me) {
-          signal_release(h, o, L::signal_slot(int(bk), me), L::signal_value(base, count));
-        } else {
-          for (int r = 0; r < w; ++r)
-            if (r != me) wait_acquire(h, L::wait_slot(j, nb, r), L::wait_value(base, j, nb));
-        }
-      }
-      if (o != me) continue;
-      asm volatile("bar.sync 2, %0;" ::"n"(kThreads) : "memory");
-      const uint32_t vecs = uint32_t(g.cols(j)) / 8, total = uint32_t(g.rows(j)) * vecs;
-      for (uint32_t v = uint32_t(tid); v < total; v += kThreads) {
-        const std::size_t off = std::size_t(g.row0(j) + v / vecs) * p.n + g.col0(j) + (v % vecs) * 8;
-        float acc[8], f[8];
-        for (int r = 0; r < w; ++r) {  // rank order, as BlockCtx::reduce
-          const T* src =
-              r == me ? work + my_rows : (push ? work + std::size_t(r) * rows * p.n : peer_of(h, work, r) + my_rows);
-          const uint4 x = *reinterpret_cast<const uint4*>(src + off);
-          if (r == 0) {
-            detail::unpack<T>(x, acc);
-          } else {
-            detail::unpack<T>(x, f);
+// dst[i] = sum over s < nsrc of src[s][i] (16-byte vectors of T, fp32 sums in source order), by
+// `nthreads` threads; two vectors per source in flight per thread.
+template <class T>
+__device__ void reduce_vectors(uint4* dst, const uint4* const* src, int nsrc, std::size_t nv, int tid, int nthreads) {
+  constexpr int kU = 2;
+  for (std::size_t i0 = std::size_t(tid); i0 < nv; i0 += std::size_t(kU) * nthreads) {
+    uint4 v[kNodeWorld][kU];
 #pragma unroll
-            for (int e = 0; e < 8; ++e) acc[e] += f[e];
-          }
+    for (int s = 0; s < kNodeWorld; ++s)
+#pragma unroll
+      for (int u = 0; u < kU; ++u)
+        if (s < nsrc && i0 + std::size_t(u) * nthreads < nv) v[s][u] = src[s][i0 + std::size_t(u) * nthreads];
+#pragma unroll
+    for (int u = 0; u < kU; ++u) {
+      const std::size_t i = i0 + std::size_t(u) * nthreads;
+      if (i >= nv) continue;
+      float acc[8], f[8];
+      detail::unpack<T>(v[0][u], acc);
+#pragma unroll
+      for (int s = 1; s < kNodeWorld; ++s)
+        if (s < nsrc) {
+          detail::unpack<T>(v[s][u], f);
+#pragma unroll
+          for (int k = 0; k < 8; ++k) acc[k] += f[k];
         }
-        *reinterpret_cast<uint4*>(c + off) = detail::pack<T>(acc);
-      }
+      dst[i] = detail::pack<T>(acc);
     }
   }
 }
@@ -173,8 +116,6 @@ __global__ void __launch_bounds__(384, 1)
   using Cfg = TileConfig<BN>;
   extern __shared__ uint8_t smem_raw[];
   __shared__ uint32_t epoch;
-  // mm_rs: the consumers' stored tiles handed to the signaller / reducers (signal_and_reduce).
-  __shared__ __align__(8) uint64_t stored[2], taken[2];
   const Ring ring = ring_at<BN>(smem_raw);
   const MatArgs& p = pp.mat;
   const TileProgram prog = TileProgram(pp.program);
@@ -188,8 +129,6 @@ __global__ void __launch_bounds__(384, 1)
       const uint32_t v = *ctr + 1;
       *ctr = v;
       epoch = v;
-      for (int i = 0; i < 2; ++i) mbar_init(&stored[i], 1), mbar_init(&taken[i], 1);
-      mbar_init_fence();
     }
   }
   __syncthreads();
@@ -198,11 +137,6 @@ __global__ void __launch_bounds__(384, 1)
 
   if (wg == 0) {  // ---- the producer: one thread issues every load, in the program's tile order
     setmaxnreg_dec<40>();
-    if constexpr (mm_rs)
-      if (threadIdx.x >= 32) {  // warps 1-3: the signaller and the reducers
-        signal_and_reduce<BN, T>(h, p, prog == TileProgram::kMmRsPush, epoch, stored, taken, int(threadIdx.x) - 32);
-        return;
-      }
     if (threadIdx.x != 0) return;
     tma_prefetch_map(&ta);
     tma_prefetch_map(&tb);
@@ -272,21 +206,34 @@ __global__ void __launch_bounds__(384, 1)
     const symm::TileGrid g(rows, p.n, BN);
     const uint32_t base = L::base(epoch);
     T* work = static_cast<T*>(p.work);
-    uint32_t handed = 0;            // tiles handed to the signaller / reducers
     for (int i = 1; i <= w; ++i) {  // 1. compute, owners rotated, my own rows last
       const int o = L::owner(me, w, i);
       T* dst = (push ? peer_of(h, work, o) : work) + L::dst_offset(push, o, me, rows, p.n);
+      uint32_t count = 0;
       for (uint32_t j = bk; j < g.tiles(); j += nb) {
         mma_tile<BN, TT>(acc, ring, pos, kblocks, cw);
         store_tile<BN, TT>(acc, dst, nullptr, p.n, int(rows), int(p.n), int(g.row0(j)), int(g.col0(j)), cw);
-        consumers_sync();  // every consumer thread's stores of the tile, before the hand-over
-        if (threadIdx.x == 128) {
-          const int slot = int(handed & 1);
-          mbar_wait_bounded(h, &taken[slot], ((handed >> 1) & 1) ^ 1, L::signal_slot(int(bk), me), handed, 2);
-          mbar_arrive(&stored[slot]);
-        }
-        ++handed;
+        consumers_sync();  // every consumer thread's stores of the tile, before the release
+        ++count;
+        if (threadIdx.x == 128) signal_release(h, o, L::signal_slot(int(bk), me), L::signal_value(base, count));
       }
+    }
+    for (uint32_t u = bk; u < L::tasks(rows); u += nb) {  // 2. reduce my rows, a sub-band at a time
+      if (threadIdx.x == 128)
+        for (int r = 0; r < w; ++r)
+          for (uint32_t col = 0; col < g.tn; ++col) {
+            const uint32_t j = L::task_tile(g, u, col);
+            wait_acquire(h, L::wait_slot(j, nb, r), L::wait_value(base, j, nb));
+          }
+      consumers_sync();  // extends thread 128's acquires to the other consumer threads
+      const uint4* src[kNodeWorld];
+#pragma unroll
+      for (int r = 0; r < kNodeWorld; ++r)
+        src[r] = r < w ? reinterpret_cast<const uint4*>((push ? work : peer_of(h, work, r)) +
+                                                        L::src_offset(push, r, me, rows, p.n, u))
+                       : nullptr;
+      reduce_vectors<T>(reinterpret_cast<uint4*>(c + std::size_t(L::task_row0(u)) * p.n), src, w,
+                        std::size_t(L::task_rows(rows, u)) * p.n / 8, int(threadIdx.x) - 128, 256);
     }
   }
 #endif
