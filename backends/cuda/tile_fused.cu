@@ -25,6 +25,9 @@
 // (rank, block, slot, expected, seen) and poisons the rank, as BlockCtx::wait does.
 #include <cuda.h>
 
+#include <cstdlib>
+#include <string>
+
 #include "backends/cuda/block_ctx.cuh"
 #include "backends/cuda/tile_fused.h"
 #include "backends/cuda/tile_gemm.cuh"
@@ -39,6 +42,9 @@ using L = MmRsTileLayout;
 struct ProgramParams {
   int program = 0;  // TileProgram
   MatArgs mat;
+  // Diagnosis only (SYMM_DEBUG_MMRS_TILES, wrong results, timing runs): 1 = MmRsTiles without its
+  // reduce, 2 = without its reduce and its signals; 0 = the program.
+  int debug = 0;
 };
 
 // One thread: BlockCtx::wait(slot, value, kAcquire)'s spin, bounded, with its poison checks.
@@ -215,10 +221,11 @@ __global__ void __launch_bounds__(384, 1)
         store_tile<BN, TT>(acc, dst, nullptr, p.n, int(rows), int(p.n), int(g.row0(j)), int(g.col0(j)), cw);
         consumers_sync();  // every consumer thread's stores of the tile, before the release
         ++count;
-        if (threadIdx.x == 128) signal_release(h, o, L::signal_slot(int(bk), me), L::signal_value(base, count));
+        if (threadIdx.x == 128 && pp.debug < 2)
+          signal_release(h, o, L::signal_slot(int(bk), me), L::signal_value(base, count));
       }
     }
-    for (uint32_t u = bk; u < L::tasks(rows); u += nb) {  // 2. reduce my rows, a sub-band at a time
+    for (uint32_t u = bk; u < (pp.debug ? 0 : L::tasks(rows)); u += nb) {  // 2. reduce my rows, a sub-band at a time
       if (threadIdx.x == 128)
         for (int r = 0; r < w; ++r)
           for (uint32_t col = 0; col < g.tn; ++col) {
@@ -294,6 +301,12 @@ cudaError_t launch_program(cudaStream_t stream, const DeviceHandle& h, const CUt
   ProgramParams pp;
   pp.program = program;
   pp.mat = a;
+  static const int debug = [] {
+    const char* e = std::getenv("SYMM_DEBUG_MMRS_TILES");
+    const std::string v = e ? e : "";
+    return v == "no-reduce" ? 1 : v == "compute-only" ? 2 : 0;
+  }();
+  pp.debug = debug;
   if (tile_n == 256)
     return bf16 ? launch<256, TileBF16, symm::bf16>(stream, h, ta, ta2, tb, pp, blocks)
                 : launch<256, TileF16, symm::fp16>(stream, h, ta, ta2, tb, pp, blocks);
