@@ -12,11 +12,12 @@ Sources (nothing typed by hand):
                                                 fused algorithm and the baselines cublaslt (the matmul
                                                 alone) and seq_coll_gemm (our SM collective, then the
                                                 matmul: the simulator's stand-in for NCCL + cuBLAS)
-  experiments/results/MACHINE/fused_MACHINE.csv the CUDA bench (scripts/gpu/fused.sh), when committed:
+  experiments/results/MACHINE/[round_*/]fused_*.csv the CUDA bench (scripts/gpu/fused.sh), when committed:
                                                 the fused algorithms, cublaslt and nccl_cublaslt
                                                 (NCCL's collective, then cuBLASLt), graph and eager
-  experiments/results/h200x1/calibrate_h200x1.csv  when committed: the matmul alone measured on one
-                                                GPU (rows bench == "gemm")
+  experiments/results/<gpu>x1/calibrate_<gpu>x1.csv  when committed: the matmul alone measured on one
+                                                GPU of the machine's model (h200x1 for h200x*, h100x1 for
+                                                h100x*; data.calibration_1gpu; rows bench == "gemm")
 The issue's targets are a status computed from measured rows only (a fused row with no measurement
 says "predicted"): ag_mm within 1.05x of the matmul alone at M 16384, mm_rs within 1.10x, and both
 faster than NCCL + cuBLAS (nccl_cublaslt) at every shape, each in graph and in eager mode.
@@ -64,7 +65,8 @@ class Inputs:
         self.machine = machine
         self.sim = data.with_mnk(data.sim_rows(machine, fused=True)) if sim is None else sim
         self.meas = data.with_mnk(data.measured_rows(machine, fused=True)) if meas is None else meas
-        self.calib = data.calibration_gemm_rows() if calib is None else calib
+        self.calib_path = data.calibration_1gpu(machine)
+        self.calib = data.calibration_gemm_rows(self.calib_path) if calib is None else calib
         self.world = self.sim[0]["world"] if self.sim else int(machine.rsplit("x", 1)[-1])
 
     def group(self, rows, op, n, k, m):
@@ -176,7 +178,8 @@ def markdown(inp):
           % (inp.machine, inp.machine, inp.world, inp.machine, inp.machine,
              "" if have_meas else "; not committed yet, so every measured cell says \"not measured\"",
              "" if not inp.calib else " `cublaslt, 1 GPU (calibration)`: the matmul alone from the one-GPU "
-             "calibration run, `experiments/results/h200x1/calibrate_h200x1.csv` (rows bench = gemm or gemm_fused).")]
+             "calibration run of the same GPU model, `%s` (rows bench = gemm or gemm_fused)."
+             % os.path.relpath(inp.calib_path, data.ROOT))]
     header = ["shape", "M", "algo", "predicted", "x alone", "x seq", "measured graph", "measured eager",
               "x alone (g / e)", "x NCCL (g / e)", "target"]
     for op in data.FUSED_OPS:
