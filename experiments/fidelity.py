@@ -7,7 +7,8 @@
 Beside the table, fidelity_MACHINE.csv: every predicted row with its held-out predictions (leave
 one algorithm out, leave one machine out) and fold, read by plots/plot.py's measured figure.
 
-Every committed GPU row of experiments/results/MACHINE/ that runs one of our algorithms (NCCL's rows
+Every committed GPU row of experiments/results/MACHINE/ (and its round_*/ folders, plots/data.py
+result_csvs) that runs one of our algorithms (NCCL's rows
 and the fused operations' baselines are not ours to predict) is predicted by `symmcoll sweep
 --timing-only` on experiments/machines/MACHINE.ini at the row's world, block count (fused: M, N, K)
 and launch mode: the bench CSVs (every *.csv but tune_* and calibrate_*; where runs overlap, each
