@@ -5,7 +5,8 @@ correct algorithm of ours, measured where the machine has GPU results, simulated
   auto_table.py MACHINE OUT.csv
 
 Inputs (paths from plots/data.py):
-  experiments/results/<machine>/bench_*.csv, tune_*.csv   GPU measurements (runs/ is not read)
+  experiments/results/<machine>/[round_*/]*.csv           GPU measurements: bench and tune runs (data.result_csvs;
+                                                          runs/ is not read)
   experiments/results/sim/<machine>/<op>.csv              the simulator's predictions
   paper/generated/algorithms.md                           the registry (`symmcoll list --markdown`):
                                                           which algorithms need NVLink multicast
@@ -33,7 +34,6 @@ Standard library only (Debian's /usr/bin/python3).
 """
 
 import csv
-import glob
 import math
 import os
 import sys
@@ -67,9 +67,9 @@ def multicast_algos(path=ALGORITHMS_MD):
 def measured_rows(machine):
     """Every GPU row of the machine's bench and block-count sweeps (runs/ holds older commits)."""
     rows = []
-    for path in sorted(glob.glob(os.path.join(data.RESULTS_DIR, machine, "*.csv"))):
-        if os.path.basename(path).startswith(("calibrate", "torch")):  # their own schemas
-            continue
+    for path in data.result_csvs(machine):
+        if not data.is_run(path) and not os.path.basename(path).startswith("tune"):
+            continue  # their own schemas, and the PDL-off ablation (plots/data.py NOT_RUNS)
         rows += [r for r in data.read_rows(path) if r["backend"] == "cuda"]
     return rows
 

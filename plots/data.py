@@ -99,19 +99,48 @@ def sim_rows(machine, fused=False):
     return rows
 
 
+# Where a machine's GPU CSVs sit: its folder's top level (experiments/results/<machine>/*.csv, the
+# h200x2 / h200x4 layout), and one subfolder per device call, round_<sha>/*.csv (scripts/gpu/round.sh:
+# h100x2, h100x4), read in place, never copied. runs/ and the other subfolders are not read.
+# experiments/Makefile's measured_csvs globs the same two places.
+# Files there that are not runs of the result schema, or not of the default configuration:
+#   tune_*      block counts swept for one (op, algo, size): tune_rows
+#   calibrate_* microbenchmarks of their own schema: the fit's input (experiments/Makefile)
+#   torch_*     PyTorch's fused ops, their own schema: torch_rows
+#   smi_*       nvidia-smi clock / power samples taken through a round (read by no script)
+#   *_nopdl_*   the same cells with programmatic dependent launch off (scripts/gpu/plans.sh): an
+#               ablation beside the default (PDL on, which the simulator models); as a run it would
+#               replace the default rows of its cells (same commit, later name), so it is left out.
+NOT_RUNS = ("tune", "calibrate", "torch", "smi")
+
+
+def result_csvs(machine, pattern="*.csv"):
+    """The CSVs of `machine` matching `pattern`: its folder's top level, then its round_*/ folders
+    (sorted paths; the order matters to no reader, newest_runs orders runs by commit)."""
+    base = os.path.join(RESULTS_DIR, machine)
+    return (sorted(glob.glob(os.path.join(base, pattern)))
+            + sorted(glob.glob(os.path.join(base, "round_*", pattern))))
+
+
+def is_run(path):
+    """A CSV of result rows in the default configuration (see NOT_RUNS above)."""
+    name = os.path.basename(path)
+    return not name.startswith(NOT_RUNS) and "_nopdl_" not in name
+
+
 def measured_rows(machine, fused=False, all_runs=False):
     """GPU measurements committed under experiments/results/<machine>/ (may be none): the
     collectives' (fused=True: the fused ops' rows, e.g. fused_<machine>.csv).
 
-    Every CSV there is one run (bench_*.csv, fused_*.csv, any new name), except tune_*.csv (block
-    counts swept for the same (op, algo, size): taking the minimum over them would quote a
-    configuration the benchmark does not run) and calibrate_*.csv (their own schema, read by
-    calibration_gemm_rows), which are left out. Where several runs measured the same cell (op,
+    Every CSV there or in its round_*/ folders (result_csvs) is one run (bench_*.csv, fused_*.csv,
+    any new name), except tune_*.csv (block counts swept for the same (op, algo, size): taking the
+    minimum over them would quote a configuration the benchmark does not run), calibrate_*.csv (their
+    own schema, read by calibration_gemm_rows) and the others is_run leaves out. Where several runs measured the same cell (op,
     world, dtype, size or M N K, launch mode), the cell's rows, ours and NCCL's, all come from the
     newest of them (newest_runs), so a comparison never mixes runs; all_runs=True keeps every row."""
     rows = []
-    for path in sorted(glob.glob(os.path.join(RESULTS_DIR, machine, "*.csv"))):
-        if os.path.basename(path).startswith(("tune", "calibrate", "torch")):
+    for path in result_csvs(machine):
+        if not is_run(path):
             continue
         rows += [r for r in read_rows(path) if r["backend"] == "cuda" and (r["op"] in FUSED_OPS) == fused]
     return rows if all_runs else newest_runs(rows)
@@ -123,7 +152,7 @@ def torch_rows(machine):
     its own schema (scripts/gpu/torch_fused.py). Each row's "source" is the fused CSV of the same
     call (fused_<sha>_<machine>.csv), so a comparison with it stays within one call."""
     rows = []
-    for path in sorted(glob.glob(os.path.join(RESULTS_DIR, machine, "torch_fused_*.csv"))):
+    for path in result_csvs(machine, "torch_fused_*.csv"):
         pair = os.path.join(os.path.dirname(path), os.path.basename(path)[len("torch_"):])
         with open(path, newline="") as f:
             for r in csv.DictReader(f):
@@ -212,6 +241,13 @@ def with_mnk(rows):
     return rows
 
 
+def calibration_1gpu(machine):
+    """The one-GPU calibration run of `machine`'s GPU model (h200x2 -> results/h200x1/calibrate_h200x1.csv,
+    h100x4 -> results/h100x1/calibrate_h100x1.csv): the matmul alone on that GPU, never another model's."""
+    gpu = machine.split("x", 1)[0] + "x1"
+    return os.path.join(RESULTS_DIR, gpu, "calibrate_%s.csv" % gpu)
+
+
 def calibration_gemm_rows(path=CALIBRATION_1GPU):
     """The matmul alone on one GPU from a calibration run (symmcoll calibrate --backend cuda):
     rows with bench "gemm" (the fit's grid) or "gemm_fused" (the fused operations' shapes, held out
@@ -271,10 +307,10 @@ def machine_param(machine, key):
 
 
 def tune_rows(machine):
-    """The block-count sweeps (tune_*.csv) under experiments/results/<machine>/: calibration
+    """The block-count sweeps (tune_*.csv) under experiments/results/<machine>/ (result_csvs): calibration
     input, never table or figure rows."""
     rows = []
-    for path in sorted(glob.glob(os.path.join(RESULTS_DIR, machine, "tune*.csv"))):
+    for path in result_csvs(machine, "tune*.csv"):
         rows += [r for r in read_rows(path) if r["backend"] == "cuda"]
     return rows
 

@@ -173,6 +173,37 @@ class NewestRuns(unittest.TestCase):
         e = [e for e in tables.goal_rows("h200x2")[0] if e["goal"]["name"] == "all-reduce 4K <= 2.5 us"][0]
         self.assertEqual((os.path.basename(e["run"]), e["status"]), ("m_rerun.csv", "not met"))
 
+    def test_round_folders_are_read_in_place_and_not_runs_left_out(self):
+        # A device call's folder (scripts/gpu/round.sh) is read like the top level: its runs compete by
+        # commit, whichever folder holds them. smi_*, calibrate_*, torch_*, tune_* and the PDL-off
+        # ablation (*_nopdl_*) are no runs; runs/ is never read.
+        for d in ("round_aaa", "round_bbb", "runs"):
+            os.makedirs(os.path.join(self.tmp.name, "h200x2", d))
+        self.csv("round_aaa/bench_small_h200x2.csv", [line("all_reduce", "all_reduce.ld_reduce", 4096, 3.0, OLD),
+                                                      line("all_reduce", "nccl", 4096, 6.0, OLD)])
+        self.csv("round_aaa/bench_small_nopdl_h200x2.csv", [line("all_reduce", "all_reduce.ld_reduce", 4096, 9.0, OLD)])
+        self.csv("round_aaa/smi_h200x2.csv", ["timestamp, index, clocks.current.sm [MHz]", "2026/11/26 06:37:35, 0, 1965"])
+        self.csv("round_aaa/calibrate_h200x2.csv", ["bench,world,blocks,graph,x,time_us,m,n,k", "gemm,2,0,1,1,5,1,1,1"])
+        self.csv("round_bbb/bench_plans_h200x2.csv", [line("all_reduce", "all_reduce.ld_reduce", 4096, 2.0, NEW)])
+        self.csv("round_bbb/tune_h200x2.csv", [line("all_reduce", "all_reduce.ld_reduce", 4096, 1.0, NEW)])
+        self.csv("runs/bench_h200x2.csv", [line("all_reduce", "all_reduce.ld_reduce", 4096, 0.5, NEW)])
+        names = [os.path.relpath(p, os.path.join(self.tmp.name, "h200x2")) for p in data.result_csvs("h200x2")]
+        self.assertEqual(names, ["round_aaa/bench_small_h200x2.csv", "round_aaa/bench_small_nopdl_h200x2.csv",
+                                 "round_aaa/calibrate_h200x2.csv", "round_aaa/smi_h200x2.csv",
+                                 "round_bbb/bench_plans_h200x2.csv", "round_bbb/tune_h200x2.csv"])
+        self.assertEqual([data.is_run(p) for p in data.result_csvs("h200x2")], [True, False, False, False, True, False])
+        rows = data.measured_rows("h200x2")
+        self.assertEqual([(os.path.basename(r["source"]), r["time_us_median"]) for r in rows],
+                         [("bench_plans_h200x2.csv", 2.0)])  # the newer commit's run takes the cell
+        self.assertEqual(sorted(r["time_us_median"] for r in data.measured_rows("h200x2", all_runs=True)), [2.0, 3.0, 6.0])
+        self.assertEqual([r["time_us_median"] for r in data.tune_rows("h200x2")], [1.0])
+
+
+class OneGpuCalibration(unittest.TestCase):
+    def test_the_matmul_alone_comes_from_the_same_gpu_model(self):
+        self.assertEqual(os.path.relpath(data.calibration_1gpu("h100x4"), data.RESULTS_DIR), "h100x1/calibrate_h100x1.csv")
+        self.assertEqual(os.path.relpath(data.calibration_1gpu("h200x2"), data.RESULTS_DIR), "h200x1/calibrate_h200x1.csv")
+
 
 if __name__ == "__main__":
     unittest.main()
