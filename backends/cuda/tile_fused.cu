@@ -45,9 +45,6 @@ struct ProgramParams {
   // Diagnosis only (SYMM_DEBUG_MMRS_TILES, wrong results, timing runs): 1 = MmRsTiles without its
   // reduce, 2 = without its reduce and its signals; 0 = the program.
   int debug = 0;
-  // MmRsTiles' reduce schedule (SYMM_MMRS_TILE_REDUCE): 0 = the program's, tasks after the matmul by
-  // the consumers; 1 = each own tile by the producer warpgroup's idle warps as it is stored.
-  int overlap = 0;
 };
 
 // One thread: BlockCtx::wait(slot, value, kAcquire)'s spin, bounded, with its poison checks.
@@ -113,91 +110,6 @@ __device__ void reduce_vectors(uint4* dst, const uint4* const* src, int nsrc, st
   }
 }
 
-// mbar_wait, bounded by the handle's timeout (times `scale`) and the poison word instead of a trap:
-// a wait held up by a peer's late flag ends with the peer's named timeout, not a trap of its own.
-// On expiry it reports `slot` / `expected` (seen: 0) as the flag it stands for.
-__device__ void mbar_wait_bounded(const DeviceHandle& h, uint64_t* bar, uint32_t parity, uint32_t slot,
-                                  uint32_t expected, unsigned scale) {
-  const uint32_t a = smem_u32(bar);
-  const long long t0 = clock64();
-  for (uint32_t polls = 0; !mbar_try_wait(a, parity); ++polls) {
-    if ((polls & (detail::kPoisonEvery - 1)) == 0 && detail::poisoned(h.poison)) return;
-    if (static_cast<unsigned long long>(clock64() - t0) > scale * h.timeout_cycles) {
-      detail::report_flag_timeout(h, slot, expected, 0);
-      return;
-    }
-  }
-}
-
-// The producer warpgroup's and the consumers' registers after setmaxnreg: the mm_rs kernel gives
-// its producer warpgroup more (its warps 1-3 reduce with several loads in flight), the others
-// leave it the least; 128 x producer + 256 x consumer <= 64K registers.
-template <int kFamily>
-inline constexpr int kProducerRegs = kFamily == 2 ? 64 : 40;
-template <int kFamily>
-inline constexpr int kConsumerRegs = kFamily == 2 ? 216 : 232;
-
-// The overlapped reduce (ProgramParams::overlap): warps 1-3 of the producer warpgroup (96 threads)
-// take each of my own tiles from the consumers through a 2-slot mbarrier ring (`stored`: arrive
-// after the consumers' barrier, release at CTA scope; `taken`: keeps a slot's parity from running
-// two phases ahead) while the consumers compute the next; thread 0 acquires every peer's signal of
-// the tile (the program's waits), their named barrier (id 2, 96 threads) extends it, and they sum
-// the tile's rows over the world's partials in rank order, fp32 (the program's sums), kU 16-byte
-// vectors per thread at a time so that several peer loads are in flight.
-template <int BN, class T>
-__device__ void reduce_own_tiles(const DeviceHandle& h, const MatArgs& p, bool push, uint32_t epoch, uint64_t* stored,
-                                 uint64_t* taken, int tid) {
-  constexpr int kThreads = 96, kU = 2;
-  const int me = h.rank, w = h.world;
-  const uint32_t bk = blockIdx.x, nb = gridDim.x;
-  const uint32_t rows = p.m / uint32_t(w);
-  const symm::TileGrid g(rows, p.n, BN);
-  const uint32_t base = L::base(epoch);
-  T* work = static_cast<T*>(p.work);
-  T* c = static_cast<T*>(p.c);
-  const std::size_t my_rows = std::size_t(me) * rows * p.n;
-  uint32_t handed = 0;
-  for (uint32_t j = bk; j < g.tiles(); j += nb, ++handed) {
-    if (tid == 0) {
-      const int slot = int(handed & 1);
-      mbar_wait_bounded(h, &stored[slot], (handed >> 1) & 1, L::wait_slot(j, nb, me), L::wait_value(base, j, nb), 1);
-      mbar_arrive(&taken[slot]);
-      for (int r = 0; r < w; ++r)
-        if (r != me) wait_acquire(h, L::wait_slot(j, nb, r), L::wait_value(base, j, nb));
-    }
-    asm volatile("bar.sync 2, %0;" ::"n"(kThreads) : "memory");
-    const uint32_t vecs = uint32_t(g.cols(j)) / 8, total = uint32_t(g.rows(j)) * vecs;
-    for (uint32_t v0 = uint32_t(tid); v0 < total; v0 += kU * kThreads) {
-      std::size_t off[kU];
-#pragma unroll
-      for (int u = 0; u < kU; ++u) {
-        const uint32_t v = v0 + uint32_t(u * kThreads);
-        off[u] = std::size_t(g.row0(j) + v / vecs) * p.n + g.col0(j) + (v % vecs) * 8;
-      }
-      float acc[kU][8];
-      for (int r = 0; r < w; ++r) {  // rank order, as BlockCtx::reduce
-        const T* src =
-            r == me ? work + my_rows : (push ? work + std::size_t(r) * rows * p.n : peer_of(h, work, r) + my_rows);
-        uint4 x[kU];
-#pragma unroll
-        for (int u = 0; u < kU; ++u)
-          if (v0 + uint32_t(u * kThreads) < total) x[u] = *reinterpret_cast<const uint4*>(src + off[u]);
-#pragma unroll
-        for (int u = 0; u < kU; ++u) {
-          if (v0 + uint32_t(u * kThreads) >= total) continue;
-          float f[8];
-          detail::unpack<T>(x[u], f);
-#pragma unroll
-          for (int e = 0; e < 8; ++e) acc[u][e] = r == 0 ? f[e] : acc[u][e] + f[e];
-        }
-      }
-#pragma unroll
-      for (int u = 0; u < kU; ++u)
-        if (v0 + uint32_t(u * kThreads) < total) *reinterpret_cast<uint4*>(c + off[u]) = detail::pack<T>(acc[u]);
-    }
-  }
-}
-
 // TT: the wgmma operand type (TileBF16 / TileF16); T: the same as core's element type.
 // kFamily: 0 TileGemm, 1 AgMmTiles, 2 MmRsTiles (pull or push at run time): one kernel each, so a
 // program's register allocation is its own (one path's registers do not spill another's).
@@ -210,7 +122,6 @@ __global__ void __launch_bounds__(384, 1)
   using Cfg = TileConfig<BN>;
   extern __shared__ uint8_t smem_raw[];
   __shared__ uint32_t epoch;
-  __shared__ __align__(8) uint64_t stored[2], taken[2];  // mm_rs, overlapped reduce: the own-tile ring
   const Ring ring = ring_at<BN>(smem_raw);
   const MatArgs& p = pp.mat;
   const TileProgram prog = TileProgram(pp.program);
@@ -224,8 +135,6 @@ __global__ void __launch_bounds__(384, 1)
       const uint32_t v = *ctr + 1;
       *ctr = v;
       epoch = v;
-      for (int i = 0; i < 2; ++i) mbar_init(&stored[i], 1), mbar_init(&taken[i], 1);
-      mbar_init_fence();
     }
   }
   __syncthreads();
@@ -233,13 +142,7 @@ __global__ void __launch_bounds__(384, 1)
   const int kblocks = (int(p.k) + kTileK - 1) / kTileK;
 
   if (wg == 0) {  // ---- the producer: one thread issues every load, in the program's tile order
-    setmaxnreg_dec<kProducerRegs<kFamily>>();
-    if constexpr (mm_rs)
-      if (threadIdx.x >= 32) {  // warps 1-3: the overlapped reduce's reducers, else idle
-        if (pp.overlap && !pp.debug)
-          reduce_own_tiles<BN, T>(h, p, prog == TileProgram::kMmRsPush, epoch, stored, taken, int(threadIdx.x) - 32);
-        return;
-      }
+    setmaxnreg_dec<40>();
     if (threadIdx.x != 0) return;
     tma_prefetch_map(&ta);
     tma_prefetch_map(&tb);
@@ -279,7 +182,7 @@ __global__ void __launch_bounds__(384, 1)
   }
 
   // ---- the consumers: the same walk, each tile's product and store (and mm_rs's signals, reduce)
-  setmaxnreg_inc<kConsumerRegs<kFamily>>();
+  setmaxnreg_inc<232>();
   const int cw = wg - 1;
   RingPos pos;
   float acc[Cfg::kAcc];
@@ -309,8 +212,6 @@ __global__ void __launch_bounds__(384, 1)
     const symm::TileGrid g(rows, p.n, BN);
     const uint32_t base = L::base(epoch);
     T* work = static_cast<T*>(p.work);
-    const bool overlap = pp.overlap && !pp.debug;
-    uint32_t handed = 0;            // own tiles handed to the reducers (overlap)
     for (int i = 1; i <= w; ++i) {  // 1. compute, owners rotated, my own rows last
       const int o = L::owner(me, w, i);
       T* dst = (push ? peer_of(h, work, o) : work) + L::dst_offset(push, o, me, rows, p.n);
@@ -320,18 +221,11 @@ __global__ void __launch_bounds__(384, 1)
         store_tile<BN, TT>(acc, dst, nullptr, p.n, int(rows), int(p.n), int(g.row0(j)), int(g.col0(j)), cw);
         consumers_sync();  // every consumer thread's stores of the tile, before the release
         ++count;
-        if (threadIdx.x != 128) continue;
-        if (o != me && pp.debug < 2) signal_release(h, o, L::signal_slot(int(bk), me), L::signal_value(base, count));
-        if (o == me && overlap) {  // to this block's reducers
-          const int slot = int(handed & 1);
-          mbar_wait_bounded(h, &taken[slot], ((handed >> 1) & 1) ^ 1, L::signal_slot(int(bk), me), handed, 2);
-          mbar_arrive(&stored[slot]);
-          ++handed;
-        }
+        if (threadIdx.x == 128 && pp.debug < 2)
+          signal_release(h, o, L::signal_slot(int(bk), me), L::signal_value(base, count));
       }
     }
-    for (uint32_t u = bk; u < (pp.debug || overlap ? 0 : L::tasks(rows));
-         u += nb) {  // 2. reduce my rows, a sub-band at a time
+    for (uint32_t u = bk; u < (pp.debug ? 0 : L::tasks(rows)); u += nb) {  // 2. reduce my rows, a sub-band at a time
       if (threadIdx.x == 128)
         for (int r = 0; r < w; ++r)
           for (uint32_t col = 0; col < g.tn; ++col) {
@@ -413,11 +307,6 @@ cudaError_t launch_program(cudaStream_t stream, const DeviceHandle& h, const CUt
     return v == "no-reduce" ? 1 : v == "compute-only" ? 2 : 0;
   }();
   pp.debug = debug;
-  static const int overlap = [] {
-    const char* e = std::getenv("SYMM_MMRS_TILE_REDUCE");
-    return e && std::string(e) == "overlap" ? 1 : 0;
-  }();
-  pp.overlap = overlap;
   if (tile_n == 256)
     return bf16 ? launch<256, TileBF16, symm::bf16>(stream, h, ta, ta2, tb, pp, blocks)
                 : launch<256, TileF16, symm::fp16>(stream, h, ta, ta2, tb, pp, blocks);
