@@ -137,7 +137,9 @@ TEST(TileSched, CoopPlanKeepsItsWidth) {
 TEST(TileSched, PingpongAtShortK) {
   EXPECT_FALSE(choose_pingpong(4096, 1792, 2048, 132));
   for (int m : {4096, 8192, 16384}) {
-    if (m > 4096) EXPECT_TRUE(choose_pingpong(m, 1792, 2048, 132)) << m;
+    if (m > 4096) {
+      EXPECT_TRUE(choose_pingpong(m, 1792, 2048, 132)) << m;
+    }
     EXPECT_FALSE(choose_pingpong(m, 1792, 4096, 132)) << m;
     EXPECT_FALSE(choose_pingpong(m, 3584, 4096, 132)) << m;
     EXPECT_FALSE(choose_pingpong(m, 3584, 8192, 132)) << m;
