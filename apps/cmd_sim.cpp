@@ -183,7 +183,9 @@ void refuse_plan_knobs(const po::variables_map& vm, const Common& c, Op op, cons
   }
 }
 
-sim::RunSpec make_spec(const Resolved& r, const Common& c, const AlgoInfo& a, std::size_t bytes) {
+// One call of algorithm a at `bytes` as the resolved options describe it (machine, world, type,
+// reduction, launch mode); the rest at RunSpec's defaults.
+sim::RunSpec base_spec(const Resolved& r, const AlgoInfo& a, std::size_t bytes) {
   sim::RunSpec s;
   s.machine = r.machine;
   s.world = r.world;
@@ -191,8 +193,13 @@ sim::RunSpec make_spec(const Resolved& r, const Common& c, const AlgoInfo& a, st
   s.dtype = r.dtype;
   s.op = r.reduce;
   s.bytes = bytes;
-  s.blocks = c.blocks;
   s.graph = r.graph;
+  return s;
+}
+
+sim::RunSpec make_spec(const Resolved& r, const Common& c, const AlgoInfo& a, std::size_t bytes) {
+  sim::RunSpec s = base_spec(r, a, bytes);
+  s.blocks = c.blocks;
   s.timing_only = c.timing_only;
   s.seed = parse_count(c.seed, "--seed");
   s.streams = c.streams;
@@ -308,14 +315,7 @@ AutoChoice simulate_auto(const Resolved& r, std::size_t bytes) {
     try {
       check_args(a, r.dtype, bytes, r.world, blocks, r.reduce);
       if (blocks > r.machine.sms) continue;
-      sim::RunSpec s;
-      s.machine = r.machine;
-      s.world = r.world;
-      s.algo = &a;
-      s.dtype = r.dtype;
-      s.op = r.reduce;
-      s.bytes = bytes;
-      s.graph = r.graph;
+      sim::RunSpec s = base_spec(r, a, bytes);
       s.timing_only = true;
       const double us = sim::run(s).time_us;
       if (!best || us < best_us || (us == best_us && a.id < best->id)) best = &a, best_us = us;
