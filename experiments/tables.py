@@ -11,6 +11,8 @@ Nothing here is typed by hand: each cell comes from experiments/results/ or the 
 CSV (experiments/baselines/), so re-running `make experiments` re-derives the paper's claims.
 """
 
+import csv
+import glob
 import os
 import re
 import sys
@@ -543,11 +545,44 @@ def plan_numbers(macro, machine, mword, meas):
         if t["nccl"]:
             macro(key + "Nccl", fmt_us(t["nccl"]["time_us_median"]))
             macro(key + "NcclRatio", "%.2f" % (bt / t["nccl"]["time_us_median"]))
+        if t["tile"] and t["alone"]:  # the tile programs (issue 24) of the same run
+            tt = t["tile"]["time_us_median"]
+            macro(key + "Tile", fmt_us(tt))
+            macro(key + "TileAlgo", tex(t["tile"]["algo"].split(".", 1)[1]))
+            macro(key + "TileRatio", "%.2f" % (tt / t["alone"]["time_us_median"]))
+            if t["tile_gemm"]:
+                macro(key + "TileGemmRatio", "%.3f" % (t["tile_gemm"]["time_us_median"] / t["alone"]["time_us_median"]))
     evals, _ = goal_rows(machine)
     if evals:
         macro("symmGoalsMet" + mword, str(sum(e["status"] == "met" for e in evals)))
         macro("symmGoalsCount" + mword, str(len(evals)))
         macro("symmGoalsUnmeasured" + mword, str(sum(e["status"] in ("not measured", "not judged") for e in evals)))
+
+
+# Our tile GEMM (issue 24) alone against cuBLASLt on one H200, auto schedule: the newest committed
+# run of scripts/gpu/tile_gemm_pp.sh (experiments/results/h200x1/tile_gemm/<run>/).
+TILE_GEMM_CSVS = "experiments/results/h200x1/tile_gemm/*/tile_gemm_auto_h200x1.csv"
+
+
+def tile_gemm_numbers(macro):
+    """symmTileGemmAuto{Min,Max,Cells,GitSha}: cuBLASLt's median over ours per fused shape and launch
+    mode (bf16), the smallest and largest, from the newest run (plots/data.py run_key)."""
+    paths = glob.glob(os.path.join(data.ROOT, TILE_GEMM_CSVS))
+    if not paths:
+        return
+    runs = {p: list(csv.DictReader(open(p))) for p in paths}  # gemm-bench's own schema
+    path = max(paths, key=lambda p: data.run_key(p, runs[p]))
+    rows = runs[path]
+    cell = lambda r: (r["dtype"], r["M"], r["N"], r["K"], r["graph"])
+    lt = {cell(r): float(r["time_us_median"]) for r in rows if r["impl"] == "cublaslt"}
+    ratios = [lt[cell(r)] / float(r["time_us_median"]) for r in rows
+              if r["impl"] == "tile" and r["dtype"] == "bf16" and cell(r) in lt]
+    if not ratios:
+        return
+    macro("symmTileGemmAutoMin", "%.3f" % min(ratios))
+    macro("symmTileGemmAutoMax", "%.3f" % max(ratios))
+    macro("symmTileGemmAutoCells", str(len(ratios)))
+    macro("symmTileGemmAutoGitSha", tex(", ".join(sorted({r["git_sha"][:7] for r in rows}))))
 
 
 def numbers():
@@ -558,6 +593,7 @@ def numbers():
     def macro(name, value):
         out.append("\\newcommand{\\%s}{%s}" % (name, value))
 
+    tile_gemm_numbers(macro)
     baseline = data.by(data.baseline_rows(), machine="h200x4")
     algos = set()
     for machine, mword in MACHINE_WORDS.items():

@@ -117,8 +117,10 @@ SHAPE_NAMES = {(1792, 4096): "8B", (3584, 8192): "70B"}  # core/fused.h named_sh
 
 
 def fused(rows):
-    """[{op, M, N, K, graph, best, alone, nccl}] per fused cell (op, shape, M, launch mode): our
-    fastest fused algorithm, the matmul alone (cublaslt) and NCCL + cuBLASLt of the same run."""
+    """[{op, M, N, K, graph, best, alone, nccl, tile, tile_gemm}] per fused cell (op, shape, M,
+    launch mode): our fastest fused algorithm, the matmul alone (cublaslt), NCCL + cuBLASLt, our
+    fastest tile program (a `.tile_` algorithm: one persistent kernel on our own GEMM) and that GEMM
+    alone (tile_gemm), all of the same run (None where the run has no such row)."""
     out = []
     cells = sorted({(r["op"], _i(r, "N"), _i(r, "K"), _i(r, "M"), -_i(r, "graph")) for r in rows
                     if r["op"] in ("ag_mm", "mm_rs")})
@@ -129,7 +131,9 @@ def fused(rows):
             continue
         out.append(dict(op=op, M=m, N=n, K=k, graph=-g, best=best,
                         alone=_fastest([r for r in at if r["algo"] == "cublaslt"]),
-                        nccl=_fastest([r for r in at if r["algo"] == "nccl_cublaslt"])))
+                        nccl=_fastest([r for r in at if r["algo"] == "nccl_cublaslt"]),
+                        tile=_fastest([r for r in at if "tile" in r["algo"].partition(".")[2]]),
+                        tile_gemm=_fastest([r for r in at if r["algo"] == "tile_gemm"])))
     return out
 
 
