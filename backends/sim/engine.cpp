@@ -172,6 +172,7 @@ void Simulator::resume(Block& b) {
         BlockCtx ctx(this, &b);
         const Kernel& k = kern_[std::size_t(b.rank)];
         k.fn(ctx, k.args);
+        settle_loads(b);   // kernel end: the block's overlapped loads land first
         if (b.inflight) {  // kernel end flushes: the block's posted stores land first
           b.state = BlockState::kStores;
           yield(b);

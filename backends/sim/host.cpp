@@ -127,6 +127,8 @@ void Simulator::start_blocks(Host& h, const VClock& parent, TimePs delay) {
     Block& blk = block_at(h.rank, b);
     blk.state = BlockState::kIdle;
     blk.inflight = 0;
+    blk.loads_inflight = 0;
+    blk.load_peers = 0;
     blk.touched_peer = false;
     blk.last_wait = UINT32_MAX;
     if (race_) {

@@ -73,13 +73,17 @@ void draw_inputs(uint64_t stream, std::size_t i0, std::size_t n, T* out) {
   }
 }
 
-enum class BlockState : uint8_t { kIdle, kRunning, kTransfer, kFlag, kPackets, kStores, kDone };
+enum class BlockState : uint8_t { kIdle, kRunning, kTransfer, kFlag, kPackets, kStores, kLoads, kDone };
 
 struct Block {
   int rank = 0, index = 0, tid = 0;
   bc::fiber self, caller;
   BlockState state = BlockState::kIdle;
-  int inflight = 0;           // posted stores not landed yet
+  int inflight = 0;  // posted stores not landed yet
+  // Remote loads whose round trip is still under way (copy from a peer into this rank: the block
+  // went on to load from another peer, verbs.cpp), and the peers they load from (bit r: rank r).
+  int loads_inflight = 0;
+  uint64_t load_peers = 0;
   bool touched_peer = false;  // this kernel's block has accessed a peer (peer_kernel_us paid)
   uint32_t wait_slot = 0, wait_value = 0;
   Block* next_waiter = nullptr;
@@ -135,6 +139,7 @@ struct Transfer {
   TimePs issued = 0;
   bool remote_load = false;  // pays the load round trip before the block resumes
   bool posted = false;       // lands store_latency after the block resumes
+  bool overlapped = false;   // a remote load whose round trip overlaps the block's next loads (verbs.cpp)
   bool ll = false;           // flagged packets of epoch ll_epoch (put_ll)
   uint32_t ll_epoch = 0;
   uint32_t slice = kNoSlice;  // trace: its slice, once complete
@@ -185,6 +190,13 @@ class Simulator {
   int blocks(const Block& b) const { return hosts_[b.rank].blocks; }
   uintptr_t peer_addr(Block& b, uintptr_t p, int r);
   void copy(Block& b, uintptr_t dst, uintptr_t src, std::size_t bytes);
+  // Waits until the block's overlapped remote loads have landed (every verb but a load from a peer
+  // with none in flight, and the block's end, calls it first; verbs.cpp).
+  void settle_loads(Block& b) {
+    if (!b.loads_inflight) return;
+    b.state = BlockState::kLoads;
+    yield(b);
+  }
   void reduce(Block& b, DType t, uintptr_t dst, const void* const* srcs, int n, std::size_t count, ReduceOp op);
   void multimem(Block& b, DType t, uintptr_t mc, std::size_t count, ReduceOp op);
   void signal(Block& b, int peer, uint32_t slot, uint32_t value, MemOrder order);

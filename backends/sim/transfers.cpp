@@ -26,7 +26,7 @@ Transfer& Simulator::take_transfer(const char* name, uint32_t& index) {
   x.ce = 0;
   x.name = name;
   x.issued = q_.now();
-  x.remote_load = x.posted = x.ll = false;
+  x.remote_load = x.posted = x.ll = x.overlapped = false;
   x.slice = kNoSlice;
   x.rows = 0;
   return x;
@@ -100,7 +100,10 @@ void Simulator::on_network(uint64_t gen) {
 void Simulator::complete(uint32_t index) {
   Transfer& x = xfers_[index];
   if (x.kind != TransferKind::kBlock) return complete_stream(index);
-  const TimePs resume_at = q_.now() + (x.remote_load ? rtt_ps_ : 0);
+  // An overlapped load (verbs.cpp, copy): the block goes on once the bytes have crossed; they land
+  // (and a verb that needs them waits, settle_loads) a round trip later.
+  const TimePs landed_at = q_.now() + (x.remote_load ? rtt_ps_ : 0);
+  const TimePs resume_at = x.overlapped ? q_.now() : landed_at;
   if (trace_) {
     x.slice = trace_->slice(Trace::pid(x.owner->rank), Trace::block_tid(x.owner->index), x.name, x.issued, resume_at,
                             "\"bytes\":" + std::to_string(x.bytes));
@@ -111,6 +114,9 @@ void Simulator::complete(uint32_t index) {
     // become visible a flag's one-way latency after they leave (the relaxed ping-pong measures
     // exactly that); other posted stores land store_latency_us later (before a release orders them).
     q_.push(resume_at + (x.ll ? flag_ps_ : store_ps_), kTransferLand, 0, index);
+  } else if (x.overlapped) {
+    q_.push(resume_at, kResumeBlock, uint32_t(x.owner->rank * blocks_ + x.owner->index), 0);
+    q_.push(landed_at, kTransferLand, 0, index);
   } else {
     q_.push(resume_at, kTransferLand, 0, index);
   }
@@ -140,7 +146,12 @@ void Simulator::land(uint32_t index) {
   if (x.ll) ll_landed(x);
   Block& b = *x.owner;
   free_xfers_.push_back(index);
-  if (!x.posted) {
+  if (x.overlapped) {
+    if (--b.loads_inflight == 0) {
+      b.load_peers = 0;
+      if (b.state == BlockState::kLoads) resume(b);
+    }
+  } else if (!x.posted) {
     resume(b);
   } else if (--b.inflight == 0 && b.state == BlockState::kStores) {
     resume(b);

@@ -35,6 +35,14 @@ uintptr_t Simulator::peer_addr(Block& b, uintptr_t p, int r) {
 //   remote src (load)        the block waits for the transfer, then load_rtt_us; the bytes land in
 //                            dst at that moment. Source bytes are read when the verb is issued:
 //                            reads see only stores that have landed.
+//                            Loads from different peers overlap: a load into this rank's memory
+//                            from a peer with no load of this block in flight does not wait for
+//                            the round trips of the block's earlier loads (the GPU has them in
+//                            flight together: they are independent, on different links), and the
+//                            block goes on after its own transfer; any other verb (a load from a
+//                            peer already in flight included) and the block's end first wait until
+//                            every such load has landed (settle_loads). n consecutive loads from n
+//                            peers thus pay their transfers and one round trip, not n.
 //   local src, remote dst    posted stores: the block spends the transfer (issue) time and
 //                            continues; the bytes land store_latency_us after that and stay "in
 //                            flight" until then
@@ -45,11 +53,18 @@ void Simulator::copy(Block& b, uintptr_t dst, uintptr_t src, std::size_t bytes) 
   if (s.space == kMcSpace || d.space == kMcSpace)
     fail(ErrorCode::kInvalidArgument, "copy() cannot use a multicast address (use multimem_reduce)");
   const int me = b.rank;
+  const bool overlap = s.space != me && d.space == me && s.space < 64;
+  if (!overlap || (b.load_peers >> s.space & 1)) settle_loads(b);
   if (s.space != me || d.space != me) touch_peer(b);
   uint32_t index;
   Transfer& x = new_transfer(b, "copy", index);
   x.remote_load = s.space != me;
   x.posted = d.space != me;
+  if (overlap) {
+    x.overlapped = true;
+    ++b.loads_inflight;
+    b.load_peers |= uint64_t(1) << s.space;
+  }
   x.dst_space = d.space;
   x.dst_off = d.off;
   x.bytes = bytes;

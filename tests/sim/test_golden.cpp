@@ -125,6 +125,33 @@ TEST(Golden, ConcurrentFlowsShareALink) {
   EXPECT_DOUBLE_EQ(time_of<LoadFromPeer<2>>(w3), 1 + 3 + 2);
 }
 
+// Rank 0 block 0 loads `bytes` from each of ranks 1..kPeers in turn (kSame: from rank 1 every
+// time), then (kSignal) signals itself relaxed, a verb that needs no peer's bytes.
+template <int kPeers, bool kSame = false, bool kSignal = false>
+struct LoadFromPeersInTurn {
+  template <class T, class Ctx>
+  static void run(Ctx& ctx, const CollArgs& a) {
+    if (ctx.rank() != 0 || ctx.block() != 0) return;
+    const std::size_t n = a.count * sizeof(T);
+    for (int p = 1; p <= kPeers; ++p) ctx.copy(a.out, ctx.peer(a.in, kSame ? 1 : p), n);
+    if constexpr (kSignal) ctx.signal(0, pad::flag(0, 0, 0), 1, MemOrder::kRelaxed);
+  }
+};
+
+// A block's loads from different peers are independent: their round trips overlap (verbs.cpp,
+// copy). Each transfer still takes its 4 us at the block's 1 GB/s, one after another; the
+// round trip (2 us) is paid once, after the last.
+TEST(Golden, LoadsFromDifferentPeersOverlapTheirRoundTrips) {
+  RunSpec s = golden_spec(4, 4000, 1);
+  // 1 (launch) + 3 x 4 (transfers) + 2 (one round trip), not 1 + 3 x (4 + 2) = 19.
+  EXPECT_DOUBLE_EQ(time_of<LoadFromPeersInTurn<3>>(s), 1 + 3 * 4 + 2);
+  // Two loads from the same peer: the second waits for the first's round trip (1 + 2 x (4 + 2)).
+  EXPECT_DOUBLE_EQ((time_of<LoadFromPeersInTurn<2, true>>(s)), 1 + 2 * (4 + 2));
+  // Any other verb first waits for the loads to land: the signal starts at 1 + 3 x 4 + 2 and the
+  // block's own flag lands at once.
+  EXPECT_DOUBLE_EQ((time_of<LoadFromPeersInTurn<3, false, true>>(s)), 1 + 3 * 4 + 2);
+}
+
 // Max-min with redistribution: rank 2's egress carries 4 flows (B, C to rank 0; D, E to rank 1),
 // rank 0's ingress carries A (from rank 1), B and C. Block cap lifted to 4 GB/s.
 struct UnequalShares {
