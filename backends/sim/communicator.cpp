@@ -112,6 +112,7 @@ class Node {
     info.bytes = p_.bytes;
     info.complete = true;
     info.predicted_us = res.time_us;
+    info.blocks = res.blocks;
     info.max_rel_err = spec.timing_only ? -1 : res.max_rel_err;
     info.err_bound = res.err_bound;
     info.trace_path = spec.trace_path;

@@ -48,6 +48,7 @@ struct CallInfo {
   std::size_t bytes = 0;     // nccl-tests size: all_reduce buffer, reduce_scatter input, all_gather output
   bool complete = false;     // the collective has run (simulator: every rank has called)
   double predicted_us = -1;  // simulator: predicted latency of the call on the simulated node
+  int blocks = 0;            // simulator: the blocks the call ran (0: not known)
   double max_rel_err = -1;   // simulator: error of the simulated run vs the float64 reference (-1: timing-only)
   double err_bound = 0;      // simulator: the bound max_rel_err is held to (inputs in [-1, 1]; see sim_node)
   std::string trace_path;    // simulator with SimOptions::trace_dir: the call's timeline (Perfetto JSON)

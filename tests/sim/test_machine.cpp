@@ -40,15 +40,16 @@ TEST(Machine, ShippedFilesLoad) {
   EXPECT_DOUBLE_EQ(m.load_rtt_us, 2.67);
   EXPECT_EQ(m.sms, 132);
   EXPECT_EQ(Machine::by_name("h200x8").gpus, 8);
-  // h200x2: fitted from its own world-2 calibration run (experiments/results/h200x2/calibrate_h200x2.csv)
-  // and the one-GPU run, so its link, latency and per-block keys are its own; the chip's agree.
-  // h200x4 and h200x8 (no run of their own) take the fabric's keys from that same run
-  // (experiments/Makefile FABRIC_KEYS), their links from their bases.
-  const Machine x2 = Machine::by_name("h200x2");
-  EXPECT_DOUBLE_EQ(m.flag_latency_us, x2.flag_latency_us);
-  EXPECT_DOUBLE_EQ(m.acquire_us, x2.acquire_us);
-  EXPECT_DOUBLE_EQ(m.block_GBps, x2.block_GBps);
-  EXPECT_DOUBLE_EQ(Machine::by_name("h200x8").flag_latency_us, x2.flag_latency_us);
+  // h200x2 and h200x4: fitted from their own calibration runs (experiments/results/h200x2/
+  // calibrate_h200x2.csv, world 2; h200x4/round_96b7148_cal/, world 4) and the one-GPU run, so their
+  // link, latency and per-block keys are their own; the chip's agree. h200x8 (no run of its own)
+  // takes the fabric's keys from h200x2's run (experiments/Makefile FABRIC_KEYS), its links from
+  // its base.
+  const Machine x2 = Machine::by_name("h200x2"), x8 = Machine::by_name("h200x8");
+  EXPECT_DOUBLE_EQ(x8.flag_latency_us, x2.flag_latency_us);
+  EXPECT_DOUBLE_EQ(x8.acquire_us, x2.acquire_us);
+  EXPECT_DOUBLE_EQ(x8.block_GBps, x2.block_GBps);
+  EXPECT_GT(m.flag_latency_us, 0.0);
   EXPECT_NE(m.nvlink_egress_GBps, x2.nvlink_egress_GBps);
   EXPECT_EQ(x2.gpus, 2);
   EXPECT_EQ(x2.sms, m.sms);
