@@ -119,7 +119,7 @@ SHAPE_NAMES = {(1792, 4096): "8B", (3584, 8192): "70B"}  # core/fused.h named_sh
 def fused(rows):
     """[{op, M, N, K, graph, best, alone, nccl, tile, tile_gemm}] per fused cell (op, shape, M,
     launch mode): our fastest fused algorithm, the matmul alone (cublaslt), NCCL + cuBLASLt, our
-    fastest tile program (a `.tile_` algorithm: one persistent kernel on our own GEMM) and that GEMM
+    fastest tile program (an algorithm whose name holds "tile": one persistent kernel on our own GEMM) and that GEMM
     alone (tile_gemm), all of the same run (None where the run has no such row)."""
     out = []
     cells = sorted({(r["op"], _i(r, "N"), _i(r, "K"), _i(r, "M"), -_i(r, "graph")) for r in rows

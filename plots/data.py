@@ -100,8 +100,9 @@ def sim_rows(machine, fused=False):
 
 
 # Where a machine's GPU CSVs sit: its folder's top level (experiments/results/<machine>/*.csv, the
-# h200x2 / h200x4 layout), and one subfolder per device call, round_<sha>/*.csv (scripts/gpu/round.sh:
-# h100x2, h100x4), read in place, never copied. runs/ and the other subfolders are not read.
+# first layout), and one subfolder per device call, round_<sha>/*.csv (scripts/gpu/round.sh), read
+# in place, never copied. runs/, variant_<sha>/ (kernel variants main did not keep) and the other
+# subfolders are not read.
 # experiments/Makefile's measured_csvs globs the same two places.
 # Files there that are not runs of the result schema, or not of the default configuration:
 #   tune_*      block counts swept for one (op, algo, size): tune_rows

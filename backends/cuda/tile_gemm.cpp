@@ -72,10 +72,7 @@ TileGemmShape tile_gemm_shape(const GemmArgs& g, const TileGemmOptions& o) {
   const int cap = o.max_blocks > 0 && o.max_blocks < sms ? o.max_blocks : sms;
   TileGemmShape s;
   const tile::TilePlan plan = tile::choose_plan(g.m, g.n, g.k, cap, o.schedule, o.tile_m, o.tile_n);
-  s.schedule = plan.schedule, s.tile_m = plan.tile_m, s.tile_n = plan.tile_n;
-  // The coop width as before ping-pong came (choose_plan's coop choice is the same; this keeps it
-  // by construction).
-  if (plan.schedule == tile::TileSchedule::kCoop && o.tile_n == 0) s.tile_n = tile::choose_tile_n(g.m, g.n, cap);
+  s.schedule = plan.schedule, s.tile_m = plan.tile_m, s.tile_n = plan.tile_n;  // coop: choose_tile_n's width
   s.tiles = tile::tile_grid(g.m, g.n, s.tile_m, s.tile_n, o.group).tiles();
   s.blocks = s.tiles < cap ? s.tiles : cap;
   s.stages = s.schedule == tile::TileSchedule::kPingpong ? tile::pingpong_stages_of(s.tile_m, s.tile_n)

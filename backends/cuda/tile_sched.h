@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <string>
 
+#include "core/algos/tile_gemm.h"
 #include "core/common.h"
 #include "core/plan.h"
 
@@ -19,20 +20,17 @@ inline constexpr int kDefaultGroup = 16;  // tile rows per rasterisation group
 
 // The tiles of an m x n product and the order a persistent grid visits them: block b takes
 // tiles b, b + grid, b + 2 grid, ...; tile t sits in group t / (group * tiles_n) of `group` tile
-// rows, column-major inside it. Consecutive tiles (those running at once) then share a few
-// tile rows of A and a few tile columns of B, which stay in L2 while the grid walks down K.
+// rows, column-major inside it (symm::grouped_tile, the tile programs' order too). Consecutive
+// tiles (those running at once) then share a few tile rows of A and a few tile columns of B,
+// which stay in L2 while the grid walks down K.
 struct TileGrid {
   int tiles_m = 0, tiles_n = 0, group = kDefaultGroup;
 
   SYMM_HD int tiles() const { return tiles_m * tiles_n; }
   SYMM_HD void coords(int t, int& tm, int& tn) const {
-    const int per_group = group * tiles_n;
-    const int g = t / per_group;
-    const int first = g * group;
-    const int rows = tiles_m - first < group ? tiles_m - first : group;
-    const int r = t - g * per_group;
-    tm = first + r % rows;
-    tn = r / rows;
+    uint32_t r, c;
+    grouped_tile(uint32_t(t), uint32_t(tiles_m), uint32_t(tiles_n), uint32_t(group), r, c);
+    tm = int(r), tn = int(c);
   }
 };
 

@@ -40,7 +40,6 @@ struct Machine {
   // A stream's flag operation (a host plan's write_flag or wait_flag: cuStreamWriteValue32 /
   // cuStreamWaitValue32): the stream spends this on each (0: none).
   double stream_op_us = 0;
-  // Copy engines and GEMM: used by the host plans (streams.cpp, copy_engines.cpp, gemm.cpp).
   // Flagged packets (LL: put_ll / reduce_ll, backends/sim/packets.cpp). ll_wire_bytes: the NVLink
   // bytes one 8-byte packet store occupies (8: as bulk stores; an 8-byte store is a write request
   // of its own, with its header, where bulk stores fill whole flits). ll_poll_us: a reduce_ll that
@@ -52,6 +51,7 @@ struct Machine {
   // responses carry their own headers; 1: loads stream as stores do).
   double load_link_factor = 1;
   double ll_poll_us = 0;
+  // Copy engines and GEMM: used by the host plans (streams.cpp, copy_engines.cpp, gemm.cpp).
   int copy_engines = 0;
   double ce_startup_us = 0;
   double ce_GBps = 0;

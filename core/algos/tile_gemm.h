@@ -25,6 +25,17 @@ namespace symm {
 // tiles (backends/cuda/tile_fused.cu), passes its own width: every walk, flag slot and flag value
 // below is a function of the grid.
 inline constexpr uint32_t kTileGroup = 16;  // tile rows per group (the CUDA tile GEMM's default too)
+
+// Tile t of a tm x tn grid of tiles visited in groups of `group` tile rows, column-major inside
+// each group: its tile row and tile column. The one definition of the order, for TileGrid below
+// and the CUDA tile GEMMs' own grids (backends/cuda/tile_sched.h, whose tiles may be 64 rows).
+SYMM_HD void grouped_tile(uint32_t t, uint32_t tm, uint32_t tn, uint32_t group, uint32_t& row, uint32_t& col) {
+  const uint32_t per = group * tn, first = t / per * group;
+  const uint32_t rows = tm - first < group ? tm - first : group, r = t - t / per * per;
+  row = first + r % rows;
+  col = r / rows;
+}
+
 struct TileGrid {
   uint32_t m = 0, n = 0, bn = kTileN, tm = 0, tn = 0, group = kTileGroup;
   SYMM_HD TileGrid(uint32_t rows, uint32_t cols, uint32_t tile_n = kTileN, uint32_t rows_per_group = kTileGroup)
@@ -37,12 +48,14 @@ struct TileGrid {
   SYMM_HD uint32_t tiles() const { return tm * tn; }
   // Tile t's tile row and tile column.
   SYMM_HD uint32_t trow(uint32_t t) const {
-    const uint32_t per = group * tn, first = t / per * group;
-    return first + (t - t / per * per) % (tm - first < group ? tm - first : group);
+    uint32_t r, c;
+    grouped_tile(t, tm, tn, group, r, c);
+    return r;
   }
   SYMM_HD uint32_t tcol(uint32_t t) const {
-    const uint32_t per = group * tn, first = t / per * group;
-    return (t - t / per * per) / (tm - first < group ? tm - first : group);
+    uint32_t r, c;
+    grouped_tile(t, tm, tn, group, r, c);
+    return c;
   }
   // The index of the tile at (tile row tr, tile column tc): trow / tcol's inverse.
   SYMM_HD uint32_t index(uint32_t tr, uint32_t tc) const {
