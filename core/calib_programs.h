@@ -61,6 +61,27 @@ using PingPongRelaxed = PingPong<MemOrder::kRelaxed, MemOrder::kRelaxed, false>;
 using PingPongAcqRel = PingPong<MemOrder::kRelease, MemOrder::kAcquire, false>;
 using PingPongStore = PingPong<MemOrder::kRelease, MemOrder::kAcquire, true>;
 
+// Every rank, block 1 (launch two blocks; block 0 returns: block 1's counter kCounter is free,
+// PingPong's is block 0's): units(a) rounds of an exchange: signal every peer (relaxed), then wait
+// until every peer's signal of this round has arrived. One round is the least any one-kernel
+// all-reduce does (every rank's data crosses once each way); launched back to back as the bench
+// launches device programs, a call of one round is the floor under such a kernel's time.
+struct Exchange {
+  template <class T, class Ctx>
+  SYMM_HD static void run(Ctx& ctx, const CollArgs& a) {
+    if (ctx.block() != 1) return;
+    const int me = ctx.rank(), w = ctx.world();
+    const uint32_t n = uint32_t(units<T>(a));
+    const uint32_t base = (ctx.advance(pad::counter(1, kCounter)) - 1) * n;
+    for (uint32_t i = 1; i <= n; ++i) {
+      for (int r = 0; r < w; ++r)
+        if (r != me) ctx.signal(r, pad::flag(kChannel, 1, me), base + i, MemOrder::kRelaxed);
+      for (int r = 0; r < w; ++r)
+        if (r != me) ctx.wait(pad::flag(kChannel, 1, r), base + i, MemOrder::kRelaxed);
+    }
+  }
+};
+
 // Rank 0, block 0: units(a) remote loads of 16 bytes from rank 1's `in`, one after the other
 // (each copy's store needs its load: in-order issue makes a chain of round trips).
 struct LoadChain {

@@ -5,6 +5,8 @@
 
 #include <cuda.h>
 
+#include <map>
+#include <mutex>
 #include <string>
 
 #include "backends/cuda/check.h"
@@ -58,6 +60,20 @@ std::string TileGemmShape::str() const {
          std::to_string(blocks) + " blocks";
 }
 
+namespace {
+// The GPU's name (cudaDeviceProp::name), looked up once per device: tile_gemm_shape runs at every launch.
+std::string device_name(int dev) {
+  static std::mutex mu;
+  static std::map<int, std::string> names;
+  std::lock_guard<std::mutex> lock(mu);
+  auto it = names.find(dev);
+  if (it != names.end()) return it->second;
+  cudaDeviceProp p{};
+  SYMM_CUDA_CHECK(cudaGetDeviceProperties(&p, dev));
+  return names[dev] = p.name;
+}
+}  // namespace
+
 TileGemmShape tile_gemm_shape(const GemmArgs& g, const TileGemmOptions& o) {
   if (const std::string why = tile::refusal(g); !why.empty()) fail(ErrorCode::kUnsupported, why);
   if (o.tile_n != 0 && !tile::is_tile_n(o.tile_n))
@@ -71,7 +87,8 @@ TileGemmShape tile_gemm_shape(const GemmArgs& g, const TileGemmOptions& o) {
   SYMM_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
   const int cap = o.max_blocks > 0 && o.max_blocks < sms ? o.max_blocks : sms;
   TileGemmShape s;
-  const tile::TilePlan plan = tile::choose_plan(g.m, g.n, g.k, cap, o.schedule, o.tile_m, o.tile_n);
+  const tile::TilePlan plan =
+      tile::choose_plan(g.m, g.n, g.k, cap, o.schedule, o.tile_m, o.tile_n, tile::tile_model_for(device_name(dev)));
   s.schedule = plan.schedule, s.tile_m = plan.tile_m, s.tile_n = plan.tile_n;  // coop: choose_tile_n's width
   s.tiles = tile::tile_grid(g.m, g.n, s.tile_m, s.tile_n, o.group).tiles();
   s.blocks = s.tiles < cap ? s.tiles : cap;

@@ -124,6 +124,25 @@ inline bool is_pingpong_tile(int tile_m, int tile_n) {
 inline constexpr double kCoopEpilogueKBlocks = 4.0;
 inline constexpr double kPingpongSlowdown = 1.08;
 
+// The model's constants for one GPU model. kPingpongSlowdown is H100's: on one H100
+// (experiments/results/h100x1/tile_gemm_pp) 128 x 128 ping-pong lost to 128 x 256 coop wherever
+// K >= 4096 and N 3584 (0.82-0.88 of cuBLASLt against 0.93-0.96). On one H200
+// (experiments/results/h200x1/tile_gemm/v4, git 91f28e9), whose HBM feeds ping-pong's extra
+// operand bytes per FLOP (4.8 against 3.35 TB/s), the same tiles ran at 1.00-1.01 of cuBLASLt
+// where coop ran 0.93-0.97: solved for the slowdown from the ratio of the two measured times at
+// M 16384 (N 3584, K 4096: 0.987; N 3584, K 8192: 1.021; N 1792, K 2048: 0.993), 1.0. Other GPUs
+// take H100's values.
+struct TileModel {
+  double pingpong_slowdown = kPingpongSlowdown;
+  double coop_epilogue_kblocks = kCoopEpilogueKBlocks;
+};
+inline constexpr TileModel kTileModelH100{};
+inline constexpr TileModel kTileModelH200{1.0, kCoopEpilogueKBlocks};
+// The model of the GPU `device_name` (cudaDeviceProp::name) names.
+inline TileModel tile_model_for(const std::string& device_name) {
+  return device_name.find("H200") != std::string::npos ? kTileModelH200 : kTileModelH100;
+}
+
 // Relative MMA speed of a tile within its schedule (choose_tile_n's for coop: wide tiles reuse A
 // more; 224 also loads 32 columns of B it drops). Ping-pong tiles by the same widths; 128 x 128
 // counts as 64 x 256 (fewer bytes per FLOP, but m64n128 MMAs). What ping-pong costs against coop
@@ -142,13 +161,15 @@ inline TileGrid tile_grid(int m, int n, int tile_m, int tile_n, int group) {
 }
 
 // The model's time of one schedule and tile on `blocks` persistent blocks (arbitrary units).
-inline double predicted_time(TileSchedule s, int tile_m, int tile_n, int m, int n, int k, int blocks) {
+inline double predicted_time(TileSchedule s, int tile_m, int tile_n, int m, int n, int k, int blocks,
+                             const TileModel& model = {}) {
   const TileGrid g = tile_grid(m, n, tile_m, tile_n, kDefaultGroup);
   const double waves = double((g.tiles() + blocks - 1) / blocks);
   const double kblocks = double((k + kTileK - 1) / kTileK);
   const double tile = double(tile_m) * tile_n / 4096.0 / tile_speed(s, tile_m, tile_n);
-  if (s == TileSchedule::kPingpong) return waves * tile * kblocks * kPingpongSlowdown + tile * kCoopEpilogueKBlocks;
-  return waves * tile * (kblocks + kCoopEpilogueKBlocks);
+  if (s == TileSchedule::kPingpong)
+    return waves * tile * kblocks * model.pingpong_slowdown + tile * model.coop_epilogue_kblocks;
+  return waves * tile * (kblocks + model.coop_epilogue_kblocks);
 }
 
 // A ring position (stage, phase) moved n uses on: the phase flips once per wrap of the `stages`
@@ -190,12 +211,12 @@ inline std::string plan_refusal(TileSchedule s, int tile_m, int tile_n) {
 // M 4096 shapes at 0.57-0.61 of cuBLASLt where the model had it ahead (`--tile-m 64` still runs
 // them); 128 x 128 ping-pong measured 0.92-1.07.
 inline TilePlan choose_plan(int m, int n, int k, int blocks, TileSchedule s = TileSchedule::kAuto, int tile_m = 0,
-                            int tile_n = 0) {
+                            int tile_n = 0, const TileModel& model = {}) {
   TilePlan best;
   double best_t = -1;
   auto consider = [&](TileSchedule sc, int tm, int tn) {
     if ((tile_m && tm != tile_m) || (tile_n && tn != tile_n)) return;
-    const double t = predicted_time(sc, tm, tn, m, n, k, blocks);
+    const double t = predicted_time(sc, tm, tn, m, n, k, blocks, model);
     if (best_t < 0 || t < best_t) best = {sc, tm, tn}, best_t = t;
   };
   if (s != TileSchedule::kPingpong)
@@ -208,8 +229,8 @@ inline TilePlan choose_plan(int m, int n, int k, int blocks, TileSchedule s = Ti
 
 // Whether `--schedule auto` runs m x n x k on `blocks` blocks ping-pong: where its predicted time
 // is lower, i.e. short K (the coop epilogue weighs most) without an extra wave of tiles.
-inline bool choose_pingpong(int m, int n, int k, int blocks) {
-  return choose_plan(m, n, k, blocks).schedule == TileSchedule::kPingpong;
+inline bool choose_pingpong(int m, int n, int k, int blocks, const TileModel& model = {}) {
+  return choose_plan(m, n, k, blocks, TileSchedule::kAuto, 0, 0, model).schedule == TileSchedule::kPingpong;
 }
 
 // Why the tile GEMM cannot take g ("" when it can). The kernel reads A and B through tensor maps

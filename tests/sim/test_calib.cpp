@@ -254,5 +254,29 @@ TEST(Calib, CsvErrorsNameTheLine) {
   }
 }
 
+// The exchange rows (data only, no key): every rank signals every peer and waits for them. On the
+// simulator a round costs one flag's one-way trip, so a call of one round is cheaper than a
+// ping-pong's round trip, and more rounds cost more, at every world.
+TEST(Calib, ExchangeIsAOneWayTripPerRound) {
+  const Machine m = machine("h200x4");
+  for (int world : {2, 3, 4}) {
+    const CalibPlan plan;
+    const std::vector<CalibRow> rows = simulate_calibration(m, world, plan);
+    auto at = [&](const char* bench, double x) {
+      for (const CalibRow& r : rows)
+        if (r.bench == bench && r.x == x) return r.time_us;
+      ADD_FAILURE() << bench << " x " << x << " missing at world " << world;
+      return 0.0;
+    };
+    double prev = 0;
+    for (int n : plan.rounds) {
+      const double t = at("exchange", n);
+      EXPECT_GT(t, prev) << "world " << world << " rounds " << n;
+      EXPECT_LT(t, at("pingpong_relaxed", n)) << "world " << world << " rounds " << n;
+      prev = t;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace symm::sim

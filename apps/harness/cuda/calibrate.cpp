@@ -301,6 +301,7 @@ int calibrate_rank(Runtime& rt, const calib::CalibPlan& plan, std::size_t half, 
     c.row("pingpong_acqrel", 1, true, n, c.program(P::kPingPongAcqRel, b, 1), 20);
     c.row("pingpong_store", 1, true, n, c.program(P::kPingPongStore, b, 1), 20);
     c.row("load_chain", 1, true, n, c.program(P::kLoadChain, b, 1), 20);
+    c.row("exchange", 2, true, n, c.program(P::kExchangePdl, b, 2), 20);
   }
   // Back-to-back calls of a kernel longer than the launch interval, launched as the bench launches
   // device programs, in a graph and eager: eager's extra cost per call (launch_eager_gap_us).
@@ -337,6 +338,21 @@ int calibrate_rank(Runtime& rt, const calib::CalibPlan& plan, std::size_t half, 
           local ? "ce_copy_local" : "ce_copy", 0, true, b,
           [=]() { SYMM_CUDA_CHECK(cudaMemcpyAsync(dst, src, n, cudaMemcpyDeviceToDevice, s)); }, calls_for(b));
     }
+  }
+  // What a link carries one way and both ways at once (data only, no key is fitted from them):
+  // ce_link_oneway, rank 0's copy engine into rank 1 while the others idle; ce_link_twoway, every
+  // rank into the next at once (an all-gather's load at world 2).
+  for (double b : plan.link_bytes) {
+    if (!peers) break;
+    const char* src = rt.heap();
+    cudaStream_t s = rt.stream();
+    const std::size_t n = std::size_t(b);
+    char* dst = rt.handle().heap_peer[(me + 1) % world] + half;
+    c.row("ce_link_oneway", 0, true, b, [=]() {
+      if (me == 0) SYMM_CUDA_CHECK(cudaMemcpyAsync(dst, src, n, cudaMemcpyDeviceToDevice, s));
+    }, calls_for(b));
+    c.row("ce_link_twoway", 0, true, b,
+          [=]() { SYMM_CUDA_CHECK(cudaMemcpyAsync(dst, src, n, cudaMemcpyDeviceToDevice, s)); }, calls_for(b));
   }
   // A team's ranks share the GPU: the GEMM and stream-flag rows of every rank run at once (each
   // rank's row is the max over ranks as everywhere), and the barriers keep them apart from the rows before.

@@ -22,6 +22,7 @@ enum class CalibProgram {
   kPingPongStore,
   kLoadChain,
   kLoadChainPdl,  // the same, launched as the bench launches device programs (programmatic dependent launch)
+  kExchangePdl,   // every rank signals every peer and waits for them, launched as the bench launches programs
   kCopyLocal,
   kCopyPeer,
   kCopyScatter,

@@ -37,6 +37,11 @@ void launch_calib(CalibProgram p, const DeviceHandle& h, const CollArgs& a, int 
       // As the bench: programmatic dependent launch, off where ranks share a GPU.
       launch_program_kernel<LoadChain, bf16>(h, a, blocks, kDefaultThreads, s, /*pdl=*/h.gpu_ranks <= 1);
       break;
+    case CalibProgram::kExchangePdl:
+      check_residency(reinterpret_cast<const void*>(&program_kernel<Exchange, bf16>), h, blocks, kDefaultThreads,
+                      "a calibration exchange");
+      launch_program_kernel<Exchange, bf16>(h, a, blocks, kDefaultThreads, s, /*pdl=*/h.gpu_ranks <= 1);
+      break;
     case CalibProgram::kCopyLocal: go<BulkCopy<Pattern::kLocal>>(h, a, blocks, s); break;
     case CalibProgram::kCopyPeer: go<BulkCopy<Pattern::kPeer>>(h, a, blocks, s); break;
     case CalibProgram::kCopyScatter: go<BulkCopy<Pattern::kScatter>>(h, a, blocks, s); break;

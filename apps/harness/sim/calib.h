@@ -11,6 +11,9 @@
 //   pingpong_acqrel   round trips       c + 2x (f + a)                          acquire_us = a
 //   pingpong_store    round trips       c + 2x (f + a + s + 16/B)               store_latency_us = s
 //   load_chain        16-byte loads     c + x (r + 16/B)                        load_rtt_us = r
+//   exchange          rounds            every rank signals every peer and waits for them, launched as
+//                                       the bench launches programs: data only, no key (the floor
+//                                       under a one-kernel all-reduce: one round per call)
 //   (both)            the intercepts     mean(c_relaxed, c_load) - L             peer_kernel_us
 //   launch_busy       16-byte loads     a load chain launched as the bench launches device
 //                                       programs, graph and eager: mean(eager - graph)  launch_eager_gap_us
@@ -20,6 +23,9 @@
 //   copy_local        bytes             c + x / H  (rows with 2x > 50 MB: beyond L2)  hbm_GBps = H
 //   ce_copy           bytes             S + x / C                               ce_startup_us = S, ce_GBps = C
 //   plan_flag         0                 a stream's write_flag + wait_flag: 2 o  stream_op_us = o
+//   ce_link_oneway    bytes             rank 0's cudaMemcpyAsync into rank 1 alone; ce_link_twoway:
+//   ce_link_twoway                      every rank into the next at once (CUDA only; data only, no
+//                                       key: what a link carries one way and both ways)
 //   ce_copy_local     bytes             cudaMemcpyAsync within one GPU: data only, no key (the driver
 //                                       picks the engine; the conc rows show it waiting for a GEMM's SMs)
 //   gemm              flops (m, n, k)   c + P(m,n,k) / (G 1e6) [+ bytes / (Bg 1e3)]   gemm_TFLOPs = G,

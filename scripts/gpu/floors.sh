@@ -1,0 +1,101 @@
+#!/usr/bin/env bash
+# The 2x H200 issue's last targets, on a machine of W GPUs (the `run` tool), from the repository
+# root, after the binaries are built here and carried: .carry/symmcoll-cuda (the change) and
+# .carry/old/symmcoll-cuda (main before it; optional):
+#   1. calibrate (world W): every row, with the floors the targets meet: `exchange` (a one-kernel
+#      all-reduce's least work per call: every rank signals every peer and waits) and
+#      `ce_link_oneway` / `ce_link_twoway` (what copy engines carry one way, and both ways at once,
+#      at 64M..256M)                                            -> calibrate_<m>.csv / .log
+#   2. mm_rs 70B M 16384, the copy-engine plans and the matmul alone, graph and eager, old and new
+#      binary interleaved twice (old, new, old, new)            -> mmrs_{old,new}{1,2}_<m>.csv / .log
+#   3. the fused bench, every algorithm and baseline (as round.sh's step 1), new binary
+#                                                               -> fused_<sha>_<m>.csv / .log
+#   4. gemm-bench on GPU 0 alone: --schedule auto at the fused shapes (checks, then timing)
+#                                                               -> tile_gemm_auto_<m1>.csv / .log
+#   5. in-process teams: every ag_mm / mm_rs plan as 3 ranks over 2 GPUs, and 2 ranks on GPU 0,
+#      checked, 20 graph replays, old and new binary          -> team_{old,new}_w{3,2}.log
+# nvidia-smi's SM clock and power every 100 ms (read only)     -> smi_<m>.csv
+#   scripts/gpu/floors.sh <world> <out-dir> [steps, default 12345]
+set -uo pipefail
+export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
+export LD_LIBRARY_PATH=/opt/torch/.venv/lib/python3.12/site-packages/nvidia/nccl/lib:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
+W=${1:?usage: scripts/gpu/floors.sh <world> <out-dir> [steps]}
+DIR=${2:?usage: scripts/gpu/floors.sh <world> <out-dir> [steps]}
+STEPS=${3:-12345}
+mkdir -p "$DIR"
+export CUDA_VISIBLE_DEVICES=$(seq -s, 0 $((W - 1)))
+BIN=.carry/symmcoll-cuda
+OLD=.carry/old/symmcoll-cuda
+SHA=$($BIN --version 2>/dev/null | awk '{print substr($2, 1, 7)}')
+GPU=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1 | grep -q H100 && echo h100 || echo h200)
+M=${GPU}x$W
+SECONDS=0
+nvidia-smi --query-gpu=timestamp,index,clocks.sm,power.draw,temperature.gpu --format=csv,nounits -lms 100 \
+  > "$DIR/smi_$M.csv" 2>/dev/null &
+SMI=$!
+trap 'kill $SMI 2>/dev/null' EXIT
+{ nvidia-smi --query-gpu=index,name,memory.total,clocks.sm,clocks.max.sm,power.limit --format=csv; \
+  $BIN --version; [ -x $OLD ] && $OLD --version; } > "$DIR/gpu.txt" 2>&1
+mark() { echo "$(date +%H:%M:%S.%N) $*" >> "$DIR/smi_marks_$M.txt"; }
+step1() {
+  mark calibrate
+  timeout 150 $BIN launch -n $W -- $BIN calibrate --backend cuda --csv "$DIR/calibrate_$M.csv" \
+    > "$DIR/calibrate_$M.log" 2>&1
+  echo "# 1 calibrate: rc $? at ${SECONDS}s"
+  grep -E "^(launch|exchange|pingpong_relaxed|ce_link|ce_copy,)" "$DIR/calibrate_$M.csv" | head -30
+}
+step2() {
+  local runs="new1 new2"
+  [ -x $OLD ] && runs="old1 new1 old2 new2"
+  for r in $runs; do
+    local B=$BIN
+    [ ${r%?} = old ] && B=$OLD
+    mark "mmrs $r"
+    timeout 120 $B launch -n $W -- $B bench --backend cuda --op mm_rs --algo ce,ce_acc --dtype bf16 --shape 70b \
+      --m 16384 --mode both --csv "$DIR/mmrs_${r}_$M.csv" > "$DIR/mmrs_${r}_$M.log" 2>&1
+    echo "# 2 mm_rs $r: rc $? at ${SECONDS}s"
+    grep -E "^mm_rs" "$DIR/mmrs_${r}_$M.log" | grep -v nccl_
+  done
+}
+step3() {
+  mark fused
+  timeout 300 $BIN launch -n $W -- $BIN bench --backend cuda --op ag_mm,mm_rs --algo all --dtype bf16 --shape 8b,70b \
+    --m 4096,16384 --mode both --csv "$DIR/fused_${SHA}_$M.csv" > "$DIR/fused_${SHA}_$M.log" 2>&1
+  echo "# 3 fused bench: rc $? at ${SECONDS}s"
+  grep -E "FAIL|rror" "$DIR/fused_${SHA}_$M.log" | head -10
+  grep -E "^(ag_mm|mm_rs) +(cublaslt|tile_gemm) " "$DIR/fused_${SHA}_$M.log" | grep 16384 | head -8
+}
+step4() {
+  mark gemm
+  local M1=${GPU}x1
+  CUDA_VISIBLE_DEVICES=0 timeout 60 $BIN gemm-bench --no-timing --dtype bf16,fp16 --schedule auto \
+    --shapes "16384,3584,4096;16384,3584,8192;8192,3584,4096;4096,3584,4096;16384,1792,4096;1000,1000,1000;300,520,136" > "$DIR/tile_gemm_check_auto_$M1.log" 2>&1
+  echo "# 4 gemm check auto: rc $? at ${SECONDS}s"
+  grep -E "FAIL|rror" "$DIR/tile_gemm_check_auto_$M1.log" | head -5
+  CUDA_VISIBLE_DEVICES=0 timeout 90 $BIN gemm-bench --shapes fused --dtype bf16 --timing-only --schedule auto \
+    --machine $M1 --out "$DIR/tile_gemm_auto_$M1.csv" > "$DIR/tile_gemm_auto_$M1.log" 2>&1
+  echo "# 4 gemm timing auto: rc $? at ${SECONDS}s"
+  grep -E "^bf16" "$DIR/tile_gemm_auto_$M1.log" | awk '{print $2, $3, $4, $5, $6, $7, $(NF-3)}'
+}
+step5() {
+  local runs="new"
+  [ -x $OLD ] && runs="old new"
+  for r in $runs; do
+    local B=$BIN
+    [ $r = old ] && B=$OLD
+    for w in 3 2; do
+      local T="$DIR/team_${r}_w$w.log" vis=0,1
+      [ $w = 2 ] && vis=0
+      mark "team $r w$w"
+      echo "### world $w on GPUs $vis: ag_mm and mm_rs, every algorithm, checked, 20 graph replays" > "$T"
+      CUDA_VISIBLE_DEVICES=$vis SYMM_WAIT_TIMEOUT_S=5 timeout 120 $B bench --backend cuda --world $w --op ag_mm,mm_rs \
+        --algo all --dtype bf16,fp16 --m $((256 * w)) --n 256 --k $((256 * w)) --no-timing --replays 20 >> "$T" 2>&1
+      echo "### rc $?" >> "$T"
+      echo "# 5 team $r world $w: $(tail -1 "$T") at ${SECONDS}s"
+      grep -E "check failure|rror|timed out|stuck" "$T" | head -4
+    done
+  done
+}
+for ((i = 0; i < ${#STEPS}; ++i)); do "step${STEPS:$i:1}"; done
+mark end
+echo "# floors.sh done at ${SECONDS}s"
