@@ -14,6 +14,10 @@
 #                                                               -> tile_gemm_auto_<m1>.csv / .log
 #   5. in-process teams: every ag_mm / mm_rs plan as 3 ranks over 2 GPUs, and 2 ranks on GPU 0,
 #      checked, 20 graph replays, old and new binary          -> team_{old,new}_w{3,2}.log
+#   6. the copy-engine all-gathers at 64M and 256M over --chunk-bytes 32M/64M/128M x --sm-percent
+#      10/20/30, graph and eager, NCCL's rows beside          -> ag256_<chunk>_<pct>_<m>.csv, ag256_<m>.log
+#   7. the flagged-packet all-reduce at 4K / 8K (4 blocks), NCCL's rows beside, 100 samples
+#                                                               -> ar4k_<m>.csv / .log
 # nvidia-smi's SM clock and power every 100 ms (read only)     -> smi_<m>.csv
 #   scripts/gpu/floors.sh <world> <out-dir> [steps, default 12345]
 set -uo pipefail
@@ -95,6 +99,27 @@ step5() {
       grep -E "check failure|rror|timed out|stuck" "$T" | head -4
     done
   done
+}
+step6() {
+  local T="$DIR/ag256_$M.log"; : > "$T"
+  for cb in 32M 64M 128M; do
+    for sp in 10 20 30; do
+      mark "ag256 $cb $sp"
+      echo "### --chunk-bytes $cb --sm-percent $sp" >> "$T"
+      timeout 90 $BIN launch -n $W -- $BIN bench --backend cuda --op all_gather --algo ce,ce_sm --sizes 64M,256M \
+        --chunk-bytes $cb --sm-percent $sp --mode both --timing-only --csv "$DIR/ag256_${cb}_${sp}_$M.csv" >> "$T" 2>&1
+      echo "### rc $?" >> "$T"
+    done
+  done
+  echo "# 6 all-gather 256M sweep at ${SECONDS}s"
+  grep -E "^(###|all_gather .*268435456)" "$T" | head -80
+}
+step7() {
+  mark ar4k
+  timeout 90 $BIN launch -n $W -- $BIN bench --backend cuda --op all_reduce --algo one_shot_ll --sizes 4K,8K \
+    --blocks 4 --mode both --iters 100 --csv "$DIR/ar4k_$M.csv" > "$DIR/ar4k_$M.log" 2>&1
+  echo "# 7 all-reduce 4K: rc $? at ${SECONDS}s"
+  grep -E "^all_reduce" "$DIR/ar4k_$M.log"
 }
 for ((i = 0; i < ${#STEPS}; ++i)); do "step${STEPS:$i:1}"; done
 mark end
