@@ -8,11 +8,11 @@
 namespace symm::calib {
 
 struct CalibPlan {
-  std::vector<int> rounds{1, 2, 4, 8, 16, 32};                   // ping-pongs, load chains
-  std::vector<double> small_bytes{1 << 20, 4 << 20, 16 << 20};   // copy_peer, ce_copy
-  std::vector<double> big_bytes{16 << 20, 64 << 20, 256 << 20};  // scatter, incast, local
+  std::vector<int> rounds{1, 2, 4, 8, 16, 32};                     // ping-pongs, load chains
+  std::vector<double> small_bytes{1 << 20, 4 << 20, 16 << 20};     // copy_peer, ce_copy
+  std::vector<double> big_bytes{16 << 20, 64 << 20, 256 << 20};    // scatter, incast, local
   std::vector<double> link_bytes{64 << 20, 128 << 20, 256 << 20};  // ce_link_oneway / _twoway (CUDA only)
-  std::vector<int> peer_blocks{1, 2, 4, 8, 16, 32, 64};          // copy_peer's rate vs blocks
+  std::vector<int> peer_blocks{1, 2, 4, 8, 16, 32, 64};            // copy_peer's rate vs blocks
   // GEMM (cuBLASLt), graph and eager. `gemm` rows are what the fit uses: a grid over M, N and K
   // (N off the fused operations' values). `gemm_fused` rows are held out: the shapes the fused
   // operations run (core/fused.h: 8B N 1792 K 4096, 70B N 3584 K 8192; K split by the world in

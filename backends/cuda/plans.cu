@@ -47,7 +47,7 @@ class CudaHost : public RankView {
       // A kernel that waits for peers needs every rank's blocks resident (in-process teams); the
       // plans' local kernels wait for no one (their inputs arrived behind stream waits).
       if constexpr (!std::is_same_v<Program, LocalReduceRing> && !std::is_same_v<Program, SumPeerSlots> &&
-                    !std::is_same_v<Program, PushToPeers>)
+                    !std::is_same_v<Program, PushToPeers> && !std::is_same_v<Program, CopyLocal>)
         check_residency(reinterpret_cast<const void*>(&program_kernel<Program, T>), h_, blocks, x_.threads(),
                         "a host plan's device program");
       launch_program_kernel<Program, T>(h_, a, blocks, x_.threads(), x_.stream(s), /*pdl=*/false);

@@ -28,7 +28,7 @@ class Trace {
  public:
   // Track ids that are not blocks (blocks use block_tid(), < kPadBlocks + 1).
   static constexpr int kStreamTid = 1000;
-  static constexpr int kHostTid = 1001;
+  static constexpr int kHostTid = 999;         // below the streams (kStreamTid + s): stream 1 is 1001
   static constexpr int kCopyEngineTid = 1100;  // + engine index (host plans)
   static int pid(int rank) { return rank + 1; }
   static int block_tid(int block) { return block + 1; }

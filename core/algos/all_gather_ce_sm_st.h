@@ -16,8 +16,8 @@
 //      engines push the rest in chunks, for every chunk k and every peer q in rank-swizzled
 //      order: copy_engine(peer(out, q)[me slot + sm + chunk k], in[sm + chunk k]) and data flag
 //      (1 + k, me) after it, on the same stream
-//   5. main stream: my own slot by a local copy, then wait for every peer's flags: `out` is
-//      complete
+//   5. side stream 1, after its flags: my own slot by copy_local (SMs, beside the copy engines);
+//      main stream: wait for every peer's flags: `out` is complete once the side streams join
 //   6. the side streams join the main stream (our `in` is read by them until then)
 //
 // The SM share is PlanArgs::sm_percent of the bytes (default: by size, sm_bytes()), rounded down
@@ -27,6 +27,7 @@
 
 #include <algorithm>
 
+#include "core/algos/copy_local.h"
 #include "core/algos/push_to_peers.h"
 #include "core/descriptor.h"
 #include "core/plan.h"
@@ -97,7 +98,14 @@ struct AllGatherCeSmStT {
           h.copy_engine(s, h.peer(out, q) + my_slot + sm + ch.begin(k), in + sm + ch.begin(k), ch.size(k));
         h.write_flag(s, q, pad::plan_flag(pad::kPlanData, 1 + k, me), 1);
       }
-    if (bytes) h.copy_engine(kMainStream, out + my_slot, in, bytes);  // step 5
+    if (bytes) {  // step 5: my own slot by SMs, after the SM push on its stream (copy_local.h says why)
+      CollArgs k;
+      k.in = in;
+      k.out = out + my_slot;
+      k.count = c.count;
+      const int dflt = CopyLocal::default_blocks<T>(k.count);
+      h.template launch<CopyLocal, T>(sm_stream, k, a.blocks ? std::min(a.blocks, dflt) : dflt);
+    }
     for (int i = 1; i < n; ++i) {
       const int q = (me + n - i) % n;
       h.wait_flag(kMainStream, pad::plan_flag(pad::kPlanData, 0, q), 1);

@@ -7,7 +7,7 @@
 //      over the side streams:
 //        copy_engine(peer(out, q)[me * count + chunk k], in[chunk k])
 //        write_flag(q, data flag (k, me))       same stream, after the copy: it publishes it
-//      and my own slot: copy_engine(out[me * count ...], in) on the main stream (local HBM)
+//      and my own slot: copy_local(out[me * count ...], in) on the main stream (SMs, local HBM)
 //   4. main stream: wait for data flag (k, q) of every peer q and chunk k: `out` is complete.
 //      A consumer that wants chunk k early (all-gather + matmul) waits for those flags itself
 //      instead: all_gather_ce_push() is steps 1-3
@@ -18,6 +18,7 @@
 // consumer start on the first chunk. Bytes over NVLink per rank: (world-1)/world * bytes.
 #pragma once
 
+#include "core/algos/copy_local.h"
 #include "core/descriptor.h"
 #include "core/plan.h"
 
@@ -27,11 +28,13 @@ template <PlanFault kFault = PlanFault::kNone>
 struct AllGatherCeT {
   static constexpr Descriptor kDescriptor{
       EntryKind::kHostPlan, Op::kAllGather, "ce_st", "ce",
-      "host plan: copy engines push the input into every peer's output, a flag per chunk"};
+      "host plan: copy engines push the input into every peer's output, a flag per chunk; SMs copy my own slot"};
   struct Config {
-    static constexpr int kBlockLimit = 0;  // no kernel: copy engines only
-    static constexpr int kDefaultBlockCap = 0;
-    static constexpr std::size_t kBytesPerBlock = 0;
+    // Blocks: those of the one kernel, copy_local's copy of my own slot (the peers' bytes move by
+    // copy engines only).
+    static constexpr int kBlockLimit = CopyLocal::Config::kBlockLimit;
+    static constexpr int kDefaultBlockCap = CopyLocal::Config::kDefaultBlockCap;
+    static constexpr std::size_t kBytesPerBlock = CopyLocal::Config::kBytesPerBlock;
     // Per copy and per progress flag. Each copy costs ~5 us of its own in a CUDA graph (2x H200:
     // 256 MiB took 708 us in 2 MiB chunks, 459 in 8 MiB, 393 in 32 MiB; results/h200x2/runs/).
     static constexpr std::size_t kChunkBytes = 32 << 20;
@@ -54,7 +57,13 @@ struct AllGatherCeT {
     push_chunks<kFault>(
         h, ch, [&](int q, int k) { return h.peer(out, q) + my_slot + ch.begin(k); },
         [&](int, int k) { return in + ch.begin(k); });
-    if (bytes && own_copy) h.copy_engine(kMainStream, out + my_slot, in, bytes);
+    if (bytes && own_copy) {  // my own slot by SMs, beside the copy engines (copy_local.h says why)
+      CollArgs k;
+      k.in = in;
+      k.out = out + my_slot;
+      k.count = c.count;
+      h.template launch<CopyLocal, T>(kMainStream, k, a.blocks ? a.blocks : CopyLocal::default_blocks<T>(k.count));
+    }
     for (int s = 1; s < h.streams(); ++s) h.record(s, s);
     return ch;
   }

@@ -21,6 +21,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "core/algos/copy_local.h"
 #include "core/algos/local_reduce_ring.h"
 #include "core/algos/mm_rs_gemm_ce_acc.h"
 #include "core/partition.h"
@@ -61,8 +62,9 @@ class PlanWorld {
     }
     template <class Program, class T>
     void launch(int s, const CollArgs& a, int blocks) {
-      static_assert(std::is_same_v<Program, LocalReduceRing> || std::is_same_v<Program, SumPeerSlots>,
-                    "the interpreter runs the local plan kernels only (local_reduce_ring, sum_peer_slots)");
+      static_assert(std::is_same_v<Program, LocalReduceRing> || std::is_same_v<Program, SumPeerSlots> ||
+                        std::is_same_v<Program, CopyLocal>,
+                    "the interpreter runs the local plan kernels only (local_reduce_ring, sum_peer_slots, copy_local)");
       const int me = me_, n = w_.world_;
       push(s, [a, blocks, me, n] {
         for (int b = 0; b < blocks; ++b) {
@@ -191,6 +193,7 @@ class PlanWorld {
     int world() const { return n; }
     int blocks() const { return nb; }
     int block() const { return b; }
+    void copy(void* dst, const void* src, std::size_t bytes) { std::memmove(dst, src, bytes); }
     template <class T>
     void reduce(T* dst, const T* const* srcs, int count_srcs, std::size_t count, ReduceOp op) {
       for (std::size_t i = 0; i < count; ++i) {

@@ -2,9 +2,9 @@
 // groups; the tile width per shape; the operands refused, each in one line; the schedule (coop or
 // ping-pong) per shape, and a model of the ping-pong ring's protocol (tile_pingpong.cuh) run
 // under random interleavings.
-#include <algorithm>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <deque>
 #include <random>
 #include <set>
@@ -175,16 +175,18 @@ TEST(TileSched, H200ModelPicksWhatMeasuredFastest) {
     int m, n, k;
     double coop_us, pingpong_us;
   };
-  const Row rows[] = {{4096, 1792, 2048, 52.0, 0},        {4096, 1792, 4096, 87.072, 0},
-                      {4096, 3584, 4096, 187.328, 177.728}, {4096, 3584, 8192, 339.52, 340.928},
-                      {8192, 1792, 2048, 105.12, 100.224},  {8192, 1792, 4096, 188.064, 178.784},
-                      {8192, 3584, 4096, 461.76, 412.992},  {8192, 3584, 8192, 711.072, 705.568},
+  const Row rows[] = {{4096, 1792, 2048, 52.0, 0},           {4096, 1792, 4096, 87.072, 0},
+                      {4096, 3584, 4096, 187.328, 177.728},  {4096, 3584, 8192, 339.52, 340.928},
+                      {8192, 1792, 2048, 105.12, 100.224},   {8192, 1792, 4096, 188.064, 178.784},
+                      {8192, 3584, 4096, 461.76, 412.992},   {8192, 3584, 8192, 711.072, 705.568},
                       {16384, 1792, 2048, 203.392, 188.672}, {16384, 1792, 4096, 371.488, 355.264},
                       {16384, 3584, 4096, 753.728, 712.576}, {16384, 3584, 8192, 1417.06, 1403.97}};
   double worst_h100 = 1.0;
   for (const Row& r : rows) {
     const double best = r.pingpong_us > 0 ? std::min(r.coop_us, r.pingpong_us) : r.coop_us;
-    auto measured = [&](const TilePlan& p) { return p.schedule == TileSchedule::kPingpong ? r.pingpong_us : r.coop_us; };
+    auto measured = [&](const TilePlan& p) {
+      return p.schedule == TileSchedule::kPingpong ? r.pingpong_us : r.coop_us;
+    };
     const TilePlan p = choose_plan(r.m, r.n, r.k, 132, TileSchedule::kAuto, 0, 0, kTileModelH200);
     ASSERT_EQ(p.tile_m, 128);
     if (p.schedule == TileSchedule::kPingpong) {

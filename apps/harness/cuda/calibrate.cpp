@@ -348,11 +348,15 @@ int calibrate_rank(Runtime& rt, const calib::CalibPlan& plan, std::size_t half, 
     cudaStream_t s = rt.stream();
     const std::size_t n = std::size_t(b);
     char* dst = rt.handle().heap_peer[(me + 1) % world] + half;
-    c.row("ce_link_oneway", 0, true, b, [=]() {
-      if (me == 0) SYMM_CUDA_CHECK(cudaMemcpyAsync(dst, src, n, cudaMemcpyDeviceToDevice, s));
-    }, calls_for(b));
-    c.row("ce_link_twoway", 0, true, b,
-          [=]() { SYMM_CUDA_CHECK(cudaMemcpyAsync(dst, src, n, cudaMemcpyDeviceToDevice, s)); }, calls_for(b));
+    c.row(
+        "ce_link_oneway", 0, true, b,
+        [=]() {
+          if (me == 0) SYMM_CUDA_CHECK(cudaMemcpyAsync(dst, src, n, cudaMemcpyDeviceToDevice, s));
+        },
+        calls_for(b));
+    c.row(
+        "ce_link_twoway", 0, true, b,
+        [=]() { SYMM_CUDA_CHECK(cudaMemcpyAsync(dst, src, n, cudaMemcpyDeviceToDevice, s)); }, calls_for(b));
   }
   // A team's ranks share the GPU: the GEMM and stream-flag rows of every rank run at once (each
   // rank's row is the max over ranks as everywhere), and the barriers keep them apart from the rows before.
