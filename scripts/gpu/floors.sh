@@ -18,6 +18,8 @@
 #      10/20/30, graph and eager, NCCL's rows beside          -> ag256_<chunk>_<pct>_<m>.csv, ag256_<m>.log
 #   7. the flagged-packet all-reduce at 4K / 8K (4 blocks), NCCL's rows beside, 100 samples
 #                                                               -> ar4k_<m>.csv / .log
+#   8. the copy-engine all-gathers (and the SM push) 1M..256M, checked to 64M, NCCL's rows beside,
+#      old and new binary; then 256M in 128M chunks            -> ag_plans_{old,new}[_128M]_<m>.csv / .log
 # nvidia-smi's SM clock and power every 100 ms (read only)     -> smi_<m>.csv
 #   scripts/gpu/floors.sh <world> <out-dir> [steps, default 12345]
 set -uo pipefail
@@ -120,6 +122,25 @@ step7() {
     --blocks 4 --mode both --iters 100 --csv "$DIR/ar4k_$M.csv" > "$DIR/ar4k_$M.log" 2>&1
   echo "# 7 all-reduce 4K: rc $? at ${SECONDS}s"
   grep -E "^all_reduce" "$DIR/ar4k_$M.log"
+}
+step8() {
+  local runs="new"
+  [ -x $OLD ] && runs="old new"
+  for r in $runs; do
+    local B=$BIN
+    [ $r = old ] && B=$OLD
+    mark "ag plans $r"
+    timeout 150 $B launch -n $W -- $B bench --backend cuda --op all_gather --algo ce,ce_sm,push --sizes 1M:256M:x4 \
+      --mode both --check-up-to 64M --csv "$DIR/ag_plans_${r}_$M.csv" > "$DIR/ag_plans_${r}_$M.log" 2>&1
+    echo "# 8 all-gather plans $r: rc $? at ${SECONDS}s"
+    grep -E "FAIL|rror" "$DIR/ag_plans_${r}_$M.log" | head -5
+    grep -E "^all_gather +(all_gather.ce|nccl_ce).*(16777216|268435456)" "$DIR/ag_plans_${r}_$M.log"
+  done
+  mark "ag 128M chunks"
+  timeout 90 $BIN launch -n $W -- $BIN bench --backend cuda --op all_gather --algo ce,ce_sm --sizes 256M \
+    --chunk-bytes 128M --mode both --timing-only --csv "$DIR/ag_plans_new_128M_$M.csv" > "$DIR/ag_plans_new_128M_$M.log" 2>&1
+  echo "# 8 all-gather 256M in 128M chunks: rc $? at ${SECONDS}s"
+  grep -E "^all_gather +all_gather" "$DIR/ag_plans_new_128M_$M.log"
 }
 for ((i = 0; i < ${#STEPS}; ++i)); do "step${STEPS:$i:1}"; done
 mark end
