@@ -27,6 +27,7 @@
 
 #include <algorithm>
 
+#include "core/algos/all_gather_ce_st.h"
 #include "core/algos/copy_local.h"
 #include "core/algos/push_to_peers.h"
 #include "core/descriptor.h"
@@ -45,7 +46,7 @@ struct AllGatherCeSmStT {
     static constexpr int kBlockLimit = PushToPeers::Config::kBlockLimit;
     static constexpr int kDefaultBlockCap = PushToPeers::Config::kDefaultBlockCap;
     static constexpr std::size_t kBytesPerBlock = PushToPeers::Config::kBytesPerBlock;
-    static constexpr std::size_t kChunkBytes = 32 << 20;  // per copy and per progress flag
+    static constexpr std::size_t kChunkBytes = AllGatherCeT<>::Config::kChunkBytes;  // per copy and flag (ce_st's)
     static constexpr std::size_t kSmOnlyBelow = 4 << 20;  // per rank: all bytes by SMs below this
     static constexpr int kSmPercent = 20;                 // above it: the SMs' share
   };

@@ -36,8 +36,10 @@ struct AllGatherCeT {
     static constexpr int kDefaultBlockCap = CopyLocal::Config::kDefaultBlockCap;
     static constexpr std::size_t kBytesPerBlock = CopyLocal::Config::kBytesPerBlock;
     // Per copy and per progress flag. Each copy costs ~5 us of its own in a CUDA graph (2x H200:
-    // 256 MiB took 708 us in 2 MiB chunks, 459 in 8 MiB, 393 in 32 MiB; results/h200x2/runs/).
-    static constexpr std::size_t kChunkBytes = 32 << 20;
+    // 256 MiB took 708 us in 2 MiB chunks, 459 in 8 MiB, 393 in 32 MiB; results/h200x2/runs/), and
+    // a shard copied whole runs nearer the link's rate (2x H100, own slot by SMs: 401 us in 32 MiB,
+    // 377 in 128 MiB, one copy per peer; results/h100x2/floors_eadb0df/): up to 128 MiB, one copy.
+    static constexpr std::size_t kChunkBytes = 128 << 20;
   };
 
   // Steps 1-3 and the side streams' end events (events 1 .. streams()-1); returns the chunking.

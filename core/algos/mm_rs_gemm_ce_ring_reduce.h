@@ -12,8 +12,7 @@
 //          write_flag(q, data flag (k, me))        it publishes the copy
 //   3. my own rows last (the peers' chunks land meanwhile), chunk by chunk: main stream:
 //      partial[my rows, chunk k] = a[my rows, chunk k] @ B; record an event
-//   4. side stream 1 (the main stream when my rows are one chunk), for every chunk k, after step
-//      3's event of chunk k: wait for data flag
+//   4. side stream 1, for every chunk k, after step 3's event of chunk k: wait for data flag
 //      (k, q) of every peer q (me-1 first), then local_reduce_ring over chunk k of my rows:
 //      c = partial[my rows] (+) slot[me+1] (+) ... (+) slot[me-1] (my own data first, then the
 //      ring: the order a ring reduce-scatter adds in). Chunk k's reduce overlaps the GEMM of my
@@ -68,16 +67,12 @@ struct MmRsGemmCeRingReduceT {
     };
 
     int ev = mm_rs_push_peers<T, kFault>(h, f, l);  // steps 1-2
-    // One chunk of my rows: nothing for its reduce to overlap, so it runs on the main stream and
-    // spares the two cross-stream hops (an eager call pays each in host and stream latency).
-    const int reducer = h.streams() > 1 && ch.count > 1 ? 1 : kMainStream;
+    const int reducer = h.streams() > 1 ? 1 : kMainStream;
     for (int k = 0; k < ch.count; ++k, ++ev) {
       const std::size_t begin = std::size_t(me) * slot_bytes + ch.begin(k);
       if (ch.size(k)) gemm(begin / row_bytes, ch.size(k) / row_bytes);  // step 3
-      if (reducer != kMainStream) {
-        h.record(kMainStream, ev);
-        h.wait_event(reducer, ev);  // step 4
-      }
+      h.record(kMainStream, ev);
+      h.wait_event(reducer, ev);  // step 4
       for (int i = 1; i < n && kFault != PlanFault::kNoWait; ++i)
         h.wait_flag(reducer, pad::plan_flag(pad::kPlanData, k, (me + n - i) % n), 1);
       if (!ch.size(k)) continue;
