@@ -30,6 +30,7 @@
 #include "core/algos/barrier_signal_wait_relaxed.h"
 #include "core/algos/mm_rs_gemm_ce_acc.h"
 #include "core/algos/mm_rs_gemm_ce_ring_reduce.h"
+#include "core/algos/mm_rs_gemm_ce_tile_acc.h"
 #include "core/algos/mm_rs_gemm_st_chunk_reduce.h"
 #include "core/algos/mm_rs_tile_reduce.h"
 #include "core/algos/reduce_scatter_ce_st_chunk_reduce.h"
@@ -59,8 +60,9 @@ using HostPlans = TypeList<AllGatherCeSt, AllGatherCeSmSt, ReduceScatterCeStRing
 // list` order: fused_algorithms(), apart from Algorithms (their arguments are matrices).
 // The device-program variants (a persistent tile kernel: ag_mm_ce_tile_gemm.h, mm_rs_tile_reduce.h)
 // follow their op's host-plan variants.
-using FusedPlans = TypeList<AgMmCeChunkGemm, AgMmCeBulkGemm, AgMmStBulkGemm, AgMmCeTileGemm, MmRsGemmCeRingReduce,
-                            MmRsGemmCeAcc, MmRsGemmStChunkReduce, MmRsTileStLdReduce, MmRsTileStPeerReduce>;
+using FusedPlans =
+    TypeList<AgMmCeChunkGemm, AgMmCeBulkGemm, AgMmStBulkGemm, AgMmCeTileGemm, MmRsGemmCeRingReduce, MmRsGemmCeAcc,
+             MmRsGemmStChunkReduce, MmRsTileStLdReduce, MmRsTileStPeerReduce, MmRsGemmCeTileAcc>;
 
 template <class... A, class... B>
 TypeList<A..., B...> concat(TypeList<A...>, TypeList<B...>);

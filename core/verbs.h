@@ -88,7 +88,8 @@ namespace symm {
 //
 //   Matrix tiles (the fused matmuls' device programs, core/algos/tile_gemm.h):
 //   void mma_tile<T>(T* c, size_t ldc, const T* a, size_t lda, const T* b, size_t ldb,
-//                    int m, int n, int k)
+//                    int m, int n, int k, const T* c_in = nullptr, int n_in = 0,
+//                    size_t in_stride = 0)
 //                                                 the block accumulates C_tile += A_tile @ B_tile
 //                                                 over the whole depth k in an fp32 accumulator
 //                                                 that starts at zero (products of T, bf16 or
@@ -103,7 +104,12 @@ namespace symm {
 //                                                 stores, ordered for peers by a later release,
 //                                                 like copy's). Reads and stores are plain data
 //                                                 accesses: a peer's rows become readable through
-//                                                 an acquire, as for copy
+//                                                 an acquire, as for copy. With n_in > 0 the
+//                                                 epilogue first adds n_in tiles of the same shape
+//                                                 and ldc, c_in[s * in_stride + i*ldc + j] for
+//                                                 s = 0, 1, ..., in fp32 in that order (a sum of
+//                                                 partial products rounded once); they may be peer
+//                                                 addresses and are read as A and B are
 inline constexpr int kTileM = 128, kTileN = 128;  // the largest tile one mma_tile call computes
 template <class C>
 concept BlockVerbs = requires(C& c, const C& cc, void* p, const void* cp, float* fp, const float* const* srcs,
@@ -125,6 +131,8 @@ concept BlockVerbs = requires(C& c, const C& cc, void* p, const void* cp, float*
   c.template reduce_ll<float>(fp, &cp, r, n, u, op);
   c.template mma_tile<bf16>(static_cast<bf16*>(p), n, static_cast<const bf16*>(cp), n, static_cast<const bf16*>(cp), n,
                             r, r, r);
+  c.template mma_tile<bf16>(static_cast<bf16*>(p), n, static_cast<const bf16*>(cp), n, static_cast<const bf16*>(cp), n,
+                            r, r, r, static_cast<const bf16*>(cp), r, n);
 };
 
 // ---- host verbs (per-rank, stream-ordered host plans) ----------------------------------

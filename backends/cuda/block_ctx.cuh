@@ -174,9 +174,9 @@ class BlockCtx {
   // stores like copy's: the next release fences them.
   template <class T>
   __device__ void mma_tile(T* c, std::size_t ldc, const T* a, std::size_t lda, const T* b, std::size_t ldb, int m,
-                           int n, int k) {
+                           int n, int k, const T* c_in = nullptr, int n_in = 0, std::size_t in_stride = 0) {
     flush_wait();
-    detail::mma_tile_wmma<T>(c, ldc, a, lda, b, ldb, m, n, k);
+    detail::mma_tile_wmma<T>(c, ldc, a, lda, b, ldb, m, n, k, c_in, n_in, in_stride);
     pending_ = true;
   }
 

@@ -26,7 +26,7 @@ inline constexpr int kMaxFragsPerWarp = 8;  // blocks of 256 .. 512 threads
 
 template <class T>
 __device__ void mma_tile_wmma(T* c, std::size_t ldc, const T* a, std::size_t lda, const T* b, std::size_t ldb, int m,
-                              int n, int k) {
+                              int n, int k, const T* c_in = nullptr, int n_in = 0, std::size_t in_stride = 0) {
   namespace wmma = nvcuda::wmma;
   static_assert(std::is_same_v<T, bf16> || std::is_same_v<T, fp16>, "mma_tile takes bf16 or fp16");
   using W = std::conditional_t<std::is_same_v<T, bf16>, __nv_bfloat16, __half>;
@@ -84,8 +84,19 @@ __device__ void mma_tile_wmma(T* c, std::size_t ldc, const T* a, std::size_t lda
       wmma::store_matrix_sync(scratch[warp], acc[i], 16, wmma::mem_row_major);
       __syncwarp();
       const int row = lane / 2, c8 = (lane % 2) * 8, gr = fi * 16 + row, gc = fj * 16 + c8;
-      if (gr < m && gc < n)
-        *reinterpret_cast<uint4*>(c + std::size_t(gr) * ldc + std::size_t(gc)) = pack<T>(&scratch[warp][row * 16 + c8]);
+      if (gr < m && gc < n) {
+        float f[8];
+#pragma unroll
+        for (int e = 0; e < 8; ++e) f[e] = scratch[warp][row * 16 + c8 + e];
+        const std::size_t off = std::size_t(gr) * ldc + std::size_t(gc);
+        for (int s = 0; s < n_in; ++s) {  // the epilogue's inputs, in order (core/verbs.h)
+          float g[8];
+          unpack<T>(*reinterpret_cast<const uint4*>(c_in + std::size_t(s) * in_stride + off), g);
+#pragma unroll
+          for (int e = 0; e < 8; ++e) f[e] += g[e];
+        }
+        *reinterpret_cast<uint4*>(c + off) = pack<T>(f);
+      }
       __syncwarp();
     }
   }

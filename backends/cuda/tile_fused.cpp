@@ -11,12 +11,14 @@
 
 namespace symm::cuda {
 
-int tile_program_width(TileProgram, const MatArgs& a, int, int blocks) {
-  // Every program's tiles together cover an M x N product (mm_rs: world rounds of M/world rows):
-  // the width with the fewer predicted waves per block, weighed by tile_sched.h's relative speeds.
+int tile_program_width(TileProgram p, const MatArgs& a, int world, int blocks) {
+  // Every program's tiles together cover an M x N product (mm_rs: world rounds of M/world rows),
+  // but MmRsAcc's, which covers my M/world rows only: the width with the fewer predicted waves per
+  // block, weighed by tile_sched.h's relative speeds.
   const int nb = blocks > 0 ? blocks : 1;
+  const uint32_t rows = p == TileProgram::kMmRsAcc && world > 0 ? a.m / uint32_t(world) : a.m;
   auto cost = [&](int bn, double speed) {
-    const uint32_t tiles = TileGrid(a.m, a.n, uint32_t(bn)).tiles();
+    const uint32_t tiles = TileGrid(rows, a.n, uint32_t(bn)).tiles();
     return double((tiles + uint32_t(nb) - 1) / uint32_t(nb)) * bn / speed;
   };
   return cost(256, 1.0) <= cost(128, 0.88) ? 256 : 128;
@@ -25,14 +27,19 @@ int tile_program_width(TileProgram, const MatArgs& a, int, int blocks) {
 void launch_tile_program(TileProgram p, DType t, const DeviceHandle& h, const MatArgs& a, int blocks,
                          cudaStream_t stream) {
   if (t != DType::kBF16 && t != DType::kFP16) fail(ErrorCode::kUnsupported, "tile programs: bf16 and fp16 only");
-  const bool ag = p == TileProgram::kAgMm, rs = p == TileProgram::kMmRsPull || p == TileProgram::kMmRsPush;
+  const bool ag = p == TileProgram::kAgMm,
+             rs = p == TileProgram::kMmRsPull || p == TileProgram::kMmRsPush || p == TileProgram::kMmRsAcc;
   const int w = h.world;
   const std::string shape =
       " (m " + std::to_string(a.m) + " n " + std::to_string(a.n) + " k " + std::to_string(a.k) + ")";
   if (a.m == 0 || a.n == 0 || a.k == 0 || a.n % 8 || a.k % 8)
     fail(ErrorCode::kUnsupported, "tile programs: n and k must be non-zero multiples of 8" + shape);
   if ((ag || rs) && a.m % uint32_t(w)) fail(ErrorCode::kUnsupported, "tile programs: m not divisible by world" + shape);
-  if (ag && a.chunk_rows == 0) fail(ErrorCode::kInvalidArgument, "ag_mm tile program: chunk_rows is 0");
+  if ((ag || p == TileProgram::kMmRsAcc) && a.chunk_rows == 0)
+    fail(ErrorCode::kInvalidArgument, "tile program: chunk_rows is 0");
+  if (p == TileProgram::kMmRsAcc && a.chunk_rows % tile::kTileM && a.chunk_rows < a.m / uint32_t(w))
+    fail(ErrorCode::kInvalidArgument, "mm_rs tile program: chunk_rows " + std::to_string(a.chunk_rows) +
+                                          " is not a multiple of the tile's 128 rows" + shape);
   for (const void* q : {a.a, a.b, static_cast<const void*>(a.c), ag ? a.a2 : a.a, rs ? a.work : a.a})
     if (!q || reinterpret_cast<std::uintptr_t>(q) % 16)
       fail(ErrorCode::kUnsupported, "tile programs: an operand is null or not 16-byte aligned" + shape);

@@ -20,6 +20,12 @@
 //              slots and values as the program's waits), the named barrier extends the acquire
 //              to the 256 threads, which sum the world sources in fp32 (rank order, as
 //              BlockCtx::reduce). The epoch counter is the program's (pad::counter(b, kCounter)).
+//   MmRsAccTiles (core/algos/mm_rs_gemm_ce_tile_acc.h): every blocks()-th tile of my rows, in
+//              TileGrid's order. The program acquires a tile's chunk flags before its mma_tile;
+//              here one consumer thread acquires them after the tile's product, before its
+//              epilogue reads the peers' slots (the only reads they order: A and B are local),
+//              and the named barrier extends the acquire to the 256 threads; store_tile adds the
+//              world - 1 slots in order, as the verb's epilogue.
 //
 // Every wait is bounded by the handle's timeout and, on expiry, fills the rank's error record
 // (rank, block, slot, expected, seen) and poisons the rank, as BlockCtx::wait does.
@@ -111,7 +117,7 @@ __device__ void reduce_vectors(uint4* dst, const uint4* const* src, int nsrc, st
 }
 
 // TT: the wgmma operand type (TileBF16 / TileF16); T: the same as core's element type.
-// kFamily: 0 TileGemm, 1 AgMmTiles, 2 MmRsTiles (pull or push at run time): one kernel each, so a
+// kFamily: 0 TileGemm, 1 AgMmTiles, 2 MmRsTiles (pull or push at run time), 3 MmRsAccTiles: one kernel each, so a
 // program's register allocation is its own (one path's registers do not spill another's).
 template <int BN, class TT, class T, int kFamily>
 __global__ void __launch_bounds__(384, 1)
@@ -169,6 +175,11 @@ __global__ void __launch_bounds__(384, 1)
         }
         load_tile<BN>(ring, pos, &ta2, &tb, int(walk.row0() + g.row0(j)), int(g.col0(j)), kblocks);
       }
+    } else if constexpr (kFamily == 3) {  // my rows of A (m x k, every rank's rows)
+      const uint32_t rows = p.m / uint32_t(w);
+      const symm::TileGrid g = MmRsAccLayout::grid(rows, p.n, p.chunk_rows, BN);
+      for (uint32_t t = bk; t < g.tiles(); t += nb)
+        load_tile<BN>(ring, pos, &ta, &tb, int(uint32_t(me) * rows + g.row0(t)), int(g.col0(t)), kblocks);
     } else {
       const uint32_t rows = p.m / uint32_t(w);
       const symm::TileGrid g(rows, p.n, BN);
@@ -203,6 +214,25 @@ __global__ void __launch_bounds__(384, 1)
       mma_tile<BN, TT>(acc, ring, pos, kblocks, cw);
       store_tile<BN, TT>(acc, c + walk.row0() * p.n, nullptr, p.n, int(g.m), int(p.n), int(g.row0(j)), int(g.col0(j)),
                          cw);
+    }
+    return;
+  }
+  if constexpr (kFamily == 3) {
+    const uint32_t rows = p.m / uint32_t(w);
+    const symm::TileGrid g = MmRsAccLayout::grid(rows, p.n, p.chunk_rows, BN);
+    const T* slots = static_cast<const T*>(p.work);
+    uint32_t acquired = ~0u;  // as the program: the chunk whose flags this block acquired last
+    for (uint32_t t = bk; t < g.tiles(); t += nb) {
+      mma_tile<BN, TT>(acc, ring, pos, kblocks, cw);
+      const uint32_t k = g.row0(t) / p.chunk_rows;
+      if (k != acquired) {
+        if (threadIdx.x == 128)
+          for (int i = 1; i < w; ++i) wait_acquire(h, pad::plan_flag(pad::kPlanData, int(k), (me + i) % w), 1);
+        consumers_sync();  // extends thread 128's acquires to the other consumer threads
+        acquired = k;
+      }
+      store_tile<BN, TT>(acc, c, slots, p.n, int(rows), int(p.n), int(g.row0(t)), int(g.col0(t)), cw, w - 1,
+                         std::size_t(rows) * p.n);
     }
     return;
   }
@@ -253,6 +283,7 @@ int family_of(int program) {
     case TileProgram::kAgMm: return 1;
     case TileProgram::kMmRsPull:
     case TileProgram::kMmRsPush: return 2;
+    case TileProgram::kMmRsAcc: return 3;
     default: return -1;
   }
 }
@@ -273,6 +304,7 @@ const void* kernel_of(int family) {
     case 0: return reinterpret_cast<const void*>(&tile_program_kernel<BN, TT, T, 0>);
     case 1: return reinterpret_cast<const void*>(&tile_program_kernel<BN, TT, T, 1>);
     case 2: return reinterpret_cast<const void*>(&tile_program_kernel<BN, TT, T, 2>);
+    case 3: return reinterpret_cast<const void*>(&tile_program_kernel<BN, TT, T, 3>);
     default: return nullptr;
   }
 }
@@ -284,6 +316,7 @@ cudaError_t launch(cudaStream_t stream, const DeviceHandle& h, const CUtensorMap
     case 0: return launch_family<BN, TT, T, 0>(stream, h, ta, ta2, tb, pp, blocks);
     case 1: return launch_family<BN, TT, T, 1>(stream, h, ta, ta2, tb, pp, blocks);
     case 2: return launch_family<BN, TT, T, 2>(stream, h, ta, ta2, tb, pp, blocks);
+    case 3: return launch_family<BN, TT, T, 3>(stream, h, ta, ta2, tb, pp, blocks);
     default: return cudaErrorInvalidValue;
   }
 }

@@ -249,9 +249,11 @@ struct Out<TileF16> {
 // in one 16-byte access: a quarter of the store instructions of pairwise 4-byte stores, which
 // cost the tile several microseconds at every tile's end (measured: h200x1/tile_gemm/v1). The
 // edges store pairs, predicated.
+// c_in (optional): n_in input tiles in_stride elements apart, added in order before the rounding.
 template <int BN, class T>
 __device__ __forceinline__ void store_tile(const float (&acc)[TileConfig<BN>::kAcc], void* c, const void* c_in,
-                                           std::size_t ldc, int m, int n, int m0, int n0, int wg) {
+                                           std::size_t ldc, int m, int n, int m0, int n0, int wg, int n_in = 1,
+                                           std::size_t in_stride = 0) {
   using O = Out<T>;
   const int t = threadIdx.x % 128, warp = t / 32, lane = t % 32, q = lane % 4;
   const int row = m0 + wg * 64 + warp * 16 + lane / 4;
@@ -280,8 +282,8 @@ __device__ __forceinline__ void store_tile(const float (&acc)[TileConfig<BN>::kA
             if (i == from) out[2 * i] = x, out[2 * i + 1] = y;
         }
         const std::size_t off = roff + std::size_t(8 * (4 * g + q));
-        if (ci) {
-          const uint4 v = *reinterpret_cast<const uint4*>(ci + off);
+        for (int s = 0; ci && s < n_in; ++s) {
+          const uint4 v = *reinterpret_cast<const uint4*>(ci + std::size_t(s) * in_stride + off);
           const typename O::Pair* p = reinterpret_cast<const typename O::Pair*>(&v);
 #pragma unroll
           for (int i = 0; i < 4; ++i) {
@@ -307,13 +309,13 @@ __device__ __forceinline__ void store_tile(const float (&acc)[TileConfig<BN>::kA
       float x = acc[4 * j + 2 * h], y = acc[4 * j + 2 * h + 1];
       const std::size_t off = std::size_t(rr) * ldc + std::size_t(cc);
       if (rr < m && cc + 1 < n) {
-        if (ci) {
-          const float2 v = O::unpack(*reinterpret_cast<const typename O::Pair*>(ci + off));
+        for (int s = 0; ci && s < n_in; ++s) {
+          const float2 v = O::unpack(*reinterpret_cast<const typename O::Pair*>(ci + std::size_t(s) * in_stride + off));
           x += v.x, y += v.y;
         }
         *reinterpret_cast<typename O::Pair*>(cp + off) = O::pack(x, y);
       } else if (rr < m && cc < n) {
-        if (ci) x += O::one(ci[off]);
+        for (int s = 0; ci && s < n_in; ++s) x += O::one(ci[std::size_t(s) * in_stride + off]);
         cp[off] = O::one(x);
       }
     }

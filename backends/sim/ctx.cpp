@@ -54,10 +54,10 @@ void BlockCtx::reduce_ll_impl(DType t, void* dst, const void* const* srcs, int n
   sim_->reduce_ll(*blk_, t, reinterpret_cast<uintptr_t>(dst), srcs, nsrc, count, epoch, op);
 }
 void BlockCtx::mma_tile_impl(DType t, void* c, std::size_t ldc, const void* a, std::size_t lda, const void* b,
-                             std::size_t ldb, int m, int n, int k) {
+                             std::size_t ldb, int m, int n, int k, const void* c_in, int n_in, std::size_t in_stride) {
   sim_->settle_loads(*blk_);
   sim_->mma_tile(*blk_, t, reinterpret_cast<uintptr_t>(c), ldc, reinterpret_cast<uintptr_t>(a), lda,
-                 reinterpret_cast<uintptr_t>(b), ldb, m, n, k);
+                 reinterpret_cast<uintptr_t>(b), ldb, m, n, k, reinterpret_cast<uintptr_t>(c_in), n_in, in_stride);
 }
 
 }  // namespace symm::sim

@@ -51,8 +51,9 @@ class BlockCtx {
   }
   // Matrix tiles: timing and data in tiles.cpp.
   template <class T>
-  void mma_tile(T* c, std::size_t ldc, const T* a, std::size_t lda, const T* b, std::size_t ldb, int m, int n, int k) {
-    mma_tile_impl(DTypeOf<T>::value, c, ldc, a, lda, b, ldb, m, n, k);
+  void mma_tile(T* c, std::size_t ldc, const T* a, std::size_t lda, const T* b, std::size_t ldb, int m, int n, int k,
+                const T* c_in = nullptr, int n_in = 0, std::size_t in_stride = 0) {
+    mma_tile_impl(DTypeOf<T>::value, c, ldc, a, lda, b, ldb, m, n, k, c_in, n_in, in_stride);
   }
 
  private:
@@ -63,7 +64,7 @@ class BlockCtx {
   void reduce_ll_impl(DType t, void* dst, const void* const* srcs, int nsrc, std::size_t count, uint32_t epoch,
                       ReduceOp op);
   void mma_tile_impl(DType t, void* c, std::size_t ldc, const void* a, std::size_t lda, const void* b, std::size_t ldb,
-                     int m, int n, int k);
+                     int m, int n, int k, const void* c_in, int n_in, std::size_t in_stride);
 
   Simulator* sim_;
   Block* blk_;

@@ -206,7 +206,8 @@ class Simulator {
   void reduce_ll(Block& b, DType t, uintptr_t dst, const void* const* srcs, int n, std::size_t count, uint32_t epoch,
                  ReduceOp op);
   void mma_tile(Block& b, DType t, uintptr_t c, std::size_t ldc, uintptr_t a, std::size_t lda, uintptr_t bm,
-                std::size_t ldb, int m, int n, int k);  // tiles.cpp
+                std::size_t ldb, int m, int n, int k, uintptr_t c_in = 0, int n_in = 0,
+                std::size_t in_stride = 0);  // tiles.cpp
 
   // Host verbs, called from SimHost while a plan enqueues (streams.cpp).
   uintptr_t host_peer_addr(int rank, uintptr_t p, int r) const;

@@ -2,7 +2,8 @@
 // tile itself (fp32 accumulation of T products, one rounding to T), so the fused programs'
 // results are checked against float64 like every other output.
 //
-// Timing. One flow carries the tile's operand bytes S = A (m x k) + B (k x n) + C (m x n) and
+// Timing. One flow carries the tile's operand bytes S = A (m x k) + B (k x n) + C (m x n) (+ the
+// epilogue's n_in input tiles, m x n each, read as A and B are, local ones half an HBM copy) and
 // is capped so that alone it takes the tile's compute time: 2 m n k flops at mma_TFLOPs / sms
 // (one block holds one SM; the programs launch at most one block per SM), or the time its NVLink
 // bytes need at the per-block cap (block_GBps), whichever is longer. Where each byte weighs:
@@ -27,9 +28,10 @@
 namespace symm::sim {
 
 namespace {
+// inrows[s][i]: row i of epilogue input s, added after the products in s order (fp32).
 template <class T>
-void tile_data(const std::vector<const uint8_t*>& arows, const std::vector<const uint8_t*>& brows, int m, int n, int k,
-               std::vector<uint8_t>& out) {
+void tile_data(const std::vector<const uint8_t*>& arows, const std::vector<const uint8_t*>& brows,
+               const std::vector<std::vector<const uint8_t*>>& inrows, int m, int n, int k, std::vector<uint8_t>& out) {
   std::vector<float> bf(std::size_t(k) * std::size_t(n)), acc(std::size_t(m) * std::size_t(n), 0.0f);
   for (int kk = 0; kk < k; ++kk) {
     const T* row = reinterpret_cast<const T*>(brows[std::size_t(kk)]);
@@ -43,6 +45,10 @@ void tile_data(const std::vector<const uint8_t*>& arows, const std::vector<const
       const float* b = bf.data() + std::size_t(kk) * std::size_t(n);
       for (int j = 0; j < n; ++j) c[j] += av * b[j];
     }
+    for (const auto& in : inrows) {
+      const T* row = reinterpret_cast<const T*>(in[std::size_t(i)]);
+      for (int j = 0; j < n; ++j) c[j] += Conv<T>::load(row[j]);
+    }
   }
   out.resize(acc.size() * sizeof(T));
   T* o = reinterpret_cast<T*>(out.data());
@@ -51,7 +57,7 @@ void tile_data(const std::vector<const uint8_t*>& arows, const std::vector<const
 }  // namespace
 
 void Simulator::mma_tile(Block& b, DType t, uintptr_t c, std::size_t ldc, uintptr_t a, std::size_t lda, uintptr_t bm,
-                         std::size_t ldb, int m, int n, int k) {
+                         std::size_t ldb, int m, int n, int k, uintptr_t c_in, int n_in, std::size_t in_stride) {
   const std::string who = "rank " + std::to_string(b.rank) + " block " + std::to_string(b.index) + ": mma_tile";
   if (t == DType::kFP32) fail(ErrorCode::kInvalidArgument, who + " takes bf16 or fp16 operands");
   if (m < 1 || m > kTileM || n < 1 || n > kTileN || k < 1)
@@ -69,14 +75,24 @@ void Simulator::mma_tile(Block& b, DType t, uintptr_t c, std::size_t ldc, uintpt
   const std::size_t c_span = ((um - 1) * ldc + un) * es;
   const Loc la = decode(b, a, a_span, "mma_tile A"), lb = decode(b, bm, b_span, "mma_tile B");
   const Loc lc = decode(b, c, c_span, "mma_tile C");
+  if (n_in < 0 || (n_in > 0 && !c_in))
+    fail(ErrorCode::kInvalidArgument, who + ": " + std::to_string(n_in) + " epilogue inputs at a null address");
+  std::vector<Loc> lin;
+  for (int s = 0; s < n_in; ++s)
+    lin.push_back(decode(b, c_in + std::size_t(s) * in_stride * es, c_span, "mma_tile C_in"));
   for (const Loc* l : {&la, &lb, &lc})
     if (l->space < 0 || l->space >= world_) fail(ErrorCode::kInvalidArgument, who + " needs ranks' addresses");
   const int me = b.rank;
-  if (la.space != me || lb.space != me || lc.space != me) touch_peer(b);
+  bool remote_in = false;
+  for (const Loc& l : lin) {
+    if (l.space < 0 || l.space >= world_) fail(ErrorCode::kInvalidArgument, who + " needs ranks' addresses");
+    remote_in |= l.space != me;
+  }
+  if (la.space != me || lb.space != me || lc.space != me || remote_in) touch_peer(b);
 
   uint32_t index;
   Transfer& x = new_transfer(b, "mma_tile", index);
-  x.remote_load = la.space != me || lb.space != me;
+  x.remote_load = la.space != me || lb.space != me || remote_in;
   x.posted = lc.space != me;
   x.dst_space = lc.space;
   x.dst_off = lc.off;
@@ -85,8 +101,16 @@ void Simulator::mma_tile(Block& b, DType t, uintptr_t c, std::size_t ldc, uintpt
   x.row_bytes = un * es;
   x.dst_pitch = ldc * es;
   const double a_bytes = double(um * uk * es), b_bytes = double(uk * un * es), c_bytes = double(x.bytes);
-  const double total = a_bytes + b_bytes + c_bytes;
+  const double total = a_bytes + b_bytes + c_bytes * (1.0 + double(n_in));
   double link = 0;
+  for (const Loc& l : lin)
+    if (l.space != me) {
+      add_use(res_egress(l.space), float(c_bytes / total));
+      add_use(res_ingress(me), float(c_bytes / total));
+      link += c_bytes;
+    } else {
+      add_use(res_hbm(me), float(0.5 * c_bytes / total));
+    }
   if (la.space != me) add_use(res_egress(la.space), float(a_bytes / total)), link += a_bytes;
   if (lb.space != me) add_use(res_egress(lb.space), float(b_bytes / total)), link += b_bytes;
   if (la.space != me || lb.space != me)
@@ -114,10 +138,12 @@ void Simulator::mma_tile(Block& b, DType t, uintptr_t c, std::size_t ldc, uintpt
     };
     rows_of(la, um, lda, uk, arows);
     rows_of(lb, uk, ldb, un, brows);
+    std::vector<std::vector<const uint8_t*>> inrows(lin.size(), std::vector<const uint8_t*>(um));
+    for (std::size_t s = 0; s < lin.size(); ++s) rows_of(lin[s], um, ldc, un, inrows[s]);
     if (t == DType::kBF16)
-      tile_data<bf16>(arows, brows, m, n, k, x.data);
+      tile_data<bf16>(arows, brows, inrows, m, n, k, x.data);
     else
-      tile_data<fp16>(arows, brows, m, n, k, x.data);
+      tile_data<fp16>(arows, brows, inrows, m, n, k, x.data);
     if (race_)
       for (std::size_t i = 0; i < um; ++i) store(b, lc.space, lc.off + i * ldc * es, un * es);
   }

@@ -8,6 +8,7 @@
 #include "backends/sim/sim.h"
 #include "backends/sim/testing.h"
 #include "core/algos/ag_mm_ce_tile_gemm.h"
+#include "core/algos/mm_rs_gemm_ce_tile_acc.h"
 #include "core/algos/mm_rs_tile_reduce.h"
 
 namespace symm::sim {
@@ -91,6 +92,21 @@ TEST(Tiles, MmRsReduceThatSkipsItsAcquiresIsCaught) {
     FusedRunSpec push = spec_for(find(FusedOp::kMmRs, "mm_rs.tile_st_peer_reduce"), h200x8(), w, 384, 128, 192);
     EXPECT_LE(run_fused_plan<MmRsTileReduceT<true>>(push).max_rel_err, run_fused(push).err_bound);
     EXPECT_TRUE((caught<MmRsTileReduceT<true, PlanFault::kNoWait>>(push))) << "push, world " << w;
+  }
+}
+
+// mm_rs with copy engines and the epilogue's sum: a tile that adds the peers' slots without
+// acquiring its chunk's flags (chunks of 128 rows: several per rank, so some tiles run before their
+// chunk's copies have landed).
+TEST(Tiles, MmRsAccTileThatSkipsItsAcquireIsCaught) {
+  for (int w : {2, 3, 4, 8}) {
+    FusedRunSpec s = spec_for(find(FusedOp::kMmRs, "mm_rs.gemm_ce_tile_acc"), h200x8(), w, 512 * std::size_t(w), 128,
+                              64 * std::size_t(w));
+    s.chunk_rows = 128;
+    EXPECT_LE(run_fused_plan<MmRsGemmCeTileAccT<>>(s).max_rel_err, run_fused(s).err_bound) << "world " << w;
+    EXPECT_TRUE(caught<MmRsGemmCeTileAccT<PlanFault::kNoWait>>(s)) << "world " << w;
+    s.race_check = false;  // the data check alone
+    EXPECT_TRUE(caught<MmRsGemmCeTileAccT<PlanFault::kNoWait>>(s)) << "world " << w << " (data check alone)";
   }
 }
 

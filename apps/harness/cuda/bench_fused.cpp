@@ -281,7 +281,9 @@ class FusedBench {
   // team on one GPU, one graph): the graph's edges order the flags' stream waits, not a kernel's
   // spin, so nothing makes the driver run the peers' copies beside the spinning kernel.
   bool graph_ok(const Case& cs) const {
-    return !(cs.algo && team_graph(rt_) && std::string(cs.algo->id) == "ag_mm.ce_tile_gemm");
+    if (!cs.algo || !team_graph(rt_)) return true;
+    const std::string id = cs.algo->id;
+    return id != "ag_mm.ce_tile_gemm" && id != "mm_rs.gemm_ce_tile_acc";
   }
 
   int sms_per_rank() const {
