@@ -24,9 +24,8 @@
 //              TileGrid's order. The program acquires a tile's chunk flags before its mma_tile;
 //              here one consumer thread acquires them after the tile's product, before its
 //              epilogue reads the peers' slots (the only reads they order: A and B are local),
-//              and the named barrier extends the acquire to the 256 threads; add_tile_inputs adds
-//              the world - 1 slots in order into the accumulators (the verb's epilogue), every
-//              load before the tile's first store.
+//              and the named barrier extends the acquire to the 256 threads; store_tile adds the
+//              world - 1 slots in order, as the verb's epilogue.
 //
 // Every wait is bounded by the handle's timeout and, on expiry, fills the rank's error record
 // (rank, block, slot, expected, seen) and poisons the rank, as BlockCtx::wait does.
@@ -232,9 +231,8 @@ __global__ void __launch_bounds__(384, 1)
         consumers_sync();  // extends thread 128's acquires to the other consumer threads
         acquired = k;
       }
-      add_tile_inputs<BN, TT>(acc, slots, w - 1, std::size_t(rows) * p.n, p.n, int(rows), int(p.n), int(g.row0(t)),
-                              int(g.col0(t)), cw);
-      store_tile<BN, TT>(acc, c, nullptr, p.n, int(rows), int(p.n), int(g.row0(t)), int(g.col0(t)), cw);
+      store_tile<BN, TT>(acc, c, slots, p.n, int(rows), int(p.n), int(g.row0(t)), int(g.col0(t)), cw, w - 1,
+                         std::size_t(rows) * p.n);
     }
     return;
   }

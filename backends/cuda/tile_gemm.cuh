@@ -249,35 +249,6 @@ struct Out<TileF16> {
 // in one 16-byte access: a quarter of the store instructions of pairwise 4-byte stores, which
 // cost the tile several microseconds at every tile's end (measured: h200x1/tile_gemm/v1). The
 // edges store pairs, predicated.
-// acc += n_in input tiles (c_in, in_stride elements apart, row stride ldc), in order, in the
-// accumulator's own layout: every load is issued before the tile's first store (store_tile's
-// c_in reads between its stores, which the compiler cannot move past them: one HBM latency per
-// 16-byte vector, ~80 us over a 70B tile program's waves on 2x H100).
-template <int BN, class T>
-__device__ __forceinline__ void add_tile_inputs(float (&acc)[TileConfig<BN>::kAcc], const void* c_in, int n_in,
-                                                std::size_t in_stride, std::size_t ldc, int m, int n, int m0, int n0,
-                                                int wg) {
-  using O = Out<T>;
-  const int t = threadIdx.x % 128, warp = t / 32, lane = t % 32;
-  const int row = m0 + wg * 64 + warp * 16 + lane / 4, col0 = n0 + (lane % 4) * 2;
-  for (int s = 0; s < n_in; ++s) {
-    const auto* ci = static_cast<const typename O::One*>(c_in) + std::size_t(s) * in_stride;
-#pragma unroll
-    for (int j = 0; j < BN / 8; ++j)
-#pragma unroll
-      for (int h = 0; h < 2; ++h) {
-        const int rr = row + 8 * h, cc = col0 + 8 * j;
-        const std::size_t off = std::size_t(rr) * ldc + std::size_t(cc);
-        if (rr < m && cc + 1 < n) {
-          const float2 v = O::unpack(*reinterpret_cast<const typename O::Pair*>(ci + off));
-          acc[4 * j + 2 * h] += v.x, acc[4 * j + 2 * h + 1] += v.y;
-        } else if (rr < m && cc < n) {
-          acc[4 * j + 2 * h] += O::one(ci[off]);
-        }
-      }
-  }
-}
-
 // c_in (optional): n_in input tiles in_stride elements apart, added in order before the rounding.
 template <int BN, class T>
 __device__ __forceinline__ void store_tile(const float (&acc)[TileConfig<BN>::kAcc], void* c, const void* c_in,
