@@ -49,7 +49,8 @@ struct ProgramParams {
   int program = 0;  // TileProgram
   MatArgs mat;
   // Diagnosis only (SYMM_DEBUG_MMRS_TILES, wrong results, timing runs): 1 = MmRsTiles without its
-  // reduce, 2 = without its reduce and its signals; 0 = the program.
+  // reduce, 2 = without its reduce and its signals; MmRsAccTiles: 1 = without its acquires, 2 =
+  // without its acquires and its epilogue inputs; 0 = the program.
   int debug = 0;
 };
 
@@ -225,14 +226,14 @@ __global__ void __launch_bounds__(384, 1)
     for (uint32_t t = bk; t < g.tiles(); t += nb) {
       mma_tile<BN, TT>(acc, ring, pos, kblocks, cw);
       const uint32_t k = g.row0(t) / p.chunk_rows;
-      if (k != acquired) {
+      if (k != acquired && pp.debug == 0) {
         if (threadIdx.x == 128)
           for (int i = 1; i < w; ++i) wait_acquire(h, pad::plan_flag(pad::kPlanData, int(k), (me + i) % w), 1);
         consumers_sync();  // extends thread 128's acquires to the other consumer threads
         acquired = k;
       }
-      store_tile<BN, TT>(acc, c, slots, p.n, int(rows), int(p.n), int(g.row0(t)), int(g.col0(t)), cw, w - 1,
-                         std::size_t(rows) * p.n);
+      store_tile<BN, TT>(acc, c, pp.debug < 2 ? slots : nullptr, p.n, int(rows), int(p.n), int(g.row0(t)),
+                         int(g.col0(t)), cw, w - 1, std::size_t(rows) * p.n);
     }
     return;
   }
