@@ -49,6 +49,11 @@ struct DeviceHandle {
   // 1 with one process per GPU). Above 1, every launch first checks that all of their blocks fit
   // on the GPU at once (residency_refusal), since a rank's waits end only when its peers run.
   int gpu_ranks = 1;
+  // Host side only: the most ranks any GPU of the team holds (team_max_ranks_per_gpu). Choices that
+  // every rank must make alike (default block counts, cases skipped) use it: with 3 ranks over 2
+  // GPUs, the rank alone on its GPU would otherwise pick more blocks, or run a case, that its
+  // peers do not, and its waits on them would never end.
+  int team_gpu_ranks = 1;
 };
 
 }  // namespace symm::cuda

@@ -119,6 +119,7 @@ std::vector<std::unique_ptr<RankMemory>> RankMemory::in_process(int world, int g
     m->h_.rank = r;
     m->h_.world = world;
     m->h_.gpu_ranks = team_ranks_on_gpu(world, gpus, m->device_);
+    m->h_.team_gpu_ranks = team_max_ranks_per_gpu(world, gpus);
     void* heap = nullptr;
     SYMM_CUDA_CHECK(cudaMalloc(&heap, heap_bytes));
     m->h_.heap_base = static_cast<char*>(heap);

@@ -10,8 +10,9 @@
 
 namespace symm::cuda {
 
-// Blocks of `kernel` one rank may launch at `threads` so that h.gpu_ranks ranks' blocks fit on
-// the current device together (no limit, INT_MAX, when the rank has its GPU to itself).
+// Blocks of `kernel` one rank may launch at `threads` so that the team's most ranks per GPU
+// (h.team_gpu_ranks; h.gpu_ranks if more) fit on the current device together: the same on every
+// rank of the team (no limit, INT_MAX, when every rank has its GPU to itself).
 int team_fit_blocks(const void* kernel, const DeviceHandle& h, int threads);
 void check_residency_slow(const void* kernel, const DeviceHandle& h, int blocks, int threads, const char* what);
 // Throws kUnsupported with residency_refusal's line (prefixed with the rank) when h.gpu_ranks x

@@ -60,6 +60,11 @@ int team_ranks_on_gpu(int world, int gpus, int gpu) {
   return n;
 }
 
+int team_max_ranks_per_gpu(int world, int gpus) {
+  const int used = team_gpus_used(world, gpus);
+  return world > 0 ? (world + used - 1) / used : 1;
+}
+
 std::string team_machine_name(const std::string& device_name, int gpus_used) {
   const std::string m = machine_name(device_name, gpus_used);
   return gpus_used == 1 ? m : m + "_inproc";

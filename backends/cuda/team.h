@@ -33,6 +33,8 @@ int team_gpu(int rank, int gpus);
 // GPUs a team of `world` ranks uses, and how many of its ranks share GPU `gpu`.
 int team_gpus_used(int world, int gpus);
 int team_ranks_on_gpu(int world, int gpus, int gpu);
+// The most ranks any GPU holds: team_ranks_on_gpu's maximum over the GPUs used.
+int team_max_ranks_per_gpu(int world, int gpus);
 // The machine column of a team's rows: the device and the GPU count ("h200x1": any number of
 // ranks on one H200), never an NVLink machine's name: a team over several GPUs is marked
 // "_inproc" ("h200x2_inproc"), since h200x2 names one process per GPU with NCCL beside it.

@@ -2,6 +2,7 @@
 // residency arithmetic, and the rank threads' meetings (barrier, max, exchange, abort, timeout).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <stdexcept>
@@ -24,6 +25,14 @@ TEST(TeamPlacement, RoundRobinOverTheVisibleGpus) {
   EXPECT_EQ(team_ranks_on_gpu(8, 1, 0), 8);
   EXPECT_EQ(team_ranks_on_gpu(5, 2, 0), 3);
   EXPECT_EQ(team_ranks_on_gpu(5, 2, 1), 2);
+  // The most any GPU holds, the same for every rank: what every rank's shared choices use.
+  for (int world = 1; world <= 8; ++world)
+    for (int gpus = 1; gpus <= 8; ++gpus) {
+      int most = 0;
+      for (int g = 0; g < team_gpus_used(world, gpus); ++g) most = std::max(most, team_ranks_on_gpu(world, gpus, g));
+      EXPECT_EQ(team_max_ranks_per_gpu(world, gpus), most) << world << " ranks on " << gpus << " GPUs";
+    }
+  EXPECT_EQ(team_max_ranks_per_gpu(3, 2), 2);  // the rank alone on GPU 1 chooses as those of GPU 0
   EXPECT_EQ(team_ranks_on_gpu(3, 4, 3), 0);
 }
 

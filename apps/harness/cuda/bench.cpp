@@ -60,7 +60,7 @@ void Bench::run_op(Op op, DType t, const std::vector<const AlgoInfo*>& algos, bo
             const LaunchPlan p = plan_launch_resident(*a, t, bytes, world, b, o_.threads, rt_.handle());
             const int fit = program_fit_blocks(*a, t, rt_.handle(), p.threads);
             if (p.blocks > fit)
-              fail(ErrorCode::kUnsupported, std::to_string(rt_.handle().gpu_ranks) + " ranks x " +
+              fail(ErrorCode::kUnsupported, std::to_string(rt_.handle().team_gpu_ranks) + " ranks x " +
                                                 std::to_string(p.blocks) + " blocks of " + std::to_string(p.threads) +
                                                 " threads do not fit on one GPU at once (at most " +
                                                 std::to_string(fit) + " per rank)");

@@ -172,13 +172,15 @@ class FusedBench {
     for (const FusedAlgo* a : algos) {
       // A device program that spins for its peers beside a GEMM cannot be kept resident when ranks
       // share a GPU: another rank's GEMM may hold the SMs its blocks need while ours spin (found on
-      // an H200: ag_mm.st_bulk_gemm's all-gather timed out at 4 and 8 ranks on one GPU).
-      if (rt_.handle().gpu_ranks > 1 && std::string(a->id) == "ag_mm.st_bulk_gemm") {
+      // an H200: ag_mm.st_bulk_gemm's all-gather timed out at 4 and 8 ranks on one GPU). Decided
+      // for the whole team: a rank alone on its GPU skips it too, or its call would wait for peers
+      // that never make theirs (3 ranks over 2 GPUs timed out so on 2x H100 and 2x H200).
+      if (max_ranks_per_gpu() > 1 && std::string(a->id) == "ag_mm.st_bulk_gemm") {
         if (me == 0)
           std::printf(
-              "# skip %s: its SM all-gather spins beside the GEMMs, and with %d ranks on one GPU another "
-              "rank's GEMM may hold the SMs its blocks need\n",
-              a->id, rt_.handle().gpu_ranks);
+              "# skip %s: its SM all-gather spins beside the GEMMs, and with up to %d ranks on one GPU "
+              "another rank's GEMM may hold the SMs its blocks need\n",
+              a->id, max_ranks_per_gpu());
         continue;
       }
       if (!graph_ok(Case{a, false}) && me == 0)
@@ -286,14 +288,19 @@ class FusedBench {
     return id != "ag_mm.ce_tile_gemm" && id != "mm_rs.gemm_ce_tile_acc";
   }
 
+  // The same on every rank of a team, whatever its GPU holds: the tile programs' flag protocols
+  // (mm_rs.tile_st_*_reduce) name a tile's block by the block count, which must agree across ranks.
   int sms_per_rank() const {
     int dev = 0, sms = 0;
     SYMM_CUDA_CHECK(cudaGetDevice(&dev));
     SYMM_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
-    const int ranks = std::max(rt_.handle().gpu_ranks, 1);
+    const int ranks = max_ranks_per_gpu();
     const int per = sms / ranks - (ranks > 1 ? 2 : 0);
     return per > 0 ? per : 1;
   }
+  // The most ranks any GPU of this team holds (team.h's round robin over the visible GPUs); 1 for
+  // ranks in processes of their own.
+  int max_ranks_per_gpu() const { return std::max(rt_.handle().team_gpu_ranks, 1); }
   // Whether one of `algos` is a tile program (then the tile_gemm baseline row runs beside cublaslt).
   static bool has_tile_program(const std::vector<const FusedAlgo*>& algos) {
     for (const FusedAlgo* a : algos)
