@@ -1,6 +1,8 @@
 // Host plans on CUDA: the CudaHost context (core/plan.h's verbs on CUDA streams) and the
 // instantiation of every plan x element type (nvcc: plans launch device programs). The
 // executor's host-only parts (stream memory operations, events, watchdog) are in plan_exec.cpp.
+#include <cstdlib>
+#include <string>
 #include <type_traits>
 
 #include "backends/cuda/check.h"
@@ -55,7 +57,14 @@ class CudaHost : public RankView {
   }
   void copy_engine(int s, void* dst, const void* src, std::size_t bytes) {
     cudaStream_t st = x_.stream(s);
-    if (h_.gpu_ranks > 1 && same_gpu(dst) && !capturing(st)) {
+    // Diagnosis only (timing runs, wrong results): SYMM_DEBUG_PLAN_COPIES=none drops every plan
+    // copy (what the copies cost a plan), =batch issues every eager one as the batch copy below.
+    static const std::string debug = [] {
+      const char* e = std::getenv("SYMM_DEBUG_PLAN_COPIES");
+      return std::string(e ? e : "");
+    }();
+    if (debug == "none") return;
+    if ((debug == "batch" || (h_.gpu_ranks > 1 && same_gpu(dst))) && !capturing(st)) {
       // Within one GPU (an in-process team's ranks sharing it) the driver may run cudaMemcpyAsync
       // as a kernel on the SMs, which then waits behind a resident kernel: a tile program spinning
       // on the flag this very copy publishes never lets it run. Eager, a batch copy can ask for a
