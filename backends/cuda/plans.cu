@@ -58,13 +58,14 @@ class CudaHost : public RankView {
   void copy_engine(int s, void* dst, const void* src, std::size_t bytes) {
     cudaStream_t st = x_.stream(s);
     // Diagnosis only (timing runs, wrong results): SYMM_DEBUG_PLAN_COPIES=none drops every plan
-    // copy (what the copies cost a plan), =batch issues every eager one as the batch copy below.
+    // copy, what the copies cost a plan (experiments/results/h100x2/knobs_plan_copies; eager batch
+    // copies for every plan copy were tried there too and changed nothing).
     static const std::string debug = [] {
       const char* e = std::getenv("SYMM_DEBUG_PLAN_COPIES");
       return std::string(e ? e : "");
     }();
     if (debug == "none") return;
-    if ((debug == "batch" || (h_.gpu_ranks > 1 && same_gpu(dst))) && !capturing(st)) {
+    if (h_.gpu_ranks > 1 && same_gpu(dst) && !capturing(st)) {
       // Within one GPU (an in-process team's ranks sharing it) the driver may run cudaMemcpyAsync
       // as a kernel on the SMs, which then waits behind a resident kernel: a tile program spinning
       // on the flag this very copy publishes never lets it run. Eager, a batch copy can ask for a
