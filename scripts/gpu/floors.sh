@@ -22,24 +22,9 @@
 #      old and new binary; then 256M in 128M chunks            -> ag_plans_{old,new}[_128M]_<m>.csv / .log
 # nvidia-smi's SM clock and power every 100 ms (read only)     -> smi_<m>.csv
 #   scripts/gpu/floors.sh <world> <out-dir> [steps, default 12345]
-set -uo pipefail
-export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
-export LD_LIBRARY_PATH=/opt/torch/.venv/lib/python3.12/site-packages/nvidia/nccl/lib:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
-W=${1:?usage: scripts/gpu/floors.sh <world> <out-dir> [steps]}
-DIR=${2:?usage: scripts/gpu/floors.sh <world> <out-dir> [steps]}
-STEPS=${3:-12345}
-mkdir -p "$DIR"
-export CUDA_VISIBLE_DEVICES=$(seq -s, 0 $((W - 1)))
-BIN=.carry/symmcoll-cuda
+DEFAULT_STEPS=12345
+source scripts/gpu/nvlink_env.sh
 OLD=.carry/old/symmcoll-cuda
-SHA=$($BIN --version 2>/dev/null | awk '{print substr($2, 1, 7)}')
-GPU=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1 | grep -q H100 && echo h100 || echo h200)
-M=${GPU}x$W
-SECONDS=0
-nvidia-smi --query-gpu=timestamp,index,clocks.sm,power.draw,temperature.gpu --format=csv,nounits -lms 100 \
-  > "$DIR/smi_$M.csv" 2>/dev/null &
-SMI=$!
-trap 'kill $SMI 2>/dev/null' EXIT
 { nvidia-smi --query-gpu=index,name,memory.total,clocks.sm,clocks.max.sm,power.limit --format=csv; \
   $BIN --version; [ -x $OLD ] && $OLD --version; } > "$DIR/gpu.txt" 2>&1
 mark() { echo "$(date +%H:%M:%S.%N) $*" >> "$DIR/smi_marks_$M.txt"; }

@@ -18,23 +18,9 @@
 #   only), the start of each step in smi_marks_<m>.txt  -> smi_<m>.csv
 #   scripts/gpu/round.sh <world> <out-dir> [steps in the order to run, default 12345]
 # <m> = h200x<W> (the bench names its rows the same way from the device).
-set -uo pipefail
-export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
-export LD_LIBRARY_PATH=/opt/torch/.venv/lib/python3.12/site-packages/nvidia/nccl/lib:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
-W=${1:?usage: scripts/gpu/round.sh <world> <out-dir> [steps]}
-DIR=${2:?usage: scripts/gpu/round.sh <world> <out-dir> [steps]}
-STEPS=${3:-12345}
-mkdir -p "$DIR"
-export CUDA_VISIBLE_DEVICES=$(seq -s, 0 $((W - 1)))
-BIN=.carry/symmcoll-cuda
-SHA=$($BIN --version 2>/dev/null | awk '{print substr($2, 1, 7)}')
-M=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1 | grep -q H100 && echo h100x$W || echo h200x$W)
+DEFAULT_STEPS=12345
+source scripts/gpu/nvlink_env.sh
 L="$BIN launch -n $W --"
-SECONDS=0
-nvidia-smi --query-gpu=timestamp,index,clocks.sm,power.draw,temperature.gpu --format=csv,nounits -lms 100 \
-  > "$DIR/smi_$M.csv" 2>/dev/null &
-SMI=$!
-trap 'kill $SMI 2>/dev/null' EXIT
 step1() {
   timeout 300 $L $BIN bench --backend cuda --op ag_mm,mm_rs --algo all --dtype bf16 --shape 8b,70b --m 4096,16384 \
     --mode both --csv "$DIR/fused_${SHA}_$M.csv" > "$DIR/fused_${SHA}_$M.log" 2>&1
