@@ -98,7 +98,7 @@ def predict(symmcoll, machine, rows, key="pred"):
 # ---- keys fitted from bench rows, judged only on rows the fit did not see -----------------------
 # Model keys that no calibration microbenchmark measures (backends/sim: the flagged-packet
 # protocol's link cost and polling, packets.cpp; the link cost of a block's remote loads,
-# verbs.cpp), in groups that move disjoint algorithms. Each group is fitted from GPU rows on the
+# verbs.cpp; a copy engine's cold start, copy_engines.cpp), in groups that move disjoint algorithms. Each group is fitted from GPU rows on the
 # relative error (numpy), and a row is only ever predicted with values fitted without it:
 #   leave one algorithm out (LOAO): the row's own machine, every algorithm but the row's;
 #   leave one machine out (LOMO): every row of its partner machine (LOMO_PARTNER: the other
@@ -111,6 +111,7 @@ def predict(symmcoll, machine, rows, key="pred"):
 KEY_GROUPS = [
     [("ll_wire_bytes", 8.0, 1.0, 64.0, 1.0), ("ll_poll_us", 0.0, 0.0, 5.0, 0.1)],  # name, start, lo, hi, step
     [("load_link_factor", 1.0, 1.0, 1.3, 0.05)],
+    [("ce_launch_us", 0.0, 0.0, 12.0, 1.0)],  # the host plans' and fused plans' peer copies
 ]
 BENCH_KEYS = [k for g in KEY_GROUPS for k in g]
 FIT_MACHINES = ["h200x2", "h200x4"]  # --fit-pooled

@@ -47,6 +47,7 @@ std::vector<Key> keys_of(Machine& m) {
       {"copy_engines", nullptr, &m.copy_engines},
       {"ce_startup_us", &m.ce_startup_us, nullptr},
       {"ce_GBps", &m.ce_GBps, nullptr},
+      {"ce_launch_us", &m.ce_launch_us, nullptr, true},
       {"nvls_GBps", &m.nvls_GBps, nullptr},
       {"gemm_TFLOPs", &m.gemm_TFLOPs, nullptr},
       {"gemm_GBps", &m.gemm_GBps, nullptr, true},

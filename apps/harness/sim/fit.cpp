@@ -412,6 +412,7 @@ FitResult fit_machine(const CalibTable& t, const Machine& base, const std::strin
                     {"copy_engines", double(m.copy_engines), true},
                     {"ce_startup_us", m.ce_startup_us, false},
                     {"ce_GBps", m.ce_GBps, false},
+                    {"ce_launch_us", m.ce_launch_us, false, true},
                     {"nvls_GBps", m.nvls_GBps, false},
                     {"gemm_TFLOPs", m.gemm_TFLOPs, false},
                     {"gemm_GBps", m.gemm_GBps, false, true},
