@@ -97,19 +97,20 @@ def predict(symmcoll, machine, rows, key="pred"):
 
 # ---- keys fitted from bench rows, judged only on rows the fit did not see -----------------------
 # Model keys that no calibration microbenchmark measures (backends/sim: the flagged-packet
-# protocol's link cost and polling, packets.cpp; the link cost of a block's remote loads,
+# protocol's link cost, polling and a block's packet reads, packets.cpp; the link cost of a block's remote loads,
 # verbs.cpp; a copy engine's cold start, copy_engines.cpp), in groups that move disjoint algorithms. Each group is fitted from GPU rows on the
 # relative error (numpy), and a row is only ever predicted with values fitted without it:
 #   leave one algorithm out (LOAO): the row's own machine, every algorithm but the row's;
 #   leave one machine out (LOMO): every row of its partner machine (LOMO_PARTNER: the other
 #   machine of the same GPU model, never one of another model).
-# Two-key groups: Gauss-Newton with finite differences (numpy lstsq). One-key groups: the
+# Groups of several keys: Gauss-Newton with finite differences (numpy lstsq). One-key groups: the
 # predictions on a grid of values (simulated once), interpolated, the least squares over the
 # fold's rows on a fine grid. The shipped machine files carry the pooled fit (both H200 machines,
 # every row: --fit-pooled) only as the value for machines never measured (h200x8, h100x8; h100x2 and
 # h100x4 carry it too, from base/h100x8.ini); this table never judges rows with it.
 KEY_GROUPS = [
-    [("ll_wire_bytes", 8.0, 1.0, 64.0, 1.0), ("ll_poll_us", 0.0, 0.0, 5.0, 0.1)],  # name, start, lo, hi, step
+    [("ll_wire_bytes", 8.0, 1.0, 64.0, 1.0), ("ll_poll_us", 0.0, 0.0, 5.0, 0.1),  # name, start, lo, hi, step
+     ("ll_read_GBps", 40.0, 5.0, 400.0, 2.0)],
     [("load_link_factor", 1.0, 1.0, 1.3, 0.05)],
     [("ce_launch_us", 0.0, 0.0, 12.0, 1.0)],  # the host plans' and fused plans' peer copies
 ]

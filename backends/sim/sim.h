@@ -51,6 +51,11 @@ struct Machine {
   // responses carry their own headers; 1: loads stream as stores do).
   double load_link_factor = 1;
   double ll_poll_us = 0;
+  // A block's rate of reading packet bytes in reduce_ll (its spin loads every 8-byte packet of
+  // every source, relaxed, and checks its epoch before it keeps the data word): a reduce_ll of n
+  // sources reads 2 n bytes of packets per byte of result at most this fast (0: no per-block cap,
+  // only the HBM's).
+  double ll_read_GBps = 0;
   // Copy engines and GEMM: used by the host plans (streams.cpp, copy_engines.cpp, gemm.cpp).
   int copy_engines = 0;
   double ce_startup_us = 0;
