@@ -1,9 +1,18 @@
 // Host plans: copy engines. A copy item (copy_engine) waits for a free copy engine of the rank
-// (the machine's copy_engines, dealt round-robin), then ce_startup_us, then one flow at up to
+// (the machine's copy_engines, dealt round-robin), then ce_startup_us (plus ce_launch_us for a
+// cold peer copy, below), then one flow at up to
 // ce_GBps through the network: a remote source on its egress and my ingress, a remote destination
 // on my egress and its ingress, local sides on my HBM, shared max-min fairly with every other
 // transfer (SM traffic included). The source is read when the flow starts; the bytes land in the
 // destination when it ends (store_latency_us later for a remote one), and the item is done then.
+// Cold start: a copy with a peer side (source or destination on another GPU) whose stream's
+// previous item of the call was not a copy pays ce_launch_us on top of ce_startup_us. Back-to-back
+// copies on one stream (calibrate's ce_copy rows, whose intercept is ce_startup_us) let the engine
+// take the next copy while the previous one runs; after a flag, an event or the call's start the
+// stream hands the engine its copy only when it gets there, and the copy pays the engine's whole
+// start (the 2x H200 all-gather `ce`: ~25 us per call at 4K where the warm costs sum to ~15).
+// A copy within one GPU is left out: the driver runs a device-to-device memcpy as a kernel
+// (calibrate's ce_copy_local rows: ~1 us, and they wait for a running GEMM's SMs).
 #include <algorithm>
 
 #include "backends/sim/simulator.h"
@@ -37,7 +46,9 @@ void Simulator::start_copy(Stream& s, int engine) {
   x.src_space = src.space;
   x.src_off = src.off;
   // The engine's start-up, then the flow (start_stream_flow, then start_copy_flow).
-  q_.push(q_.now() + ce_startup_ps_, kStreamFlow, 0, index);
+  // A peer copy that does not follow a copy on its stream starts cold: ce_launch_us more.
+  const bool cold = (x.posted || x.remote_load) && !s.after_copy;
+  q_.push(q_.now() + ce_startup_ps_ + (cold ? ce_launch_ps_ : 0), kStreamFlow, 0, index);
 }
 
 // A copy engine's flow starts: its source is read now.

@@ -34,6 +34,7 @@ Simulator::Simulator(const RunSpec& spec, Workload work, std::vector<int> call_b
       ll_wire_(float(spec.machine.ll_wire_bytes / 8)),
       load_link_(float(spec.machine.load_link_factor)),
       block_bpp_(gbps_to_bpp(spec.machine.block_GBps)),
+      ll_read_bpp_(gbps_to_bpp(spec.machine.ll_read_GBps)),
       net_([&] {
         std::vector<BytesPerPs> cap;
         const Machine& m = spec.machine;
@@ -49,6 +50,8 @@ Simulator::Simulator(const RunSpec& spec, Workload work, std::vector<int> call_b
     check_streams(streams_n_, 1, "streams");
     if (m_.copy_engines < 1) fail(ErrorCode::kInvalidArgument, "machine " + m_.name + " has no copy engine");
     ce_startup_ps_ = us_to_ps(m_.ce_startup_us);
+    ce_launch_ps_ = us_to_ps(m_.ce_launch_us);
+    plan_launch_ps_ = us_to_ps(m_.launch_eager_us);  // streams.cpp run_plan_call
     ce_bpp_ = gbps_to_bpp(m_.ce_GBps);
   }
   if (custom) {  // the custom run owns the whole heap: no in / out / scratch of an entry

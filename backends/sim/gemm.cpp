@@ -2,7 +2,10 @@
 // A, B and C, capped so that alone it takes Machine::gemm_time_us (a fixed cost + whole waves of
 // output tiles at the machine file's matmul rate + the operands' bytes at a streaming rate,
 // fitted to a cuBLASLt sweep), after launch latency; C may be a peer's (its tiles stored over
-// NVLink: C's share of the flow also uses my egress and the peer's ingress); with data,
+// NVLink: C's share of the flow also uses my egress and the peer's ingress, and the GEMM takes
+// C's bytes at the egress rate longer: the epilogue's remote stores do not overlap the mainloop;
+// 2x and 4x H200 / H100, mm_rs.gemm_st_chunk_reduce: 13-37 % above the overlapped model's time at
+// every shape, within 8 % with this one at 3 of 4 shapes); with data,
 // C = A x B in fp32 (Eigen), stored as the element type when it ends.
 // SMs (measured on one H200, experiments/results/h200x1/calibrate_h200x1.csv, conc_* rows: a copy
 // kernel launched beside a running cuBLASLt GEMM ends after the GEMM, which is not slowed; a copy
@@ -68,7 +71,10 @@ void Simulator::start_gemm(Stream& s) {
   x.dst_space = lc.space;
   x.dst_off = lc.off;
   x.bytes = a_bytes + b_bytes + c_bytes * (g.c_in ? 2 : 1);  // HBM traffic of one pass over the operands
-  const double compute_ps = m_.gemm_time_us(g.m, g.n, g.k, double(es)) * 1e6;
+  // A C on a peer: the epilogue's stores cross NVLink after the mainloop, not beside it (the SMs
+  // that compute the tiles store them): C's bytes at the GPU's egress rate add to the GEMM's time.
+  const double compute_ps = m_.gemm_time_us(g.m, g.n, g.k, double(es)) * 1e6 +
+                            (lc.space != me ? double(c_bytes) / gbps_to_bpp(m_.nvlink_egress_GBps) : 0.0);
   x.gemm_slices_left = kGemmSlices;
   ++gemms_[std::size_t(me)];
   x.gemm_cap = BytesPerPs(double(x.bytes) / std::max(compute_ps, 1.0));

@@ -166,7 +166,8 @@ std::string Simulator::ll_seen(int rank, uint64_t off) const {
 
 // reduce_ll<T>: blocks until every packet of every source buffer carries exactly `epoch` (an
 // older or newer epoch is not accepted), then one local flow reading the 2 * count * sizeof(T)
-// packet bytes of each source at HBM rate (no per-block cap: block_GBps models remote loads),
+// packet bytes of each source at HBM rate, at most ll_read_GBps per block (block_GBps models
+// remote loads; 0: no per-block cap),
 // fp32 accumulation, a store to dst with the rules of copy. The data words are read once every
 // packet is valid. Packet reads are synchronising by construction (see the top of this file).
 void Simulator::reduce_ll(Block& b, DType t, uintptr_t dst, const void* const* srcs, int n, std::size_t count,
@@ -280,13 +281,15 @@ void Simulator::reduce_ll(Block& b, DType t, uintptr_t dst, const void* const* s
     if (race_) store(b, d.space, d.off, bytes);
   }
   // A local read of the n packet buffers (2 bytes each per byte of result, half weight on HBM),
-  // then the result's store; no per-block cap on local packet reads.
+  // then the result's store; the block reads packets at ll_read_GBps at most (machine key; 0: no
+  // per-block cap), 2 n packet bytes per byte of result.
   add_use(res_hbm(me), float(n) + float(x.posted ? 0 : 0.5));
   if (x.posted) {
     add_use(res_egress(me), 1);
     add_use(res_ingress(d.space), 1);
   }
-  start_flow(b, index, std::numeric_limits<double>::infinity(), double(bytes));
+  start_flow(b, index, ll_read_bpp_ > 0 ? ll_read_bpp_ / (2.0 * n) : std::numeric_limits<double>::infinity(),
+             double(bytes));
 }
 
 }  // namespace symm::sim

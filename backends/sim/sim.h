@@ -51,10 +51,20 @@ struct Machine {
   // responses carry their own headers; 1: loads stream as stores do).
   double load_link_factor = 1;
   double ll_poll_us = 0;
+  // A block's rate of reading packet bytes in reduce_ll (its spin loads every 8-byte packet of
+  // every source, relaxed, and checks its epoch before it keeps the data word): a reduce_ll of n
+  // sources reads 2 n bytes of packets per byte of result at most this fast (0: no per-block cap,
+  // only the HBM's).
+  double ll_read_GBps = 0;
   // Copy engines and GEMM: used by the host plans (streams.cpp, copy_engines.cpp, gemm.cpp).
   int copy_engines = 0;
   double ce_startup_us = 0;
   double ce_GBps = 0;
+  // A peer copy that does not follow a copy on its stream (after a flag, an event or the call's
+  // start) starts this much later than ce_startup_us: the engine starts cold, where back-to-back
+  // copies (calibrate's ce_copy rows, whose intercept is ce_startup_us) overlap it with the copy
+  // before (copy_engines.cpp; 0: no such cost).
+  double ce_launch_us = 0;
   double nvls_GBps = 0;  // NVSwitch multicast / in-switch reduction, per GPU
   // GEMM (cuBLASLt): t = gemm_fixed_us + padded flops / gemm_TFLOPs + operand bytes / gemm_GBps
   // after the launch, where the padded flops count whole waves of gemm_tile_m x gemm_tile_n

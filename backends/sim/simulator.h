@@ -353,6 +353,7 @@ class Simulator {
   const float ll_wire_;          // link bytes per packet byte of a remote put_ll (machine ll_wire_bytes / 8)
   const float load_link_;        // link bytes per byte a block loads from a peer (machine load_link_factor)
   const BytesPerPs block_bpp_;
+  const BytesPerPs ll_read_bpp_;  // a block's packet reads in reduce_ll (machine ll_read_GBps; 0: no cap)
   std::size_t in_bytes_, out_bytes_, scratch_bytes_;
   HeapLayout layout_;  // core/heap_layout.h, this run's program alone
   uint64_t in_off_, out_off_, scratch_off_, heap_bytes_;
@@ -404,6 +405,8 @@ class Simulator {
   std::vector<std::deque<int>> sm_waiting_;    // per rank: streams whose kernel waits for the SMs
   std::unordered_map<uint64_t, Stream*> stream_waiters_;
   TimePs ce_startup_ps_ = 0;
+  TimePs ce_launch_ps_ = 0;    // a cold peer copy's start beyond ce_startup_ps_ (copy_engines.cpp)
+  TimePs plan_launch_ps_ = 0;  // launch of a call with stream flag operations: launch_eager_us, any mode
   BytesPerPs ce_bpp_ = 0;
 
   // Last: destroyed first, unwinding fibers still suspended (deadlock, error).

@@ -3,9 +3,10 @@
 // by copy_engines.cpp, a GEMM's by gemm.cpp.
 //
 // What each item costs, and when its effects become visible:
-//   launch      the kernel's blocks start launch latency later (graph or eager, as for device
-//               programs) from the stream's clock; a stream's first item of the call starts at
-//               the kick, which is the call's launch (paid once, not twice); a later kernel
+//   launch      the kernel's blocks start launch latency later from the stream's clock; a
+//               stream's first item of the call starts at the kick, which is the call's launch
+//               (paid once, not twice; launch_eager_us in either mode for a call with stream flag
+//               operations, run_plan_call); a later kernel
 //               was submitted with the call, so it pays the device-side gap of a kernel after
 //               the stream's previous item, launch_graph_us, in either launch mode (the host's
 //               eager submission overlaps the stream's earlier items); the item is done when its last block has
@@ -47,6 +48,7 @@ void Simulator::run_plan_call(Host& h) {
   for (EventRec& e : events_[std::size_t(r)]) e = EventRec{};
   for (int s = 0; s < streams_n_; ++s) {
     Stream& st = stream_at(r, s);
+    st.after_copy = false;
     if (race_) {
       join(st.clock, h.clock);
       st.tick_before_store = true;
@@ -70,7 +72,19 @@ void Simulator::run_plan_call(Host& h) {
     if (!stream_at(r, s).items.empty()) ++live_streams_[std::size_t(r)];
   if (live_streams_[std::size_t(r)] == 0) return;
   // The streams start launch latency from now: a graph's launch, or the first eager submission.
-  q_.push(q_.now() + launch_ps_, kKickStreams, uint32_t(r), 0);
+  // A call with stream flag operations (write_flag / wait_flag: cuStreamWriteValue32 /
+  // cuStreamWaitValue32, memory-operation nodes in a graph) starts launch_eager_us later in either
+  // mode: such a graph does not take the launch path of kernel-only graphs (launch_graph_us, the
+  // calibrated launch of graphs of kernels); on 2x H200 every copy-engine plan measures the same
+  // time in a graph as eager (e.g. the all-gather `ce` at 4K: 24.9 / 25.4 us).
+  bool memops = false;
+  for (int s = 0; s < streams_n_ && !memops; ++s)
+    for (const StreamItem& it : stream_at(r, s).items)
+      if (it.kind == ItemKind::kWriteFlag || it.kind == ItemKind::kWaitFlag) {
+        memops = true;
+        break;
+      }
+  q_.push(q_.now() + (memops ? plan_launch_ps_ : launch_ps_), kKickStreams, uint32_t(r), 0);
   h.caller = std::move(h.caller).resume();  // until the last stream runs dry
   h.ended = q_.now();
   if (race_)
@@ -112,6 +126,7 @@ void Simulator::item_done(Stream& s) {
              (it.kind == ItemKind::kWriteFlag ? ",\"peer\":" + std::to_string(it.peer) : std::string());
     trace_->slice(Trace::pid(s.rank), Trace::kStreamTid + s.index, names[int(it.kind)], s.started, q_.now(), args);
   }
+  s.after_copy = it.kind == ItemKind::kCopy;
   s.items.pop_front();
   s.busy = s.waiting = s.at_kick = false;
   if (s.items.empty()) {

@@ -62,6 +62,9 @@ struct Stream {
   // Set when the call's launch kicks the stream, cleared when its first item is done: a kernel or
   // GEMM that is the stream's first item starts at the kick (the call's launch latency, paid once).
   bool at_kick = false;
+  // The stream's previous item of this call was a copy: a copy after it starts warm (its engine
+  // took its descriptor while the previous copy ran; copy_engines.cpp, ce_launch_us).
+  bool after_copy = false;
 };
 
 // An event of one rank: the latest record enqueued and the latest that has run (records of

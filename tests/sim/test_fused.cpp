@@ -15,6 +15,7 @@
 #include "core/algos/ag_mm_ce_chunk_gemm.h"
 #include "core/algos/ag_mm_ce_tile_gemm.h"
 #include "core/algos/ag_mm_st_bulk_gemm.h"
+#include "core/algos/fused_gemm.h"
 #include "core/algos/mm_rs_gemm_ce_acc.h"
 #include "core/algos/mm_rs_gemm_ce_ring_reduce.h"
 #include "core/algos/mm_rs_gemm_st_chunk_reduce.h"
@@ -264,6 +265,34 @@ TEST(Fused, KernelsBesideAGemmWaitForItsSms) {
         for (const auto& [a, b] : gemms[pid]) inside += t > a + 1e-6 && t < b - 1e-6;
     EXPECT_EQ(inside, 0);
   }
+}
+
+// One GEMM of mm_rs's shard (rows x n x k / world) on the main stream, C in my slot of the work
+// buffer: rank (me + 1)'s when kRemote, mine otherwise. No flags: a graph launch either way.
+template <bool kRemote>
+struct OneGemm {
+  template <class T, class Host>
+  static void run(Host& h, const FusedArgs& f) {
+    const int me = h.rank(), n = h.world();
+    const std::size_t rows = f.m / std::size_t(n), kl = f.k / std::size_t(n);
+    char* work = static_cast<char*>(f.work);
+    char* c = (kRemote ? h.peer(work, (me + 1) % n) : work) + std::size_t(me) * rows * f.n * sizeof(T);
+    main_gemm<T>(h, f.a, f.b, c, rows, f.n, kl);
+  }
+};
+
+// A GEMM whose C is a peer's takes C's bytes at the egress rate longer than the same GEMM with a
+// local C (gemm.cpp: the epilogue's remote stores follow the mainloop). The tiny machine with a
+// fast HBM: 64 x 32 x 1024 is 4.19 us of compute at 1 TFLOP/s; C is 4096 bytes, 1.024 us at 4 GB/s.
+TEST(Fused, AGemmStoringToAPeerPaysItsCAtTheLinkRate) {
+  FusedRunSpec s = spec_for(algo("mm_rs.gemm_st_chunk_reduce"), 2, 128, 32, 2048);
+  s.machine = Machine::load(std::string(SYMM_TEST_DIR) + "/tiny.ini");
+  s.machine.hbm_GBps = 1e6;
+  s.timing_only = true;
+  const double local = run_fused_plan<OneGemm<false>>(s).time_us;
+  const double remote = run_fused_plan<OneGemm<true>>(s).time_us;
+  EXPECT_NEAR(local, s.machine.launch_graph_us + 2.0 * 64 * 32 * 1024 / 1e6, 1e-6);
+  EXPECT_NEAR(remote - local, 4096 / 4000.0, 1e-6);
 }
 
 TEST(Fused, BadShapesAreRejectedNamingTheOption) {

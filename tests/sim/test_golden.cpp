@@ -282,6 +282,26 @@ TEST(Golden, LlPollIsPaidOnceByAReduceThatWaited) {
   EXPECT_LE(r.max_rel_err, r.err_bound);
 }
 
+// ll_read_GBps: a block reads packets at most this fast in reduce_ll, 2 n packet bytes per byte of
+// result (n sources). Without it the read is the HBM's: 0.75 / 1.25 us above.
+TEST(Golden, LlReadCapsABlocksPacketReads) {
+  RunSpec s = golden_spec(2, 4000, 1);
+  s.algo = &find_algo("all_reduce.one_shot_ll");
+  s.machine.ll_read_GBps = 4;
+  // One source: 8000 packet bytes at 4 GB/s, 2 us (the HBM alone would take 0.75).
+  EXPECT_DOUBLE_EQ(time_of<PutLlThenReduceLl<false>>(s), 1 + 8 + 1 + 2);
+  // Two sources, block cap 4 GB/s (they land at 6): 16000 packet bytes at 4 GB/s, 4 us.
+  s.world = 3;
+  s.machine.block_GBps = 4;
+  EXPECT_DOUBLE_EQ(time_of<PutLlThenReduceLl<true>>(s), 1 + 4 + 1 + 4);
+  // With data: the same time.
+  s.timing_only = false;
+  EXPECT_DOUBLE_EQ(run_program<PutLlThenReduceLl<true>>(s).time_us, 1 + 4 + 1 + 4);
+  // A cap above the HBM's rate does not bind.
+  s.machine.ll_read_GBps = 100;
+  EXPECT_DOUBLE_EQ(time_of<PutLlThenReduceLl<true>>(s), 1 + 4 + 1 + 1.25);
+}
+
 // The data the packets carry: the full exchange of the same verbs (every rank puts to every rank,
 // itself included, and reduces all the buffers received) is a whole all-reduce, so its output is
 // checked against the reference; and with data it takes the time it takes without.

@@ -1,7 +1,8 @@
 // Host plans on the simulator (core/plan.h, backends/sim/streams.cpp): every plan against the
 // CPU reference over dtypes x worlds x sizes x stream counts, back-to-back calls, the planted
 // faults (a flag on a stream not ordered after its copy; a flag never written), a golden time
-// on the tiny machine, and the trace's stream and copy-engine tracks.
+// on the tiny machine (a copy engine's cold start, ce_launch_us, beside it), and the trace's
+// stream and copy-engine tracks.
 #include <gtest/gtest.h>
 
 #include <cstdio>
@@ -243,25 +244,79 @@ TEST(Plans, WithoutTheEntryHandshakeTheNextCallIsCaught) {
 }
 
 // The tiny machine (tests/sim/tiny.ini): 1 GB/s = 1000 bytes/us copy engine, one engine, 1 us
-// engine start-up, flags and remote stores land 1 us after, graph launch 1 us.
+// engine start-up, flags and remote stores land 1 us after, eager launch 2 us (a call with stream
+// flag operations starts after it in either mode: streams.cpp run_plan_call), no cold start.
 // all_gather.ce_st, world 2, 2048 bytes (1024 per rank), one chunk, 3 streams, every rank alike:
-//   t=1     graph launch; main writes "ready" to the peer (lands t=2)
-//   t=2     main consumes the peer's "ready", records event 0; side stream 1 waits for it
-//   t=2     side stream 1's peer copy takes the only copy engine: start-up 1 -> flow 1024 B at
-//           1000 B/us -> t=4.024, remote: lands 1 us later, t=5.024 (main's own slot is copied
-//           by SMs meanwhile: copy_local, one block at 1000 B/us, done long before)
-//   t=5.024 side stream 1 writes the data flag; it lands on the peer at t=6.024
-//   t=6.024 main consumes it, joins the side streams: the call ends.
-TEST(Plans, GoldenTimeOnTheTinyMachine) {
+//   t=2     launch; main writes "ready" to the peer (lands t=3)
+//   t=3     main consumes the peer's "ready", records event 0; side stream 1 waits for it
+//   t=3     side stream 1's peer copy takes the only copy engine: start-up 1 (+ ce_launch_us: the
+//           copy follows a wait_event) -> flow 1024 B at 1000 B/us -> t=5.024, remote: lands 1 us
+//           later, t=6.024 (main's own slot is copied by SMs meanwhile: copy_local, one block at
+//           1000 B/us, done long before)
+//   t=6.024 side stream 1 writes the data flag; it lands on the peer at t=7.024
+//   t=7.024 main consumes it, joins the side streams: the call ends.
+RunSpec tiny_all_gather_ce() {
   RunSpec s;
   s.machine = Machine::load(std::string(SYMM_TEST_DIR) + "/tiny.ini");
   s.world = 2;
   s.algo = &find_algo(Op::kAllGather, "ce");
   s.bytes = 2048;
   s.streams = 3;
+  return s;
+}
+
+TEST(Plans, GoldenTimeOnTheTinyMachine) {
+  const RunSpec s = tiny_all_gather_ce();
   const RunResult r = run(s);
-  EXPECT_NEAR(r.time_us, 6.024, 1e-9);
+  EXPECT_NEAR(r.time_us, 7.024, 1e-9);
   EXPECT_LE(r.max_rel_err, r.err_bound);
+  RunSpec g = s;  // a call with flag operations launches as eager in a graph too (and its time is the same)
+  g.graph = false;
+  EXPECT_NEAR(run(g).time_us, 7.024, 1e-9);
+}
+
+// ce_launch_us: the peer copy (after a wait_event) starts cold, 0.5 us later (the rank's own slot
+// is copy_local's, a kernel: no copy engine's cold start there).
+TEST(Plans, ColdPeerCopyPaysCeLaunch) {
+  RunSpec s = tiny_all_gather_ce();
+  s.machine.ce_launch_us = 0.5;
+  const RunResult r = run(s);
+  EXPECT_NEAR(r.time_us, 7.524, 1e-9);
+  EXPECT_LE(r.max_rel_err, r.err_bound);
+}
+
+// Two peer copies on one side stream: back to back, the second starts warm; with an item between
+// them (a record), it starts cold. The times differ by ce_launch_us exactly.
+template <bool kGap>
+struct TwoPeerCopies {
+  template <class T, class Host>
+  static void run(Host& h, const PlanArgs& a) {
+    const int me = h.rank(), n = h.world(), q = (me + 1) % n;
+    const std::size_t bytes = a.coll.count * sizeof(T);
+    char* out = static_cast<char*>(a.coll.out);
+    plan_entry(h);
+    h.record(kMainStream, 0);
+    h.wait_event(1, 0);
+    h.copy_engine(1, h.peer(out, q) + std::size_t(me) * bytes, a.coll.in, bytes / 2);
+    if (kGap) h.record(1, 2);
+    h.copy_engine(1, h.peer(out, q) + std::size_t(me) * bytes + bytes / 2,
+                  static_cast<const char*>(a.coll.in) + bytes / 2, bytes / 2);
+    h.write_flag(1, q, pad::plan_flag(pad::kPlanData, 0, me), 1);
+    h.record(1, 1);
+    h.wait_flag(kMainStream, pad::plan_flag(pad::kPlanData, 0, q), 1);
+    h.wait_event(kMainStream, 1);
+  }
+};
+
+TEST(Plans, BackToBackCopiesStartWarm) {
+  RunSpec s = tiny_all_gather_ce();
+  s.timing_only = true;
+  s.machine.ce_launch_us = 0.5;
+  const double warm = run_plan<TwoPeerCopies<false>>(s).time_us;
+  const double cold = run_plan<TwoPeerCopies<true>>(s).time_us;
+  EXPECT_NEAR(cold - warm, 0.5, 1e-9);
+  s.machine.ce_launch_us = 0;
+  EXPECT_NEAR(run_plan<TwoPeerCopies<true>>(s).time_us, run_plan<TwoPeerCopies<false>>(s).time_us, 1e-9);
 }
 
 TEST(Plans, TraceHasStreamAndCopyEngineTracks) {
