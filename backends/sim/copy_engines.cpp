@@ -2,17 +2,16 @@
 // (the machine's copy_engines, dealt round-robin), then ce_startup_us (plus ce_launch_us for a
 // cold peer copy, below), then one flow at up to
 // ce_GBps through the network: a remote source on its egress and my ingress, a remote destination
-// on my egress and its ingress, local sides on my HBM, shared max-min fairly with every other
-// transfer (SM traffic included). The source is read when the flow starts; the bytes land in the
-// destination when it ends (store_latency_us later for a remote one), and the item is done then.
-// Cold start: a copy with a peer side (source or destination on another GPU) whose stream's
-// previous item of the call was not a copy pays ce_launch_us on top of ce_startup_us. Back-to-back
-// copies on one stream (calibrate's ce_copy rows, whose intercept is ce_startup_us) let the engine
-// take the next copy while the previous one runs; after a flag, an event or the call's start the
-// stream hands the engine its copy only when it gets there, and the copy pays the engine's whole
-// start (the 2x H200 all-gather `ce`: ~25 us per call at 4K where the warm costs sum to ~15).
-// A copy within one GPU is left out: the driver runs a device-to-device memcpy as a kernel
-// (calibrate's ce_copy_local rows: ~1 us, and they wait for a running GEMM's SMs).
+// on my egress and its ingress (a peer copy's local side is not charged to HBM: start_copy_flow),
+// shared max-min fairly with every other transfer (SM traffic included). The source is read when the flow starts; the
+// bytes land in the destination when it ends (store_latency_us later for a remote one), and the item is done then. Cold
+// start: a copy with a peer side (source or destination on another GPU) whose stream's previous item of the call was
+// not a copy pays ce_launch_us on top of ce_startup_us. Back-to-back copies on one stream (calibrate's ce_copy rows,
+// whose intercept is ce_startup_us) let the engine take the next copy while the previous one runs; after a flag, an
+// event or the call's start the stream hands the engine its copy only when it gets there, and the copy pays the
+// engine's whole start (the 2x H200 all-gather `ce`: ~25 us per call at 4K where the warm costs sum to ~15). A copy
+// within one GPU is left out: the driver runs a device-to-device memcpy as a kernel (calibrate's ce_copy_local rows: ~1
+// us, and they wait for a running GEMM's SMs).
 #include <algorithm>
 
 #include "backends/sim/simulator.h"
@@ -65,6 +64,11 @@ void Simulator::start_copy_flow(Transfer& x, uint32_t index) {
     x.data.assign(ptr(x.src_space, x.src_off), ptr(x.src_space, x.src_off) + x.bytes);
   }
   add_transfer_uses(x, me, x.src_space, x.dst_space, 1, 1);
+  // A peer copy's local side stays off HBM: the engine's ~0.4 TB/s is a small part of HBM's raw
+  // rate, which hbm_GBps (a copy kernel's rate, read + write, all SMs) leaves room beside; shared
+  // per flow against it, the blocks of a kernel beside the engine took nearly all of it (64 local
+  // copy blocks held all_gather.ce_st's peer copy to ~5 % of its rate).
+  if (x.posted || x.remote_load) use_w_[res_hbm(me)] = 0;
   if (use_w_[res_hbm(me)] == 0)
     uses_.erase(std::remove_if(uses_.begin(), uses_.end(), [&](const Use& u) { return u.res == res_hbm(me); }),
                 uses_.end());
