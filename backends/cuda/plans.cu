@@ -65,7 +65,8 @@ class CudaHost : public RankView {
       return std::string(e ? e : "");
     }();
     if (debug == "none") return;
-    if (h_.gpu_ranks > 1 && same_gpu(dst) && !capturing(st)) {
+#if CUDART_VERSION >= 13000  // the batch API's CUDA 13 signature
+    if (h_.gpu_ranks > 1 && st != nullptr && same_gpu(dst) && !capturing(st)) {
       // Within one GPU (an in-process team's ranks sharing it) the driver may run cudaMemcpyAsync
       // as a kernel on the SMs, which then waits behind a resident kernel: a tile program spinning
       // on the flag this very copy publishes never lets it run. Eager, a batch copy can ask for a
@@ -79,6 +80,7 @@ class CudaHost : public RankView {
       SYMM_CUDA_CHECK(cudaMemcpyBatchAsync(dsts, srcs, sizes, 1, &attr, idx, 1, st));
       return;
     }
+#endif
     SYMM_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, st));
   }
   void write_flag(int s, int peer, uint32_t slot, uint32_t value) { x_.write_flag(s, peer, slot, value); }
@@ -147,6 +149,9 @@ void preload_plan_programs() {
       cudaFuncAttributes attr;
       SYMM_CUDA_CHECK(cudaFuncGetAttributes(&attr, &program_kernel<AllGatherSt, T>));
       SYMM_CUDA_CHECK(cudaFuncGetAttributes(&attr, &program_kernel<LocalReduceRing, T>));
+      SYMM_CUDA_CHECK(cudaFuncGetAttributes(&attr, &program_kernel<SumPeerSlots, T>));
+      SYMM_CUDA_CHECK(cudaFuncGetAttributes(&attr, &program_kernel<PushToPeers, T>));
+      SYMM_CUDA_CHECK(cudaFuncGetAttributes(&attr, &program_kernel<CopyLocal, T>));
     });
 }
 

@@ -270,7 +270,7 @@ __device__ __forceinline__ void store_tile(const float (&acc)[TileConfig<BN>::kA
       uint4 pre[BN / 32];
 #pragma unroll
       for (int g = 0; g < BN / 32; ++g)
-        if (ci) pre[g] = *reinterpret_cast<const uint4*>(ci + roff + std::size_t(8 * (4 * g + q)));
+        if (ci && n_in > 0) pre[g] = *reinterpret_cast<const uint4*>(ci + roff + std::size_t(8 * (4 * g + q)));
 #pragma unroll
       for (int g = 0; g < BN / 32; ++g) {
         // in[i]: this lane's pair of j = 4 g + i; out[i]: lane i's pair of j = 4 g + q.

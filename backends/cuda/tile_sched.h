@@ -138,9 +138,11 @@ struct TileModel {
 };
 inline constexpr TileModel kTileModelH100{};
 inline constexpr TileModel kTileModelH200{1.0, kCoopEpilogueKBlocks};
-// The model of the GPU `device_name` (cudaDeviceProp::name) names.
+// The model of the GPU `device_name` (cudaDeviceProp::name) names: H200's for an H200 (not a GH200,
+// whose HBM may be an H100's), H100's for every other GPU.
 inline TileModel tile_model_for(const std::string& device_name) {
-  return device_name.find("H200") != std::string::npos ? kTileModelH200 : kTileModelH100;
+  const bool h200 = device_name.find("H200") != std::string::npos && device_name.find("GH200") == std::string::npos;
+  return h200 ? kTileModelH200 : kTileModelH100;
 }
 
 // Relative MMA speed of a tile within its schedule (choose_tile_n's for coop: wide tiles reuse A

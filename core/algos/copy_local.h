@@ -16,7 +16,8 @@
 
 namespace symm {
 
-// A block per 128 KiB, at most 64 blocks: a block's copy runs at tens of GB/s (the machine
+// A block per 128 KiB, at most 64 blocks by default (a plan may ask for up to kResidentBlocks): a
+// block's copy runs at tens of GB/s (the machine
 // files' block_GBps), so the local copy needs many blocks to finish within the peer copies' time.
 struct CopyLocal : PlanKernel<64, (128 << 10)> {
   template <class T, class Ctx>

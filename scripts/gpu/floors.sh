@@ -21,7 +21,7 @@
 #   8. the copy-engine all-gathers (and the SM push) 1M..256M, checked to 64M, NCCL's rows beside,
 #      old and new binary; then 256M in 128M chunks            -> ag_plans_{old,new}[_128M]_<m>.csv / .log
 # nvidia-smi's SM clock and power every 100 ms (read only)     -> smi_<m>.csv
-#   scripts/gpu/floors.sh <world> <out-dir> [steps, default 12345]
+#   scripts/gpu/floors.sh <world> <out-dir> [steps, default 12345; 6, 7, 8 only when named]
 DEFAULT_STEPS=12345
 source scripts/gpu/nvlink_env.sh
 OLD=.carry/old/symmcoll-cuda

@@ -199,6 +199,7 @@ TEST(TileSched, H200ModelPicksWhatMeasuredFastest) {
   EXPECT_EQ(tile_model_for("NVIDIA H200").pingpong_slowdown, kTileModelH200.pingpong_slowdown);
   EXPECT_EQ(tile_model_for("NVIDIA H100 80GB HBM3").pingpong_slowdown, kTileModelH100.pingpong_slowdown);
   EXPECT_EQ(tile_model_for("NVIDIA B200").pingpong_slowdown, kTileModelH100.pingpong_slowdown);
+  EXPECT_EQ(tile_model_for("NVIDIA GH200 480GB").pingpong_slowdown, kTileModelH100.pingpong_slowdown);
 }
 
 TEST(TileSched, PlanRefusalsAndConstraints) {

@@ -393,8 +393,9 @@ int calibrate_main(const std::string& csv, const std::string& command, int team_
     std::printf(
         "# calibrate: one rank: the rows that need a peer (ping-pongs, loads, peer and copy-engine peer "
         "copies) are skipped\n");
-  const double biggest = std::max(*std::max_element(plan.big_bytes.begin(), plan.big_bytes.end()),
-                                  *std::max_element(plan.small_bytes.begin(), plan.small_bytes.end()));
+  const double biggest = std::max({*std::max_element(plan.big_bytes.begin(), plan.big_bytes.end()),
+                                   *std::max_element(plan.small_bytes.begin(), plan.small_bytes.end()),
+                                   *std::max_element(plan.link_bytes.begin(), plan.link_bytes.end())});
   const std::size_t half = std::size_t(biggest) + (4u << 20);
   // Timeout 0: the runtime converts SYMM_WAIT_TIMEOUT_S (or its default) at the device clock.
   if (ranks.team)
