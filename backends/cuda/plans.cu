@@ -56,58 +56,23 @@ class CudaHost : public RankView {
     }
   }
   void copy_engine(int s, void* dst, const void* src, std::size_t bytes) {
-    cudaStream_t st = x_.stream(s);
     // Diagnosis only (timing runs, wrong results): SYMM_DEBUG_PLAN_COPIES=none drops every plan
     // copy, what the copies cost a plan (experiments/results/h100x2/knobs_plan_copies; eager batch
-    // copies for every plan copy were tried there too and changed nothing).
-    static const std::string debug = [] {
+    // copies, cudaMemcpyBatchAsync preferring a copy engine, were tried there and changed nothing).
+    static const bool drop = [] {
       const char* e = std::getenv("SYMM_DEBUG_PLAN_COPIES");
-      return std::string(e ? e : "");
+      return e && std::string(e) == "none";
     }();
-    if (debug == "none") return;
-#if CUDART_VERSION >= 13000  // the batch API's CUDA 13 signature
-    if (h_.gpu_ranks > 1 && st != nullptr && same_gpu(dst) && !capturing(st)) {
-      // Within one GPU (an in-process team's ranks sharing it) the driver may run cudaMemcpyAsync
-      // as a kernel on the SMs, which then waits behind a resident kernel: a tile program spinning
-      // on the flag this very copy publishes never lets it run. Eager, a batch copy can ask for a
-      // copy engine (refused during stream capture: shared-GPU teams capture no spinning kernel).
-      cudaMemcpyAttributes attr{};
-      attr.srcAccessOrder = cudaMemcpySrcAccessOrderStream;
-      attr.flags = cudaMemcpyFlagPreferOverlapWithCompute;
-      void* dsts[1] = {dst};
-      const void* srcs[1] = {src};
-      std::size_t sizes[1] = {bytes}, idx[1] = {0};
-      SYMM_CUDA_CHECK(cudaMemcpyBatchAsync(dsts, srcs, sizes, 1, &attr, idx, 1, st));
-      return;
-    }
-#endif
-    SYMM_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, st));
+    if (drop) return;
+    SYMM_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, x_.stream(s)));
   }
   void write_flag(int s, int peer, uint32_t slot, uint32_t value) { x_.write_flag(s, peer, slot, value); }
   void wait_flag(int s, uint32_t slot, uint32_t value) { x_.wait_flag(s, slot, value); }
   void record(int s, int e) { SYMM_CUDA_CHECK(cudaEventRecord(x_.event(e), x_.stream(s))); }
   void wait_event(int s, int e) { SYMM_CUDA_CHECK(cudaStreamWaitEvent(x_.stream(s), x_.event(e), 0)); }
   void gemm(int s, const GemmArgs& g) { x_.gemm(s, g); }
-
- private:
-  static bool same_gpu(const void* p);
-  static bool capturing(cudaStream_t s);
 };
 static_assert(HostCtx<CudaHost>);
-
-// Whether `p` (device memory) is on the current device.
-bool CudaHost::same_gpu(const void* p) {
-  cudaPointerAttributes a{};
-  int dev = 0;
-  SYMM_CUDA_CHECK(cudaPointerGetAttributes(&a, p));
-  SYMM_CUDA_CHECK(cudaGetDevice(&dev));
-  return a.type == cudaMemoryTypeDevice && a.device == dev;
-}
-bool CudaHost::capturing(cudaStream_t s) {
-  cudaStreamCaptureStatus c = cudaStreamCaptureStatusNone;
-  SYMM_CUDA_CHECK(cudaStreamIsCapturing(s, &c));
-  return c != cudaStreamCaptureStatusNone;
-}
 
 // The same verbs, where only the GEMMs run, each configuration once (PlanExec::prime_fused).
 class GemmPrimeHost : public RankView {

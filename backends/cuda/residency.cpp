@@ -38,7 +38,7 @@ Fit fit_of(const void* kernel, int threads) {
 }  // namespace
 
 int team_fit_blocks(const void* kernel, const DeviceHandle& h, int threads) {
-  const int ranks = std::max(h.gpu_ranks, h.team_gpu_ranks);  // alike on every rank of the team
+  const int ranks = h.team_gpu_ranks;  // alike on every rank of the team (>= its own GPU's gpu_ranks)
   if (ranks <= 1) return INT_MAX;
   const Fit f = fit_of(kernel, threads);
   return team_max_blocks(ranks, f.per_sm, f.sms);
@@ -47,16 +47,15 @@ int team_fit_blocks(const void* kernel, const DeviceHandle& h, int threads) {
 LaunchPlan plan_launch_resident(const AlgoInfo& a, DType t, std::size_t bytes, int world, int blocks, int threads,
                                 const DeviceHandle& h) {
   LaunchPlan p = plan_launch(a, t, bytes, world, blocks, threads);
-  if (std::max(h.gpu_ranks, h.team_gpu_ranks) <= 1 || blocks > 0 || a.plan) return p;
+  if (h.team_gpu_ranks <= 1 || blocks > 0 || a.plan) return p;
   const int fit = program_fit_blocks(a, t, h, p.threads);
   if (p.blocks <= fit) return p;
   try {
     return plan_launch(a, t, bytes, world, std::max(fit, 1), threads);
   } catch (const Error& e) {
-    fail(ErrorCode::kUnsupported, a.id + ": " + std::to_string(std::max(h.gpu_ranks, h.team_gpu_ranks)) +
-                                      " ranks on one GPU fit " + std::to_string(fit) +
-                                      " blocks each, fewer than it runs at " + std::to_string(bytes) + " bytes (" +
-                                      e.what() + ")");
+    fail(ErrorCode::kUnsupported, a.id + ": " + std::to_string(h.team_gpu_ranks) + " ranks on one GPU fit " +
+                                      std::to_string(fit) + " blocks each, fewer than it runs at " +
+                                      std::to_string(bytes) + " bytes (" + e.what() + ")");
   }
 }
 

@@ -11,7 +11,7 @@
 namespace symm::cuda {
 
 // Blocks of `kernel` one rank may launch at `threads` so that the team's most ranks per GPU
-// (h.team_gpu_ranks; h.gpu_ranks if more) fit on the current device together: the same on every
+// (h.team_gpu_ranks) fit on the current device together: the same on every
 // rank of the team (no limit, INT_MAX, when every rank has its GPU to itself).
 int team_fit_blocks(const void* kernel, const DeviceHandle& h, int threads);
 void check_residency_slow(const void* kernel, const DeviceHandle& h, int blocks, int threads, const char* what);
