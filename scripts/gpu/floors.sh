@@ -27,6 +27,10 @@ source scripts/gpu/nvlink_env.sh
 OLD=.carry/old/symmcoll-cuda
 { nvidia-smi --query-gpu=index,name,memory.total,clocks.sm,clocks.max.sm,power.limit --format=csv; \
   $BIN --version; [ -x $OLD ] && $OLD --version; } > "$DIR/gpu.txt" 2>&1
+# The binaries a comparison runs ("old new" when the old one was carried, else "new"), and a run
+# name's binary (old*, new*).
+binaries() { [ -x $OLD ] && echo "old new" || echo new; }
+bin_of() { case $1 in old*) echo $OLD ;; *) echo $BIN ;; esac; }
 mark() { echo "$(date +%H:%M:%S.%N) $*" >> "$DIR/smi_marks_$M.txt"; }
 step1() {
   mark calibrate
@@ -39,8 +43,7 @@ step2() {
   local runs="new1 new2"
   [ -x $OLD ] && runs="old1 new1 old2 new2"
   for r in $runs; do
-    local B=$BIN
-    [ ${r%?} = old ] && B=$OLD
+    local B=$(bin_of $r)
     mark "mmrs $r"
     timeout 120 $B launch -n $W -- $B bench --backend cuda --op mm_rs --algo ce,ce_acc --dtype bf16 --shape 70b \
       --m 16384 --mode both --csv "$DIR/mmrs_${r}_$M.csv" > "$DIR/mmrs_${r}_$M.log" 2>&1
@@ -69,11 +72,8 @@ step4() {
   grep -E "^bf16" "$DIR/tile_gemm_auto_$M1.log" | awk '{print $2, $3, $4, $5, $6, $7, $(NF-3)}'
 }
 step5() {
-  local runs="new"
-  [ -x $OLD ] && runs="old new"
-  for r in $runs; do
-    local B=$BIN
-    [ $r = old ] && B=$OLD
+  for r in $(binaries); do
+    local B=$(bin_of $r)
     for w in 3 2; do
       local T="$DIR/team_${r}_w$w.log" vis=0,1
       [ $w = 2 ] && vis=0
@@ -109,11 +109,8 @@ step7() {
   grep -E "^all_reduce" "$DIR/ar4k_$M.log"
 }
 step8() {
-  local runs="new"
-  [ -x $OLD ] && runs="old new"
-  for r in $runs; do
-    local B=$BIN
-    [ $r = old ] && B=$OLD
+  for r in $(binaries); do
+    local B=$(bin_of $r)
     mark "ag plans $r"
     timeout 150 $B launch -n $W -- $B bench --backend cuda --op all_gather --algo ce,ce_sm,push --sizes 1M:256M:x4 \
       --mode both --check-up-to 64M --csv "$DIR/ag_plans_${r}_$M.csv" > "$DIR/ag_plans_${r}_$M.log" 2>&1
