@@ -285,6 +285,17 @@ TEST(Plans, ColdPeerCopyPaysCeLaunch) {
   EXPECT_LE(r.max_rel_err, r.err_bound);
 }
 
+// A peer copy's local side is not charged to HBM (copy_engines.cpp): with HBM slow enough that the
+// engine's read alone would fill it (500 B/us against the engine's 1000 B/us read, charged at half),
+// the own slot's copy_local kernel beside it still leaves the golden time unchanged.
+TEST(Plans, PeerCopyIsNotSlowedByALocalKernelOnHbm) {
+  RunSpec s = tiny_all_gather_ce();
+  s.machine.hbm_GBps = 0.5;
+  const RunResult r = run(s);
+  EXPECT_NEAR(r.time_us, 7.024, 1e-9);
+  EXPECT_LE(r.max_rel_err, r.err_bound);
+}
+
 // Two peer copies on one side stream: back to back, the second starts warm; with an item between
 // them (a record), it starts cold. The times differ by ce_launch_us exactly.
 template <bool kGap>
