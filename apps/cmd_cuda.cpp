@@ -14,6 +14,7 @@
 
 #include "apps/cli.h"
 #include "apps/harness/cuda/bench.h"
+#include "apps/harness/cuda/trace_out.h"
 #include "backends/cuda/host_logic.h"
 #include "backends/cuda/team.h"
 #include "core/plan.h"
@@ -149,6 +150,10 @@ int cmd_bench_cuda(int argc, char** argv) {
       "ended")("no-timing", "check only (with --replays: the GPU test suite)")(
       "check-up-to", po::value(&check_up_to)->default_value(check_up_to), "check sizes up to this; larger: err -1")(
       "replays", po::value(&o.replays)->default_value(0), "also replay a one-call graph this often, then check")(
+      "trace", po::value(&o.trace_dir),
+      "folder (made if missing): after timing each host plan, one eager call of it traced on the GPU, "
+      "<op>.<algo>.<dtype>.<size>.json, a Chrome trace (Perfetto) with the simulator's tracks and names: a "
+      "span per verb on its stream (CUDA events before and after), every rank's zero its own call start")(
       "heap", po::value(&heap)->default_value(heap), "symmetric heap per rank; 0 = what the sizes need")(
       "wait-timeout-cycles", po::value(&o.timeout_cycles)->default_value(0),
       "bound of every spin-wait in clock cycles; 0 = SYMM_WAIT_TIMEOUT_CYCLES, else SYMM_WAIT_TIMEOUT_S "
@@ -208,6 +213,7 @@ int cmd_bench_cuda(int argc, char** argv) {
   if (o.rop != ReduceOp::kSum) refuse_with_csv(o.csv, "--reduce", reduce_op_name(o.rop), "reduction", "sum");
   if (o.threads != 0) refuse_with_csv(o.csv, "--threads", std::to_string(o.threads), "threads per block", "0");
   if (vm.count("world")) prepare_team(o.world, "bench --backend cuda");
+  if (!o.trace_dir.empty()) cuda::prepare_trace_dir(o.trace_dir);
   cuda::check_bench_knobs(o);
   require_devices(1, "bench --backend cuda");
   try {

@@ -9,6 +9,7 @@
 #include "apps/cli.h"
 #include "apps/cmd_cuda.h"
 #include "apps/harness/cuda/bench_fused.h"
+#include "apps/harness/cuda/trace_out.h"
 #include "backends/cuda/host_logic.h"
 #include "core/fused.h"
 #include "core/sizes.h"
@@ -56,6 +57,9 @@ int cmd_bench_fused_cuda(int argc, char** argv) {
       "float64 reference when M*N*K (mm_rs: /world) is at most this")(
       "replays", po::value(&o.replays)->default_value(0), "also replay a one-call graph this often, then check")(
       "csv", po::value(&o.csv), "write rows here (rank 0); the result schema with M, N, K")(
+      "trace", po::value(&o.trace_dir),
+      "folder (made if missing): after timing each fused plan, one eager call of it traced on the GPU, "
+      "<op>.<algo>.<dtype>.M<m>_N<n>_K<k>.json, a Chrome trace (Perfetto) with the simulator's tracks and names")(
       "machine", po::value(&o.machine), "machine column; default from the device name and world")(
       "world", po::value(&o.world), "N ranks as threads of this process (2..8, without launch; one GPU is enough)")(
       "seed", po::value(&o.seed)->default_value(1), "input seed");
@@ -98,6 +102,7 @@ int cmd_bench_fused_cuda(int argc, char** argv) {
   o.baselines = !vm.count("no-baselines");
   o.check = !vm.count("timing-only");
   o.timing = !vm.count("no-timing");
+  if (!o.trace_dir.empty()) cuda::prepare_trace_dir(o.trace_dir);
   if (o.streams != 3) refuse_with_csv(o.csv, "--streams", std::to_string(o.streams), "plan streams", "3");
   if (o.chunk_rows != 0) refuse_with_csv(o.csv, "--chunk-rows", std::to_string(o.chunk_rows), "chunk rows", "0");
   if (vm.count("world")) prepare_team(o.world, "bench --backend cuda");

@@ -36,6 +36,7 @@ struct DeviceHandle {
   int world = 0;
   char* heap_base = nullptr;            // this rank's symmetric heap (data window)
   char* heap_peer[kNodeWorld] = {};     // every rank's heap base in this process's address space
+  std::size_t heap_bytes = 0;           // each heap's size (the same on every rank)
   uint32_t* pad_peer[kNodeWorld] = {};  // every rank's signal pad
   uint32_t* pad_local = nullptr;        // == pad_peer[rank]
   unsigned long long timeout_cycles = 0;

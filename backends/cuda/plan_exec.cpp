@@ -141,10 +141,12 @@ void PlanExec::begin_call() {
   SYMM_CUDA_CHECK(cudaEventRecord(fork_, streams_[0]));
   used_.assign(streams_.size(), 0);
   in_call_ = true;
+  if (tracer_) tracer_->begin_call(streams_[0]);
 }
 
 void PlanExec::end_call() {
   in_call_ = false;
+  if (tracer_) tracer_->end_call();
   for (std::size_t i = 1; i < streams_.size(); ++i) {
     if (!used_[i]) continue;
     SYMM_CUDA_CHECK(cudaEventRecord(joins_[i], streams_[i]));

@@ -20,6 +20,7 @@
 
 #include "backends/cuda/device_handle.h"
 #include "backends/cuda/gemm.h"
+#include "backends/cuda/plan_trace.h"
 #include "core/fused.h"
 #include "core/plan.h"
 #include "core/registry.h"
@@ -76,6 +77,12 @@ class PlanExec {
   void begin_call();  // records the fork on main (side streams wait for it on first use)
   void end_call();    // joins the side streams the call used into main
 
+  // A measured timeline of the calls enqueued while set (plan_trace.h; eager calls only, the
+  // caller's to own and read after the call); nullptr: none (the default, and what every timed
+  // call runs with).
+  void set_tracer(PlanTracer* t) { tracer_ = t; }
+  PlanTracer* tracer() const { return tracer_; }
+
   const DeviceHandle& handle() const { return h_; }
   int streams() const { return int(streams_.size()); }
   int threads() const { return threads_; }
@@ -89,6 +96,7 @@ class PlanExec {
   std::vector<cudaEvent_t> joins_;
   std::vector<char> used_;  // per stream: used by the call in progress (begin_call .. end_call)
   bool in_call_ = false;
+  PlanTracer* tracer_ = nullptr;
   std::vector<PlanWait> waits_;  // of the calls enqueued since the last wait_main
   std::vector<cudaEvent_t> wait_events_;
   std::size_t next_wait_event_ = 0;

@@ -41,6 +41,59 @@ class CudaHost : public RankView {
   using RankView::RankView;
   template <class Program, class T>
   void launch(int s, const CollArgs& a, int blocks) {
+    traced(s, "launch", [&] { return "\"blocks\":" + std::to_string(blocks); },
+           [&] { launch_untraced<Program, T>(s, a, blocks); });
+  }
+  void copy_engine(int s, void* dst, const void* src, std::size_t bytes) {
+    traced(
+        s, "copy_engine",
+        [&] {
+          return "\"bytes\":" + std::to_string(bytes) + ",\"from\":" + std::to_string(owner(src)) +
+                 ",\"to\":" + std::to_string(owner(dst));
+        },
+        [&] { copy_untraced(s, dst, src, bytes); });
+  }
+  void write_flag(int s, int peer, uint32_t slot, uint32_t value) {
+    traced(s, "write_flag", [&] { return flag_args(slot, value) + ",\"peer\":" + std::to_string(peer); },
+           [&] { x_.write_flag(s, peer, slot, value); });
+  }
+  void wait_flag(int s, uint32_t slot, uint32_t value) {
+    traced(s, "wait_flag", [&] { return flag_args(slot, value); }, [&] { x_.wait_flag(s, slot, value); });
+  }
+  void record(int s, int e) { SYMM_CUDA_CHECK(cudaEventRecord(x_.event(e), x_.stream(s))); }
+  void wait_event(int s, int e) { SYMM_CUDA_CHECK(cudaStreamWaitEvent(x_.stream(s), x_.event(e), 0)); }
+  void gemm(int s, const GemmArgs& g) {
+    traced(
+        s, "gemm",
+        [&] {
+          return "\"m\":" + std::to_string(g.m) + ",\"n\":" + std::to_string(g.n) + ",\"k\":" + std::to_string(g.k);
+        },
+        [&] { x_.gemm(s, g); });
+  }
+
+ private:
+  // Runs `enqueue`; while the executor traces a call (plan_trace.h), between two events on stream
+  // s, named `name` with the JSON members `args()` makes (made only then).
+  template <class Args, class Enqueue>
+  void traced(int s, const char* name, Args&& args, Enqueue&& enqueue) {
+    PlanTracer* t = x_.tracer();
+    if (!t) return enqueue();
+    const std::size_t span = t->open(x_.stream(s), s, name, args());
+    enqueue();
+    t->close(span, x_.stream(s));
+  }
+  static std::string flag_args(uint32_t slot, uint32_t value) {
+    return "\"slot\":" + std::to_string(slot) + ",\"value\":" + std::to_string(value);
+  }
+  // The rank whose symmetric heap holds p (-1: not in a heap).
+  int owner(const void* p) const {
+    const char* c = static_cast<const char*>(p);
+    for (int r = 0; r < h_.world; ++r)
+      if (c >= h_.heap_peer[r] && c < h_.heap_peer[r] + h_.heap_bytes) return r;
+    return -1;
+  }
+  template <class Program, class T>
+  void launch_untraced(int s, const CollArgs& a, int blocks) {
     // The tile programs (issue 24) run on the wgmma kernel, which walks the same tiles with the
     // same flags (tile_fused.h); every other program on the generic program kernel.
     if constexpr (kTileProgramOf<Program> != TileProgram::kNone) {
@@ -55,7 +108,7 @@ class CudaHost : public RankView {
       launch_program_kernel<Program, T>(h_, a, blocks, x_.threads(), x_.stream(s), /*pdl=*/false);
     }
   }
-  void copy_engine(int s, void* dst, const void* src, std::size_t bytes) {
+  void copy_untraced(int s, void* dst, const void* src, std::size_t bytes) {
     // Diagnosis only (timing runs, wrong results): SYMM_DEBUG_PLAN_COPIES=none drops every plan
     // copy, what the copies cost a plan (experiments/results/h100x2/knobs_plan_copies; eager batch
     // copies, cudaMemcpyBatchAsync preferring a copy engine, were tried there and changed nothing).
@@ -66,11 +119,6 @@ class CudaHost : public RankView {
     if (drop) return;
     SYMM_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, x_.stream(s)));
   }
-  void write_flag(int s, int peer, uint32_t slot, uint32_t value) { x_.write_flag(s, peer, slot, value); }
-  void wait_flag(int s, uint32_t slot, uint32_t value) { x_.wait_flag(s, slot, value); }
-  void record(int s, int e) { SYMM_CUDA_CHECK(cudaEventRecord(x_.event(e), x_.stream(s))); }
-  void wait_event(int s, int e) { SYMM_CUDA_CHECK(cudaStreamWaitEvent(x_.stream(s), x_.event(e), 0)); }
-  void gemm(int s, const GemmArgs& g) { x_.gemm(s, g); }
 };
 static_assert(HostCtx<CudaHost>);
 

@@ -71,6 +71,7 @@ std::unique_ptr<RankMemory> RankMemory::nccl_windows(ncclComm_t comm, std::size_
   SYMM_CUDA_CHECK(cudaGetDevice(&m->device_));
   m->comm_ = comm;
   m->heap_bytes_ = heap_bytes;
+  m->h_.heap_bytes = heap_bytes;
   m->h_.rank = rank;
   m->h_.world = world;
   void* heap = nullptr;
@@ -116,6 +117,7 @@ std::vector<std::unique_ptr<RankMemory>> RankMemory::in_process(int world, int g
     m->device_ = team_gpu(r, gpus);
     SYMM_CUDA_CHECK(cudaSetDevice(m->device_));
     m->heap_bytes_ = heap_bytes;
+    m->h_.heap_bytes = heap_bytes;
     m->h_.rank = r;
     m->h_.world = world;
     m->h_.gpu_ranks = team_ranks_on_gpu(world, gpus, m->device_);

@@ -12,6 +12,7 @@
 
 #include "apps/harness/cuda/bench_common.h"
 #include "apps/harness/cuda/bench_impl.h"
+#include "apps/harness/cuda/trace_out.h"
 #include "apps/harness/cuda/bench_rank.h"
 #include "backends/cuda/host_logic.h"
 #include "backends/cuda/kernels.h"
@@ -167,6 +168,9 @@ void Bench::run_size(Op op, DType t, std::size_t bytes, uint64_t seed, bool chec
       fill_bandwidth(row);
       emit(row, plan.threads, row_failed);
     }
+    if (!o_.trace_dir.empty() && c.plan())
+      trace_call(rt_, plan_exec(), trace_file(o_.trace_dir, op_name(op), c.info->id, dtype_name(t), format_size(bytes)),
+                 enqueue(c, op, t, bytes, count, &plan));
   }
 }
 

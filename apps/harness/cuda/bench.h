@@ -42,6 +42,9 @@ struct BenchOptions {
   bool probe_timeout = false;             // run only the bounded-wait error-path test
   bool timing = true;
   std::string csv, machine;
+  // Non-empty: after timing each host plan, one eager call of it traced on the GPU (its verbs on
+  // their streams, CUDA events; trace_out.h) written into this folder as a Chrome trace.
+  std::string trace_dir;
   bool nccl_tests_format = false;  // stdout: nccl-tests' tables (core/nccl_tests_format.h) instead of ours
   std::uint64_t seed = 1;
   int world = 0;  // > 0: an in-process team of this many ranks (team.h; no launch, no NCCL)

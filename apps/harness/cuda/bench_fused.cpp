@@ -13,6 +13,7 @@
 
 #include "apps/harness/cuda/bench_common.h"
 #include "apps/harness/cuda/bench_fused_ref.h"
+#include "apps/harness/cuda/trace_out.h"
 #include "backends/cuda/check.h"
 #include "backends/cuda/gemm.h"
 #include "backends/cuda/host_logic.h"
@@ -269,6 +270,11 @@ class FusedBench {
         if (!cs.algo && !cs.nccl) row.algbw_GBps = 0.0;  // no communication
         emit(row, err, flops);
       }
+      if (!o_.trace_dir.empty() && cs.algo)
+        trace_call(rt_, exec_,
+                   trace_file(o_.trace_dir, row.op, row.algo, row.dtype,
+                              "M" + std::to_string(s.m) + "_N" + std::to_string(s.n) + "_K" + std::to_string(s.k)),
+                   enqueue(cs));
     }
   }
 
