@@ -383,23 +383,26 @@ int side_stream(const Host& h, int j) {
 // The copy-engine push both collective plans share, after plan_entry: the side streams start
 // after event 0 (recorded here on the main stream); for every chunk k and every peer q in
 // rank-swizzled order (me+1, me+2, ...: at each step every rank sends to a different peer, so
-// every link is busy), round robin over the side streams, copy_engine(dst(q, k), src(q, k),
-// size of chunk k) and then, on the same stream (it publishes the copy), the data flag (k, me)
-// into q's pad. `dst` / `src` give the chunk's addresses: dst a peer's (h.peer), src local.
+// every link is busy), copy_engine(dst(q, k), src(q, k), size of chunk k) and then, on the same
+// stream (it publishes the copy), the data flag (k, me) into q's pad. A peer's chunks all go on
+// one side stream (peers round robin over the side streams): on a GPU, a stream's flag write
+// queued behind the copy another stream had started to the same peer, so with one peer's chunks
+// alternating between two streams every flag landed a chunk late (2x H100, `bench --trace`:
+// experiments/results/h100x2/trace_d75f863; the reduce-scatter that reduces chunk by chunk ran
+// 12-18 % slower so). `dst` / `src` give the chunk's addresses: dst a peer's (h.peer), src local.
 // kFault plants the faults of PlanFault for the tests.
 template <PlanFault kFault, class Host, class Dst, class Src>
 void push_chunks(Host& h, const Chunks& ch, Dst dst, Src src) {
   const int me = h.rank(), n = h.world();
   h.record(kMainStream, 0);
   for (int s = 1; s < h.streams(); ++s) h.wait_event(s, 0);
-  int j = 0;
   for (int k = 0; k < ch.count; ++k)
-    for (int i = 1; i < n; ++i, ++j) {
-      const int q = (me + i) % n, s = side_stream(h, j);
+    for (int i = 1; i < n; ++i) {
+      const int q = (me + i) % n, s = side_stream(h, i - 1);
       if (ch.size(k)) h.copy_engine(s, dst(q, k), src(q, k), ch.size(k));
       if constexpr (kFault == PlanFault::kNoFlag)
         if (k == 0 && i == 1) continue;
-      const int fs = kFault == PlanFault::kFlagOnOtherStream ? side_stream(h, j + 1) : s;
+      const int fs = kFault == PlanFault::kFlagOnOtherStream ? side_stream(h, i) : s;
       h.write_flag(fs, q, pad::plan_flag(pad::kPlanData, k, me), 1);
     }
 }
