@@ -151,9 +151,10 @@ int cmd_bench_cuda(int argc, char** argv) {
       "check-up-to", po::value(&check_up_to)->default_value(check_up_to), "check sizes up to this; larger: err -1")(
       "replays", po::value(&o.replays)->default_value(0), "also replay a one-call graph this often, then check")(
       "trace", po::value(&o.trace_dir),
-      "folder (made if missing): after timing each host plan, one eager call of it traced on the GPU, "
-      "<op>.<algo>.<dtype>.<size>.json, a Chrome trace (Perfetto) with the simulator's tracks and names: a "
-      "span per verb on its stream (CUDA events before and after), every rank's zero its own call start")(
+      "folder (made if missing): after timing each host plan, one call of it per launch mode traced on the GPU, "
+      "<op>.<algo>.<dtype>.<size>.{graph,eager}.json, a Chrome trace (Perfetto) with the simulator's tracks and "
+      "names: a span per verb on its stream (CUDA events before and after; in a graph, event-record nodes, the "
+      "second replay), every rank's zero its own call start")(
       "heap", po::value(&heap)->default_value(heap), "symmetric heap per rank; 0 = what the sizes need")(
       "wait-timeout-cycles", po::value(&o.timeout_cycles)->default_value(0),
       "bound of every spin-wait in clock cycles; 0 = SYMM_WAIT_TIMEOUT_CYCLES, else SYMM_WAIT_TIMEOUT_S "

@@ -58,8 +58,9 @@ int cmd_bench_fused_cuda(int argc, char** argv) {
       "replays", po::value(&o.replays)->default_value(0), "also replay a one-call graph this often, then check")(
       "csv", po::value(&o.csv), "write rows here (rank 0); the result schema with M, N, K")(
       "trace", po::value(&o.trace_dir),
-      "folder (made if missing): after timing each fused plan, one eager call of it traced on the GPU, "
-      "<op>.<algo>.<dtype>.M<m>_N<n>_K<k>.json, a Chrome trace (Perfetto) with the simulator's tracks and names")(
+      "folder (made if missing): after timing each fused plan, one call of it per launch mode traced on the GPU, "
+      "<op>.<algo>.<dtype>.M<m>_N<n>_K<k>.{graph,eager}.json, a Chrome trace (Perfetto) with the simulator's "
+      "tracks and names")(
       "machine", po::value(&o.machine), "machine column; default from the device name and world")(
       "world", po::value(&o.world), "N ranks as threads of this process (2..8, without launch; one GPU is enough)")(
       "seed", po::value(&o.seed)->default_value(1), "input seed");

@@ -77,7 +77,7 @@ class PlanExec {
   void begin_call();  // records the fork on main (side streams wait for it on first use)
   void end_call();    // joins the side streams the call used into main
 
-  // A measured timeline of the calls enqueued while set (plan_trace.h; eager calls only, the
+  // A measured timeline of the calls enqueued while set (plan_trace.h; eager or captured, the
   // caller's to own and read after the call); nullptr: none (the default, and what every timed
   // call runs with).
   void set_tracer(PlanTracer* t) { tracer_ = t; }

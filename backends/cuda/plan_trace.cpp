@@ -9,6 +9,21 @@ PlanTracer::~PlanTracer() {
   for (cudaEvent_t e : events_) cudaEventDestroy(e);
 }
 
+namespace {
+
+// In a stream capture (a traced graph call), an external record: an event-record node that a
+// replay records, where a plain record would only order the capture.
+void record_on(cudaEvent_t e, cudaStream_t s) {
+  cudaStreamCaptureStatus cap = cudaStreamCaptureStatusNone;
+  SYMM_CUDA_CHECK(cudaStreamIsCapturing(s, &cap));
+  if (cap == cudaStreamCaptureStatusActive)
+    SYMM_CUDA_CHECK(cudaEventRecordWithFlags(e, s, cudaEventRecordExternal));
+  else
+    SYMM_CUDA_CHECK(cudaEventRecord(e, s));
+}
+
+}  // namespace
+
 cudaEvent_t PlanTracer::make_event() {
   cudaEvent_t e;
   SYMM_CUDA_CHECK(cudaEventCreate(&e));  // timed: no cudaEventDisableTiming
@@ -19,14 +34,14 @@ cudaEvent_t PlanTracer::make_event() {
 void PlanTracer::begin_call(cudaStream_t main) {
   host_begin_ = std::chrono::steady_clock::now();
   start_ = make_event();
-  SYMM_CUDA_CHECK(cudaEventRecord(start_, main));
+  record_on(start_, main);
 }
 
 void PlanTracer::end_call() { host_end_ = std::chrono::steady_clock::now(); }
 
 std::size_t PlanTracer::open(cudaStream_t stream, int s, const char* name, std::string args) {
   Open o{s, name, std::move(args), make_event(), nullptr};
-  SYMM_CUDA_CHECK(cudaEventRecord(o.begin, stream));
+  record_on(o.begin, stream);
   open_.push_back(std::move(o));
   return open_.size() - 1;
 }
@@ -34,7 +49,7 @@ std::size_t PlanTracer::open(cudaStream_t stream, int s, const char* name, std::
 void PlanTracer::close(std::size_t span, cudaStream_t stream) {
   Open& o = open_.at(span);
   o.end = make_event();
-  SYMM_CUDA_CHECK(cudaEventRecord(o.end, stream));
+  record_on(o.end, stream);
 }
 
 std::vector<PlanSpan> PlanTracer::spans() const {

@@ -4,8 +4,9 @@
 //
 // The simulator's trace (backends/sim/trace.h, `symmcoll run --trace`) shows the same call as the
 // model sees it; this shows it as the GPU ran it, with the same names and tracks, so the two can
-// be laid side by side (`symmcoll bench --backend cuda ... --trace DIR` writes it). Eager calls
-// only: a graph replays without the host, and its event nodes would change what it measures.
+// be laid side by side (`symmcoll bench --backend cuda ... --trace DIR` writes it). Eager calls,
+// and calls captured into a CUDA graph: there the events are event-record nodes of the graph
+// (cudaEventRecordExternal), read after a replay.
 //
 // What an event pair measures: the GPU time between the stream reaching the verb and the verb's
 // work being done on that stream (a flag wait's span is its waiting; a copy's, its engine's time

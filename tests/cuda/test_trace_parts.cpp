@@ -84,6 +84,16 @@ TEST_F(TraceParts, AMissingOrForeignPartIsAnErrorNamingIt) {
   EXPECT_THROW(merge_rank_traces(path, 2), Error);
 }
 
+TEST_F(TraceParts, AGraphReplaysPartHasNoHostTrack) {
+  prepare_trace_dir(dir_);
+  const std::string path = dir_ + "/g.json";
+  write_rank_trace(trace_part(path, 0), 0, 0, {{1, "copy_engine", "\"bytes\":16", 0.0, 1.0}}, -1.0);
+  merge_rank_traces(path, 1);
+  const std::string t = slurp(path);
+  EXPECT_EQ(count(t, "\"ph\":\"X\""), 1u) << t;
+  EXPECT_EQ(t.find("enqueue"), std::string::npos) << t;
+}
+
 TEST_F(TraceParts, FileNamesKeepOnlySafeCharacters) {
   EXPECT_EQ(fs::path(trace_file("d", "all_gather", "a b/c", "bf16", "1M")).filename(), "all_gather.a_b_c.bf16.1M.json");
 }

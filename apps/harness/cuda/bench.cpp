@@ -13,6 +13,7 @@
 #include "apps/harness/cuda/bench_common.h"
 #include "apps/harness/cuda/bench_impl.h"
 #include "apps/harness/cuda/trace_out.h"
+#include "backends/cuda/team_graph.h"
 #include "apps/harness/cuda/bench_rank.h"
 #include "backends/cuda/host_logic.h"
 #include "backends/cuda/kernels.h"
@@ -168,9 +169,12 @@ void Bench::run_size(Op op, DType t, std::size_t bytes, uint64_t seed, bool chec
       fill_bandwidth(row);
       emit(row, plan.threads, row_failed);
     }
-    if (!o_.trace_dir.empty() && c.plan())
-      trace_call(rt_, plan_exec(), trace_file(o_.trace_dir, op_name(op), c.info->id, dtype_name(t), format_size(bytes)),
-                 enqueue(c, op, t, bytes, count, &plan));
+    if (!o_.trace_dir.empty() && c.plan()) {
+      const std::string base = trace_file(o_.trace_dir, op_name(op), c.info->id, dtype_name(t), format_size(bytes));
+      for (const bool graph : {true, false})
+        if ((graph ? o_.graph && !team_graph(rt_) : o_.eager))
+          trace_call(rt_, plan_exec(), trace_mode_file(base, graph), enqueue(c, op, t, bytes, count, &plan), graph);
+    }
   }
 }
 

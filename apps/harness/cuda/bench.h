@@ -42,8 +42,8 @@ struct BenchOptions {
   bool probe_timeout = false;             // run only the bounded-wait error-path test
   bool timing = true;
   std::string csv, machine;
-  // Non-empty: after timing each host plan, one eager call of it traced on the GPU (its verbs on
-  // their streams, CUDA events; trace_out.h) written into this folder as a Chrome trace.
+  // Non-empty: after timing each host plan, one call of it per launch mode traced on the GPU (its
+  // verbs on their streams, CUDA events; trace_out.h) written into this folder as Chrome traces.
   std::string trace_dir;
   bool nccl_tests_format = false;  // stdout: nccl-tests' tables (core/nccl_tests_format.h) instead of ours
   std::uint64_t seed = 1;

@@ -35,8 +35,8 @@ struct FusedBenchOptions {
   int replays = 0;         // > 0: also replay a one-call graph this often, then check
   bool timing = true;
   std::string csv, machine;
-  // Non-empty: after timing each host plan, one eager call of it traced on the GPU (its verbs on
-  // their streams, CUDA events; trace_out.h) written into this folder as a Chrome trace.
+  // Non-empty: after timing each host plan, one call of it per launch mode traced on the GPU (its
+  // verbs on their streams, CUDA events; trace_out.h) written into this folder as Chrome traces.
   std::string trace_dir;
   std::uint64_t seed = 1;
   int world = 0;  // > 0: an in-process team of this many ranks (team.h): no NCCL, so no

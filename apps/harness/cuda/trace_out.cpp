@@ -4,25 +4,49 @@
 #include <cstdio>
 
 #include "apps/harness/cuda/trace_parts.h"
+#include "backends/cuda/check.h"
+#include "backends/cuda/graph_capture.h"
 #include "backends/cuda/plan_exec.h"
 #include "backends/cuda/runtime.h"
+#include "backends/cuda/team_graph.h"
 
 namespace symm::cuda {
 
-void trace_call(Runtime& rt, PlanExec& exec, const std::string& path, const std::function<void()>& enqueue) {
-  rt.set_context("tracing one eager call for " + path);
+std::string trace_mode_file(const std::string& base, bool graph) {
+  const std::string ext = ".json";
+  const std::string stem = base.size() > ext.size() && base.compare(base.size() - ext.size(), ext.size(), ext) == 0
+                               ? base.substr(0, base.size() - ext.size())
+                               : base;
+  return stem + (graph ? ".graph" : ".eager") + ext;
+}
+
+void trace_call(Runtime& rt, PlanExec& exec, const std::string& path, const std::function<void()>& enqueue,
+                bool graph) {
+  if (graph && team_graph(rt))
+    fail(ErrorCode::kUnsupported, "--trace of a graph call: ranks that share a GPU run one team graph; eager only");
+  rt.set_context(std::string("tracing one ") + (graph ? "graph" : "eager") + " call for " + path);
   rt.barrier();  // every rank's previous work drained: the traced call starts alike
   PlanTracer tracer;
+  cudaGraphExec_t g = nullptr;
   exec.set_tracer(&tracer);
   try {
-    enqueue();
+    if (graph)
+      g = capture_graph(rt.stream(), enqueue, 1);
+    else
+      enqueue();
   } catch (...) {
     exec.set_tracer(nullptr);
     throw;
   }
   exec.set_tracer(nullptr);
+  if (graph) {
+    rt.barrier();  // every rank's graph ready before any replays (its waits need the peers')
+    for (int replay = 0; replay < 2; ++replay) SYMM_CUDA_CHECK(cudaGraphLaunch(g, rt.stream()));
+  }
   rt.sync();
-  write_rank_trace(trace_part(path, rt.rank()), rt.rank(), rt.device(), tracer.spans(), tracer.host_enqueue_us());
+  if (g) SYMM_CUDA_CHECK(cudaGraphExecDestroy(g));
+  write_rank_trace(trace_part(path, rt.rank()), rt.rank(), rt.device(), tracer.spans(),
+                   graph ? -1.0 : tracer.host_enqueue_us());
   rt.barrier();  // every part written
   if (rt.rank() == 0) {
     merge_rank_traces(path, rt.world());

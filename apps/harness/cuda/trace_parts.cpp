@@ -25,8 +25,10 @@ void write_rank_trace(const std::string& path, int rank, int device, const std::
   sim::Trace t(path);
   const int pid = sim::Trace::pid(rank);
   t.process_name(pid, "rank " + std::to_string(rank) + " (GPU " + std::to_string(device) + ", measured)");
-  t.thread_name(pid, sim::Trace::kHostTid, "host: enqueue (host clock)");
-  t.slice(pid, sim::Trace::kHostTid, "enqueue", 0, ps(host_enqueue_us));
+  if (host_enqueue_us >= 0) {
+    t.thread_name(pid, sim::Trace::kHostTid, "host: enqueue (host clock)");
+    t.slice(pid, sim::Trace::kHostTid, "enqueue", 0, ps(host_enqueue_us));
+  }
   for (const PlanSpan& s : spans) {
     t.thread_name(pid, sim::Trace::kStreamTid + s.stream, "stream " + std::to_string(s.stream));
     t.slice(pid, sim::Trace::kStreamTid + s.stream, s.name, ps(s.begin_us), ps(std::max(s.end_us, s.begin_us)),

@@ -21,7 +21,8 @@ std::string trace_file(const std::string& dir, const std::string& op, const std:
 std::string trace_part(const std::string& path, int rank);
 // Writes rank r's part as the simulator writes a trace (backends/sim/trace.h): process rank + 1,
 // a track per stream (sim::Trace::kStreamTid + stream) with the spans, and a host track with the
-// call's enqueue (host time, placed from the call's start). Throws kIo if it cannot.
+// call's enqueue (host time, placed from the call's start; none where host_enqueue_us < 0, a graph
+// replay). Throws kIo if it cannot.
 void write_rank_trace(const std::string& part, int rank, int device, const std::vector<PlanSpan>& spans,
                       double host_enqueue_us);
 // Merges the parts of ranks 0..world-1 into `path` (their events in one traceEvents array) and
