@@ -49,6 +49,8 @@ int cmd_bench_fused_cuda(int argc, char** argv) {
       "calls", po::value(&o.calls)->default_value(o.calls), "calls per sample; 0: 20 small, 5 large")(
       "streams", po::value(&o.streams)->default_value(o.streams),
       "streams of the fused plans, main included (2..8); not with --csv")(
+      "blocks", po::value(&o.blocks)->default_value(0),
+      "blocks of the plans' kernels (the reduce after the copies, ...); 0 = each plan's default; not with --csv")(
       "chunk-rows", po::value(&o.chunk_rows)->default_value(0),
       "rows per progress flag / GEMM; 0 = each plan's default; not with --csv")(
       "no-baselines", "skip the cublaslt and nccl_cublaslt rows (nccl_cublaslt still runs for the check)")(
@@ -105,6 +107,8 @@ int cmd_bench_fused_cuda(int argc, char** argv) {
   o.timing = !vm.count("no-timing");
   if (!o.trace_dir.empty()) cuda::prepare_trace_dir(o.trace_dir);
   if (o.streams != 3) refuse_with_csv(o.csv, "--streams", std::to_string(o.streams), "plan streams", "3");
+  if (o.blocks < 0) fail(ErrorCode::kInvalidArgument, "--blocks must be 0 (the plans' defaults) or positive");
+  if (o.blocks != 0) refuse_with_csv(o.csv, "--blocks", std::to_string(o.blocks), "plan kernel blocks", "0");
   if (o.chunk_rows != 0) refuse_with_csv(o.csv, "--chunk-rows", std::to_string(o.chunk_rows), "chunk rows", "0");
   if (vm.count("world")) prepare_team(o.world, "bench --backend cuda");
   try {

@@ -115,6 +115,7 @@ class FusedBench {
     f.m = s.m, f.n = s.n, f.k = s.k;
     f.dtype = t;
     f.chunk_rows = o_.chunk_rows;
+    f.blocks = o_.blocks;
     f.sms = sms_per_rank();  // the tile programs' persistent blocks: every rank sharing the GPU resident
 
     // The enqueue of each case, on the caller's stream.

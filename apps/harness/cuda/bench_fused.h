@@ -30,6 +30,7 @@ struct FusedBenchOptions {
   int calls = 0;               // per sample; 0: by work (20 small, 5 large)
   int streams = 3;             // main + side streams of the plans
   std::size_t chunk_rows = 0;  // 0: each plan's default
+  int blocks = 0;              // the plans' kernels (FusedArgs::blocks); 0: each plan's default
   bool check = true;
   double ref_max = 4.0e9;  // float64 reference when M x N x K (ag_mm; mm_rs: / world) <= this
   int replays = 0;         // > 0: also replay a one-call graph this often, then check
