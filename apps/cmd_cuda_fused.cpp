@@ -62,8 +62,7 @@ int cmd_bench_fused_cuda(int argc, char** argv) {
       "trace", po::value(&o.trace_dir),
       "folder (made if missing): after timing each fused plan, one call of it per launch mode traced on the GPU, "
       "<op>.<algo>.<dtype>.M<m>_N<n>_K<k>.{graph,eager}.json, a Chrome trace (Perfetto) with the simulator's "
-      "tracks and names")(
-      "machine", po::value(&o.machine), "machine column; default from the device name and world")(
+      "tracks and names")("machine", po::value(&o.machine), "machine column; default from the device name and world")(
       "world", po::value(&o.world), "N ranks as threads of this process (2..8, without launch; one GPU is enough)")(
       "seed", po::value(&o.seed)->default_value(1), "input seed");
   po::variables_map vm;

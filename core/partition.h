@@ -43,11 +43,12 @@ struct PlanKernel {
     static constexpr int kDefaultBlockCap = kCap;
     static constexpr std::size_t kBytesPerBlock = kBytes;
   };
+  // `cap` (default kCap): a plan whose kernel runs alone at the end of its call may take more.
   template <class T>
-  static int default_blocks(std::size_t count) {
+  static int default_blocks(std::size_t count, int cap = kCap) {
     const std::size_t want = (count * sizeof(T) + kBytes - 1) / kBytes;
     const std::size_t vecs = count * sizeof(T) / kVecBytes;
-    std::size_t b = want < std::size_t(kCap) ? want : std::size_t(kCap);
+    std::size_t b = want < std::size_t(cap) ? want : std::size_t(cap);
     if (b > vecs) b = vecs;
     return b ? int(b) : 1;
   }

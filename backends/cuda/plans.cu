@@ -41,8 +41,9 @@ class CudaHost : public RankView {
   using RankView::RankView;
   template <class Program, class T>
   void launch(int s, const CollArgs& a, int blocks) {
-    traced(s, "launch", [&] { return "\"blocks\":" + std::to_string(blocks); },
-           [&] { launch_untraced<Program, T>(s, a, blocks); });
+    traced(
+        s, "launch", [&] { return "\"blocks\":" + std::to_string(blocks); },
+        [&] { launch_untraced<Program, T>(s, a, blocks); });
   }
   void copy_engine(int s, void* dst, const void* src, std::size_t bytes) {
     traced(
@@ -54,11 +55,13 @@ class CudaHost : public RankView {
         [&] { copy_untraced(s, dst, src, bytes); });
   }
   void write_flag(int s, int peer, uint32_t slot, uint32_t value) {
-    traced(s, "write_flag", [&] { return flag_args(slot, value) + ",\"peer\":" + std::to_string(peer); },
-           [&] { x_.write_flag(s, peer, slot, value); });
+    traced(
+        s, "write_flag", [&] { return flag_args(slot, value) + ",\"peer\":" + std::to_string(peer); },
+        [&] { x_.write_flag(s, peer, slot, value); });
   }
   void wait_flag(int s, uint32_t slot, uint32_t value) {
-    traced(s, "wait_flag", [&] { return flag_args(slot, value); }, [&] { x_.wait_flag(s, slot, value); });
+    traced(
+        s, "wait_flag", [&] { return flag_args(slot, value); }, [&] { x_.wait_flag(s, slot, value); });
   }
   void record(int s, int e) { SYMM_CUDA_CHECK(cudaEventRecord(x_.event(e), x_.stream(s))); }
   void wait_event(int s, int e) { SYMM_CUDA_CHECK(cudaStreamWaitEvent(x_.stream(s), x_.event(e), 0)); }

@@ -83,8 +83,9 @@ struct MmRsGemmCeRingReduceT {
       r.count = ch.size(k) / sizeof(T);
       r.stride = rows * f.n;
       r.op = ReduceOp::kSum;
-      h.template launch<LocalReduceRing, T>(reducer, r,
-                                            f.blocks ? f.blocks : LocalReduceRing::default_blocks<T>(r.count));
+      h.template launch<LocalReduceRing, T>(
+          reducer, r,
+          f.blocks ? f.blocks : LocalReduceRing::default_blocks<T>(r.count, LocalReduceRing::kAloneBlockCap));
     }
     mm_rs_join<kFault>(h, ev);  // step 5
   }

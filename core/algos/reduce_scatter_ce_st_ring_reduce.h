@@ -36,7 +36,8 @@ struct ReduceScatterCeT {
   // Blocks: the reduce kernel's (local_reduce_ring); the copies take no SM.
   struct Config {
     static constexpr int kBlockLimit = LocalReduceRing::Config::kBlockLimit;
-    static constexpr int kDefaultBlockCap = LocalReduceRing::Config::kDefaultBlockCap;
+    static constexpr int kDefaultBlockCap =
+        kOverlap ? LocalReduceRing::Config::kDefaultBlockCap : LocalReduceRing::kAloneBlockCap;
     static constexpr std::size_t kBytesPerBlock = LocalReduceRing::Config::kBytesPerBlock;
     static constexpr std::size_t kChunkBytes = kOverlap ? (4 << 20) : (8 << 20);
   };
@@ -65,7 +66,7 @@ struct ReduceScatterCeT {
       r.count = size / sizeof(T);
       r.stride = c.count;
       r.op = c.op;
-      const int blocks = a.blocks ? a.blocks : LocalReduceRing::default_blocks<T>(r.count);
+      const int blocks = a.blocks ? a.blocks : LocalReduceRing::default_blocks<T>(r.count, Config::kDefaultBlockCap);
       h.template launch<LocalReduceRing, T>(kMainStream, r, blocks);
     };
     auto wait_chunk = [&](int k) {

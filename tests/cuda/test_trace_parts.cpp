@@ -1,15 +1,13 @@
 // The files of `bench --backend cuda --trace` (apps/harness/cuda/trace_parts.h), on the CPU: a
 // rank's part as the simulator writes a trace, rank 0's merge of the parts, the file names.
-#include "apps/harness/cuda/trace_parts.h"
-
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 
-#include <unistd.h>
-
+#include "apps/harness/cuda/trace_parts.h"
 #include "core/common.h"
 
 namespace symm::cuda {

@@ -272,8 +272,9 @@ class FusedBench {
         emit(row, err, flops);
       }
       if (!o_.trace_dir.empty() && cs.algo) {
-        const std::string base = trace_file(o_.trace_dir, row.op, row.algo, row.dtype,
-                                            "M" + std::to_string(s.m) + "_N" + std::to_string(s.n) + "_K" + std::to_string(s.k));
+        const std::string base =
+            trace_file(o_.trace_dir, row.op, row.algo, row.dtype,
+                       "M" + std::to_string(s.m) + "_N" + std::to_string(s.n) + "_K" + std::to_string(s.k));
         for (const bool graph : {true, false})
           if ((graph ? o_.graph && graph_ok(cs) && !team_graph(rt_) : o_.eager))
             trace_call(rt_, exec_, trace_mode_file(base, graph), enqueue(cs), graph);

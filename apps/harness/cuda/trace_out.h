@@ -25,8 +25,7 @@ class PlanExec;
 // flag wait's span shows how long that rank waited, not when its peer wrote). Prints the path
 // (rank 0). An in-process team whose ranks share a GPU is traced eager only (its graphs are the
 // team's one graph, team_graph.h): `graph` there throws kUnsupported.
-void trace_call(Runtime& rt, PlanExec& exec, const std::string& path, const std::function<void()>& enqueue,
-                bool graph);
+void trace_call(Runtime& rt, PlanExec& exec, const std::string& path, const std::function<void()>& enqueue, bool graph);
 
 // The trace file names of a case: `base` (trace_file's) with .graph or .eager before .json.
 std::string trace_mode_file(const std::string& base, bool graph);

@@ -31,8 +31,7 @@ void write_rank_trace(const std::string& path, int rank, int device, const std::
   }
   for (const PlanSpan& s : spans) {
     t.thread_name(pid, sim::Trace::kStreamTid + s.stream, "stream " + std::to_string(s.stream));
-    t.slice(pid, sim::Trace::kStreamTid + s.stream, s.name, ps(s.begin_us), ps(std::max(s.end_us, s.begin_us)),
-            s.args);
+    t.slice(pid, sim::Trace::kStreamTid + s.stream, s.name, ps(s.begin_us), ps(std::max(s.end_us, s.begin_us)), s.args);
   }
   t.finish();
 }
@@ -77,8 +76,8 @@ void prepare_trace_dir(const std::string& dir) {
     fail(ErrorCode::kIo, "--trace " + dir + ": cannot make that folder" + (ec ? ": " + ec.message() : std::string()));
 }
 
-std::string trace_file(const std::string& dir, const std::string& op, const std::string& algo,
-                       const std::string& dtype, const std::string& what) {
+std::string trace_file(const std::string& dir, const std::string& op, const std::string& algo, const std::string& dtype,
+                       const std::string& what) {
   std::string name = op + "." + algo + "." + dtype + "." + what + ".json";
   for (char& c : name)
     if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == '-')) c = '_';

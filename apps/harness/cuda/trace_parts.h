@@ -14,8 +14,8 @@ void prepare_trace_dir(const std::string& dir);
 
 // The file of one traced case in DIR: DIR/<op>.<algo>.<dtype>.<what>.json, `what` the size or the
 // shape (characters outside [A-Za-z0-9._-] become '_').
-std::string trace_file(const std::string& dir, const std::string& op, const std::string& algo,
-                       const std::string& dtype, const std::string& what);
+std::string trace_file(const std::string& dir, const std::string& op, const std::string& algo, const std::string& dtype,
+                       const std::string& what);
 
 // Rank r's part of `path`: path.rank<r>.
 std::string trace_part(const std::string& path, int rank);
