@@ -150,6 +150,8 @@ int cmd_bench_cuda(int argc, char** argv) {
       "ended")("no-timing", "check only (with --replays: the GPU test suite)")(
       "check-up-to", po::value(&check_up_to)->default_value(check_up_to), "check sizes up to this; larger: err -1")(
       "replays", po::value(&o.replays)->default_value(0), "also replay a one-call graph this often, then check")(
+      "trace-calls", po::value(&o.trace_calls)->default_value(1),
+      "with --trace: calls traced back to back per launch mode")(
       "trace", po::value(&o.trace_dir),
       "folder (made if missing): after timing each host plan, one call of it per launch mode traced on the GPU, "
       "<op>.<algo>.<dtype>.<size>.{graph,eager}.json, a Chrome trace (Perfetto) with the simulator's tracks and "
@@ -214,6 +216,7 @@ int cmd_bench_cuda(int argc, char** argv) {
   if (o.rop != ReduceOp::kSum) refuse_with_csv(o.csv, "--reduce", reduce_op_name(o.rop), "reduction", "sum");
   if (o.threads != 0) refuse_with_csv(o.csv, "--threads", std::to_string(o.threads), "threads per block", "0");
   if (vm.count("world")) prepare_team(o.world, "bench --backend cuda");
+  if (o.trace_calls < 1) fail(ErrorCode::kInvalidArgument, "--trace-calls must be at least 1");
   if (!o.trace_dir.empty()) cuda::prepare_trace_dir(o.trace_dir);
   cuda::check_bench_knobs(o);
   require_devices(1, "bench --backend cuda");

@@ -59,6 +59,8 @@ int cmd_bench_fused_cuda(int argc, char** argv) {
       "float64 reference when M*N*K (mm_rs: /world) is at most this")(
       "replays", po::value(&o.replays)->default_value(0), "also replay a one-call graph this often, then check")(
       "csv", po::value(&o.csv), "write rows here (rank 0); the result schema with M, N, K")(
+      "trace-calls", po::value(&o.trace_calls)->default_value(1),
+      "with --trace: calls traced back to back per launch mode")(
       "trace", po::value(&o.trace_dir),
       "folder (made if missing): after timing each fused plan, one call of it per launch mode traced on the GPU, "
       "<op>.<algo>.<dtype>.M<m>_N<n>_K<k>.{graph,eager}.json, a Chrome trace (Perfetto) with the simulator's "
@@ -104,6 +106,7 @@ int cmd_bench_fused_cuda(int argc, char** argv) {
   o.baselines = !vm.count("no-baselines");
   o.check = !vm.count("timing-only");
   o.timing = !vm.count("no-timing");
+  if (o.trace_calls < 1) fail(ErrorCode::kInvalidArgument, "--trace-calls must be at least 1");
   if (!o.trace_dir.empty()) cuda::prepare_trace_dir(o.trace_dir);
   if (o.streams != 3) refuse_with_csv(o.csv, "--streams", std::to_string(o.streams), "plan streams", "3");
   if (o.blocks < 0) fail(ErrorCode::kInvalidArgument, "--blocks must be 0 (the plans' defaults) or positive");

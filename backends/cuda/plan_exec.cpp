@@ -146,12 +146,12 @@ void PlanExec::begin_call() {
 
 void PlanExec::end_call() {
   in_call_ = false;
-  if (tracer_) tracer_->end_call();
   for (std::size_t i = 1; i < streams_.size(); ++i) {
     if (!used_[i]) continue;
     SYMM_CUDA_CHECK(cudaEventRecord(joins_[i], streams_[i]));
     SYMM_CUDA_CHECK(cudaStreamWaitEvent(streams_[0], joins_[i], 0));
   }
+  if (tracer_) tracer_->end_call(streams_[0]);
 }
 
 std::string PlanExec::describe_stuck_wait() {

@@ -32,15 +32,24 @@ cudaEvent_t PlanTracer::make_event() {
 }
 
 void PlanTracer::begin_call(cudaStream_t main) {
-  host_begin_ = std::chrono::steady_clock::now();
-  start_ = make_event();
-  record_on(start_, main);
+  Call c;
+  c.host_begin = std::chrono::steady_clock::now();
+  c.begin = make_event();
+  record_on(c.begin, main);
+  calls_.push_back(c);
 }
 
-void PlanTracer::end_call() { host_end_ = std::chrono::steady_clock::now(); }
+void PlanTracer::end_call(cudaStream_t main) {
+  if (calls_.empty() || calls_.back().end) fail(ErrorCode::kInternal, "plan trace: a call ended that did not begin");
+  Call& c = calls_.back();
+  c.end = make_event();
+  record_on(c.end, main);
+  c.host_end = std::chrono::steady_clock::now();
+}
 
 std::size_t PlanTracer::open(cudaStream_t stream, int s, const char* name, std::string args) {
-  Open o{s, name, std::move(args), make_event(), nullptr};
+  const std::string call = "\"call\":" + std::to_string(calls_.empty() ? 0 : calls_.size() - 1);
+  Open o{s, name, args.empty() ? call : call + "," + args, make_event(), nullptr};
   record_on(o.begin, stream);
   open_.push_back(std::move(o));
   return open_.size() - 1;
@@ -53,20 +62,34 @@ void PlanTracer::close(std::size_t span, cudaStream_t stream) {
 }
 
 std::vector<PlanSpan> PlanTracer::spans() const {
-  if (!start_) fail(ErrorCode::kInternal, "plan trace: no call began");
+  if (calls_.empty()) fail(ErrorCode::kInternal, "plan trace: no call began");
+  const cudaEvent_t zero = calls_.front().begin;
+  auto us = [&](cudaEvent_t e) {
+    float ms = 0;
+    SYMM_CUDA_CHECK(cudaEventElapsedTime(&ms, zero, e));
+    return 1e3 * double(ms);
+  };
   std::vector<PlanSpan> out;
+  for (std::size_t i = 0; i < calls_.size(); ++i) {
+    if (!calls_[i].end) fail(ErrorCode::kInternal, "plan trace: call " + std::to_string(i) + " did not end");
+    out.push_back(PlanSpan{0, "call", "\"call\":" + std::to_string(i), us(calls_[i].begin), us(calls_[i].end)});
+  }
   for (const Open& o : open_) {
     if (!o.end) fail(ErrorCode::kInternal, std::string("plan trace: span '") + o.name + "' was not closed");
-    float b = 0, e = 0;
-    SYMM_CUDA_CHECK(cudaEventElapsedTime(&b, start_, o.begin));
-    SYMM_CUDA_CHECK(cudaEventElapsedTime(&e, start_, o.end));
-    out.push_back(PlanSpan{o.stream, o.name, o.args, 1e3 * double(b), 1e3 * double(e)});
+    out.push_back(PlanSpan{o.stream, o.name, o.args, us(o.begin), us(o.end)});
   }
   return out;
 }
 
-double PlanTracer::host_enqueue_us() const {
-  return std::chrono::duration<double, std::micro>(host_end_ - host_begin_).count();
+std::vector<HostSpan> PlanTracer::host_spans() const {
+  std::vector<HostSpan> out;
+  if (calls_.empty()) return out;
+  const auto zero = calls_.front().host_begin;
+  auto us = [&](std::chrono::steady_clock::time_point t) {
+    return std::chrono::duration<double, std::micro>(t - zero).count();
+  };
+  for (const Call& c : calls_) out.push_back(HostSpan{us(c.host_begin), us(c.host_end)});
+  return out;
 }
 
 }  // namespace symm::cuda

@@ -23,12 +23,18 @@
 
 namespace symm::cuda {
 
-// One verb of the traced call, in microseconds from the call's start on the GPU (the fork event
-// on the main stream).
+// One verb of the traced calls, in microseconds from the first traced call's start on the GPU
+// (the event after its fork on the main stream).
 struct PlanSpan {
   int stream = 0;
-  const char* name = "";  // a static string: launch, copy_engine, write_flag, wait_flag, gemm
+  const char* name = "";  // a static string: launch, copy_engine, write_flag, wait_flag, gemm, call
   std::string args;       // JSON members (no braces), e.g. "bytes":1048576
+  double begin_us = 0, end_us = 0;
+};
+
+// The host's enqueue of one traced call (host clock, microseconds from the first call's
+// begin_call): for eager calls, what the host's pace was against the GPU's.
+struct HostSpan {
   double begin_us = 0, end_us = 0;
 };
 
@@ -39,19 +45,22 @@ class PlanTracer {
   PlanTracer(const PlanTracer&) = delete;
   PlanTracer& operator=(const PlanTracer&) = delete;
 
-  // The call's start: an event on the main stream (after the call's fork), every span's zero.
+  // A call's start (PlanExec::begin_call): an event on the main stream after the call's fork; the
+  // first call's is every span's zero. Calls traced back to back are numbered from 0.
   void begin_call(cudaStream_t main);
-  // Host side of the call done (PlanExec::end_call): the host track's span ends here.
-  void end_call();
+  // The call's end (PlanExec::end_call, after the side streams joined the main stream): an event
+  // on the main stream, the end of the call's "call" span; the host's enqueue ends here.
+  void end_call(cudaStream_t main);
   // A verb on `stream` (its index `s` in the plan): the event before it; close() the one after.
+  // Its args get the call's number.
   std::size_t open(cudaStream_t stream, int s, const char* name, std::string args);
   void close(std::size_t span, cudaStream_t stream);
 
-  // After the call's main stream has finished: every span, in the order enqueued. Throws
-  // symm::Error if a span was left open or no call began.
+  // After the calls' main stream has finished: a "call" span per call (stream 0), then every verb,
+  // in the order enqueued. Throws symm::Error if a span or call was left open or none began.
   std::vector<PlanSpan> spans() const;
-  // The host's time from begin_call to end_call (enqueuing the call), microseconds.
-  double host_enqueue_us() const;
+  // The host's enqueue of each call.
+  std::vector<HostSpan> host_spans() const;
 
  private:
   struct Open {
@@ -60,11 +69,14 @@ class PlanTracer {
     std::string args;
     cudaEvent_t begin = nullptr, end = nullptr;
   };
+  struct Call {
+    cudaEvent_t begin = nullptr, end = nullptr;
+    std::chrono::steady_clock::time_point host_begin, host_end;
+  };
   cudaEvent_t make_event();
-  cudaEvent_t start_ = nullptr;
+  std::vector<Call> calls_;
   std::vector<Open> open_;
   std::vector<cudaEvent_t> events_;  // every event made, destroyed with the tracer
-  std::chrono::steady_clock::time_point host_begin_, host_end_;
 };
 
 }  // namespace symm::cuda

@@ -46,8 +46,8 @@ TEST_F(TraceParts, MergesEveryRanksSpansIntoOneTraceAndRemovesTheParts) {
                                     {0, "gemm", "\"m\":8,\"n\":8,\"k\":8", 3.5, 10.25},
                                     {1, "copy_engine", "\"bytes\":4096,\"from\":-1,\"to\":1", 4.0, 6.0}};
   const std::vector<PlanSpan> r1 = {{2, "launch", "\"blocks\":4", 0.5, 2.0}};
-  write_rank_trace(trace_part(path, 0), 0, 0, r0, 12.0);
-  write_rank_trace(trace_part(path, 1), 1, 1, r1, 8.0);
+  write_rank_trace(trace_part(path, 0), 0, 0, r0, {{0.0, 12.0}});
+  write_rank_trace(trace_part(path, 1), 1, 1, r1, {{0.0, 8.0}});
   merge_rank_traces(path, 2);
   EXPECT_FALSE(fs::exists(trace_part(path, 0)));
   EXPECT_FALSE(fs::exists(trace_part(path, 1)));
@@ -70,7 +70,7 @@ TEST_F(TraceParts, MergesEveryRanksSpansIntoOneTraceAndRemovesTheParts) {
 TEST_F(TraceParts, AMissingOrForeignPartIsAnErrorNamingIt) {
   prepare_trace_dir(dir_);
   const std::string path = dir_ + "/x.json";
-  write_rank_trace(trace_part(path, 0), 0, 0, {}, 1.0);
+  write_rank_trace(trace_part(path, 0), 0, 0, {}, {{0.0, 1.0}});
   try {
     merge_rank_traces(path, 2);
     FAIL() << "merged without rank 1's part";
@@ -85,11 +85,14 @@ TEST_F(TraceParts, AMissingOrForeignPartIsAnErrorNamingIt) {
 TEST_F(TraceParts, AGraphReplaysPartHasNoHostTrack) {
   prepare_trace_dir(dir_);
   const std::string path = dir_ + "/g.json";
-  write_rank_trace(trace_part(path, 0), 0, 0, {{1, "copy_engine", "\"bytes\":16", 0.0, 1.0}}, -1.0);
+  write_rank_trace(trace_part(path, 0), 0, 0,
+                   {{0, "call", "\"call\":0", 0.0, 2.0}, {1, "copy_engine", "\"bytes\":16", 0.0, 1.0}}, {});
   merge_rank_traces(path, 1);
   const std::string t = slurp(path);
-  EXPECT_EQ(count(t, "\"ph\":\"X\""), 1u) << t;
+  EXPECT_EQ(count(t, "\"ph\":\"X\""), 2u) << t;
   EXPECT_EQ(t.find("enqueue"), std::string::npos) << t;
+  // The call on the host track (the simulator's), before the copy that starts with it.
+  EXPECT_NE(t.find("\"name\":\"call\",\"ph\":\"X\",\"pid\":1,\"tid\":999"), std::string::npos) << t;
 }
 
 TEST_F(TraceParts, FileNamesKeepOnlySafeCharacters) {

@@ -173,7 +173,8 @@ void Bench::run_size(Op op, DType t, std::size_t bytes, uint64_t seed, bool chec
       const std::string base = trace_file(o_.trace_dir, op_name(op), c.info->id, dtype_name(t), format_size(bytes));
       for (const bool graph : {true, false})
         if ((graph ? o_.graph && !team_graph(rt_) : o_.eager))
-          trace_call(rt_, plan_exec(), trace_mode_file(base, graph), enqueue(c, op, t, bytes, count, &plan), graph);
+          trace_call(rt_, plan_exec(), trace_mode_file(base, graph), enqueue(c, op, t, bytes, count, &plan), graph,
+                     o_.trace_calls);
     }
   }
 }

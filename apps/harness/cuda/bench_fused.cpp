@@ -277,7 +277,7 @@ class FusedBench {
                        "M" + std::to_string(s.m) + "_N" + std::to_string(s.n) + "_K" + std::to_string(s.k));
         for (const bool graph : {true, false})
           if ((graph ? o_.graph && graph_ok(cs) && !team_graph(rt_) : o_.eager))
-            trace_call(rt_, exec_, trace_mode_file(base, graph), enqueue(cs), graph);
+            trace_call(rt_, exec_, trace_mode_file(base, graph), enqueue(cs), graph, o_.trace_calls);
       }
     }
   }

@@ -39,6 +39,7 @@ struct FusedBenchOptions {
   // Non-empty: after timing each host plan, one call of it per launch mode traced on the GPU (its
   // verbs on their streams, CUDA events; trace_out.h) written into this folder as Chrome traces.
   std::string trace_dir;
+  int trace_calls = 1;  // calls traced back to back per launch mode (--trace-calls)
   std::uint64_t seed = 1;
   int world = 0;  // > 0: an in-process team of this many ranks (team.h): no NCCL, so no
                   // nccl_cublaslt; the plans are checked against peer copies + cuBLASLt instead

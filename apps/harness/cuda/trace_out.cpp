@@ -20,20 +20,21 @@ std::string trace_mode_file(const std::string& base, bool graph) {
   return stem + (graph ? ".graph" : ".eager") + ext;
 }
 
-void trace_call(Runtime& rt, PlanExec& exec, const std::string& path, const std::function<void()>& enqueue,
-                bool graph) {
+void trace_call(Runtime& rt, PlanExec& exec, const std::string& path, const std::function<void()>& enqueue, bool graph,
+                int calls) {
+  if (calls < 1) fail(ErrorCode::kInvalidArgument, "--trace-calls must be at least 1");
   if (graph && team_graph(rt))
     fail(ErrorCode::kUnsupported, "--trace of a graph call: ranks that share a GPU run one team graph; eager only");
-  rt.set_context(std::string("tracing one ") + (graph ? "graph" : "eager") + " call for " + path);
+  rt.set_context("tracing " + std::to_string(calls) + (graph ? " graph" : " eager") + " call(s) for " + path);
   rt.barrier();  // every rank's previous work drained: the traced call starts alike
   PlanTracer tracer;
   cudaGraphExec_t g = nullptr;
   exec.set_tracer(&tracer);
   try {
     if (graph)
-      g = capture_graph(rt.stream(), enqueue, 1);
+      g = capture_graph(rt.stream(), enqueue, calls);
     else
-      enqueue();
+      for (int i = 0; i < calls; ++i) enqueue();
   } catch (...) {
     exec.set_tracer(nullptr);
     throw;
@@ -46,7 +47,7 @@ void trace_call(Runtime& rt, PlanExec& exec, const std::string& path, const std:
   rt.sync();
   if (g) SYMM_CUDA_CHECK(cudaGraphExecDestroy(g));
   write_rank_trace(trace_part(path, rt.rank()), rt.rank(), rt.device(), tracer.spans(),
-                   graph ? -1.0 : tracer.host_enqueue_us());
+                   graph ? std::vector<HostSpan>{} : tracer.host_spans());
   rt.barrier();  // every part written
   if (rt.rank() == 0) {
     merge_rank_traces(path, rt.world());

@@ -15,17 +15,18 @@ namespace symm::cuda {
 class Runtime;
 class PlanExec;
 
-// Runs `enqueue` (one call of a host plan on `exec`) once, traced, on every rank (every rank calls
-// it alike), waits for it, and writes `path`: each rank writes its own part (path.rank<r>), and
-// after the ranks meet, rank 0 merges them into `path` and removes the parts. Eager (`graph`
-// false): the host enqueues the call as a timed eager call does, and the host track shows how long
-// that took. Graph: the call is captured (with the events as the graph's event-record nodes),
-// replayed twice, and the second replay is the trace (no host track: a replay has no host work).
-// Each rank's zero is its own call's start on its GPU (the ranks' clocks are not one clock: a
-// flag wait's span shows how long that rank waited, not when its peer wrote). Prints the path
-// (rank 0). An in-process team whose ranks share a GPU is traced eager only (its graphs are the
-// team's one graph, team_graph.h): `graph` there throws kUnsupported.
-void trace_call(Runtime& rt, PlanExec& exec, const std::string& path, const std::function<void()>& enqueue, bool graph);
+// Runs `enqueue` (one call of a host plan on `exec`) `calls` times back to back, traced, on every
+// rank (every rank calls it alike), waits for them, and writes `path`: each rank writes its own
+// part (path.rank<r>), and after the ranks meet, rank 0 merges them into `path` and removes the
+// parts. Eager (`graph` false): the host enqueues the calls as timed eager calls are, and a host
+// track shows each call's enqueue. Graph: the calls are captured into one graph (the events as its
+// event-record nodes), replayed twice, and the second replay is the trace. Each rank's zero is its
+// first call's start on its GPU (the ranks' clocks are not one clock: a flag wait's span shows how
+// long that rank waited, not when its peer wrote). Prints the path (rank 0). An in-process team
+// whose ranks share a GPU is traced eager only (its graphs are the team's one graph,
+// team_graph.h): `graph` there throws kUnsupported.
+void trace_call(Runtime& rt, PlanExec& exec, const std::string& path, const std::function<void()>& enqueue, bool graph,
+                int calls);
 
 // The trace file names of a case: `base` (trace_file's) with .graph or .eager before .json.
 std::string trace_mode_file(const std::string& base, bool graph);

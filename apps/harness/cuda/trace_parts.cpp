@@ -21,17 +21,19 @@ sim::TimePs ps(double us) { return sim::TimePs(std::llround(us * 1e6)); }
 std::string trace_part(const std::string& path, int rank) { return path + ".rank" + std::to_string(rank); }
 
 void write_rank_trace(const std::string& path, int rank, int device, const std::vector<PlanSpan>& spans,
-                      double host_enqueue_us) {
+                      const std::vector<HostSpan>& host) {
   sim::Trace t(path);
   const int pid = sim::Trace::pid(rank);
   t.process_name(pid, "rank " + std::to_string(rank) + " (GPU " + std::to_string(device) + ", measured)");
-  if (host_enqueue_us >= 0) {
-    t.thread_name(pid, sim::Trace::kHostTid, "host: enqueue (host clock)");
-    t.slice(pid, sim::Trace::kHostTid, "enqueue", 0, ps(host_enqueue_us));
-  }
+  t.thread_name(pid, kEnqueueTid, "host: enqueue (host clock)");
+  for (const HostSpan& h : host)
+    t.slice(pid, kEnqueueTid, "enqueue", ps(h.begin_us), ps(std::max(h.end_us, h.begin_us)));
+  t.thread_name(pid, sim::Trace::kHostTid, "calls (GPU)");
   for (const PlanSpan& s : spans) {
-    t.thread_name(pid, sim::Trace::kStreamTid + s.stream, "stream " + std::to_string(s.stream));
-    t.slice(pid, sim::Trace::kStreamTid + s.stream, s.name, ps(s.begin_us), ps(std::max(s.end_us, s.begin_us)), s.args);
+    const bool call = std::string(s.name) == "call";
+    const int tid = call ? sim::Trace::kHostTid : sim::Trace::kStreamTid + s.stream;
+    if (!call) t.thread_name(pid, tid, "stream " + std::to_string(s.stream));
+    t.slice(pid, tid, s.name, ps(s.begin_us), ps(std::max(s.end_us, s.begin_us)), s.args, call);
   }
   t.finish();
 }

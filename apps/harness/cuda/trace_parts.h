@@ -20,11 +20,12 @@ std::string trace_file(const std::string& dir, const std::string& op, const std:
 // Rank r's part of `path`: path.rank<r>.
 std::string trace_part(const std::string& path, int rank);
 // Writes rank r's part as the simulator writes a trace (backends/sim/trace.h): process rank + 1,
-// a track per stream (sim::Trace::kStreamTid + stream) with the spans, and a host track with the
-// call's enqueue (host time, placed from the call's start; none where host_enqueue_us < 0, a graph
-// replay). Throws kIo if it cannot.
+// a track per stream (sim::Trace::kStreamTid + stream) with the spans ("call" spans on the host
+// track, sim::Trace::kHostTid, as the simulator's), and a track of the host's enqueue of each call
+// (kEnqueueTid; host clock; none for a graph replay, `host` empty). Throws kIo if it cannot.
+inline constexpr int kEnqueueTid = 998;
 void write_rank_trace(const std::string& part, int rank, int device, const std::vector<PlanSpan>& spans,
-                      double host_enqueue_us);
+                      const std::vector<HostSpan>& host);
 // Merges the parts of ranks 0..world-1 into `path` (their events in one traceEvents array) and
 // removes them. Throws kIo naming a part that is missing or not such a trace.
 void merge_rank_traces(const std::string& path, int world);
