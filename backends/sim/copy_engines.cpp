@@ -18,13 +18,15 @@
 
 namespace symm::sim {
 
+// The engines are the GPU's: ranks on one GPU (a team machine) queue for the same ones.
 void Simulator::grant_copy_engines(int rank) {
-  std::deque<int>& waiting = ce_waiting_[std::size_t(rank)];
-  while (!waiting.empty() && ce_busy_[std::size_t(rank)] < m_.copy_engines) {
-    Stream& s = stream_at(rank, waiting.front());
+  const std::size_t g = std::size_t(gpu(rank));
+  std::deque<int>& waiting = ce_waiting_[g];
+  while (!waiting.empty() && ce_busy_[g] < m_.copy_engines) {
+    Stream& s = stream_at(waiting.front() / streams_n_, waiting.front() % streams_n_);
     waiting.pop_front();
-    const int engine = ce_next_[std::size_t(rank)]++ % m_.copy_engines;
-    ++ce_busy_[std::size_t(rank)];
+    const int engine = ce_next_[g]++ % m_.copy_engines;
+    ++ce_busy_[g];
     start_copy(s, engine);
   }
 }
@@ -68,7 +70,9 @@ void Simulator::start_copy_flow(Transfer& x, uint32_t index) {
   // rate, which hbm_GBps (a copy kernel's rate, read + write, all SMs) leaves room beside; shared
   // per flow against it, the blocks of a kernel beside the engine took nearly all of it (64 local
   // copy blocks held all_gather.ce_st's peer copy to ~5 % of its rate).
-  if (x.posted || x.remote_load) use_w_[res_hbm(me)] = 0;
+  // A copy between two ranks on one GPU (a team machine) is all HBM, its read and its write.
+  if ((x.posted && over_link(me, x.dst_space)) || (x.remote_load && over_link(x.src_space, me)))
+    use_w_[res_hbm(me)] = 0;
   if (use_w_[res_hbm(me)] == 0)
     uses_.erase(std::remove_if(uses_.begin(), uses_.end(), [&](const Use& u) { return u.res == res_hbm(me); }),
                 uses_.end());
@@ -78,7 +82,7 @@ void Simulator::start_copy_flow(Transfer& x, uint32_t index) {
 
 // A copy landed: its engine serves the next stream waiting for one.
 void Simulator::copy_landed(int rank) {
-  --ce_busy_[std::size_t(rank)];
+  --ce_busy_[std::size_t(gpu(rank))];
   grant_copy_engines(rank);
 }
 

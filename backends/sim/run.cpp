@@ -114,7 +114,11 @@ RunResult run_with(const RunSpec& spec, ProgramFn fn, const std::vector<int>& bl
       fail(ErrorCode::kUnsupported, "blocks=" + std::to_string(blocks) + " exceeds machine " + m.name + "'s " +
                                         std::to_string(m.sms) + " SMs (a program's blocks must all be resident)");
   }
-  if (spec.world > m.gpus && !spec.timing_only)
+  if (m.team && spec.algo->needs_multicast)
+    fail(ErrorCode::kUnsupported, spec.algo->id + " needs NVSwitch multicast, and machine " + m.name +
+                                      " is an in-process team (team = 1): its ranks share " + std::to_string(m.gpus) +
+                                      " GPU(s) with no switch between them");
+  if (spec.world > m.gpus && !spec.timing_only && !m.team)  // a team machine's ranks share its GPUs
     fail(ErrorCode::kUnsupported, "world=" + std::to_string(spec.world) + " exceeds machine " + m.name + "'s " +
                                       std::to_string(m.gpus) + " GPUs (use --timing-only to scale past it)");
   const auto wall0 = std::chrono::steady_clock::now();

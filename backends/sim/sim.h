@@ -23,7 +23,16 @@ struct Machine {
   std::string path;
   std::map<std::string, std::string> notes;  // key -> its comment in the file (provenance)
   int gpus = 0;                              // GPUs in the node (world may not exceed it... except
-                                             // in timing-only runs, which may scale past it)
+                                             // in timing-only runs, which may scale past it; or on a
+                                             // team machine, below)
+  // Where ranks run. 0: one rank per GPU, every peer over NVLink (the NVLink nodes; a world past
+  // `gpus` in a timing-only run scales the node, still one GPU per rank). 1: an in-process team
+  // (backends/cuda team.cpp team_gpu): any world of ranks shares the node's `gpus` GPUs, rank r
+  // on GPU r % gpus; ranks on one GPU share its HBM (hbm_GBps), its copy engines, its SMs and its
+  // tensor rate, and a "peer" access between them is a load or store of that GPU's HBM, never
+  // NVLink. The latency keys (flag, store, load round trip, acquire, first peer access) are then
+  // the team's: ranks on one GPU measured by the team calibration's ping-pongs.
+  int team = 0;
   double nvlink_egress_GBps = 0;             // per GPU, all links together
   double nvlink_ingress_GBps = 0;            // per GPU
   double store_latency_us = 0;               // one way: a remote store lands after this
@@ -78,6 +87,9 @@ struct Machine {
   // Matrix tiles (the verb mma_tile, backends/sim/tiles.cpp): the GPU's tensor-core rate over all
   // its SMs in a tile program's mainloop; one block (one SM) computes at mma_TFLOPs / sms.
   double mma_TFLOPs = 0;
+
+  // The GPU rank `rank` runs on (team above): rank % gpus on a team machine, else its own.
+  int gpu_of(int rank) const { return team ? rank % gpus : rank; }
 
   // Compute time of one m x n x k GEMM on one GPU, launch excluded (the model above).
   double gemm_time_us(double m, double n, double k, double elem_bytes = 2) const;
