@@ -50,7 +50,10 @@ def size(b):
 
 def measured_rows(machine):
     out = []
-    rows = data.measured_rows(machine) + data.tune_rows(machine) + data.measured_rows(machine, fused=True)
+    if machine in data.TEAM_MACHINES:  # one GPU, N ranks: the team runs alone
+        rows = data.team_rows(machine) + data.team_rows(machine, fused=True)
+    else:
+        rows = data.measured_rows(machine) + data.tune_rows(machine) + data.measured_rows(machine, fused=True)
     for r in rows:
         if "." not in r["algo"] or r["op"] == "barrier":
             continue  # NCCL's rows and the fused baselines; barriers have no size to sweep
@@ -118,7 +121,10 @@ BENCH_KEYS = [k for g in KEY_GROUPS for k in g]
 FIT_MACHINES = ["h200x2", "h200x4"]  # --fit-pooled
 # Leave one machine out: each measured machine's bench keys fitted on its partner's rows alone, the
 # same GPU model at another world (H100 and H200 rows are never mixed).
-LOMO_PARTNER = {"h200x2": "h200x4", "h200x4": "h200x2", "h100x2": "h100x4", "h100x4": "h100x2"}
+LOMO_PARTNER = {"h200x2": "h200x4", "h200x4": "h200x2", "h100x2": "h100x4", "h100x4": "h100x2",
+                # One GPU, N ranks: no second team machine of the same GPU, so the other GPU's team
+                # (the only held-out machine there is; its rows never enter an NVLink fold).
+                "h200x1": "h100x1", "h100x1": "h200x1"}
 
 
 def ini_with(machine, values, tmp, tag):
@@ -375,7 +381,13 @@ def main():
     n, med, mx, sgn, over = stats(rows)
     ok = "met" if med <= 0.05 and mx <= LIMIT else "NOT met"
     lomo = [dict(r, pred=r["pred_lomo"]) for r in rows if "pred_lomo" in r]
-    lines = ["# Simulator fidelity on %s (held out)" % a.machine, "",
+    team = a.machine in data.TEAM_MACHINES
+    lines = ["# Simulator fidelity on %s (held out)" % (
+        a.machine + ": one GPU, N ranks (in-process teams; one GPU's HBM, not NVLink)" if team else a.machine), "",
+             *(["The rows: experiments/results/%s/team/run*/ (every rank of a team on one GPU; world = ranks), each" % a.machine,
+                "cell from the newest run that measured it (plots/data.py team_rows), predicted on the team machine",
+                "file (team = 1: the ranks share the GPU's HBM, copy engines, SMs and tensor rate). They stay apart",
+                "from every NVLink table and figure.", ""] if team else []),
              "Every committed GPU row of our algorithms (bench and tune CSVs: all sizes, default and tuned block",
              "counts, graph and eager; the host plans; the fused operations at their M, N, K; where two runs measured",
              "the same cell, the newer run's row) against `symmcoll sweep --timing-only` on",
@@ -420,6 +432,8 @@ def main():
         if lc:
             lines += ["Ranking, leave one machine out: %d of %d cells (%.0f%%)." % (lr, lc, 100.0 * lr / lc), ""]
     lines += table("per op", lambda r: r["op"], rows)
+    if team:
+        lines += table("per world (ranks on the GPU)", lambda r: "%d ranks" % r["world"], rows)
     lines += table("per algorithm", lambda r: r["algo"], rows)
     lines += table("per size band", lambda r: band(r["bytes"]), rows)
     lines += table("per launch mode", lambda r: "graph" if r["graph"] else "eager", rows)
