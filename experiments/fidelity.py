@@ -433,7 +433,7 @@ def main():
             lines += ["Ranking, leave one machine out: %d of %d cells (%.0f%%)." % (lr, lc, 100.0 * lr / lc), ""]
     lines += table("per op", lambda r: r["op"], rows)
     if team:
-        lines += table("per world (ranks on the GPU)", lambda r: "%d ranks" % r["world"], rows)
+        lines += table("per world", lambda r: "%d ranks on one GPU" % r["world"], rows)
     lines += table("per algorithm", lambda r: r["algo"], rows)
     lines += table("per size band", lambda r: band(r["bytes"]), rows)
     lines += table("per launch mode", lambda r: "graph" if r["graph"] else "eager", rows)
