@@ -118,6 +118,17 @@ KEY_GROUPS = [
     [("ce_launch_us", 0.0, 0.0, 12.0, 1.0)],  # the host plans' and fused plans' peer copies
 ]
 BENCH_KEYS = [k for g in KEY_GROUPS for k in g]
+# One GPU, N ranks (data.TEAM_MACHINES) only: a team call's eager launches (sim.h
+# Machine::team_launch_us; no effect where each rank has its GPU, so the NVLink tables keep their keys).
+TEAM_KEY_GROUPS = [[("team_launch_us", 0.0, 0.0, 3.0, 0.25)]]
+
+
+def key_groups(machine):
+    return KEY_GROUPS + (TEAM_KEY_GROUPS if machine in data.TEAM_MACHINES else [])
+
+
+def bench_keys(machine):
+    return [k for g in key_groups(machine) for k in g]
 FIT_MACHINES = ["h200x2", "h200x4"]  # --fit-pooled
 # Leave one machine out: each measured machine's bench keys fitted on its partner's rows alone, the
 # same GPU model at another world (H100 and H200 rows are never mixed).
@@ -130,7 +141,7 @@ LOMO_PARTNER = {"h200x2": "h200x4", "h200x4": "h200x2", "h100x2": "h100x4", "h10
 def ini_with(machine, values, tmp, tag):
     """A copy of experiments/machines/<machine>.ini with the keys of `values` replaced (the other
     bench keys at their start values: each group is fitted with the others off)."""
-    values = dict({k[0]: k[1] for k in BENCH_KEYS}, **values)
+    values = dict({k[0]: k[1] for k in bench_keys(machine)}, **values)
     src = os.path.join(ROOT, "experiments", "machines", machine + ".ini")
     out = []
     with open(src) as f:
@@ -253,7 +264,7 @@ class GroupFit:
     def __init__(self, symmcoll, machine, rows, tmp):
         self.symmcoll, self.machine, self.tmp = symmcoll, machine, tmp
         self.groups = []
-        for g in KEY_GROUPS:
+        for g in key_groups(machine):
             algos = affected(symmcoll, machine, rows, tmp, g)
             train = [r for r in rows if r["algo"] in algos]
             grid = Grid(symmcoll, g[0], machine, train, tmp) if len(g) == 1 and train else None
@@ -394,7 +405,7 @@ def main():
              "experiments/machines/%s.ini." % a.machine,
              "No row here is used to fit the machine file's calibrated keys (`symmcoll fit` reads only calibration",
              "microbenchmarks). The keys no microbenchmark measures (%s) are fitted from bench rows," % ", ".join(
-                 k[0] for k in BENCH_KEYS),
+                 k[0] for k in bench_keys(a.machine)),
              "and every row here is predicted with values fitted without it: the numbers below are leave one",
              "algorithm out (fit on this machine's other algorithms; the fold of each row is in the row tables:",
              "`-ALGO` = fitted without ALGO), and the leave-one-machine-out line fits on the partner machine",
@@ -413,10 +424,10 @@ def main():
                       folds[-1][1], ln, 100 * lmed, 100 * lmx, 100 * lsgn, lover, "met" if lmed <= 0.10 else "NOT met"),
                   ""]
     lines += ["### Folds: the bench keys' fitted values", "",
-              "| fold | fitted on | training rows | %s |" % " | ".join(k[0] for k in BENCH_KEYS),
-              "|---|---|---:|%s" % ("---:|" * len(BENCH_KEYS))]
+              "| fold | fitted on | training rows | %s |" % " | ".join(k[0] for k in bench_keys(a.machine)),
+              "|---|---|---:|%s" % ("---:|" * len(bench_keys(a.machine)))]
     for name, m, ntrain, vals in folds:
-        lines.append("| %s | %s | %d | %s |" % (name, m, ntrain, " | ".join("%.4g" % vals[k[0]] for k in BENCH_KEYS)))
+        lines.append("| %s | %s | %d | %s |" % (name, m, ntrain, " | ".join("%.4g" % vals[k[0]] for k in bench_keys(a.machine))))
     lines.append("")
     if missing:
         lines += ["%d row(s) not predicted: the simulator refuses the combination (run `symmcoll run` on one for the "

@@ -11,7 +11,9 @@
 // event or the call's start the stream hands the engine its copy only when it gets there, and the copy pays the
 // engine's whole start (the 2x H200 all-gather `ce`: ~25 us per call at 4K where the warm costs sum to ~15). A copy
 // within one GPU is left out: the driver runs a device-to-device memcpy as a kernel (calibrate's ce_copy_local rows: ~1
-// us, and they wait for a running GEMM's SMs).
+// us, and they wait for a running GEMM's SMs). On a team machine (Machine::team) the engines are the
+// GPU's, shared by its ranks, and a copy between two ranks of one GPU (calibrate's team ce_copy
+// rows, whose rate ce_GBps then is) weighs on that GPU's HBM, its read and its write.
 #include <algorithm>
 
 #include "backends/sim/simulator.h"

@@ -12,8 +12,9 @@
 // kernel launched first keeps its speed and the GEMM after it takes 7-13% longer): a kernel
 // launched while a GEMM of the rank runs starts when the GEMM ends; a GEMM runs in kGemmSlices
 // equal slices, each at the rate of the SMs no kernel of the rank holds when it starts (sms - B
-// of sms). (The data also show the copy running 2.6-4x its own time after the GEMM ends; not
-// modelled.)
+// of sms; on a team machine the SMs the blocks of every rank on the GPU hold), and GEMMs of ranks
+// sharing a GPU split its tensor rate (res_tensor). (The data also show the copy running 2.6-4x
+// its own time after the GEMM ends; not modelled.)
 #include <Eigen/Core>
 #include <algorithm>
 

@@ -28,6 +28,7 @@ std::vector<Key> keys_of(Machine& m) {
   return {
       {"gpus", nullptr, &m.gpus},
       {"team", nullptr, &m.team, true},
+      {"team_launch_us", &m.team_launch_us, nullptr, true},
       {"nvlink_egress_GBps", &m.nvlink_egress_GBps, nullptr},
       {"nvlink_ingress_GBps", &m.nvlink_ingress_GBps, nullptr},
       {"store_latency_us", &m.store_latency_us, nullptr},

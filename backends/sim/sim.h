@@ -33,6 +33,14 @@ struct Machine {
   // NVLink. The latency keys (flag, store, load round trip, acquire, first peer access) are then
   // the team's: ranks on one GPU measured by the team calibration's ping-pongs.
   int team = 0;
+  // Eager device-program calls on a GPU that k ranks share (team = 1): a call costs its graph-mode
+  // time + k x team_launch_us, in place of the pipelined max(graph + launch_eager_gap_us,
+  // launch_eager_us) of one rank per GPU (run.cpp): the k ranks' threads launch through one CUDA
+  // context, one after another, and teams run without programmatic dependent launch, so nothing
+  // overlaps the launches with the kernel. Unused where each rank has its GPU (0 there).
+  double team_launch_us = 0;
+  // The most ranks any GPU holds at `world` ranks: ceil(world / gpus) on a team machine, else 1.
+  int ranks_per_gpu(int world) const { return team && gpus > 0 ? (world + gpus - 1) / gpus : 1; }
   double nvlink_egress_GBps = 0;             // per GPU, all links together
   double nvlink_ingress_GBps = 0;            // per GPU
   double store_latency_us = 0;               // one way: a remote store lands after this

@@ -16,6 +16,8 @@
 //   - C: on my HBM (half: a write) if local, else my egress and the owner's ingress (posted
 //     stores: the block goes on when the flow ends and C lands store_latency_us later, so a
 //     release after it waits for it, as for copy).
+// A "peer" on my own GPU (a team machine, Machine::team) is no NVLink: its A or B as a local one,
+// its C on my GPU's HBM.
 // With data: A and B are read when the verb is issued (reads see what has landed; the race check
 // sees each row read), the tile is computed at once, and C lands row by row when its flow ends.
 #include <algorithm>

@@ -422,6 +422,7 @@ FitResult fit_machine(const CalibTable& t, const Machine& base, const std::strin
   };
   const K keys[] = {{"gpus", double(m.gpus), true},
                     {"team", double(m.team), true, true},
+                    {"team_launch_us", m.team_launch_us, false, true},
                     {"nvlink_egress_GBps", m.nvlink_egress_GBps, false},
                     {"nvlink_ingress_GBps", m.nvlink_ingress_GBps, false},
                     {"store_latency_us", m.store_latency_us, false},
