@@ -50,14 +50,18 @@ def size(b):
 
 def measured_rows(machine):
     out = []
-    if machine in data.TEAM_MACHINES:  # one GPU, N ranks: the team runs alone
+    team = machine in data.TEAM_MACHINES
+    if team:  # one GPU, N ranks: the team runs alone
         rows = data.team_rows(machine) + data.team_rows(machine, fused=True)
     else:
         rows = data.measured_rows(machine) + data.tune_rows(machine) + data.measured_rows(machine, fused=True)
     for r in rows:
         if "." not in r["algo"] or r["op"] == "barrier":
             continue  # NCCL's rows and the fused baselines; barriers have no size to sweep
-        out.append({"source": os.path.basename(r["source"])[:-len(".csv")], "world": r["world"], "op": r["op"],
+        # A team run is named with its folder (run7/bench_team_h200x1): runs reuse file names.
+        name = os.path.relpath(r["source"], os.path.join(data.RESULTS_DIR, machine, "team")) if team \
+            else os.path.basename(r["source"])
+        out.append({"source": name[:-len(".csv")], "world": r["world"], "op": r["op"],
                     "algo": r["algo"], "dtype": r["dtype"], "bytes": r["bytes"], "blocks": r["blocks"],
                     "graph": r["graph"], "meas": r["time_us_median"], "p10": r["time_us_p10"], "p90": r["time_us_p90"],
                     "mnk": tuple(int(r.get(k) or 0) for k in ("M", "N", "K"))})

@@ -118,6 +118,13 @@ struct Machine {
   static Machine by_name(const std::string& name_or_path);
 };
 
+// A team machine has no default world (its ranks share its GPUs): the line that asks for --world.
+inline std::string team_world_hint(const Machine& m) {
+  return "--world: machine " + m.name + " is an in-process team (team = 1: the ranks share its " +
+         std::to_string(m.gpus) + " GPU(s)), so it has no default world; give --world N (2.." +
+         std::to_string(kPadWorld) + ")";
+}
+
 struct RunSpec {
   Machine machine;
   int world = 4;
