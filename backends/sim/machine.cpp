@@ -129,9 +129,10 @@ Machine Machine::parse(const std::string& text, const std::string& path) {
     }
   }
   if (m.team != 0 && m.team != 1)
-    fail(ErrorCode::kInvalidArgument, path + ": key 'team' is 0 (one rank per GPU, peers over NVLink) or 1 (an "
-                                             "in-process team: the ranks share the machine's gpus GPUs) (got " +
-                                             std::to_string(m.team) + ")");
+    fail(ErrorCode::kInvalidArgument, path +
+                                          ": key 'team' is 0 (one rank per GPU, peers over NVLink) or 1 (an "
+                                          "in-process team: the ranks share the machine's gpus GPUs) (got " +
+                                          std::to_string(m.team) + ")");
   if ((m.gemm_tile_m == 0) != (m.gemm_tile_n == 0))
     fail(ErrorCode::kInvalidArgument, path + ": gemm_tile_m and gemm_tile_n are both 0 (no tiles) or both positive");
   return m;

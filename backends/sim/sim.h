@@ -41,14 +41,14 @@ struct Machine {
   double team_launch_us = 0;
   // The most ranks any GPU holds at `world` ranks: ceil(world / gpus) on a team machine, else 1.
   int ranks_per_gpu(int world) const { return team && gpus > 0 ? (world + gpus - 1) / gpus : 1; }
-  double nvlink_egress_GBps = 0;             // per GPU, all links together
-  double nvlink_ingress_GBps = 0;            // per GPU
-  double store_latency_us = 0;               // one way: a remote store lands after this
-  double flag_latency_us = 0;                // one way: a remote flag lands after this
-  double load_rtt_us = 0;                    // round trip of a remote load
-  double acquire_us = 0;                     // an acquire wait's own cost once its flag is seen (0: none)
-  double peer_kernel_us = 0;                 // a block's first access to a peer in a kernel (0: none)
-  double block_GBps = 0;                     // per-block cap on any transfer
+  double nvlink_egress_GBps = 0;   // per GPU, all links together
+  double nvlink_ingress_GBps = 0;  // per GPU
+  double store_latency_us = 0;     // one way: a remote store lands after this
+  double flag_latency_us = 0;      // one way: a remote flag lands after this
+  double load_rtt_us = 0;          // round trip of a remote load
+  double acquire_us = 0;           // an acquire wait's own cost once its flag is seen (0: none)
+  double peer_kernel_us = 0;       // a block's first access to a peer in a kernel (0: none)
+  double block_GBps = 0;           // per-block cap on any transfer
   int sms = 0;
   double hbm_GBps = 0;             // local read+write bandwidth
   double launch_eager_us = 0;      // kernel launch, eager

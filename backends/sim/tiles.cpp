@@ -117,8 +117,7 @@ void Simulator::mma_tile(Block& b, DType t, uintptr_t c, std::size_t ldc, uintpt
     }
   if (far(la)) add_use(res_egress(la.space), float(a_bytes / total)), link += a_bytes;
   if (far(lb)) add_use(res_egress(lb.space), float(b_bytes / total)), link += b_bytes;
-  if (far(la) || far(lb))
-    add_use(res_ingress(me), float(((far(la) ? a_bytes : 0) + (far(lb) ? b_bytes : 0)) / total));
+  if (far(la) || far(lb)) add_use(res_ingress(me), float(((far(la) ? a_bytes : 0) + (far(lb) ? b_bytes : 0)) / total));
   if (far(lc)) {
     add_use(res_egress(me), float(c_bytes / total));
     add_use(res_ingress(lc.space), float(c_bytes / total));

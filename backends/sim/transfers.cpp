@@ -1,10 +1,11 @@
 // Transfers: every verb's data movement is one transfer, run as one flow in the flow network
 // (flow_net.h) on the source GPUs' NVLink egress, the destination's ingress, local HBM and
 // (multimem) the NVSwitch, capped per block. Resources are a GPU's (simulator.h res_*): ranks on
-// one GPU (a team machine) share them, and bytes between them stay on its HBM. A flow's end completes the transfer (the issuing
-// block resumes, after a load round trip if it loaded remotely); its bytes land in the
-// destination then, or store_latency_us later for posted stores. The network is re-solved
-// once per tick in which flows started or ended; with a trace, link use is written as it changes.
+// one GPU (a team machine) share them, and bytes between them stay on its HBM. A flow's end
+// completes the transfer (the issuing block resumes, after a load round trip if it loaded
+// remotely); its bytes land in the destination then, or store_latency_us later for posted stores.
+// The network is re-solved once per tick in which flows started or ended; with a trace, link use
+// is written as it changes.
 #include <algorithm>
 #include <cstring>
 

@@ -111,8 +111,8 @@ TEST(Team, TwoCoLocatedGemmsTakeTwiceOneGemm) {
   const double compute = 2.0 * 64 * 32 * 1024 / 1e6;
   const double apart = run_fused_plan<OwnGemm>(gemm_spec(tiny())).time_us;
   const double together = run_fused_plan<OwnGemm>(gemm_spec(tiny_team())).time_us;
-  EXPECT_NEAR(apart, 1 + compute, 1e-6);          // each on its own GPU
-  EXPECT_NEAR(together, 1 + 2 * compute, 1e-6);   // one GPU's tensor rate, shared
+  EXPECT_NEAR(apart, 1 + compute, 1e-6);                                               // each on its own GPU
+  EXPECT_NEAR(together, 1 + 2 * compute, 1e-6);                                        // one GPU's tensor rate, shared
   EXPECT_NEAR(run_fused_plan<OwnGemm>(gemm_spec(tiny_team(2))).time_us, apart, 1e-6);  // a GPU each
 }
 

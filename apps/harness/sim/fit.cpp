@@ -144,9 +144,7 @@ FitResult fit_machine(const CalibTable& t, const Machine& base, const std::strin
     return alone.empty() ? idx : alone;
   };
   // The ranks on one GPU when a row ran (every rank of a team run on the base's GPUs; 1 elsewhere).
-  auto ranks_on_gpu = [&](const CalibRow& r) {
-    return base.team && base.gpus > 0 ? double((r.world + base.gpus - 1) / base.gpus) : 1.0;
-  };
+  auto ranks_on_gpu = [&](const CalibRow& r) { return double(base.ranks_per_gpu(r.world)); };
   auto note = [&](const std::string& key, const std::string& what, const Fit& f) {
     why[key] = what + ", " + rows_of(f.lines) + ", rms residual " + pct(f.rms_rel);
   };
