@@ -116,6 +116,38 @@ TEST(Team, TwoCoLocatedGemmsTakeTwiceOneGemm) {
   EXPECT_NEAR(run_fused_plan<OwnGemm>(gemm_spec(tiny_team(2))).time_us, apart, 1e-6);  // a GPU each
 }
 
+// Each block copies `count` elements of a into work, locally (a kernel that holds its SMs a while).
+struct HoldSms {
+  template <class T, class Ctx>
+  static void run(Ctx& ctx, const CollArgs& a) {
+    const std::size_t bytes = a.count * sizeof(T);
+    ctx.copy(static_cast<char*>(a.out) + std::size_t(ctx.block()) * bytes, a.in, bytes);
+  }
+};
+
+// Rank 0 multiplies its shard (as OwnGemm); rank 1 runs a 4-block kernel of about 2 us meanwhile.
+struct GemmBesideAKernel {
+  template <class T, class Host>
+  static void run(Host& h, const FusedArgs& f) {
+    if (h.rank() == 0) return OwnGemm::run<T>(h, f);
+    CollArgs k;
+    k.in = f.a;
+    k.out = f.work;
+    k.count = 2048 / sizeof(T);  // 2048 B a block at the 1 GB/s block cap: about 2 us
+    h.template launch<HoldSms, T>(kMainStream, k, 4);
+  }
+};
+
+TEST(Team, AGemmGetsTheSmsNoKernelOfItsGpuHolds) {
+  // tiny has 8 SMs. On its own GPU rank 0's GEMM runs at the full rate (1 + 4.194 us); on a GPU
+  // shared with rank 1, whose kernel holds 4 of the 8 SMs for about 2 us, the GEMM's slices
+  // started meanwhile run at half the rate: it ends later.
+  const double apart = run_fused_plan<GemmBesideAKernel>(gemm_spec(tiny())).time_us;
+  const double shared = run_fused_plan<GemmBesideAKernel>(gemm_spec(tiny_team())).time_us;
+  EXPECT_NEAR(apart, 1 + 2.0 * 64 * 32 * 1024 / 1e6, 1e-6);
+  EXPECT_GT(shared, apart + 1);
+}
+
 TEST(Team, RanksOnOneGpuShareItsCopyEngines) {
   // all_gather.ce at 2048 B on 2 ranks: each rank's copy engine pushes its 1024 B to the peer
   // (1 us start + 1.024 us at 1 GB/s, HBM made fast here, landing 1 us later: the engine is the
