@@ -122,6 +122,7 @@ Resolved resolve(const Common& c, const char* cmd) {
   if (c.chunk != "0" && for_option("--chunk-bytes", [&] { return parse_size(c.chunk); }) % kVecBytes)
     fail(ErrorCode::kInvalidArgument, "--chunk-bytes " + c.chunk + " is not a multiple of 16");
   r.machine = for_option("--machine", [&] { return sim::Machine::by_name(c.machine); });
+  if (!c.world && r.machine.team) fail(ErrorCode::kInvalidArgument, sim::team_world_hint(r.machine));
   r.world = c.world ? c.world : r.machine.gpus;
   if (r.world < 2 || r.world > kPadWorld)
     fail(ErrorCode::kInvalidArgument,

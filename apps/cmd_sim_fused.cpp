@@ -210,6 +210,7 @@ int cmd_fused_sim(int argc, char** argv, bool sweep) {
   if (!trace.empty() && sweep) fail(ErrorCode::kInvalidArgument, "--trace: a sweep writes no trace (run does)");
   if (!trace.empty()) check_writable(trace);
   const sim::Machine mach = for_option("--machine", [&] { return sim::Machine::by_name(machine); });
+  if (!world && mach.team) fail(ErrorCode::kInvalidArgument, sim::team_world_hint(mach));
   const int w = world ? world : mach.gpus;
   if (w < 2 || w > kPadWorld)
     fail(ErrorCode::kInvalidArgument, "--world " + std::to_string(w) + " is outside 2.." + std::to_string(kPadWorld));

@@ -50,11 +50,18 @@ def size(b):
 
 def measured_rows(machine):
     out = []
-    rows = data.measured_rows(machine) + data.tune_rows(machine) + data.measured_rows(machine, fused=True)
+    team = machine in data.TEAM_MACHINES
+    if team:  # one GPU, N ranks: the team runs alone
+        rows = data.team_rows(machine) + data.team_rows(machine, fused=True)
+    else:
+        rows = data.measured_rows(machine) + data.tune_rows(machine) + data.measured_rows(machine, fused=True)
     for r in rows:
         if "." not in r["algo"] or r["op"] == "barrier":
             continue  # NCCL's rows and the fused baselines; barriers have no size to sweep
-        out.append({"source": os.path.basename(r["source"])[:-len(".csv")], "world": r["world"], "op": r["op"],
+        # A team run is named with its folder (run7/bench_team_h200x1): runs reuse file names.
+        name = os.path.relpath(r["source"], os.path.join(data.RESULTS_DIR, machine, "team")) if team \
+            else os.path.basename(r["source"])
+        out.append({"source": name[:-len(".csv")], "world": r["world"], "op": r["op"],
                     "algo": r["algo"], "dtype": r["dtype"], "bytes": r["bytes"], "blocks": r["blocks"],
                     "graph": r["graph"], "meas": r["time_us_median"], "p10": r["time_us_p10"], "p90": r["time_us_p90"],
                     "mnk": tuple(int(r.get(k) or 0) for k in ("M", "N", "K"))})
@@ -115,16 +122,30 @@ KEY_GROUPS = [
     [("ce_launch_us", 0.0, 0.0, 12.0, 1.0)],  # the host plans' and fused plans' peer copies
 ]
 BENCH_KEYS = [k for g in KEY_GROUPS for k in g]
+# One GPU, N ranks (data.TEAM_MACHINES) only: a team call's eager launches (sim.h
+# Machine::team_launch_us; no effect where each rank has its GPU, so the NVLink tables keep their keys).
+TEAM_KEY_GROUPS = [[("team_launch_us", 0.0, 0.0, 3.0, 0.25)]]
+
+
+def key_groups(machine):
+    return KEY_GROUPS + (TEAM_KEY_GROUPS if machine in data.TEAM_MACHINES else [])
+
+
+def bench_keys(machine):
+    return [k for g in key_groups(machine) for k in g]
 FIT_MACHINES = ["h200x2", "h200x4"]  # --fit-pooled
 # Leave one machine out: each measured machine's bench keys fitted on its partner's rows alone, the
 # same GPU model at another world (H100 and H200 rows are never mixed).
-LOMO_PARTNER = {"h200x2": "h200x4", "h200x4": "h200x2", "h100x2": "h100x4", "h100x4": "h100x2"}
+LOMO_PARTNER = {"h200x2": "h200x4", "h200x4": "h200x2", "h100x2": "h100x4", "h100x4": "h100x2",
+                # One GPU, N ranks: no second team machine of the same GPU, so the other GPU's team
+                # (the only held-out machine there is; its rows never enter an NVLink fold).
+                "h200x1": "h100x1", "h100x1": "h200x1"}
 
 
 def ini_with(machine, values, tmp, tag):
     """A copy of experiments/machines/<machine>.ini with the keys of `values` replaced (the other
     bench keys at their start values: each group is fitted with the others off)."""
-    values = dict({k[0]: k[1] for k in BENCH_KEYS}, **values)
+    values = dict({k[0]: k[1] for k in bench_keys(machine)}, **values)
     src = os.path.join(ROOT, "experiments", "machines", machine + ".ini")
     out = []
     with open(src) as f:
@@ -247,7 +268,7 @@ class GroupFit:
     def __init__(self, symmcoll, machine, rows, tmp):
         self.symmcoll, self.machine, self.tmp = symmcoll, machine, tmp
         self.groups = []
-        for g in KEY_GROUPS:
+        for g in key_groups(machine):
             algos = affected(symmcoll, machine, rows, tmp, g)
             train = [r for r in rows if r["algo"] in algos]
             grid = Grid(symmcoll, g[0], machine, train, tmp) if len(g) == 1 and train else None
@@ -375,14 +396,20 @@ def main():
     n, med, mx, sgn, over = stats(rows)
     ok = "met" if med <= 0.05 and mx <= LIMIT else "NOT met"
     lomo = [dict(r, pred=r["pred_lomo"]) for r in rows if "pred_lomo" in r]
-    lines = ["# Simulator fidelity on %s (held out)" % a.machine, "",
+    team = a.machine in data.TEAM_MACHINES
+    lines = ["# Simulator fidelity on %s (held out)" % (
+        a.machine + ": one GPU, N ranks (in-process teams; one GPU's HBM, not NVLink)" if team else a.machine), "",
+             *(["The rows: experiments/results/%s/team/run*/ (every rank of a team on one GPU; world = ranks), each" % a.machine,
+                "cell from the newest run that measured it (plots/data.py team_rows), predicted on the team machine",
+                "file (team = 1: the ranks share the GPU's HBM, copy engines, SMs and tensor rate). They stay apart",
+                "from every NVLink table and figure.", ""] if team else []),
              "Every committed GPU row of our algorithms (bench and tune CSVs: all sizes, default and tuned block",
              "counts, graph and eager; the host plans; the fused operations at their M, N, K; where two runs measured",
              "the same cell, the newer run's row) against `symmcoll sweep --timing-only` on",
              "experiments/machines/%s.ini." % a.machine,
              "No row here is used to fit the machine file's calibrated keys (`symmcoll fit` reads only calibration",
              "microbenchmarks). The keys no microbenchmark measures (%s) are fitted from bench rows," % ", ".join(
-                 k[0] for k in BENCH_KEYS),
+                 k[0] for k in bench_keys(a.machine)),
              "and every row here is predicted with values fitted without it: the numbers below are leave one",
              "algorithm out (fit on this machine's other algorithms; the fold of each row is in the row tables:",
              "`-ALGO` = fitted without ALGO), and the leave-one-machine-out line fits on the partner machine",
@@ -401,10 +428,10 @@ def main():
                       folds[-1][1], ln, 100 * lmed, 100 * lmx, 100 * lsgn, lover, "met" if lmed <= 0.10 else "NOT met"),
                   ""]
     lines += ["### Folds: the bench keys' fitted values", "",
-              "| fold | fitted on | training rows | %s |" % " | ".join(k[0] for k in BENCH_KEYS),
-              "|---|---|---:|%s" % ("---:|" * len(BENCH_KEYS))]
+              "| fold | fitted on | training rows | %s |" % " | ".join(k[0] for k in bench_keys(a.machine)),
+              "|---|---|---:|%s" % ("---:|" * len(bench_keys(a.machine)))]
     for name, m, ntrain, vals in folds:
-        lines.append("| %s | %s | %d | %s |" % (name, m, ntrain, " | ".join("%.4g" % vals[k[0]] for k in BENCH_KEYS)))
+        lines.append("| %s | %s | %d | %s |" % (name, m, ntrain, " | ".join("%.4g" % vals[k[0]] for k in bench_keys(a.machine))))
     lines.append("")
     if missing:
         lines += ["%d row(s) not predicted: the simulator refuses the combination (run `symmcoll run` on one for the "
@@ -420,6 +447,8 @@ def main():
         if lc:
             lines += ["Ranking, leave one machine out: %d of %d cells (%.0f%%)." % (lr, lc, 100.0 * lr / lc), ""]
     lines += table("per op", lambda r: r["op"], rows)
+    if team:
+        lines += table("per world", lambda r: "%d ranks on one GPU" % r["world"], rows)
     lines += table("per algorithm", lambda r: r["algo"], rows)
     lines += table("per size band", lambda r: band(r["bytes"]), rows)
     lines += table("per launch mode", lambda r: "graph" if r["graph"] else "eager", rows)

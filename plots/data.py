@@ -147,6 +147,24 @@ def measured_rows(machine, fused=False, all_runs=False):
     return rows if all_runs else newest_runs(rows)
 
 
+# One GPU, N ranks: in-process teams (experiments/results/<gpu>/team/run*/, e.g. h200x1): one GPU's
+# HBM shared by N ranks, never NVLink. Read only by team_rows, for the team machine files' own
+# fidelity tables (experiments/fidelity.py); no NVLink table or figure reads them.
+TEAM_MACHINES = ("h200x1", "h100x1")
+
+
+def team_rows(machine, fused=False):
+    """The team runs' rows of `machine` (h200x1, h100x1): every run*/ CSV of results/<machine>/team/
+    that is a run (is_run), each cell from the newest run that measured it (newest_runs), as
+    measured_rows does for the NVLink machines: a run before a fix (the 32-queue fix, the team
+    graph) is superseded cell by cell by a later one."""
+    rows = []
+    for path in sorted(glob.glob(os.path.join(RESULTS_DIR, machine, "team", "run*", "*.csv"))):
+        if is_run(path):
+            rows += [r for r in read_rows(path) if r["backend"] == "cuda" and (r["op"] in FUSED_OPS) == fused]
+    return newest_runs(rows)
+
+
 def torch_rows(machine):
     """PyTorch's fused operations measured in the same device call as one of our fused runs
     (scripts/gpu/fused_torch.sh): experiments/results/<machine>/torch_fused_<sha>_<machine>.csv,

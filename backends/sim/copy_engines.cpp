@@ -11,20 +11,24 @@
 // event or the call's start the stream hands the engine its copy only when it gets there, and the copy pays the
 // engine's whole start (the 2x H200 all-gather `ce`: ~25 us per call at 4K where the warm costs sum to ~15). A copy
 // within one GPU is left out: the driver runs a device-to-device memcpy as a kernel (calibrate's ce_copy_local rows: ~1
-// us, and they wait for a running GEMM's SMs).
+// us, and they wait for a running GEMM's SMs). On a team machine (Machine::team) the engines are the
+// GPU's, shared by its ranks, and a copy between two ranks of one GPU (calibrate's team ce_copy
+// rows, whose rate ce_GBps then is) weighs on that GPU's HBM, its read and its write.
 #include <algorithm>
 
 #include "backends/sim/simulator.h"
 
 namespace symm::sim {
 
+// The engines are the GPU's: ranks on one GPU (a team machine) queue for the same ones.
 void Simulator::grant_copy_engines(int rank) {
-  std::deque<int>& waiting = ce_waiting_[std::size_t(rank)];
-  while (!waiting.empty() && ce_busy_[std::size_t(rank)] < m_.copy_engines) {
-    Stream& s = stream_at(rank, waiting.front());
+  const std::size_t g = std::size_t(gpu(rank));
+  std::deque<int>& waiting = ce_waiting_[g];
+  while (!waiting.empty() && ce_busy_[g] < m_.copy_engines) {
+    Stream& s = stream_at(waiting.front() / streams_n_, waiting.front() % streams_n_);
     waiting.pop_front();
-    const int engine = ce_next_[std::size_t(rank)]++ % m_.copy_engines;
-    ++ce_busy_[std::size_t(rank)];
+    const int engine = ce_next_[g]++ % m_.copy_engines;
+    ++ce_busy_[g];
     start_copy(s, engine);
   }
 }
@@ -68,7 +72,9 @@ void Simulator::start_copy_flow(Transfer& x, uint32_t index) {
   // rate, which hbm_GBps (a copy kernel's rate, read + write, all SMs) leaves room beside; shared
   // per flow against it, the blocks of a kernel beside the engine took nearly all of it (64 local
   // copy blocks held all_gather.ce_st's peer copy to ~5 % of its rate).
-  if (x.posted || x.remote_load) use_w_[res_hbm(me)] = 0;
+  // A copy between two ranks on one GPU (a team machine) is all HBM, its read and its write.
+  if ((x.posted && over_link(me, x.dst_space)) || (x.remote_load && over_link(x.src_space, me)))
+    use_w_[res_hbm(me)] = 0;
   if (use_w_[res_hbm(me)] == 0)
     uses_.erase(std::remove_if(uses_.begin(), uses_.end(), [&](const Use& u) { return u.res == res_hbm(me); }),
                 uses_.end());
@@ -78,7 +84,7 @@ void Simulator::start_copy_flow(Transfer& x, uint32_t index) {
 
 // A copy landed: its engine serves the next stream waiting for one.
 void Simulator::copy_landed(int rank) {
-  --ce_busy_[std::size_t(rank)];
+  --ce_busy_[std::size_t(gpu(rank))];
   grant_copy_engines(rank);
 }
 

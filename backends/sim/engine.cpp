@@ -40,6 +40,7 @@ Simulator::Simulator(const RunSpec& spec, Workload work, std::vector<int> call_b
         const Machine& m = spec.machine;
         for (double g : {m.nvlink_egress_GBps, m.nvlink_ingress_GBps, m.hbm_GBps, m.nvls_GBps})
           cap.insert(cap.end(), std::size_t(spec.world), gbps_to_bpp(g));
+        cap.insert(cap.end(), std::size_t(spec.world), 1.0);  // res_tensor: a GPU's whole tensor rate
         return cap;
       }()) {
   const bool custom = work_.kind() == Workload::Kind::kCustom;
@@ -92,7 +93,7 @@ Simulator::Simulator(const RunSpec& spec, Workload work, std::vector<int> call_b
   xfers_ = take_buffer<Transfer>();
   for (std::size_t i = xfers_.size(); i-- > 0;) free_xfers_.push_back(uint32_t(i));
   flags_.reset(std::size_t(world_) * pad::kPadSlots);
-  use_w_.assign(std::size_t(4 * world_), 0);
+  use_w_.assign(std::size_t(kResourceKinds * world_), 0);
   last_load_.assign(std::size_t(3 * world_), -1);
   ll_waiters_.resize(std::size_t(world_));
   if (!data_) ll_landed_.resize(std::size_t(world_));

@@ -108,7 +108,7 @@ RunResult run_fused_with(const FusedRunSpec& spec, const FusedPlanFn& plan, cons
   validate_fused(op, s, w, spec.dtype);
   check_streams(spec.streams, kMinFusedStreams, "streams");
   SYMM_REQUIRE(spec.calls >= 1, ErrorCode::kInvalidArgument, "calls=" + std::to_string(spec.calls) + " must be >= 1");
-  if (w > m.gpus && !spec.timing_only)
+  if (w > m.gpus && !spec.timing_only && !m.team)  // a team machine's ranks share its GPUs
     fail(ErrorCode::kUnsupported, "world=" + std::to_string(w) + " exceeds machine " + m.name + "'s " +
                                       std::to_string(m.gpus) + " GPUs (use --timing-only to scale past it)");
   const FusedBuffers fb = fused_buffers(op, s, w, spec.dtype);

@@ -12,8 +12,9 @@
 // kernel launched first keeps its speed and the GEMM after it takes 7-13% longer): a kernel
 // launched while a GEMM of the rank runs starts when the GEMM ends; a GEMM runs in kGemmSlices
 // equal slices, each at the rate of the SMs no kernel of the rank holds when it starts (sms - B
-// of sms). (The data also show the copy running 2.6-4x its own time after the GEMM ends; not
-// modelled.)
+// of sms; on a team machine the SMs the blocks of every rank on the GPU hold), and GEMMs of ranks
+// sharing a GPU split its tensor rate (res_tensor). (The data also show the copy running 2.6-4x
+// its own time after the GEMM ends; not modelled.)
 #include <Eigen/Core>
 #include <algorithm>
 
@@ -74,7 +75,7 @@ void Simulator::start_gemm(Stream& s) {
   // A C on a peer: the epilogue's stores cross NVLink after the mainloop, not beside it (the SMs
   // that compute the tiles store them): C's bytes at the GPU's egress rate add to the GEMM's time.
   const double compute_ps = m_.gemm_time_us(g.m, g.n, g.k, double(es)) * 1e6 +
-                            (lc.space != me ? double(c_bytes) / gbps_to_bpp(m_.nvlink_egress_GBps) : 0.0);
+                            (over_link(me, lc.space) ? double(c_bytes) / gbps_to_bpp(m_.nvlink_egress_GBps) : 0.0);
   x.gemm_slices_left = kGemmSlices;
   ++gemms_[std::size_t(me)];
   x.gemm_cap = BytesPerPs(double(x.bytes) / std::max(compute_ps, 1.0));
@@ -114,16 +115,26 @@ void Simulator::start_gemm_flow(Transfer& x, uint32_t index) {
   // Weight 1/2: each operand byte is one read or one write, and hbm_GBps counts a copy's bytes
   // (a read and a write each), as a local copy's flow does (add_transfer_uses).
   add_use(res_hbm(me), 0.5f);
-  if (x.dst_space != me) {  // C's share of the flow crosses NVLink
+  // The GPU's tensor rate: at gemm_cap (alone, every SM) a GEMM takes all of it, so the GEMMs of
+  // ranks sharing a GPU (a team machine) split it. Only there: a rank's own GEMMs on several
+  // streams keep the model they were validated with (each at its own rate).
+  if (m_.team) add_use(res_tensor(me), float(1.0 / x.gemm_cap));
+  if (over_link(me, x.dst_space)) {  // C's share of the flow crosses NVLink
     const float w = float(double(x.gemm_c_bytes) / double(x.bytes));
     add_use(res_egress(me), w);
     add_use(res_ingress(x.dst_space), w);
   }
   for (Use& u : uses_) u.weight = use_w_[u.res], use_w_[u.res] = 0;
-  const Host& h = hosts_[std::size_t(me)];
-  const int held = h.live_blocks ? std::min(h.blocks, m_.sms - 1) : 0;
+  const int held = std::min(blocks_on_gpu(me), m_.sms - 1);
   const double share = double(m_.sms - held) / double(m_.sms);
   net_.start(q_.now(), uses_, BytesPerPs(x.gemm_cap * share), double(x.bytes) / kGemmSlices, index);
+}
+
+int Simulator::blocks_on_gpu(int rank) const {
+  int held = 0;
+  for (const Host& h : hosts_)
+    if (h.live_blocks && gpu(h.rank) == gpu(rank)) held += h.blocks;
+  return held;
 }
 
 // A GEMM's end frees the SMs first: a kernel that waited for them starts before the stream's

@@ -27,6 +27,8 @@ struct Key {
 std::vector<Key> keys_of(Machine& m) {
   return {
       {"gpus", nullptr, &m.gpus},
+      {"team", nullptr, &m.team, true},
+      {"team_launch_us", &m.team_launch_us, nullptr, true},
       {"nvlink_egress_GBps", &m.nvlink_egress_GBps, nullptr},
       {"nvlink_ingress_GBps", &m.nvlink_ingress_GBps, nullptr},
       {"store_latency_us", &m.store_latency_us, nullptr},
@@ -126,6 +128,11 @@ Machine Machine::parse(const std::string& text, const std::string& path) {
       *k.d = v;
     }
   }
+  if (m.team != 0 && m.team != 1)
+    fail(ErrorCode::kInvalidArgument, path +
+                                          ": key 'team' is 0 (one rank per GPU, peers over NVLink) or 1 (an "
+                                          "in-process team: the ranks share the machine's gpus GPUs) (got " +
+                                          std::to_string(m.team) + ")");
   if ((m.gemm_tile_m == 0) != (m.gemm_tile_n == 0))
     fail(ErrorCode::kInvalidArgument, path + ": gemm_tile_m and gemm_tile_n are both 0 (no tiles) or both positive");
   return m;

@@ -283,8 +283,9 @@ void Simulator::reduce_ll(Block& b, DType t, uintptr_t dst, const void* const* s
   // A local read of the n packet buffers (2 bytes each per byte of result, half weight on HBM),
   // then the result's store; the block reads packets at ll_read_GBps at most (machine key; 0: no
   // per-block cap), 2 n packet bytes per byte of result.
-  add_use(res_hbm(me), float(n) + float(x.posted ? 0 : 0.5));
-  if (x.posted) {
+  const bool link = x.posted && over_link(me, d.space);  // a store to a rank on my GPU is an HBM write
+  add_use(res_hbm(me), float(n) + float(link ? 0 : 0.5));
+  if (link) {
     add_use(res_egress(me), 1);
     add_use(res_ingress(d.space), 1);
   }

@@ -114,7 +114,11 @@ RunResult run_with(const RunSpec& spec, ProgramFn fn, const std::vector<int>& bl
       fail(ErrorCode::kUnsupported, "blocks=" + std::to_string(blocks) + " exceeds machine " + m.name + "'s " +
                                         std::to_string(m.sms) + " SMs (a program's blocks must all be resident)");
   }
-  if (spec.world > m.gpus && !spec.timing_only)
+  if (m.team && spec.algo->needs_multicast)
+    fail(ErrorCode::kUnsupported, spec.algo->id + " needs NVSwitch multicast, and machine " + m.name +
+                                      " is an in-process team (team = 1): its ranks share " + std::to_string(m.gpus) +
+                                      " GPU(s) with no switch between them");
+  if (spec.world > m.gpus && !spec.timing_only && !m.team)  // a team machine's ranks share its GPUs
     fail(ErrorCode::kUnsupported, "world=" + std::to_string(spec.world) + " exceeds machine " + m.name + "'s " +
                                       std::to_string(m.gpus) + " GPUs (use --timing-only to scale past it)");
   const auto wall0 = std::chrono::steady_clock::now();
@@ -136,7 +140,11 @@ RunResult run_with(const RunSpec& spec, ProgramFn fn, const std::vector<int>& bl
                   std::move(call_blocks));
     res = sim.run();
   }  // set-up and tear-down count too
-  if (pipelined) res.time_us = std::max(res.time_us + m.launch_eager_gap_us, m.launch_eager_us);
+  const int sharing = m.ranks_per_gpu(spec.world);
+  if (pipelined && sharing > 1)  // a team's ranks on one GPU: their launches one after another (sim.h)
+    res.time_us += sharing * m.team_launch_us;
+  else if (pipelined)
+    res.time_us = std::max(res.time_us + m.launch_eager_gap_us, m.launch_eager_us);
   res.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
   return res;
 }

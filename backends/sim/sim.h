@@ -23,15 +23,32 @@ struct Machine {
   std::string path;
   std::map<std::string, std::string> notes;  // key -> its comment in the file (provenance)
   int gpus = 0;                              // GPUs in the node (world may not exceed it... except
-                                             // in timing-only runs, which may scale past it)
-  double nvlink_egress_GBps = 0;             // per GPU, all links together
-  double nvlink_ingress_GBps = 0;            // per GPU
-  double store_latency_us = 0;               // one way: a remote store lands after this
-  double flag_latency_us = 0;                // one way: a remote flag lands after this
-  double load_rtt_us = 0;                    // round trip of a remote load
-  double acquire_us = 0;                     // an acquire wait's own cost once its flag is seen (0: none)
-  double peer_kernel_us = 0;                 // a block's first access to a peer in a kernel (0: none)
-  double block_GBps = 0;                     // per-block cap on any transfer
+                                             // in timing-only runs, which may scale past it; or on a
+                                             // team machine, below)
+  // Where ranks run. 0: one rank per GPU, every peer over NVLink (the NVLink nodes; a world past
+  // `gpus` in a timing-only run scales the node, still one GPU per rank). 1: an in-process team
+  // (backends/cuda team.cpp team_gpu): any world of ranks shares the node's `gpus` GPUs, rank r
+  // on GPU r % gpus; ranks on one GPU share its HBM (hbm_GBps), its copy engines, its SMs and its
+  // tensor rate, and a "peer" access between them is a load or store of that GPU's HBM, never
+  // NVLink. The latency keys (flag, store, load round trip, acquire, first peer access) are then
+  // the team's: ranks on one GPU measured by the team calibration's ping-pongs.
+  int team = 0;
+  // Eager device-program calls on a GPU that k ranks share (team = 1): a call costs its graph-mode
+  // time + k x team_launch_us, in place of the pipelined max(graph + launch_eager_gap_us,
+  // launch_eager_us) of one rank per GPU (run.cpp): the k ranks' threads launch through one CUDA
+  // context, one after another, and teams run without programmatic dependent launch, so nothing
+  // overlaps the launches with the kernel. Unused where each rank has its GPU (0 there).
+  double team_launch_us = 0;
+  // The most ranks any GPU holds at `world` ranks: ceil(world / gpus) on a team machine, else 1.
+  int ranks_per_gpu(int world) const { return team && gpus > 0 ? (world + gpus - 1) / gpus : 1; }
+  double nvlink_egress_GBps = 0;   // per GPU, all links together
+  double nvlink_ingress_GBps = 0;  // per GPU
+  double store_latency_us = 0;     // one way: a remote store lands after this
+  double flag_latency_us = 0;      // one way: a remote flag lands after this
+  double load_rtt_us = 0;          // round trip of a remote load
+  double acquire_us = 0;           // an acquire wait's own cost once its flag is seen (0: none)
+  double peer_kernel_us = 0;       // a block's first access to a peer in a kernel (0: none)
+  double block_GBps = 0;           // per-block cap on any transfer
   int sms = 0;
   double hbm_GBps = 0;             // local read+write bandwidth
   double launch_eager_us = 0;      // kernel launch, eager
@@ -79,6 +96,9 @@ struct Machine {
   // its SMs in a tile program's mainloop; one block (one SM) computes at mma_TFLOPs / sms.
   double mma_TFLOPs = 0;
 
+  // The GPU rank `rank` runs on (team above): rank % gpus on a team machine, else its own.
+  int gpu_of(int rank) const { return team ? rank % gpus : rank; }
+
   // Compute time of one m x n x k GEMM on one GPU, launch excluded (the model above).
   double gemm_time_us(double m, double n, double k, double elem_bytes = 2) const;
   // Padded flops: 2k x the output of whole waves of tiles (2mnk without tiles).
@@ -97,6 +117,13 @@ struct Machine {
   // a path ending in .ini is loaded as is. Unknown names list the machines available.
   static Machine by_name(const std::string& name_or_path);
 };
+
+// A team machine has no default world (its ranks share its GPUs): the line that asks for --world.
+inline std::string team_world_hint(const Machine& m) {
+  return "--world: machine " + m.name + " is an in-process team (team = 1: the ranks share its " +
+         std::to_string(m.gpus) + " GPU(s)), so it has no default world; give --world N (2.." +
+         std::to_string(kPadWorld) + ")";
+}
 
 struct RunSpec {
   Machine machine;

@@ -297,10 +297,20 @@ class Simulator {
   void land(uint32_t index);
   void mark_dirty();
   void on_network(uint64_t gen);
-  uint32_t res_egress(int g) const { return uint32_t(g); }
-  uint32_t res_ingress(int g) const { return uint32_t(world_ + g); }
-  uint32_t res_hbm(int g) const { return uint32_t(2 * world_ + g); }
-  uint32_t res_nvls(int g) const { return uint32_t(3 * world_ + g); }
+  // Resources are per GPU (Machine::team, gpu_of): a rank's are its GPU's, shared with the
+  // ranks on the same GPU. Each takes a rank.
+  int gpu(int rank) const { return m_.gpu_of(rank); }
+  // Does a byte between ranks a and b cross NVLink? Not between two ranks on one GPU: a "peer"
+  // access there is a load or store of that GPU's HBM.
+  bool over_link(int a, int b) const { return gpu(a) != gpu(b); }
+  uint32_t res_egress(int r) const { return uint32_t(gpu(r)); }
+  uint32_t res_ingress(int r) const { return uint32_t(world_ + gpu(r)); }
+  uint32_t res_hbm(int r) const { return uint32_t(2 * world_ + gpu(r)); }
+  uint32_t res_nvls(int r) const { return uint32_t(3 * world_ + gpu(r)); }
+  // The GPU's tensor rate, capacity 1 (the whole GPU's): a GEMM at its own full rate uses all of
+  // it, so co-located ranks' GEMMs (a team machine) share it max-min fairly (gemm.cpp).
+  uint32_t res_tensor(int r) const { return uint32_t(4 * world_ + gpu(r)); }
+  static constexpr int kResourceKinds = 5;
 
   // ---- flags (verbs.cpp) ----
   void on_flag(uint32_t index);
@@ -317,7 +327,9 @@ class Simulator {
   void finish_wait_event(Stream& s);
   void consume_flag(Stream& s, uint64_t key);
   void plan_flag_landed(const FlagLand& l, uint32_t before);
-  void grant_copy_engines(int rank);
+  void grant_copy_engines(int rank);  // the engines of rank's GPU
+  // SMs held by the device-program blocks of every rank on rank's GPU (gemm.cpp).
+  int blocks_on_gpu(int rank) const;
   void start_copy(Stream& s, int engine);
   void start_stream_flow(uint32_t index);
   Transfer& new_stream_transfer(Stream& s, TransferKind kind, const char* name, uint32_t& index);
@@ -398,8 +410,8 @@ class Simulator {
   std::vector<Stream> streams_;
   std::vector<std::vector<EventRec>> events_;  // per rank, kMaxEvents
   std::vector<int> live_streams_;              // per rank: streams with items left in this call
-  std::vector<int> ce_busy_, ce_next_;         // per rank: engines in use, round-robin pick
-  std::vector<std::deque<int>> ce_waiting_;    // per rank: streams waiting for a copy engine
+  std::vector<int> ce_busy_, ce_next_;         // per GPU (gpu()): engines in use, round-robin pick
+  std::vector<std::deque<int>> ce_waiting_;    // per GPU: streams waiting for one (rank * streams_n_ + s)
   std::vector<int> gemms_;                     // per rank: GEMMs running (they hold the SMs)
   uint64_t enqueued_ = 0;                      // host plans: items enqueued so far (host order)
   std::vector<std::deque<int>> sm_waiting_;    // per rank: streams whose kernel waits for the SMs

@@ -168,7 +168,7 @@ void Simulator::start_item(Stream& s) {
     }
     case ItemKind::kCopy: {
       if (it.bytes == 0) return item_done(s);
-      ce_waiting_[std::size_t(me)].push_back(s.index);
+      ce_waiting_[std::size_t(gpu(me))].push_back(me * streams_n_ + s.index);
       return grant_copy_engines(me);
     }
     case ItemKind::kWriteFlag: {

@@ -16,6 +16,8 @@
 //   - C: on my HBM (half: a write) if local, else my egress and the owner's ingress (posted
 //     stores: the block goes on when the flow ends and C lands store_latency_us later, so a
 //     release after it waits for it, as for copy).
+// A "peer" on my own GPU (a team machine, Machine::team) is no NVLink: its A or B as a local one,
+// its C on my GPU's HBM.
 // With data: A and B are read when the verb is issued (reads see what has landed; the race check
 // sees each row read), the tile is computed at once, and C lands row by row when its flow ends.
 #include <algorithm>
@@ -103,19 +105,20 @@ void Simulator::mma_tile(Block& b, DType t, uintptr_t c, std::size_t ldc, uintpt
   const double a_bytes = double(um * uk * es), b_bytes = double(uk * un * es), c_bytes = double(x.bytes);
   const double total = a_bytes + b_bytes + c_bytes * (1.0 + double(n_in));
   double link = 0;
+  // An operand on a peer of my own GPU (a team machine) is read from my GPU's HBM, as a local one.
+  auto far = [&](const Loc& l) { return l.space != me && over_link(l.space, me); };
   for (const Loc& l : lin)
-    if (l.space != me) {
+    if (far(l)) {
       add_use(res_egress(l.space), float(c_bytes / total));
       add_use(res_ingress(me), float(c_bytes / total));
       link += c_bytes;
     } else {
       add_use(res_hbm(me), float(0.5 * c_bytes / total));
     }
-  if (la.space != me) add_use(res_egress(la.space), float(a_bytes / total)), link += a_bytes;
-  if (lb.space != me) add_use(res_egress(lb.space), float(b_bytes / total)), link += b_bytes;
-  if (la.space != me || lb.space != me)
-    add_use(res_ingress(me), float(((la.space != me ? a_bytes : 0) + (lb.space != me ? b_bytes : 0)) / total));
-  if (x.posted) {
+  if (far(la)) add_use(res_egress(la.space), float(a_bytes / total)), link += a_bytes;
+  if (far(lb)) add_use(res_egress(lb.space), float(b_bytes / total)), link += b_bytes;
+  if (far(la) || far(lb)) add_use(res_ingress(me), float(((far(la) ? a_bytes : 0) + (far(lb) ? b_bytes : 0)) / total));
+  if (far(lc)) {
     add_use(res_egress(me), float(c_bytes / total));
     add_use(res_ingress(lc.space), float(c_bytes / total));
     link += c_bytes;

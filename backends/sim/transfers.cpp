@@ -1,9 +1,11 @@
 // Transfers: every verb's data movement is one transfer, run as one flow in the flow network
 // (flow_net.h) on the source GPUs' NVLink egress, the destination's ingress, local HBM and
-// (multimem) the NVSwitch, capped per block. A flow's end completes the transfer (the issuing
-// block resumes, after a load round trip if it loaded remotely); its bytes land in the
-// destination then, or store_latency_us later for posted stores. The network is re-solved
-// once per tick in which flows started or ended; with a trace, link use is written as it changes.
+// (multimem) the NVSwitch, capped per block. Resources are a GPU's (simulator.h res_*): ranks on
+// one GPU (a team machine) share them, and bytes between them stay on its HBM. A flow's end
+// completes the transfer (the issuing block resumes, after a load round trip if it loaded
+// remotely); its bytes land in the destination then, or store_latency_us later for posted stores.
+// The network is re-solved once per tick in which flows started or ended; with a trace, link use
+// is written as it changes.
 #include <algorithm>
 #include <cstring>
 
@@ -159,16 +161,18 @@ void Simulator::land(uint32_t index) {
 }
 
 void Simulator::add_transfer_uses(const Transfer& x, int me, int src, int dst, float load_w, float store_w) {
-  if (x.remote_load) {
+  // A peer on my own GPU (a team machine) is not across NVLink: its side is my GPU's HBM.
+  const bool link_load = x.remote_load && over_link(src, me), link_store = x.posted && over_link(me, dst);
+  if (link_load) {
     add_use(res_egress(src), load_w);
     add_use(res_ingress(me), load_w);
   }
-  if (x.posted) {
+  if (link_store) {
     add_use(res_egress(me), store_w);
     add_use(res_ingress(dst), store_w);
   }
   // HBM is rated for copies (read + write): a local read or a local write alone is half.
-  add_use(res_hbm(me), (x.remote_load ? 0 : load_w / 2) + (x.posted ? 0 : store_w / 2));
+  add_use(res_hbm(me), (link_load ? 0 : load_w / 2) + (link_store ? 0 : store_w / 2));
 }
 
 }  // namespace symm::sim

@@ -78,8 +78,9 @@ void Simulator::copy(Block& b, uintptr_t dst, uintptr_t src, std::size_t bytes) 
     const uint8_t* from = read_heap(s.space, s.off, bytes);
     x.data.assign(from, from + bytes);
   }
-  // A remote source's bytes take load_link_factor of the link's time per byte (machine key).
-  add_transfer_uses(x, me, s.space, d.space, x.remote_load ? load_link_ : 1.0f, 1);
+  // A remote source's bytes take load_link_factor of the link's time per byte (machine key); a
+  // source on my own GPU is an HBM read like a local one.
+  add_transfer_uses(x, me, s.space, d.space, x.remote_load && over_link(s.space, me) ? load_link_ : 1.0f, 1);
   if (use_w_[res_hbm(me)] == 0)
     uses_.erase(std::remove_if(uses_.begin(), uses_.end(), [&](const Use& u) { return u.res == res_hbm(me); }),
                 uses_.end());
@@ -113,8 +114,8 @@ void Simulator::reduce(Block& b, DType t, uintptr_t dst, const void* const* srcs
   for (int k = 0; k < n; ++k) {
     const Loc s = decode(b, reinterpret_cast<uintptr_t>(srcs[k]), bytes, "reduce");
     if (s.space == kMcSpace) fail(ErrorCode::kInvalidArgument, "reduce() cannot load a multicast address");
-    if (s.space != me) {
-      x.remote_load = true;
+    if (s.space != me) x.remote_load = true;
+    if (over_link(s.space, me)) {
       add_use(res_egress(s.space), load_link_);  // machine key load_link_factor, as copy's loads
       add_use(res_ingress(me), load_link_);
     } else {
@@ -128,7 +129,7 @@ void Simulator::reduce(Block& b, DType t, uintptr_t dst, const void* const* srcs
       host_src[k] = read_heap(s.space, s.off, bytes);
     }
   }
-  if (x.posted) {
+  if (x.posted && over_link(me, d.space)) {
     add_use(res_egress(me), 1);
     add_use(res_ingress(d.space), 1);
   } else {

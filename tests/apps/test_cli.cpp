@@ -46,6 +46,10 @@ const BadInput kBad[] = {
     {"run --machine no_such_machine --algo one_shot --bytes 4K", "no_such_machine"},
     {"run --algo one_shot --world 1 --bytes 4K", "--world 1 is outside"},
     {"run --algo one_shot --world 65 --bytes 4K", "--world 65 is outside"},
+    // A team machine (its ranks share its GPUs) has no default world.
+    {"run --machine h200x1 --algo one_shot --bytes 4K", "--world: machine h200x1 is an in-process team"},
+    {"run --machine h200x1 --op ag_mm --algo ce --shape 8b --m 4096", "give --world N"},
+    {"run --machine h200x1 --world 2 --algo multimem --bytes 4K --timing-only", "no switch between them"},
     {"run --algo one_shot --bytes 1000", "bytes=1000 is not a multiple of 16"},
     {"run --op all_gather --algo push --world 4 --bytes 4112", "not a multiple of 64"},
     {"run --algo one_shot --bytes 0", "bytes=0"},

@@ -201,6 +201,35 @@ TEST(Calib, OnlyTheNamedKeysAreSet) {
       << f.ini;
 }
 
+// A team machine (base team = 1: the ranks share one GPU), its team run (2 ranks on the GPU,
+// simulated on the team machine: the ranks' local copies share its HBM) pooled with a lone rank's
+// launch and GEMM rows (world 1, other values): HBM counts both ranks' bytes, launch comes from the
+// team's rows (what a team rank pays), the GEMM from the lone rank's (the GPU alone).
+TEST(Calib, ATeamMachineTakesLaunchFromTheTeamAndTheGpuFromBoth) {
+  Machine in = odd_machine();
+  in.team = 1;
+  in.gpus = 1;
+  Machine alone = odd_machine();  // a GPU per rank: each rank's GEMM has its GPU
+  alone.launch_graph_us = 2 * in.launch_graph_us;
+  alone.launch_eager_us = 2 * in.launch_eager_us;
+  alone.gemm_TFLOPs = 900;
+  CalibTable t = table_for(in, 2);
+  // The simulator times a team's eager call as its graph time + each rank's launch (sim.h
+  // team_launch_us), not launch_eager_us; the team calibration's eager launch row is that key's.
+  for (CalibRow& r : t.rows)
+    if (r.bench == "launch" && !r.graph) r.time_us = in.launch_eager_us;
+  for (CalibRow r : table_for(alone, 2).rows) {
+    if (r.bench != "launch" && !r.bench.starts_with("gemm")) continue;
+    r.world = 1;
+    t.rows.push_back(r);
+  }
+  const FitResult f = fit_machine(t, machine("h200x1"), "team", "team.csv", {"hbm_GBps", "launch_*", "gemm_*"});
+  expect_near_rel(f.machine.hbm_GBps, in.hbm_GBps, "hbm_GBps");
+  expect_near_rel(f.machine.launch_graph_us, in.launch_graph_us, "launch_graph_us");
+  expect_near_rel(f.machine.launch_eager_us, in.launch_eager_us, "launch_eager_us");
+  expect_near_rel(f.machine.gemm_TFLOPs, alone.gemm_TFLOPs, "gemm_TFLOPs");
+}
+
 // The held-out GEMM rows (the fused ops' shapes) and the eager GEMM rows are never fitted.
 TEST(Calib, HeldOutGemmRowsDoNotMoveTheFit) {
   CalibTable t = table_for(odd_machine(), 4);

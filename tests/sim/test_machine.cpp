@@ -9,7 +9,7 @@ namespace symm::sim {
 namespace {
 
 const char* const kTinyBody =
-    "gpus = 8\nnvlink_egress_GBps = 4\nnvlink_ingress_GBps = 4\nstore_latency_us = 1\n"
+    "gpus = 8\nteam = 0\nteam_launch_us = 0\nnvlink_egress_GBps = 4\nnvlink_ingress_GBps = 4\nstore_latency_us = 1\n"
     "flag_latency_us = 1\nload_rtt_us = 2\nacquire_us = 0\npeer_kernel_us = 0\nblock_GBps = 1\nsms = 8\nhbm_GBps = 8\n"
     "launch_eager_us = 2\nlaunch_graph_us = 1\nlaunch_eager_gap_us = 0\nstream_op_us = 0\ncopy_engines = "
     "1\nce_startup_us = 1\nce_GBps = "
@@ -57,6 +57,15 @@ TEST(Machine, ShippedFilesLoad) {
   EXPECT_GT(x2.block_GBps, 0);
   EXPECT_GT(x2.load_rtt_us, 0);
   EXPECT_EQ(Machine::by_name("h100x8").gpus, 8);
+  EXPECT_EQ(m.team, 0);  // NVLink nodes: a GPU per rank
+  // One GPU, N ranks (in-process teams): one GPU that every rank shares.
+  for (const char* team : {"h200x1", "h100x1"}) {
+    const Machine t1 = Machine::by_name(team);
+    EXPECT_EQ(t1.team, 1) << team;
+    EXPECT_EQ(t1.gpus, 1) << team;
+    EXPECT_EQ(t1.gpu_of(7), 0) << team;
+    EXPECT_EQ(t1.ranks_per_gpu(8), 8) << team;
+  }
   const Machine t = Machine::by_name(SYMM_TEST_DIR "/tiny.ini");
   EXPECT_EQ(t.name, "tiny");
   EXPECT_DOUBLE_EQ(t.hbm_GBps, 8);

@@ -124,6 +124,27 @@ FitResult fit_machine(const CalibTable& t, const Machine& base, const std::strin
     return idx;
   };
   auto bench = [&](const char* b) { return select([&](const CalibRow& r) { return r.bench == b; }); };
+  // A team machine (base.team: ranks sharing the GPU) pooled with a one-rank run of its GPU: the
+  // costs a team rank pays (a launch from one of the team's threads, a stream flag operation) come
+  // from the team's rows (world > 1) where there are any, not from a lone rank's.
+  auto team_rows = [&](std::vector<int> idx) {
+    if (!base.team) return idx;
+    std::vector<int> team;
+    for (int i : idx)
+      if (R[std::size_t(i)].world > 1) team.push_back(i);
+    return team.empty() ? idx : team;
+  };
+  // The GPU's own rates (the GEMM) from a lone rank's rows (world 1) where there are any: a team
+  // run's ranks time their GEMMs at once, sharing the GPU, which the simulator models (gemm.cpp).
+  auto gpu_rows = [&](std::vector<int> idx) {
+    if (!base.team) return idx;
+    std::vector<int> alone;
+    for (int i : idx)
+      if (R[std::size_t(i)].world == 1) alone.push_back(i);
+    return alone.empty() ? idx : alone;
+  };
+  // The ranks on one GPU when a row ran (every rank of a team run on the base's GPUs; 1 elsewhere).
+  auto ranks_on_gpu = [&](const CalibRow& r) { return double(base.ranks_per_gpu(r.world)); };
   auto note = [&](const std::string& key, const std::string& what, const Fit& f) {
     why[key] = what + ", " + rows_of(f.lines) + ", rms residual " + pct(f.rms_rel);
   };
@@ -156,7 +177,8 @@ FitResult fit_machine(const CalibTable& t, const Machine& base, const std::strin
 
   // Launch: the mean of the launch rows (one parameter, intercept only).
   for (bool graph : {true, false}) {
-    const std::vector<int> idx = select([&](const CalibRow& r) { return r.bench == "launch" && r.graph == graph; });
+    const std::vector<int> idx =
+        team_rows(select([&](const CalibRow& r) { return r.bench == "launch" && r.graph == graph; }));
     if (idx.empty()) continue;
     std::vector<std::vector<double>> d(idx.size(), std::vector<double>{1.0});
     std::vector<double> tt;
@@ -234,7 +256,7 @@ FitResult fit_machine(const CalibTable& t, const Machine& base, const std::strin
   // A host plan's stream flag operation: plan_flag is a write_flag and its wait_flag per call (in a
   // graph; the fork and join are free in the model), so each costs half of it.
   {
-    const std::vector<int> idx = select([](const CalibRow& r) { return r.bench == "plan_flag" && r.graph; });
+    const std::vector<int> idx = team_rows(select([](const CalibRow& r) { return r.bench == "plan_flag" && r.graph; }));
     if (!idx.empty()) {
       double sum = 0;
       for (int i : idx) sum += R[std::size_t(i)].time_us;
@@ -295,9 +317,13 @@ FitResult fit_machine(const CalibTable& t, const Machine& base, const std::strin
     // ones run from the cache, not from HBM.
     const std::vector<int> idx = select([](const CalibRow& r) { return r.bench == "copy_local" && 2 * r.x > 50e6; });
     if (need(idx, 2)) {
-      const Fit f = linear(idx, [](const CalibRow& r) { return r.x; });
+      // Every rank copies at once: on a team machine its GPU's HBM moves every co-located rank's bytes.
+      const Fit f = linear(idx, [&](const CalibRow& r) { return r.x * ranks_on_gpu(r); });
       m.hbm_GBps = 1e-3 / f.p(1);
-      note("hbm_GBps", "copy_local beyond the L2 (2 x bytes > 50 MB; all SMs, every rank): t = c + bytes/H", f);
+      note("hbm_GBps",
+           std::string("copy_local beyond the L2 (2 x bytes > 50 MB; all SMs, every rank): t = c + bytes/H") +
+               (base.team ? ", bytes x the ranks on the GPU (a team)" : ""),
+           f);
     }
   }
   {
@@ -315,7 +341,8 @@ FitResult fit_machine(const CalibTable& t, const Machine& base, const std::strin
     // (tm x tn) and the bytes term (with or without) whose fit leaves the least residual; "no
     // tiles" (P = 2mnk) is a candidate too. Eager rows and the held-out gemm_fused rows are never
     // fitted.
-    const std::vector<int> idx = select([](const CalibRow& r) { return r.bench == "gemm" && r.graph && r.m > 0; });
+    const std::vector<int> idx =
+        gpu_rows(select([](const CalibRow& r) { return r.bench == "gemm" && r.graph && r.m > 0; }));
     if (need(idx, 4)) {
       const std::pair<int, int> tiles[] = {{0, 0}, {64, 128}, {128, 64}, {128, 128}, {128, 256}, {256, 128}};
       Fit best;
@@ -392,6 +419,8 @@ FitResult fit_machine(const CalibTable& t, const Machine& base, const std::strin
     bool zero_ok = false;
   };
   const K keys[] = {{"gpus", double(m.gpus), true},
+                    {"team", double(m.team), true, true},
+                    {"team_launch_us", m.team_launch_us, false, true},
                     {"nvlink_egress_GBps", m.nvlink_egress_GBps, false},
                     {"nvlink_ingress_GBps", m.nvlink_ingress_GBps, false},
                     {"store_latency_us", m.store_latency_us, false},
