@@ -98,7 +98,8 @@ def predict(symmcoll, machine, rows, key="pred"):
 # ---- keys fitted from bench rows, judged only on rows the fit did not see -----------------------
 # Model keys that no calibration microbenchmark measures (backends/sim: the flagged-packet
 # protocol's link cost, polling and a block's packet reads, packets.cpp; the link cost of a block's remote loads,
-# verbs.cpp; a copy engine's cold start, copy_engines.cpp), in groups that move disjoint algorithms. Each group is fitted from GPU rows on the
+# verbs.cpp; a copy engine's cold start, copy_engines.cpp; the share of acquire_us a release's fence
+# pays, verbs.cpp), in groups that move disjoint algorithms. Each group is fitted from GPU rows on the
 # relative error (numpy), and a row is only ever predicted with values fitted without it:
 #   leave one algorithm out (LOAO): the row's own machine, every algorithm but the row's;
 #   leave one machine out (LOMO): every row of its partner machine (LOMO_PARTNER: the other
@@ -113,6 +114,10 @@ KEY_GROUPS = [
      ("ll_read_GBps", 40.0, 5.0, 400.0, 2.0)],
     [("load_link_factor", 1.0, 1.0, 1.3, 0.05)],
     [("ce_launch_us", 0.0, 0.0, 12.0, 1.0)],  # the host plans' and fused plans' peer copies
+    # The release's fence against each acquire wait (verbs.cpp, signal / wait): the ping-pong that
+    # calibrates acquire_us fences once per acquire, so only programs with several waits per
+    # release (a barrier of more than 2 ranks) tell the two apart.
+    [("release_fence_share", 0.0, 0.0, 1.0, 0.1)],
 ]
 BENCH_KEYS = [k for g in KEY_GROUPS for k in g]
 FIT_MACHINES = ["h200x2", "h200x4"]  # --fit-pooled

@@ -30,6 +30,14 @@ struct Machine {
   double flag_latency_us = 0;                // one way: a remote flag lands after this
   double load_rtt_us = 0;                    // round trip of a remote load
   double acquire_us = 0;                     // an acquire wait's own cost once its flag is seen (0: none)
+  // The part of acquire_us (calibrate's acquire/release ping-pong hop over a relaxed one) that the
+  // releasing block's fence pays (fence.acq_rel.sys before the flag: once per release that has
+  // something to publish, i.e. a data verb or an acquire since the block's last fence, as
+  // backends/cuda/block_ctx.cuh fences); the rest, (1 - share) acquire_us, each acquire wait pays
+  // once its flag is seen. A hop of the ping-pong fences once and acquires once, so any share
+  // predicts it the same; a barrier of n ranks fences once and acquires n - 1 times (0: every
+  // acquire pays all of acquire_us).
+  double release_fence_share = 0;
   double peer_kernel_us = 0;                 // a block's first access to a peer in a kernel (0: none)
   double block_GBps = 0;                     // per-block cap on any transfer
   int sms = 0;
