@@ -40,6 +40,13 @@ struct Machine {
   double release_fence_share = 0;
   double peer_kernel_us = 0;                 // a block's first access to a peer in a kernel (0: none)
   double block_GBps = 0;                     // per-block cap on any transfer
+  // A reduce whose sources are all in this GPU's memory (all_reduce.st_reduce's received copies, a
+  // host plan's reduce of what copy engines landed) waits this long for its first loads before its
+  // bytes flow: the round trip of a load from local memory (HBM or L2: bytes other agents stored,
+  // which the acquire that published them left out of the block's caches), as a remote source's
+  // loads pay load_rtt_us. Copies are not charged (their sources here are the call's input, which
+  // every call re-reads). 0: local loads cost only their bandwidth.
+  double local_load_us = 0;
   int sms = 0;
   double hbm_GBps = 0;             // local read+write bandwidth
   double launch_eager_us = 0;      // kernel launch, eager

@@ -253,6 +253,33 @@ TEST(Golden, OneShotAllReduce) {
   EXPECT_DOUBLE_EQ(run(s).time_us, 9);
 }
 
+// Every rank reduces two local sources (its `in`, twice) into its `out`, or copies `in` to `out`.
+template <bool kReduce>
+struct LocalReduce {
+  template <class T, class Ctx>
+  static void run(Ctx& ctx, const CollArgs& a) {
+    const T* srcs[2] = {static_cast<const T*>(a.in), static_cast<const T*>(a.in)};
+    if constexpr (kReduce)
+      ctx.template reduce<T>(static_cast<T*>(a.out), srcs, 2, a.count, a.op);
+    else
+      ctx.copy(a.out, a.in, a.count * sizeof(T));
+  }
+};
+
+// local_load_us: a reduce of local sources only waits the local load's round trip before its bytes
+// land (verbs.cpp, transfers.cpp); a remote source pays load_rtt_us instead, a copy nothing.
+TEST(Golden, ALocalReduceWaitsTheLocalLoadRoundTrip) {
+  RunSpec s = golden_spec(2, 2000, 1);
+  // 2000 B from each of 2 local sources under the 1 GB/s cap over 4000 B loaded: 4 us.
+  EXPECT_DOUBLE_EQ(time_of<LocalReduce<true>>(s), 1 + 4);
+  s.machine.local_load_us = 0.5;
+  EXPECT_DOUBLE_EQ(time_of<LocalReduce<true>>(s), 1 + 4 + 0.5);
+  // one_shot's reduce loads from a peer: its 2 us round trip, as in OneShotAllReduce (9).
+  EXPECT_DOUBLE_EQ(run(s).time_us, 9);
+  // A local copy: 2000 B at the 1 GB/s cap, nothing more.
+  EXPECT_DOUBLE_EQ(time_of<LocalReduce<false>>(s), 1 + 2);
+}
+
 // Flagged packets: rank 0 (and rank 2 when kTwo) put_ll `bytes` into its slot of rank 1's scratch
 // with epoch 1; rank 1 reduce_lls the slots received.
 template <bool kTwo>
