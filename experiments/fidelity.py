@@ -97,9 +97,10 @@ def predict(symmcoll, machine, rows, key="pred"):
 
 # ---- keys fitted from bench rows, judged only on rows the fit did not see -----------------------
 # Model keys that no calibration microbenchmark measures (backends/sim: the flagged-packet
-# protocol's link cost, polling and a block's packet reads, packets.cpp; the link cost of a block's remote loads,
+# protocol's link cost, polling (also a local reduce's load round trip, verbs.cpp) and a block's
+# packet reads, packets.cpp; the link cost of a block's remote loads,
 # verbs.cpp; a copy engine's cold start, copy_engines.cpp; the share of acquire_us a release's fence
-# pays and a local reduce's load round trip, verbs.cpp), in groups that move disjoint algorithms. Each group is fitted from GPU rows on the
+# pays, verbs.cpp), in groups that move disjoint algorithms. Each group is fitted from GPU rows on the
 # relative error (numpy), and a row is only ever predicted with values fitted without it:
 #   leave one algorithm out (LOAO): the row's own machine, every algorithm but the row's;
 #   leave one machine out (LOMO): every row of its partner machine (LOMO_PARTNER: the other
@@ -118,9 +119,6 @@ KEY_GROUPS = [
     # calibrates acquire_us fences once per acquire, so only programs with several waits per
     # release (a barrier of more than 2 ranks) tell the two apart.
     [("release_fence_share", 0.0, 0.0, 1.0, 0.1)],
-    # A reduce of local sources only (all_reduce.st_reduce, the host plans' reduce kernels): the
-    # local load's round trip (verbs.cpp, reduce; transfers.cpp).
-    [("local_load_us", 0.0, 0.0, 2.0, 0.1)],
 ]
 BENCH_KEYS = [k for g in KEY_GROUPS for k in g]
 FIT_MACHINES = ["h200x2", "h200x4"]  # --fit-pooled

@@ -36,7 +36,6 @@ std::vector<Key> keys_of(Machine& m) {
       {"release_fence_share", &m.release_fence_share, nullptr, true},
       {"peer_kernel_us", &m.peer_kernel_us, nullptr, true},
       {"block_GBps", &m.block_GBps, nullptr},
-      {"local_load_us", &m.local_load_us, nullptr, true},
       {"sms", nullptr, &m.sms},
       {"hbm_GBps", &m.hbm_GBps, nullptr},
       {"launch_eager_us", &m.launch_eager_us, nullptr},

@@ -40,13 +40,6 @@ struct Machine {
   double release_fence_share = 0;
   double peer_kernel_us = 0;                 // a block's first access to a peer in a kernel (0: none)
   double block_GBps = 0;                     // per-block cap on any transfer
-  // A reduce whose sources are all in this GPU's memory (all_reduce.st_reduce's received copies, a
-  // host plan's reduce of what copy engines landed) waits this long for its first loads before its
-  // bytes flow: the round trip of a load from local memory (HBM or L2: bytes other agents stored,
-  // which the acquire that published them left out of the block's caches), as a remote source's
-  // loads pay load_rtt_us. Copies are not charged (their sources here are the call's input, which
-  // every call re-reads). 0: local loads cost only their bandwidth.
-  double local_load_us = 0;
   int sms = 0;
   double hbm_GBps = 0;             // local read+write bandwidth
   double launch_eager_us = 0;      // kernel launch, eager
@@ -59,7 +52,11 @@ struct Machine {
   // bytes one 8-byte packet store occupies (8: as bulk stores; an 8-byte store is a write request
   // of its own, with its header, where bulk stores fill whole flits). ll_poll_us: a reduce_ll that
   // waited for packets sees the last one this long after it landed (its spin's polling: re-reading
-  // the packet words until every epoch matches), before its reduction starts (0: at once).
+  // the packet words until every epoch matches), before its reduction starts (0: at once). That is
+  // a block's look at bytes peers stored into its own memory: one load round trip of local memory
+  // after they landed. A reduce of local sources only (all_reduce.st_reduce's received copies, a
+  // host plan's reduce of what copy engines landed) pays the same before its bytes flow, as a
+  // remote source's loads pay load_rtt_us (verbs.cpp, reduce; transfers.cpp, complete).
   double ll_wire_bytes = 8;
   // A byte a block loads from a peer (copy / reduce from a remote source) occupies this many bytes
   // of the link's time where a stored byte occupies one (read requests travel the other way and

@@ -144,7 +144,7 @@ struct Transfer {
   bool posted = false;       // lands store_latency after the block resumes
   bool overlapped = false;   // a remote load whose round trip overlaps the block's next loads (verbs.cpp)
   bool ll = false;           // flagged packets of epoch ll_epoch (put_ll)
-  bool local_reduce = false;  // a reduce of local sources only: pays local_load_us as remote loads pay the rtt
+  bool local_reduce = false;  // a reduce of local sources only: pays ll_poll_us (sim.h) as remote loads pay the rtt
   uint32_t ll_epoch = 0;
   uint32_t slice = kNoSlice;  // trace: its slice, once complete
   int dst_space = 0;          // a rank, or kMcSpace: the same offset on every rank
@@ -356,7 +356,6 @@ class Simulator {
   // acquire_us split by release_fence_share: the fence of a release with something to publish, and
   // what each acquire wait pays once its flag is seen (the two add up to acquire_us).
   const TimePs fence_ps_, acquire_wait_ps_;
-  const TimePs local_load_ps_;  // machine key local_load_us (transfers.cpp, complete)
   const TimePs plan_kernel_ps_;  // a plan kernel after its stream's earlier items: launch_graph_us, any mode
   const float ll_wire_;          // link bytes per packet byte of a remote put_ll (machine ll_wire_bytes / 8)
   const float load_link_;        // link bytes per byte a block loads from a peer (machine load_link_factor)

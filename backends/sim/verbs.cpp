@@ -88,8 +88,8 @@ void Simulator::copy(Block& b, uintptr_t dst, uintptr_t src, std::size_t bytes) 
 }
 
 // reduce<T>: one flow loading all sources at once (remote ones pay the round trip as copy's
-// loads; with none remote, the local load's round trip, local_load_us), fp32 accumulation, one
-// rounding to T, then a store to dst with the rules of copy.
+// loads; with none remote, a local load's round trip: machine key ll_poll_us, sim.h), fp32
+// accumulation, one rounding to T, then a store to dst with the rules of copy.
 void Simulator::reduce(Block& b, DType t, uintptr_t dst, const void* const* srcs, int n, std::size_t count,
                        ReduceOp op) {
   const std::size_t bytes = count * dtype_size(t);
@@ -131,7 +131,7 @@ void Simulator::reduce(Block& b, DType t, uintptr_t dst, const void* const* srcs
       host_src[k] = read_heap(s.space, s.off, bytes);
     }
   }
-  x.local_reduce = !x.remote_load;  // waits local_load_us for its first loads (transfers.cpp)
+  x.local_reduce = !x.remote_load;  // waits a local load's round trip, ll_poll_us (transfers.cpp)
   if (x.posted) {
     add_use(res_egress(me), 1);
     add_use(res_ingress(d.space), 1);

@@ -266,13 +266,14 @@ struct LocalReduce {
   }
 };
 
-// local_load_us: a reduce of local sources only waits the local load's round trip before its bytes
-// land (verbs.cpp, transfers.cpp); a remote source pays load_rtt_us instead, a copy nothing.
-TEST(Golden, ALocalReduceWaitsTheLocalLoadRoundTrip) {
+// A reduce of local sources only waits a local load's round trip, ll_poll_us (the look at bytes
+// peers stored here that a reduce_ll's spin takes), before its bytes land (verbs.cpp,
+// transfers.cpp); a remote source pays load_rtt_us instead, a copy nothing.
+TEST(Golden, ALocalReduceWaitsALocalLoadRoundTrip) {
   RunSpec s = golden_spec(2, 2000, 1);
   // 2000 B from each of 2 local sources under the 1 GB/s cap over 4000 B loaded: 4 us.
   EXPECT_DOUBLE_EQ(time_of<LocalReduce<true>>(s), 1 + 4);
-  s.machine.local_load_us = 0.5;
+  s.machine.ll_poll_us = 0.5;
   EXPECT_DOUBLE_EQ(time_of<LocalReduce<true>>(s), 1 + 4 + 0.5);
   // one_shot's reduce loads from a peer: its 2 us round trip, as in OneShotAllReduce (9).
   EXPECT_DOUBLE_EQ(run(s).time_us, 9);

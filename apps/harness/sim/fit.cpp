@@ -401,7 +401,6 @@ FitResult fit_machine(const CalibTable& t, const Machine& base, const std::strin
                     {"release_fence_share", m.release_fence_share, false, true},
                     {"peer_kernel_us", m.peer_kernel_us, false, true},
                     {"block_GBps", m.block_GBps, false},
-                    {"local_load_us", m.local_load_us, false, true},
                     {"sms", double(m.sms), true},
                     {"hbm_GBps", m.hbm_GBps, false},
                     {"launch_eager_us", m.launch_eager_us, false},
