@@ -140,10 +140,10 @@ struct Transfer {
   Block* owner = nullptr;
   const char* name = "";
   TimePs issued = 0;
-  bool remote_load = false;  // pays the load round trip before the block resumes
-  bool posted = false;       // lands store_latency after the block resumes
-  bool overlapped = false;   // a remote load whose round trip overlaps the block's next loads (verbs.cpp)
-  bool ll = false;           // flagged packets of epoch ll_epoch (put_ll)
+  bool remote_load = false;   // pays the load round trip before the block resumes
+  bool posted = false;        // lands store_latency after the block resumes
+  bool overlapped = false;    // a remote load whose round trip overlaps the block's next loads (verbs.cpp)
+  bool ll = false;            // flagged packets of epoch ll_epoch (put_ll)
   bool local_reduce = false;  // a reduce of local sources only: pays ll_poll_us (sim.h) as remote loads pay the rtt
   uint32_t ll_epoch = 0;
   uint32_t slice = kNoSlice;  // trace: its slice, once complete
