@@ -151,8 +151,10 @@ def run_rows(symmcoll, machine, rows, values, tmp, tag):
     return [r.get("p") for r in rs]
 
 
-def fit_gn(symmcoll, group, machine_rows, tmp, tag):
-    """Gauss-Newton on sum ((pred - meas) / meas)^2 over the rows of every (machine, rows) pair."""
+def fit_gn(symmcoll, group, machine_rows, tmp, tag, moved=None):
+    """Gauss-Newton on sum ((pred - meas) / meas)^2 over the rows of every (machine, rows) pair.
+    `moved`, a set, receives the names of the keys some row's prediction moved with (the others
+    keep their start values: the rows say nothing about them)."""
     import numpy as np
     theta = np.array([k[1] for k in group])
     lo = np.array([k[2] for k in group])
@@ -182,6 +184,8 @@ def fit_gn(symmcoll, group, machine_rows, tmp, tag):
         J = np.array([[cols[j][i] / meas[i] for j in range(len(theta))] for i in ok])
         r = np.array([(p0[i] - meas[i]) / meas[i] for i in ok])
         active = [j for j in range(len(theta)) if np.any(J[:, j] != 0)]
+        if moved is not None:
+            moved.update(names[j] for j in active)
         d = np.zeros(len(theta))
         d[active] = np.linalg.lstsq(J[:, active], -r, rcond=None)[0]
         new = np.clip(theta + d, lo, hi)
@@ -274,7 +278,13 @@ class GroupFit:
             elif grid:
                 vals[g[0][0]] = grid.fit(lambda r: r["algo"] != without)
             else:
-                vals.update(fit_gn(self.symmcoll, g, [(self.machine, t)], self.tmp, "gn"))
+                # A key no training row moves (e.g. the packet keys once the one LL program is held
+                # out, the group's other keys moving other algorithms) takes the fallback value, as a
+                # group with no training rows does.
+                moved = set()
+                fitted = fit_gn(self.symmcoll, g, [(self.machine, t)], self.tmp, "gn", moved)
+                fallback = fallback_values(self.machine, g)
+                vals.update({k: (v if k in moved else fallback[k]) for k, v in fitted.items()})
         return vals, n
 
 
