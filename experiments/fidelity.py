@@ -104,8 +104,10 @@ def predict(symmcoll, machine, rows, key="pred"):
 
 # ---- keys fitted from bench rows, judged only on rows the fit did not see -----------------------
 # Model keys that no calibration microbenchmark measures (backends/sim: the flagged-packet
-# protocol's link cost, polling and a block's packet reads, packets.cpp; the link cost of a block's remote loads,
-# verbs.cpp; a copy engine's cold start, copy_engines.cpp), in groups that move disjoint algorithms. Each group is fitted from GPU rows on the
+# protocol's link cost, polling (also a local reduce's load round trip, verbs.cpp) and a block's
+# packet reads, packets.cpp; the link cost of a block's remote loads,
+# verbs.cpp; a copy engine's cold start, copy_engines.cpp; the share of acquire_us a release's fence
+# pays, verbs.cpp), in groups that move disjoint algorithms. Each group is fitted from GPU rows on the
 # relative error (numpy), and a row is only ever predicted with values fitted without it:
 #   leave one algorithm out (LOAO): the row's own machine, every algorithm but the row's;
 #   leave one machine out (LOMO): every row of its partner machine (LOMO_PARTNER: the other
@@ -120,6 +122,10 @@ KEY_GROUPS = [
      ("ll_read_GBps", 40.0, 5.0, 400.0, 2.0)],
     [("load_link_factor", 1.0, 1.0, 1.3, 0.05)],
     [("ce_launch_us", 0.0, 0.0, 12.0, 1.0)],  # the host plans' and fused plans' peer copies
+    # The release's fence against each acquire wait (verbs.cpp, signal / wait): the ping-pong that
+    # calibrates acquire_us fences once per acquire, so only programs with several waits per
+    # release (a barrier of more than 2 ranks) tell the two apart.
+    [("release_fence_share", 0.0, 0.0, 1.0, 0.1)],
 ]
 BENCH_KEYS = [k for g in KEY_GROUPS for k in g]
 # One GPU, N ranks (data.TEAM_MACHINES) only: a team call's eager launches (sim.h
@@ -166,8 +172,10 @@ def run_rows(symmcoll, machine, rows, values, tmp, tag):
     return [r.get("p") for r in rs]
 
 
-def fit_gn(symmcoll, group, machine_rows, tmp, tag):
-    """Gauss-Newton on sum ((pred - meas) / meas)^2 over the rows of every (machine, rows) pair."""
+def fit_gn(symmcoll, group, machine_rows, tmp, tag, moved=None):
+    """Gauss-Newton on sum ((pred - meas) / meas)^2 over the rows of every (machine, rows) pair.
+    `moved`, a set, receives the names of the keys some row's prediction moved with (the others
+    keep their start values: the rows say nothing about them)."""
     import numpy as np
     theta = np.array([k[1] for k in group])
     lo = np.array([k[2] for k in group])
@@ -197,6 +205,8 @@ def fit_gn(symmcoll, group, machine_rows, tmp, tag):
         J = np.array([[cols[j][i] / meas[i] for j in range(len(theta))] for i in ok])
         r = np.array([(p0[i] - meas[i]) / meas[i] for i in ok])
         active = [j for j in range(len(theta)) if np.any(J[:, j] != 0)]
+        if moved is not None:
+            moved.update(names[j] for j in active)
         d = np.zeros(len(theta))
         d[active] = np.linalg.lstsq(J[:, active], -r, rcond=None)[0]
         new = np.clip(theta + d, lo, hi)
@@ -289,7 +299,13 @@ class GroupFit:
             elif grid:
                 vals[g[0][0]] = grid.fit(lambda r: r["algo"] != without)
             else:
-                vals.update(fit_gn(self.symmcoll, g, [(self.machine, t)], self.tmp, "gn"))
+                # A key no training row moves (e.g. the packet keys once the one LL program is held
+                # out, the group's other keys moving other algorithms) takes the fallback value, as a
+                # group with no training rows does.
+                moved = set()
+                fitted = fit_gn(self.symmcoll, g, [(self.machine, t)], self.tmp, "gn", moved)
+                fallback = fallback_values(self.machine, g)
+                vals.update({k: (v if k in moved else fallback[k]) for k, v in fitted.items()})
         return vals, n
 
 

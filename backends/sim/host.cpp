@@ -130,6 +130,7 @@ void Simulator::start_blocks(Host& h, const VClock& parent, TimePs delay) {
     blk.loads_inflight = 0;
     blk.load_peers = 0;
     blk.touched_peer = false;
+    blk.fence_pending = true;
     blk.last_wait = UINT32_MAX;
     if (race_) {
       blk.clock = parent;

@@ -35,6 +35,7 @@ std::vector<Key> keys_of(Machine& m) {
       {"flag_latency_us", &m.flag_latency_us, nullptr},
       {"load_rtt_us", &m.load_rtt_us, nullptr},
       {"acquire_us", &m.acquire_us, nullptr, true},
+      {"release_fence_share", &m.release_fence_share, nullptr, true},
       {"peer_kernel_us", &m.peer_kernel_us, nullptr, true},
       {"block_GBps", &m.block_GBps, nullptr},
       {"sms", nullptr, &m.sms},
@@ -133,6 +134,9 @@ Machine Machine::parse(const std::string& text, const std::string& path) {
                                           ": key 'team' is 0 (one rank per GPU, peers over NVLink) or 1 (an "
                                           "in-process team: the ranks share the machine's gpus GPUs) (got " +
                                           std::to_string(m.team) + ")");
+  if (m.release_fence_share > 1)
+    fail(ErrorCode::kInvalidArgument, path + ": key 'release_fence_share' is a share of acquire_us, at most 1 (got " +
+                                          std::to_string(m.release_fence_share) + ")");
   if ((m.gemm_tile_m == 0) != (m.gemm_tile_n == 0))
     fail(ErrorCode::kInvalidArgument, path + ": gemm_tile_m and gemm_tile_n are both 0 (no tiles) or both positive");
   return m;

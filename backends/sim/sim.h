@@ -47,6 +47,14 @@ struct Machine {
   double flag_latency_us = 0;      // one way: a remote flag lands after this
   double load_rtt_us = 0;          // round trip of a remote load
   double acquire_us = 0;           // an acquire wait's own cost once its flag is seen (0: none)
+  // The part of acquire_us (calibrate's acquire/release ping-pong hop over a relaxed one) that the
+  // releasing block's fence pays (fence.acq_rel.sys before the flag: once per release that has
+  // something to publish, i.e. a data verb or an acquire since the block's last fence, as
+  // backends/cuda/block_ctx.cuh fences); the rest, (1 - share) acquire_us, each acquire wait pays
+  // once its flag is seen. A hop of the ping-pong fences once and acquires once, so any share
+  // predicts it the same; a barrier of n ranks fences once and acquires n - 1 times (0: every
+  // acquire pays all of acquire_us).
+  double release_fence_share = 0;
   double peer_kernel_us = 0;       // a block's first access to a peer in a kernel (0: none)
   double block_GBps = 0;           // per-block cap on any transfer
   int sms = 0;
@@ -61,7 +69,11 @@ struct Machine {
   // bytes one 8-byte packet store occupies (8: as bulk stores; an 8-byte store is a write request
   // of its own, with its header, where bulk stores fill whole flits). ll_poll_us: a reduce_ll that
   // waited for packets sees the last one this long after it landed (its spin's polling: re-reading
-  // the packet words until every epoch matches), before its reduction starts (0: at once).
+  // the packet words until every epoch matches), before its reduction starts (0: at once). That is
+  // a block's look at bytes peers stored into its own memory: one load round trip of local memory
+  // after they landed. A reduce of local sources only (all_reduce.st_reduce's received copies, a
+  // host plan's reduce of what copy engines landed) pays the same before its bytes flow, as a
+  // remote source's loads pay load_rtt_us (verbs.cpp, reduce; transfers.cpp, complete).
   double ll_wire_bytes = 8;
   // A byte a block loads from a peer (copy / reduce from a remote source) occupies this many bytes
   // of the link's time where a stored byte occupies one (read requests travel the other way and

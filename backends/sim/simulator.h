@@ -85,6 +85,9 @@ struct Block {
   int loads_inflight = 0;
   uint64_t load_peers = 0;
   bool touched_peer = false;  // this kernel's block has accessed a peer (peer_kernel_us paid)
+  // A release would fence: a data verb or an acquire since the block's last fenced release (or its
+  // start: the launch's predecessors), machine key release_fence_share.
+  bool fence_pending = true;
   uint32_t wait_slot = 0, wait_value = 0;
   Block* next_waiter = nullptr;
   TimePs started = 0;
@@ -137,10 +140,11 @@ struct Transfer {
   Block* owner = nullptr;
   const char* name = "";
   TimePs issued = 0;
-  bool remote_load = false;  // pays the load round trip before the block resumes
-  bool posted = false;       // lands store_latency after the block resumes
-  bool overlapped = false;   // a remote load whose round trip overlaps the block's next loads (verbs.cpp)
-  bool ll = false;           // flagged packets of epoch ll_epoch (put_ll)
+  bool remote_load = false;   // pays the load round trip before the block resumes
+  bool posted = false;        // lands store_latency after the block resumes
+  bool overlapped = false;    // a remote load whose round trip overlaps the block's next loads (verbs.cpp)
+  bool ll = false;            // flagged packets of epoch ll_epoch (put_ll)
+  bool local_reduce = false;  // a reduce of local sources only: pays ll_poll_us (sim.h) as remote loads pay the rtt
   uint32_t ll_epoch = 0;
   uint32_t slice = kNoSlice;  // trace: its slice, once complete
   int dst_space = 0;          // a rank, or kMcSpace: the same offset on every rank
@@ -361,6 +365,9 @@ class Simulator {
   const int world_, blocks_;  // blocks_: the most any call uses (the stride of blocks_v_)
   const bool data_, race_;
   const TimePs launch_ps_, rtt_ps_, store_ps_, flag_ps_, acquire_ps_, peer_kernel_ps_, stream_op_ps_, ll_poll_ps_;
+  // acquire_us split by release_fence_share: the fence of a release with something to publish, and
+  // what each acquire wait pays once its flag is seen (the two add up to acquire_us).
+  const TimePs fence_ps_, acquire_wait_ps_;
   const TimePs plan_kernel_ps_;  // a plan kernel after its stream's earlier items: launch_graph_us, any mode
   const float ll_wire_;          // link bytes per packet byte of a remote put_ll (machine ll_wire_bytes / 8)
   const float load_link_;        // link bytes per byte a block loads from a peer (machine load_link_factor)

@@ -28,7 +28,7 @@ Transfer& Simulator::take_transfer(const char* name, uint32_t& index) {
   x.ce = 0;
   x.name = name;
   x.issued = q_.now();
-  x.remote_load = x.posted = x.ll = x.overlapped = false;
+  x.remote_load = x.posted = x.ll = x.overlapped = x.local_reduce = false;
   x.slice = kNoSlice;
   x.rows = 0;
   return x;
@@ -103,8 +103,10 @@ void Simulator::complete(uint32_t index) {
   Transfer& x = xfers_[index];
   if (x.kind != TransferKind::kBlock) return complete_stream(index);
   // An overlapped load (verbs.cpp, copy): the block goes on once the bytes have crossed; they land
-  // (and a verb that needs them waits, settle_loads) a round trip later.
-  const TimePs landed_at = q_.now() + (x.remote_load ? rtt_ps_ : 0);
+  // (and a verb that needs them waits, settle_loads) a round trip later. A reduce of local sources
+  // only waits a local load's round trip instead: ll_poll_us, the same look at bytes peers stored
+  // here that a reduce_ll's spin takes (sim.h).
+  const TimePs landed_at = q_.now() + (x.remote_load ? rtt_ps_ : x.local_reduce ? ll_poll_ps_ : 0);
   const TimePs resume_at = x.overlapped ? q_.now() : landed_at;
   if (trace_) {
     x.slice = trace_->slice(Trace::pid(x.owner->rank), Trace::block_tid(x.owner->index), x.name, x.issued, resume_at,

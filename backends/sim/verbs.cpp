@@ -56,6 +56,7 @@ void Simulator::copy(Block& b, uintptr_t dst, uintptr_t src, std::size_t bytes) 
   const bool overlap = s.space != me && d.space == me && s.space < 64;
   if (!overlap || (b.load_peers >> s.space & 1)) settle_loads(b);
   if (s.space != me || d.space != me) touch_peer(b);
+  b.fence_pending = true;
   uint32_t index;
   Transfer& x = new_transfer(b, "copy", index);
   x.remote_load = s.space != me;
@@ -88,7 +89,8 @@ void Simulator::copy(Block& b, uintptr_t dst, uintptr_t src, std::size_t bytes) 
 }
 
 // reduce<T>: one flow loading all sources at once (remote ones pay the round trip as copy's
-// loads), fp32 accumulation, one rounding to T, then a store to dst with the rules of copy.
+// loads; with none remote, a local load's round trip: machine key ll_poll_us, sim.h), fp32
+// accumulation, one rounding to T, then a store to dst with the rules of copy.
 void Simulator::reduce(Block& b, DType t, uintptr_t dst, const void* const* srcs, int n, std::size_t count,
                        ReduceOp op) {
   const std::size_t bytes = count * dtype_size(t);
@@ -103,6 +105,7 @@ void Simulator::reduce(Block& b, DType t, uintptr_t dst, const void* const* srcs
       peer = decode(b, reinterpret_cast<uintptr_t>(srcs[k]), bytes, "reduce").space != me;
     if (peer) touch_peer(b);
   }
+  b.fence_pending = true;
   uint32_t index;
   Transfer& x = new_transfer(b, "reduce", index);
   x.posted = d.space != me;
@@ -129,6 +132,7 @@ void Simulator::reduce(Block& b, DType t, uintptr_t dst, const void* const* srcs
       host_src[k] = read_heap(s.space, s.off, bytes);
     }
   }
+  x.local_reduce = !x.remote_load;  // waits a local load's round trip, ll_poll_us (transfers.cpp)
   if (x.posted && over_link(me, d.space)) {
     add_use(res_egress(me), 1);
     add_use(res_ingress(d.space), 1);
@@ -154,6 +158,7 @@ void Simulator::multimem(Block& b, DType t, uintptr_t mc, std::size_t count, Red
     fail(ErrorCode::kInvalidArgument, "multimem_reduce() needs a multicast address (CollArgs::out_mc)");
   const int me = b.rank;
   touch_peer(b);
+  b.fence_pending = true;
   uint32_t index;
   Transfer& x = new_transfer(b, "multimem_reduce", index);
   x.remote_load = x.posted = true;
@@ -185,7 +190,10 @@ void Simulator::multimem(Block& b, DType t, uintptr_t mc, std::size_t count, Red
 }
 
 // signal: costs nothing to issue; the flag lands flag_latency_us later. kRelease first waits
-// until every earlier store of the block has landed (and publishes them with the flag).
+// until every earlier store of the block has landed (and publishes them with the flag), then, if
+// the block has something to publish since its last fence (a data verb, an acquire, or its
+// start), pays its fence: release_fence_share of acquire_us (machine keys), as the CUDA block
+// fences once and lets later signals with nothing new in between reuse that fence.
 void Simulator::signal(Block& b, int peer, uint32_t slot, uint32_t value, MemOrder order) {
   if (peer < 0 || peer >= world_ || slot >= pad::kFlagSlots)
     fail(ErrorCode::kInvalidArgument, "rank " + std::to_string(b.rank) + " block " + std::to_string(b.index) +
@@ -197,6 +205,14 @@ void Simulator::signal(Block& b, int peer, uint32_t slot, uint32_t value, MemOrd
   if (release && b.inflight) {
     b.state = BlockState::kStores;
     yield(b);
+  }
+  if (release && b.fence_pending) {
+    b.fence_pending = false;
+    if (fence_ps_ > 0) {
+      q_.push(q_.now() + fence_ps_, kResumeBlock, uint32_t(b.rank * blocks_ + b.index), 0);
+      b.state = BlockState::kTransfer;
+      yield(b);
+    }
   }
   Snapshot snap;
   if (race_ && release) {
@@ -266,12 +282,16 @@ void Simulator::wait(Block& b, uint32_t slot, uint32_t value, MemOrder order) {
     b.state = BlockState::kFlag;
     yield(b);
   }
-  // The acquire's own cost once the flag is seen (machine key acquire_us; 0 in a machine file
-  // whose calibration has not measured it, and then no event at all).
-  if (order == MemOrder::kAcquire && acquire_ps_ > 0) {
-    q_.push(q_.now() + acquire_ps_, kResumeBlock, uint32_t(b.rank * blocks_ + b.index), 0);
-    b.state = BlockState::kTransfer;
-    yield(b);
+  // The acquire's own cost once the flag is seen (machine key acquire_us less the release's fence
+  // share, release_fence_share; 0 in a machine file whose calibration has not measured it, and
+  // then no event at all). What it made visible, the block's next release fences again.
+  if (order == MemOrder::kAcquire) {
+    b.fence_pending = true;
+    if (acquire_wait_ps_ > 0) {
+      q_.push(q_.now() + acquire_wait_ps_, kResumeBlock, uint32_t(b.rank * blocks_ + b.index), 0);
+      b.state = BlockState::kTransfer;
+      yield(b);
+    }
   }
   b.last_wait = slot;
   if (race_ && order == MemOrder::kAcquire) {  // a relaxed wait joins nothing

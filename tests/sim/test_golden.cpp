@@ -185,6 +185,58 @@ TEST(Golden, FlagOneWay) {
   EXPECT_DOUBLE_EQ(run(s).time_us, 1 + 1);
 }
 
+// Rank 0 block 0 signals rank 1 (release), stores `bytes` into rank 1's out, and signals again
+// (release, another slot); rank 1 waits (relaxed) for the second flag.
+struct ReleaseStoreRelease {
+  template <class T, class Ctx>
+  static void run(Ctx& ctx, const CollArgs& a) {
+    if (ctx.rank() == 0) {
+      ctx.signal(1, pad::flag(1, 0, 0), 1, MemOrder::kRelease);
+      ctx.copy(ctx.peer(a.out, 1), a.in, a.count * sizeof(T));
+      ctx.signal(1, pad::flag(1, 0, 1), 1, MemOrder::kRelease);
+    } else if (ctx.rank() == 1) {
+      ctx.wait(pad::flag(1, 0, 1), 1, MemOrder::kRelaxed);
+    }
+  }
+};
+
+// release_fence_share: the part of acquire_us a release's fence pays (once per release with
+// something to publish since the block's last fence), the rest each acquire wait pays once its flag
+// is seen (verbs.cpp).
+TEST(Golden, AReleaseFencesOnceAndEachAcquirePaysTheRest) {
+  RunSpec s = golden_spec(4, 0, 1);
+  s.algo = &find_algo("barrier.acq_rel");
+  s.machine.acquire_us = 0.6;
+  // 4 ranks, share 0: the flags land at 1 + 1 = 2, and each of a rank's 3 waits pays 0.6 after it.
+  EXPECT_DOUBLE_EQ(run(s).time_us, 1 + 1 + 3 * 0.6);
+  // Share 0.5: the first of a rank's 3 releases fences 0.3 (the block's start is something to
+  // publish), the other two reuse that fence: the flags leave at 1.3 and land at 2.3; each wait
+  // pays the other 0.3.
+  s.machine.release_fence_share = 0.5;
+  EXPECT_DOUBLE_EQ(run(s).time_us, 1 + 0.3 + 1 + 3 * 0.3);
+  // 2 ranks: one fence and one acquire per barrier, 1 + 1 + 0.6 whatever the share.
+  s.world = 2;
+  EXPECT_DOUBLE_EQ(run(s).time_us, 1 + 1 + 0.6);
+  s.machine.release_fence_share = 0;
+  EXPECT_DOUBLE_EQ(run(s).time_us, 1 + 1 + 0.6);
+  // The acquire/release ping-pong (calibrate's pingpong_acqrel, which fits acquire_us): every hop
+  // after an acquire fences again (what the acquire made visible), so a hop costs flag + 0.6 at
+  // any share: 2 round trips, 4 hops, 1 + 4 x 1.6.
+  RunSpec p = golden_spec(2, 2 * kVecBytes, 1);
+  p.machine.acquire_us = 0.6;
+  for (double share : {0.0, 0.5, 1.0}) {
+    p.machine.release_fence_share = share;
+    EXPECT_DOUBLE_EQ(time_of<calib::PingPongAcqRel>(p), 1 + 4 * 1.6) << "share " << share;
+  }
+  // A store between two releases is something to publish: the second release fences again. Share
+  // 0.5 of 0.6: the first fence ends at 1.3; the store takes 4000 B / 1 GB/s (1.3 to 5.3) and
+  // lands at 6.3; the second fence ends at 6.6 and its flag lands at 7.6.
+  RunSpec r = golden_spec(2, 4000, 1);
+  r.machine.acquire_us = 0.6;
+  r.machine.release_fence_share = 0.5;
+  EXPECT_DOUBLE_EQ(time_of<ReleaseStoreRelease>(r), 1 + 0.3 + 4 + 1 + 0.3 + 1);
+}
+
 TEST(Golden, ReleaseWaitsForStoresToLand) {
   // Posted store: 4000 B at the 1 GB/s block cap (4 us), lands 1 us later.
   // Relaxed: the flag leaves at 1 + 4 and lands at 6, with the store (kernel end flushes it): 6.
@@ -199,6 +251,34 @@ TEST(Golden, OneShotAllReduce) {
   // plus the 2 us round trip; end barrier: flag 1. Total 1 + 1 + 4 + 2 + 1 = 9.
   RunSpec s = golden_spec(2, 2000, 1);
   EXPECT_DOUBLE_EQ(run(s).time_us, 9);
+}
+
+// Every rank reduces two local sources (its `in`, twice) into its `out`, or copies `in` to `out`.
+template <bool kReduce>
+struct LocalReduce {
+  template <class T, class Ctx>
+  static void run(Ctx& ctx, const CollArgs& a) {
+    const T* srcs[2] = {static_cast<const T*>(a.in), static_cast<const T*>(a.in)};
+    if constexpr (kReduce)
+      ctx.template reduce<T>(static_cast<T*>(a.out), srcs, 2, a.count, a.op);
+    else
+      ctx.copy(a.out, a.in, a.count * sizeof(T));
+  }
+};
+
+// A reduce of local sources only waits a local load's round trip, ll_poll_us (the look at bytes
+// peers stored here that a reduce_ll's spin takes), before its bytes land (verbs.cpp,
+// transfers.cpp); a remote source pays load_rtt_us instead, a copy nothing.
+TEST(Golden, ALocalReduceWaitsALocalLoadRoundTrip) {
+  RunSpec s = golden_spec(2, 2000, 1);
+  // 2000 B from each of 2 local sources under the 1 GB/s cap over 4000 B loaded: 4 us.
+  EXPECT_DOUBLE_EQ(time_of<LocalReduce<true>>(s), 1 + 4);
+  s.machine.ll_poll_us = 0.5;
+  EXPECT_DOUBLE_EQ(time_of<LocalReduce<true>>(s), 1 + 4 + 0.5);
+  // one_shot's reduce loads from a peer: its 2 us round trip, as in OneShotAllReduce (9).
+  EXPECT_DOUBLE_EQ(run(s).time_us, 9);
+  // A local copy: 2000 B at the 1 GB/s cap, nothing more.
+  EXPECT_DOUBLE_EQ(time_of<LocalReduce<false>>(s), 1 + 2);
 }
 
 // Flagged packets: rank 0 (and rank 2 when kTwo) put_ll `bytes` into its slot of rank 1's scratch

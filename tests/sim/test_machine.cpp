@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <iterator>
 
 #include "backends/sim/sim.h"
 
@@ -10,7 +11,8 @@ namespace {
 
 const char* const kTinyBody =
     "gpus = 8\nteam = 0\nteam_launch_us = 0\nnvlink_egress_GBps = 4\nnvlink_ingress_GBps = 4\nstore_latency_us = 1\n"
-    "flag_latency_us = 1\nload_rtt_us = 2\nacquire_us = 0\npeer_kernel_us = 0\nblock_GBps = 1\nsms = 8\nhbm_GBps = 8\n"
+    "flag_latency_us = 1\nload_rtt_us = 2\nacquire_us = 0\nrelease_fence_share = 0\npeer_kernel_us = 0\nblock_GBps = 1\n"
+    "sms = 8\nhbm_GBps = 8\n"
     "launch_eager_us = 2\nlaunch_graph_us = 1\nlaunch_eager_gap_us = 0\nstream_op_us = 0\ncopy_engines = "
     "1\nce_startup_us = 1\nce_GBps = "
     "1\n"
@@ -91,6 +93,14 @@ TEST(Machine, NonPositiveValue) {
   body.replace(body.find("hbm_GBps = 0"), 12, "hbm_GBps = -3");
   const std::string q = write_ini("m_negative", body);
   EXPECT_EQ(load_error(q), q + ": key 'hbm_GBps' must be positive (got -3)");
+}
+
+TEST(Machine, ReleaseFenceShareIsAShare) {
+  std::ifstream tiny(SYMM_TEST_DIR "/tiny.ini");
+  std::string body((std::istreambuf_iterator<char>(tiny)), std::istreambuf_iterator<char>());
+  body.replace(body.find("release_fence_share = 0"), 23, "release_fence_share = 1.5");
+  const std::string p = write_ini("m_share", body);
+  EXPECT_EQ(load_error(p), p + ": key 'release_fence_share' is a share of acquire_us, at most 1 (got 1.500000)");
 }
 
 TEST(Machine, MalformedValue) {

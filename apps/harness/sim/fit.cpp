@@ -427,6 +427,7 @@ FitResult fit_machine(const CalibTable& t, const Machine& base, const std::strin
                     {"flag_latency_us", m.flag_latency_us, false},
                     {"load_rtt_us", m.load_rtt_us, false},
                     {"acquire_us", m.acquire_us, false, true},
+                    {"release_fence_share", m.release_fence_share, false, true},
                     {"peer_kernel_us", m.peer_kernel_us, false, true},
                     {"block_GBps", m.block_GBps, false},
                     {"sms", double(m.sms), true},
