@@ -55,8 +55,8 @@ struct Machine {
   // predicts it the same; a barrier of n ranks fences once and acquires n - 1 times (0: every
   // acquire pays all of acquire_us).
   double release_fence_share = 0;
-  double peer_kernel_us = 0;       // a block's first access to a peer in a kernel (0: none)
-  double block_GBps = 0;           // per-block cap on any transfer
+  double peer_kernel_us = 0;  // a block's first access to a peer in a kernel (0: none)
+  double block_GBps = 0;      // per-block cap on any transfer
   int sms = 0;
   double hbm_GBps = 0;             // local read+write bandwidth
   double launch_eager_us = 0;      // kernel launch, eager
