@@ -141,7 +141,8 @@ def bench_keys(machine):
     return [k for g in key_groups(machine) for k in g]
 FIT_MACHINES = ["h200x2", "h200x4"]  # --fit-pooled
 # Leave one machine out: each measured machine's bench keys fitted on its partner's rows alone, the
-# same GPU model at another world (H100 and H200 rows are never mixed).
+# same GPU model at another world (H100 and H200 NVLink rows are never mixed); the one-GPU team
+# machines have no such partner and pair across GPU models (h200x1 <-> h100x1).
 LOMO_PARTNER = {"h200x2": "h200x4", "h200x4": "h200x2", "h100x2": "h100x4", "h100x4": "h100x2",
                 # One GPU, N ranks: no second team machine of the same GPU, so the other GPU's team
                 # (the only held-out machine there is; its rows never enter an NVLink fold).

@@ -68,8 +68,8 @@ def track_order(labels):
     return sorted(set(labels), key=lambda s: (s.startswith("copy engine"), int(s.split()[-1])))
 
 
-def draw(measured, simulated, out, title):
-    panels = [("measured (GPU, CUDA graph)", measured), ("simulated", simulated)]
+def draw(measured, simulated, out, title, mode="CUDA graph"):
+    panels = [("measured (GPU, %s)" % mode, measured), ("simulated", simulated)]
     tracks = [track_order([s[0] for s in spans(ev, pick_rank(ev))]) for _, ev in panels]
     heights = [max(len(t), 1) + 1 for t in tracks]
     fig, axes = plt.subplots(2, 1, figsize=(7.0, 0.45 * sum(heights) + 1.0), sharex=True,
@@ -140,7 +140,7 @@ def main(argv):
     for path, ev in ((a.measured, measured), (a.simulated, simulated)):
         if not any(e["name"] in VERBS for e in ev):
             sys.exit("timeline.py: %s has no verb spans (launch, copy_engine, gemm, flags)" % path)
-    draw(measured, simulated, a.out, a.title)
+    draw(measured, simulated, a.out, a.title, "eager" if ".eager." in os.path.basename(a.measured) else "CUDA graph")
     if a.table:
         root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
         table(measured, simulated, a.table, os.path.relpath(a.measured, root), os.path.relpath(a.simulated, root))

@@ -138,10 +138,11 @@ cudaStream_t PlanExec::stream(int s) {
 }
 
 void PlanExec::begin_call() {
+  // The trace's zero before the fork: every side stream starts after it.
+  if (tracer_) tracer_->begin_call(streams_[0]);
   SYMM_CUDA_CHECK(cudaEventRecord(fork_, streams_[0]));
   used_.assign(streams_.size(), 0);
   in_call_ = true;
-  if (tracer_) tracer_->begin_call(streams_[0]);
 }
 
 void PlanExec::end_call() {

@@ -24,7 +24,7 @@
 namespace symm::cuda {
 
 // One verb of the traced calls, in microseconds from the first traced call's start on the GPU
-// (the event after its fork on the main stream).
+// (the event before its fork on the main stream).
 struct PlanSpan {
   int stream = 0;
   const char* name = "";  // a static string: launch, copy_engine, write_flag, wait_flag, gemm, call
@@ -45,8 +45,8 @@ class PlanTracer {
   PlanTracer(const PlanTracer&) = delete;
   PlanTracer& operator=(const PlanTracer&) = delete;
 
-  // A call's start (PlanExec::begin_call): an event on the main stream after the call's fork; the
-  // first call's is every span's zero. Calls traced back to back are numbered from 0.
+  // A call's start (PlanExec::begin_call): an event on the main stream before the call's fork (so
+  // every side stream's verbs come after it); the first call's is every span's zero. Calls traced back to back are numbered from 0.
   void begin_call(cudaStream_t main);
   // The call's end (PlanExec::end_call, after the side streams joined the main stream): an event
   // on the main stream, the end of the call's "call" span; the host's enqueue ends here.

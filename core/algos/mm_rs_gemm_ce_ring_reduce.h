@@ -83,9 +83,11 @@ struct MmRsGemmCeRingReduceT {
       r.count = ch.size(k) / sizeof(T);
       r.stride = rows * f.n;
       r.op = ReduceOp::kSum;
-      h.template launch<LocalReduceRing, T>(
-          reducer, r,
-          f.blocks ? f.blocks : LocalReduceRing::default_blocks<T>(r.count, LocalReduceRing::kAloneBlockCap));
+      // One chunk per owner: the reduce runs alone after both GEMMs and may take the lone cap;
+      // with more, a chunk's reduce overlaps the next chunk's GEMM and keeps the default.
+      const int cap = ch.count == 1 ? LocalReduceRing::kAloneBlockCap : LocalReduceRing::Config::kDefaultBlockCap;
+      h.template launch<LocalReduceRing, T>(reducer, r,
+                                            f.blocks ? f.blocks : LocalReduceRing::default_blocks<T>(r.count, cap));
     }
     mm_rs_join<kFault>(h, ev);  // step 5
   }

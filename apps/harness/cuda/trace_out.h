@@ -1,4 +1,4 @@
-// `bench --backend cuda --trace DIR`: one eager call of a host plan, traced on the GPU
+// `bench --backend cuda --trace DIR`: calls of a host plan (eager, and captured in a graph), traced on the GPU
 // (backends/cuda/plan_trace.h), written as the simulator writes its traces (backends/sim/trace.h:
 // a process per rank, a track per stream, the same slice names), so `symmcoll run --trace` of the
 // same call opens beside it in Perfetto.

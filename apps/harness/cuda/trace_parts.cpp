@@ -14,7 +14,8 @@
 namespace symm::cuda {
 namespace {
 
-sim::TimePs ps(double us) { return sim::TimePs(std::llround(us * 1e6)); }
+// Never before the zero (the trace format prints unsigned picoseconds).
+sim::TimePs ps(double us) { return sim::TimePs(std::llround(std::max(us, 0.0) * 1e6)); }
 
 }  // namespace
 
