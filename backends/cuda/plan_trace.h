@@ -46,7 +46,8 @@ class PlanTracer {
   PlanTracer& operator=(const PlanTracer&) = delete;
 
   // A call's start (PlanExec::begin_call): an event on the main stream before the call's fork (so
-  // every side stream's verbs come after it); the first call's is every span's zero. Calls traced back to back are numbered from 0.
+  // every side stream's verbs come after it); the first call's is every span's zero. Calls traced back to back are
+  // numbered from 0.
   void begin_call(cudaStream_t main);
   // The call's end (PlanExec::end_call, after the side streams joined the main stream): an event
   // on the main stream, the end of the call's "call" span; the host's enqueue ends here.

@@ -18,8 +18,8 @@ namespace symm {
 
 struct LocalReduceRing : PlanKernel<32, (256 << 10)> {
   // The cap of a plan whose reduce runs alone after every copy has landed (reduce_scatter ce;
-  // mm_rs ce where each owner's rows are one chunk): HBM-bound, it gains up to 64 blocks and no more (2x H100: the reduce-scatter 3-6 %
-  // faster at 16M-256M, mm_rs 8B / 70B 3-4 %; experiments/results/h100x2/reduce_blocks_8d5ec12).
+  // mm_rs ce where each owner's rows are one chunk): HBM-bound, it gains up to 64 blocks and no more (2x H100: the
+  // reduce-scatter 3-6 % faster at 16M-256M, mm_rs 8B / 70B 3-4 %; experiments/results/h100x2/reduce_blocks_8d5ec12).
   // A reduce that overlaps copies chunk by chunk (ce_overlap) keeps 32: at 256M in a graph it ran
   // 4 % slower with 64.
   static constexpr int kAloneBlockCap = 64;
