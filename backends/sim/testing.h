@@ -11,6 +11,19 @@
 
 namespace symm::sim {
 
+// A timing-only spec whose sizes come from all_reduce.one_shot (in = out = bytes), for tests
+// that run their own programs (detail::run_with) on machine `m`.
+inline RunSpec timing_spec(const Machine& m, int world, std::size_t bytes, int blocks) {
+  RunSpec s;
+  s.machine = m;
+  s.world = world;
+  s.algo = &find_algo("all_reduce.one_shot");
+  s.bytes = bytes;
+  s.blocks = blocks;
+  s.timing_only = true;
+  return s;
+}
+
 namespace detail {
 // The engine behind run(): spec.algo supplies op, sizes and limits; `fn` is what runs.
 // blocks_per_call non-empty: call c runs on blocks_per_call[c] blocks (spec.calls and

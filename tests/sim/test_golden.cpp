@@ -13,16 +13,7 @@ namespace {
 
 Machine tiny() { return Machine::load(SYMM_TEST_DIR "/tiny.ini"); }
 
-RunSpec golden_spec(int world, std::size_t bytes, int blocks) {
-  RunSpec s;
-  s.machine = tiny();
-  s.world = world;
-  s.algo = &find_algo("all_reduce.one_shot");  // sizes only: in = out = bytes
-  s.bytes = bytes;
-  s.blocks = blocks;
-  s.timing_only = true;
-  return s;
-}
+RunSpec golden_spec(int world, std::size_t bytes, int blocks) { return timing_spec(tiny(), world, bytes, blocks); }
 
 // Rank 0's blocks each load `bytes` of in from rank 1 (kPeers == 1) or from rank 1 + block
 // (kPeers > 1); every other rank idles.

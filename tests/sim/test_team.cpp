@@ -24,14 +24,7 @@ Machine tiny_team(int gpus = 1) {
 }
 
 RunSpec spec(const Machine& m, int world, std::size_t bytes, int blocks) {
-  RunSpec s;
-  s.machine = m;
-  s.world = world;
-  s.algo = &find_algo("all_reduce.one_shot");  // sizes only: in = out = bytes
-  s.bytes = bytes;
-  s.blocks = blocks;
-  s.timing_only = true;
-  return s;
+  return timing_spec(m, world, bytes, blocks);
 }
 
 // Rank 0's blocks each load `bytes` of in from rank 1 into their out; every other rank idles.
