@@ -87,6 +87,7 @@ def draw(measured, simulated, out, title, mode="CUDA graph"):
         ax.invert_yaxis()
         ax.set_title("%s: rank %d" % (name, pid - 1), loc="left")
         ax.grid(axis="x", color="0.9")
+        ax.set_axisbelow(True)
     axes[-1].set_xlim(0, end * 1.02)
     axes[-1].set_xlabel("us from the rank's call start")
     handles = [plt.Rectangle((0, 0), 1, 1, color=COLORS[v]) for v in VERBS]
