@@ -18,6 +18,19 @@
 
 namespace symm::cuda {
 
+// Records `e` on `s` so that a graph captured from `s` records it too: in a capture, an external
+// record (an event-record node that each replay records and the host can query or time); outside
+// one, a plain record (the flag is invalid there, and on an H200 an external record behind a
+// stream stuck on a flag blocked the host).
+inline void record_event(cudaEvent_t e, cudaStream_t s) {
+  cudaStreamCaptureStatus cap = cudaStreamCaptureStatusNone;
+  SYMM_CUDA_CHECK(cudaStreamIsCapturing(s, &cap));
+  if (cap == cudaStreamCaptureStatusActive)
+    SYMM_CUDA_CHECK(cudaEventRecordWithFlags(e, s, cudaEventRecordExternal));
+  else
+    SYMM_CUDA_CHECK(cudaEventRecord(e, s));
+}
+
 // Testing (SYMM_TEST_GRAPH_CHAIN=1): makes a captured graph one chain, its nodes in a topological
 // order that keeps the capture's order where the edges allow (Kahn's, the lowest capture index
 // first), so a replay runs as the eager calls were enqueued, one node after another.

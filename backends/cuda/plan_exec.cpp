@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "backends/cuda/check.h"
+#include "backends/cuda/graph_capture.h"
 #include "backends/cuda/host_logic.h"
 #include "backends/cuda/team_graph.h"
 
@@ -116,15 +117,7 @@ void PlanExec::wait_flag(int s, uint32_t slot, uint32_t value) {
     wait_events_.push_back(e);
   }
   cudaEvent_t e = wait_events_[next_wait_event_++];
-  // External: captured as an event-record node the host can query after each replay. Outside a
-  // capture the flag is invalid, and on an H200 a record with it behind a stream stuck on a flag
-  // blocked the host: a plain record there.
-  cudaStreamCaptureStatus cap = cudaStreamCaptureStatusNone;
-  SYMM_CUDA_CHECK(cudaStreamIsCapturing(stream(s), &cap));
-  if (cap == cudaStreamCaptureStatusActive)
-    SYMM_CUDA_CHECK(cudaEventRecordWithFlags(e, stream(s), cudaEventRecordExternal));
-  else
-    SYMM_CUDA_CHECK(cudaEventRecord(e, stream(s)));
+  record_event(e, stream(s));  // a graph replay records it too: the watchdog reads it after each
   waits_.push_back(PlanWait{s, slot, value, e});
 }
 

@@ -2,27 +2,13 @@
 #include "backends/cuda/plan_trace.h"
 
 #include "backends/cuda/check.h"
+#include "backends/cuda/graph_capture.h"
 
 namespace symm::cuda {
 
 PlanTracer::~PlanTracer() {
   for (cudaEvent_t e : events_) cudaEventDestroy(e);
 }
-
-namespace {
-
-// In a stream capture (a traced graph call), an external record: an event-record node that a
-// replay records, where a plain record would only order the capture.
-void record_on(cudaEvent_t e, cudaStream_t s) {
-  cudaStreamCaptureStatus cap = cudaStreamCaptureStatusNone;
-  SYMM_CUDA_CHECK(cudaStreamIsCapturing(s, &cap));
-  if (cap == cudaStreamCaptureStatusActive)
-    SYMM_CUDA_CHECK(cudaEventRecordWithFlags(e, s, cudaEventRecordExternal));
-  else
-    SYMM_CUDA_CHECK(cudaEventRecord(e, s));
-}
-
-}  // namespace
 
 cudaEvent_t PlanTracer::make_event() {
   cudaEvent_t e;
@@ -35,7 +21,7 @@ void PlanTracer::begin_call(cudaStream_t main) {
   Call c;
   c.host_begin = std::chrono::steady_clock::now();
   c.begin = make_event();
-  record_on(c.begin, main);
+  record_event(c.begin, main);
   calls_.push_back(c);
 }
 
@@ -43,14 +29,14 @@ void PlanTracer::end_call(cudaStream_t main) {
   if (calls_.empty() || calls_.back().end) fail(ErrorCode::kInternal, "plan trace: a call ended that did not begin");
   Call& c = calls_.back();
   c.end = make_event();
-  record_on(c.end, main);
+  record_event(c.end, main);
   c.host_end = std::chrono::steady_clock::now();
 }
 
 std::size_t PlanTracer::open(cudaStream_t stream, int s, const char* name, std::string args) {
   const std::string call = "\"call\":" + std::to_string(calls_.empty() ? 0 : calls_.size() - 1);
   Open o{s, name, args.empty() ? call : call + "," + args, make_event(), nullptr};
-  record_on(o.begin, stream);
+  record_event(o.begin, stream);
   open_.push_back(std::move(o));
   return open_.size() - 1;
 }
@@ -58,7 +44,7 @@ std::size_t PlanTracer::open(cudaStream_t stream, int s, const char* name, std::
 void PlanTracer::close(std::size_t span, cudaStream_t stream) {
   Open& o = open_.at(span);
   o.end = make_event();
-  record_on(o.end, stream);
+  record_event(o.end, stream);
 }
 
 std::vector<PlanSpan> PlanTracer::spans() const {

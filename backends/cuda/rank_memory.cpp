@@ -70,7 +70,6 @@ std::unique_ptr<RankMemory> RankMemory::nccl_windows(ncclComm_t comm, std::size_
   SYMM_CUDA_CHECK(ncclCommCount(comm, &world));
   SYMM_CUDA_CHECK(cudaGetDevice(&m->device_));
   m->comm_ = comm;
-  m->heap_bytes_ = heap_bytes;
   m->h_.heap_bytes = heap_bytes;
   m->h_.rank = rank;
   m->h_.world = world;
@@ -116,7 +115,6 @@ std::vector<std::unique_ptr<RankMemory>> RankMemory::in_process(int world, int g
     std::unique_ptr<RankMemory> m(new RankMemory());
     m->device_ = team_gpu(r, gpus);
     SYMM_CUDA_CHECK(cudaSetDevice(m->device_));
-    m->heap_bytes_ = heap_bytes;
     m->h_.heap_bytes = heap_bytes;
     m->h_.rank = r;
     m->h_.world = world;

@@ -46,7 +46,7 @@ class RankMemory {
   // the owner sets it at its device's clock.
   const DeviceHandle& handle() const { return h_; }
   int device() const { return device_; }
-  std::size_t heap_bytes() const { return heap_bytes_; }
+  std::size_t heap_bytes() const { return h_.heap_bytes; }
   ncclWindow_t heap_window() const { return heap_win_; }  // nccl_windows only, else nullptr
 
   // The first expired device wait of this rank, once the kernel has written all of it.
@@ -65,7 +65,6 @@ class RankMemory {
 
   DeviceHandle h_;
   int device_ = 0;
-  std::size_t heap_bytes_ = 0;
   void* pad_ = nullptr;
   WaitError* error_host_ = nullptr;
   ncclComm_t comm_ = nullptr;  // nccl_windows: the windows' communicator

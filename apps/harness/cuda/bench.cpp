@@ -17,7 +17,6 @@
 #include "backends/cuda/host_logic.h"
 #include "backends/cuda/kernels.h"
 #include "backends/cuda/runtime.h"
-#include "backends/cuda/team_graph.h"
 #include "core/auto_select.h"
 #include "core/dispatch.h"
 #include "core/registry.h"
@@ -169,13 +168,9 @@ void Bench::run_size(Op op, DType t, std::size_t bytes, uint64_t seed, bool chec
       fill_bandwidth(row);
       emit(row, plan.threads, row_failed);
     }
-    if (!o_.trace_dir.empty() && c.plan()) {
-      const std::string base = trace_file(o_.trace_dir, op_name(op), c.info->id, dtype_name(t), format_size(bytes));
-      for (const bool graph : {true, false})
-        if ((graph ? o_.graph && !team_graph(rt_) : o_.eager))
-          trace_call(rt_, plan_exec(), trace_mode_file(base, graph), enqueue(c, op, t, bytes, count, &plan), graph,
-                     o_.trace_calls);
-    }
+    if (!o_.trace_dir.empty() && c.plan())
+      trace_case(rt_, plan_exec(), o_.trace_dir, op_name(op), c.info->id, dtype_name(t), format_size(bytes),
+                 enqueue(c, op, t, bytes, count, &plan), o_.graph, o_.eager, o_.trace_calls);
   }
 }
 

@@ -271,14 +271,10 @@ class FusedBench {
         if (!cs.algo && !cs.nccl) row.algbw_GBps = 0.0;  // no communication
         emit(row, err, flops);
       }
-      if (!o_.trace_dir.empty() && cs.algo) {
-        const std::string base =
-            trace_file(o_.trace_dir, row.op, row.algo, row.dtype,
-                       "M" + std::to_string(s.m) + "_N" + std::to_string(s.n) + "_K" + std::to_string(s.k));
-        for (const bool graph : {true, false})
-          if ((graph ? o_.graph && graph_ok(cs) && !team_graph(rt_) : o_.eager))
-            trace_call(rt_, exec_, trace_mode_file(base, graph), enqueue(cs), graph, o_.trace_calls);
-      }
+      if (!o_.trace_dir.empty() && cs.algo)
+        trace_case(rt_, exec_, o_.trace_dir, row.op, row.algo, row.dtype,
+                   "M" + std::to_string(s.m) + "_N" + std::to_string(s.n) + "_K" + std::to_string(s.k), enqueue(cs),
+                   o_.graph && graph_ok(cs), o_.eager, o_.trace_calls);
     }
   }
 

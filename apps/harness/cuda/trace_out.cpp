@@ -13,14 +13,6 @@
 
 namespace symm::cuda {
 
-std::string trace_mode_file(const std::string& base, bool graph) {
-  const std::string ext = ".json";
-  const std::string stem = base.size() > ext.size() && base.compare(base.size() - ext.size(), ext.size(), ext) == 0
-                               ? base.substr(0, base.size() - ext.size())
-                               : base;
-  return stem + (graph ? ".graph" : ".eager") + ext;
-}
-
 void trace_call(Runtime& rt, PlanExec& exec, const std::string& path, const std::function<void()>& enqueue, bool graph,
                 int calls) {
   if (calls < 1) fail(ErrorCode::kInvalidArgument, "--trace-calls must be at least 1");
@@ -58,6 +50,14 @@ void trace_call(Runtime& rt, PlanExec& exec, const std::string& path, const std:
     std::printf("# trace: %s\n", path.c_str());
     std::fflush(stdout);
   }
+}
+
+void trace_case(Runtime& rt, PlanExec& exec, const std::string& dir, const std::string& op, const std::string& algo,
+                const std::string& dtype, const std::string& what, const std::function<void()>& enqueue, bool graph,
+                bool eager, int calls) {
+  if (graph && !team_graph(rt))
+    trace_call(rt, exec, trace_file(dir, op, algo, dtype, what + ".graph"), enqueue, true, calls);
+  if (eager) trace_call(rt, exec, trace_file(dir, op, algo, dtype, what + ".eager"), enqueue, false, calls);
 }
 
 }  // namespace symm::cuda

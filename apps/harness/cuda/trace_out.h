@@ -28,7 +28,11 @@ class PlanExec;
 void trace_call(Runtime& rt, PlanExec& exec, const std::string& path, const std::function<void()>& enqueue, bool graph,
                 int calls);
 
-// The trace file names of a case: `base` (trace_file's) with .graph or .eager before .json.
-std::string trace_mode_file(const std::string& base, bool graph);
+// One case's traces, as the benches take them after timing it: DIR/<op>.<algo>.<dtype>.<what>
+// .{graph,eager}.json (trace_file), one trace_call per launch mode asked for (`graph`, `eager`);
+// the graph trace is left out where ranks share a GPU (team_graph: eager only there).
+void trace_case(Runtime& rt, PlanExec& exec, const std::string& dir, const std::string& op, const std::string& algo,
+                const std::string& dtype, const std::string& what, const std::function<void()>& enqueue, bool graph,
+                bool eager, int calls);
 
 }  // namespace symm::cuda
