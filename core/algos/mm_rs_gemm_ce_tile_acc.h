@@ -105,9 +105,11 @@ struct MmRsGemmCeTileAccT {
           "whose tiles acquire their chunk and add the peers' partials in the epilogue",
       .fused_op = FusedOp::kMmRs};
   struct Config {
-    // Rows per progress flag (8 tile rows): the first chunk's GEMM is short (on 132 SMs 1024 x 3584
-    // is 112 tiles of 128 x 256, under one wave, and the remaining 7168 rows fill whole waves).
-    static constexpr std::size_t kChunkRows = 1024;
+    // Rows per progress flag (32 tile rows). Shorter chunks start the owner's tiles earlier but
+    // pay a copy launch and a flag each and leave the peers' GEMMs a wave's tail: on 2x H100
+    // (experiments/results/h100x2/chunks_c84b44c) 4096 ran 8B M 16384 in 263-265 us against 282-285
+    // at 1024, and M 4096 (2048 rows, one chunk) 113-115 / 255 against 121 / 259 (8B / 70B).
+    static constexpr std::size_t kChunkRows = 4096;
   };
 
   template <class T, class Host>
