@@ -48,7 +48,41 @@ def size(b):
     return str(b)
 
 
-def measured_rows(machine):
+# Plan changes the simulator runs but older GPU rows did not: (commit, what changed, {algorithm:
+# the shard size per rank (bytes / world) above which the change alters what the plan enqueues; 0:
+# always}). A row measured at a commit before the change (its git_sha column not a descendant of
+# it) with a shard above that size times a plan the simulator no longer has: it is listed, not
+# predicted, and no fit sees it. Add a line whenever a commit changes what an algorithm enqueues;
+# changes before 4f1e9e1 are not listed.
+PLAN_CHANGES = [
+    # A peer's chunks all on one side stream: differs only with several chunks per peer (the
+    # all-gathers' 128 MiB chunks, the reduce-scatters' 4 MiB (ce_overlap) and 8 MiB (ce)).
+    ("4f1e9e1", "a peer's chunks on one side stream (core/plan.h push_chunks)",
+     {"all_gather.ce_st": 128 << 20, "all_gather.ce_sm_st": 128 << 20,
+      "reduce_scatter.ce_st_chunk_reduce": 4 << 20, "reduce_scatter.ce_st_ring_reduce": 8 << 20,
+      "ag_mm.ce_chunk_gemm": 0, "ag_mm.ce_bulk_gemm": 0, "ag_mm.ce_tile_gemm": 0}),
+    # 64 blocks instead of 32 for a reduce of more than 32 x 256 KiB.
+    ("b14f106", "the reduce that runs alone after the copies on up to 64 blocks",
+     {"reduce_scatter.ce_st_ring_reduce": 8 << 20, "mm_rs.gemm_ce_ring_reduce": 0}),
+    ("c105723", "the fused plans' default chunk sizes",
+     {"ag_mm.ce_chunk_gemm": 0, "ag_mm.ce_bulk_gemm": 0, "ag_mm.ce_tile_gemm": 0, "mm_rs.gemm_ce_tile_acc": 0,
+      "mm_rs.gemm_ce_acc": 0}),
+]
+
+
+def stale_change(r):
+    """The newest PLAN_CHANGES entry a row's measurement predates (None: it measured the current plan)."""
+    for ch in reversed(PLAN_CHANGES):
+        above = ch[2].get(r["algo"])
+        if above is None or r["bytes"] // max(1, r["world"]) <= above:
+            continue
+        if data.is_ancestor(ch[0], r.get("git_sha", "")) is False:
+            return ch
+    return None
+
+
+def measured_rows(machine, stale=None):
+    """Our rows of `machine` that measured the current plans; the others go to `stale` (a list) if given."""
     out = []
     team = machine in data.TEAM_MACHINES
     if team:  # one GPU, N ranks: the team runs alone
@@ -64,8 +98,11 @@ def measured_rows(machine):
         out.append({"source": name[:-len(".csv")], "world": r["world"], "op": r["op"],
                     "algo": r["algo"], "dtype": r["dtype"], "bytes": r["bytes"], "blocks": r["blocks"],
                     "graph": r["graph"], "meas": r["time_us_median"], "p10": r["time_us_p10"], "p90": r["time_us_p90"],
-                    "mnk": tuple(int(r.get(k) or 0) for k in ("M", "N", "K"))})
-    return out
+                    "mnk": tuple(int(r.get(k) or 0) for k in ("M", "N", "K")), "git_sha": r.get("git_sha", "")})
+        out[-1]["stale"] = stale_change(out[-1])
+    if stale is not None:
+        stale += [r for r in out if r["stale"]]
+    return [r for r in out if not r["stale"]]
 
 
 def predict(symmcoll, machine, rows, key="pred"):
@@ -404,7 +441,8 @@ def main():
                 print(vals, "from", sum(len(x[1]) for x in mr), "rows")
         return
     out = a.out or os.path.join(ROOT, "experiments", "tables", "fidelity_%s.md" % a.machine)
-    rows = measured_rows(a.machine)
+    stale = []
+    rows = measured_rows(a.machine, stale)
     if not rows:
         sys.exit("fidelity: no bench/tune rows for machine %s under experiments/results/%s" % (a.machine, a.machine))
     folds = held_out(a.symmcoll, a.machine, rows)
@@ -454,6 +492,16 @@ def main():
         lines += ["%d row(s) not predicted: the simulator refuses the combination (run `symmcoll run` on one for the "
                   "reason): %s." % (len(missing), ", ".join("%s %s blocks %d" % (r["algo"], size(r["bytes"]), r["blocks"])
                                                             for r in missing)), ""]
+    if stale:
+        by = {}
+        for r in stale:
+            by.setdefault(r["stale"][:2], []).append(r)
+        lines += ["%d row(s) not predicted: measured before a change to their plan (experiments/fidelity.py "
+                  "PLAN_CHANGES), they time a plan the simulator no longer runs; no fit sees them:" % len(stale), ""]
+        for (commit, what), rs in sorted(by.items()):
+            algos = sorted({r["algo"] for r in rs})
+            lines.append("- %s (%s): %d row(s) of %s" % (commit, what, len(rs), ", ".join(algos)))
+        lines.append("")
     cells, right, wrong = ranking(rows)
     if cells:
         lines += ["**Ranking: the algorithm predicted fastest measured fastest (within the fastest's p90) in %d of %d "

@@ -216,6 +216,23 @@ def sha_time(sha):
     return _git_time("-1", sha + "^{commit}", "--")
 
 
+def is_ancestor(commit, sha):
+    """True where `commit` is `sha` or an ancestor of it (a git_sha column value; "-dirty" ignored);
+    None where this repository cannot tell (no git, an unknown commit)."""
+    sha = str(sha).split("-")[0].lower()
+    if not re.fullmatch(r"[0-9a-f]{7,40}", sha):
+        return None
+    key = ("is-ancestor", commit, sha)
+    if key not in _GIT_TIMES:
+        try:
+            p = subprocess.run(["git", "-C", ROOT, "merge-base", "--is-ancestor", commit, sha],
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=60)
+            _GIT_TIMES[key] = {0: True, 1: False}.get(p.returncode)
+        except (OSError, subprocess.SubprocessError):
+            _GIT_TIMES[key] = None
+    return _GIT_TIMES[key]
+
+
 def file_time(path):
     """Time (s) of the commit that first added `path`, or None (not committed, or no git)."""
     return _git_time("--diff-filter=A", "--", os.path.abspath(path))

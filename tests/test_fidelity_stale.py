@@ -1,0 +1,59 @@
+#!/usr/bin/python3
+"""experiments/fidelity.py's stale rows (PLAN_CHANGES): a GPU row measured before a change to its plan
+is not predicted, by commit ancestry in this repository's history and by the shard size the change
+touches. Rows are built here; the commits are real ones of this repository (skipped where git cannot
+tell, e.g. a shallow clone)."""
+
+import os
+import sys
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(os.path.dirname(HERE), "plots"))
+sys.path.insert(0, os.path.join(os.path.dirname(HERE), "experiments"))
+import data  # noqa: E402
+import fidelity  # noqa: E402
+
+BEFORE = "e6bc023"  # older than every PLAN_CHANGES commit
+PUSH, CAP, CHUNKS = (c[0] for c in fidelity.PLAN_CHANGES)
+
+
+def row(algo, sha, shard=64 << 20, world=2):
+    return {"algo": algo, "git_sha": sha, "bytes": shard * world, "world": world}
+
+
+class Stale(unittest.TestCase):
+    def setUp(self):
+        if any(data.is_ancestor(BEFORE, c) is not True for c in (PUSH, CAP, CHUNKS)):
+            self.skipTest("git cannot order this repository's commits here")
+
+    def commit(self, r):
+        ch = fidelity.stale_change(r)
+        return ch[0] if ch else None
+
+    def test_a_row_before_a_change_is_stale_after_it_is_not(self):
+        self.assertEqual(self.commit(row("mm_rs.gemm_ce_acc", PUSH)), CHUNKS)
+        self.assertIsNone(self.commit(row("mm_rs.gemm_ce_acc", CHUNKS)))
+        self.assertIsNone(self.commit(row("mm_rs.gemm_ce_acc", CHUNKS + "-dirty")))
+
+    def test_the_newest_change_a_row_predates_is_named(self):
+        self.assertEqual(self.commit(row("ag_mm.ce_chunk_gemm", BEFORE)), CHUNKS)
+        self.assertEqual(self.commit(row("ag_mm.ce_chunk_gemm", CAP)), CHUNKS)
+        self.assertEqual(self.commit(row("reduce_scatter.ce_st_ring_reduce", BEFORE)), CAP)
+        self.assertEqual(self.commit(row("reduce_scatter.ce_st_chunk_reduce", BEFORE)), PUSH)
+
+    def test_a_shard_the_change_leaves_alone_stays(self):
+        # One 4 MiB chunk per peer: the same verbs before and after push_chunks.
+        self.assertIsNone(self.commit(row("reduce_scatter.ce_st_chunk_reduce", BEFORE, shard=4 << 20)))
+        self.assertEqual(self.commit(row("reduce_scatter.ce_st_chunk_reduce", BEFORE, shard=8 << 20)), PUSH)
+        # The all-gathers' chunks are 128 MiB: no measured size has two per peer.
+        self.assertIsNone(self.commit(row("all_gather.ce_st", BEFORE, shard=128 << 20)))
+
+    def test_unlisted_algorithms_and_unknown_commits_stay(self):
+        self.assertIsNone(self.commit(row("all_reduce.st_ll_reduce", BEFORE)))
+        self.assertIsNone(self.commit(row("mm_rs.gemm_ce_acc", "not-a-sha")))
+        self.assertIsNone(self.commit(row("mm_rs.gemm_ce_acc", "0000000")))
+
+
+if __name__ == "__main__":
+    unittest.main()
