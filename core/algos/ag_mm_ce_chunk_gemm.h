@@ -21,6 +21,8 @@
 // Bytes over NVLink per rank: (world-1)/world * M x K elements (all_gather's); FLOPs: M N K x2.
 #pragma once
 
+#include <algorithm>
+
 #include "core/algos/all_gather_ce_st.h"
 #include "core/algos/fused_gemm.h"
 #include "core/descriptor.h"
@@ -51,19 +53,25 @@ struct AgMmCeT {
                 .summary = "copy-engine all-gather, one GEMM per landed chunk (local shard first, then peers rotated)",
                 .fused_op = FusedOp::kAgMm};
   struct Config {
-    // Rows per progress flag (and per GEMM): a whole shard at the fused shapes (M / world <= 8192).
-    // Every chunk pays a copy launch and a flag on its side stream, and a GEMM of a few thousand
-    // rows loses a wave's tail: on 2x H100 (experiments/results/h100x2/chunks_c84b44c) 8192 rows
-    // ran 70B M 16384 in 1423-1443 us against 1492-1508 at 1024, 8B M 16384 in 362 against 428-437;
-    // the simulator agrees at worlds 2, 4 and 8 (never slower than 1024).
-    static constexpr std::size_t kChunkRows = 8192;
+    // Rows per progress flag (and, for ce, per GEMM). Every chunk pays a copy launch and a flag on
+    // its side stream, and a GEMM of a thousand rows loses a wave's tail, so chunks are large:
+    //   ce_bulk: a whole shard (one copy, one flag, one GEMM per peer);
+    //   ce: half a shard, at least kMinChunkRows: the GEMM of a peer's first half starts while the
+    //       second half is on the wire, which pays where a shard's copy is long against the GEMMs.
+    // Measured (chunk sweep, median us, graph, 8B / 70B at M 16384): 2x H100
+    // (experiments/results/h100x2/chunks_c84b44c) one chunk 362 / 1423-1443, half 372 / 1464-1472,
+    // 1024 rows (the old default) 428-433 / 1498-1501; 4x H100 (experiments/results/h100x4/
+    // chunks_c105723) half 482 / 1588-1591, one chunk 506-510 / 1575-1588, 1024 rows 589-592 /
+    // 1635-1644. The simulator predicts the same order at 4 and 8 GPUs.
+    static constexpr std::size_t kMinChunkRows = 2048;
+    static std::size_t chunk_rows(std::size_t rows) { return kBulk ? rows : std::max(kMinChunkRows, (rows + 1) / 2); }
   };
 
   template <class T, class Host>
   static void run(Host& h, const FusedArgs& f) {
     const int me = h.rank(), n = h.world();
     const std::size_t rows = f.m / std::size_t(n), row_bytes = f.k * sizeof(T);
-    const std::size_t chunk_rows = chunk_rows_for(rows, f.chunk_rows, Config::kChunkRows, pad::kPlanChunks);
+    const std::size_t chunk_rows = chunk_rows_for(rows, f.chunk_rows, Config::chunk_rows(rows), pad::kPlanChunks);
     PlanArgs p;
     p.coll.in = f.a;
     p.coll.out = f.work;

@@ -21,6 +21,8 @@
 // engines; FLOPs 2 M N K on the SMs, in tiles (core/algos/tile_gemm.h).
 #pragma once
 
+#include <algorithm>
+
 #include "core/algos/all_gather_ce_st.h"
 #include "core/algos/tile_gemm.h"
 #include "core/descriptor.h"
@@ -109,17 +111,21 @@ struct AgMmCeTileGemmT {
           "copy-engine all-gather + one persistent tile GEMM kernel whose tiles acquire their chunk's flag (seed 002)",
       .fused_op = FusedOp::kAgMm};
   struct Config {
-    // Rows per progress flag (32 tile rows): on 2x H100 (experiments/results/h100x2/chunks_c84b44c)
-    // 4096 ran 8B M 16384 in 373 us against 436 at 512, 70B M 16384 in 1524 against 1557-1595,
-    // and M 4096 (one chunk per shard) 121 / 422 against 150 / 446.
-    static constexpr std::size_t kChunkRows = 4096;
+    // Rows per progress flag: half a shard, at least kMinChunkRows (16 tile rows). Each chunk pays
+    // a copy launch and a flag; tiles of a later chunk wait for it. Measured (median us, graph):
+    // 2x H100 (experiments/results/h100x2/chunks_c84b44c) 8B M 16384 373 at half a shard against
+    // 436 at 512 rows (the old default) and 390 at one chunk; M 4096 121 / 422 (8B / 70B, one
+    // 2048-row chunk) against 150 / 446 at 512; 4x H100 (experiments/results/h100x4/chunks_c105723)
+    // 8B M 16384 466-467 at half a shard against 514-518 at one chunk and 536-544 at 1024 rows.
+    static constexpr std::size_t kMinChunkRows = 2048;
+    static std::size_t chunk_rows(std::size_t rows) { return std::max(kMinChunkRows, (rows + 1) / 2); }
   };
 
   template <class T, class Host>
   static void run(Host& h, const FusedArgs& f) {
     const int n = h.world();
     const std::size_t rows = f.m / std::size_t(n), row_bytes = f.k * sizeof(T);
-    const std::size_t chunk_rows = chunk_rows_for(rows, f.chunk_rows, Config::kChunkRows, pad::kPlanChunks);
+    const std::size_t chunk_rows = chunk_rows_for(rows, f.chunk_rows, Config::chunk_rows(rows), pad::kPlanChunks);
     PlanArgs p;
     p.coll.in = f.a;
     p.coll.out = f.work;

@@ -70,8 +70,9 @@ struct MmRsGemmCeAccT {
     // Each owner's rows in two chunks (one GEMM, copy and flag each): the owner's first GEMM
     // runs while the second chunk's copies land, and neither GEMM is short enough to lose much
     // to a wave's tail. On 2x H100 (experiments/results/h100x2/chunks_c84b44c): 8B M 16384 258 us
-    // against 272 with 2048-row chunks, 70B M 4096 218 against 253; the simulator picks the same
-    // at worlds 2 and 4.
+    // against 272 with 2048-row chunks, 70B M 4096 218 against 253. On 4x H100
+    // (experiments/results/h100x4/chunks_c105723) 70B M 16384 548 against 575 with one chunk, but
+    // 8B M 16384 313 against 278 with one chunk (there the last chunk's copies are short anyway).
     static constexpr std::size_t kChunksPerOwner = 2;
     static std::size_t chunk_rows(std::size_t rows) {
       return std::max<std::size_t>(1, (rows + kChunksPerOwner - 1) / kChunksPerOwner);

@@ -108,7 +108,9 @@ struct MmRsGemmCeTileAccT {
     // Rows per progress flag (32 tile rows). Shorter chunks start the owner's tiles earlier but
     // pay a copy launch and a flag each and leave the peers' GEMMs a wave's tail: on 2x H100
     // (experiments/results/h100x2/chunks_c84b44c) 4096 ran 8B M 16384 in 263-265 us against 282-285
-    // at 1024, and M 4096 (2048 rows, one chunk) 113-115 / 255 against 121 / 259 (8B / 70B).
+    // at 1024, and M 4096 (2048 rows, one chunk) 113-115 / 255 against 121 / 259 (8B / 70B); on
+    // 4x H100 (experiments/results/h100x4/chunks_c105723, 4096 rows per owner at M 16384) one chunk
+    // 315 / 588-590 against 377-378 / 628-631 at 1024 (8B / 70B; 2048: 345-348 / 571-577).
     static constexpr std::size_t kChunkRows = 4096;
   };
 
