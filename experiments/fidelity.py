@@ -67,6 +67,8 @@ PLAN_CHANGES = [
     ("c105723", "the fused plans' default chunk sizes",
      {"ag_mm.ce_chunk_gemm": 0, "ag_mm.ce_bulk_gemm": 0, "ag_mm.ce_tile_gemm": 0, "mm_rs.gemm_ce_tile_acc": 0,
       "mm_rs.gemm_ce_acc": 0}),
+    ("a46a5bc", "ag_mm ce and tiles: half a shard per chunk, at least 2048 rows",
+     {"ag_mm.ce_chunk_gemm": 0, "ag_mm.ce_tile_gemm": 0}),
 ]
 
 

@@ -15,7 +15,7 @@ import data  # noqa: E402
 import fidelity  # noqa: E402
 
 BEFORE = "e6bc023"  # older than every PLAN_CHANGES commit
-PUSH, CAP, CHUNKS = (c[0] for c in fidelity.PLAN_CHANGES)
+PUSH, CAP, CHUNKS, HALF = (c[0] for c in fidelity.PLAN_CHANGES[:4])
 
 
 def row(algo, sha, shard=64 << 20, world=2):
@@ -24,7 +24,7 @@ def row(algo, sha, shard=64 << 20, world=2):
 
 class Stale(unittest.TestCase):
     def setUp(self):
-        if any(data.is_ancestor(BEFORE, c) is not True for c in (PUSH, CAP, CHUNKS)):
+        if any(data.is_ancestor(BEFORE, c) is not True for c in (PUSH, CAP, CHUNKS, HALF)):
             self.skipTest("git cannot order this repository's commits here")
 
     def commit(self, r):
@@ -37,8 +37,10 @@ class Stale(unittest.TestCase):
         self.assertIsNone(self.commit(row("mm_rs.gemm_ce_acc", CHUNKS + "-dirty")))
 
     def test_the_newest_change_a_row_predates_is_named(self):
-        self.assertEqual(self.commit(row("ag_mm.ce_chunk_gemm", BEFORE)), CHUNKS)
-        self.assertEqual(self.commit(row("ag_mm.ce_chunk_gemm", CAP)), CHUNKS)
+        self.assertEqual(self.commit(row("ag_mm.ce_chunk_gemm", BEFORE)), HALF)
+        self.assertEqual(self.commit(row("ag_mm.ce_chunk_gemm", CHUNKS)), HALF)
+        self.assertEqual(self.commit(row("ag_mm.ce_bulk_gemm", BEFORE)), CHUNKS)
+        self.assertIsNone(self.commit(row("ag_mm.ce_bulk_gemm", CHUNKS)))
         self.assertEqual(self.commit(row("reduce_scatter.ce_st_ring_reduce", BEFORE)), CAP)
         self.assertEqual(self.commit(row("reduce_scatter.ce_st_chunk_reduce", BEFORE)), PUSH)
 
