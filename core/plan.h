@@ -385,24 +385,32 @@ int side_stream(const Host& h, int j) {
 // rank-swizzled order (me+1, me+2, ...: at each step every rank sends to a different peer, so
 // every link is busy), copy_engine(dst(q, k), src(q, k), size of chunk k) and then, on the same
 // stream (it publishes the copy), the data flag (k, me) into q's pad. A peer's chunks all go on
-// one side stream (peers round robin over the side streams): on a GPU, a stream's flag write
-// queued behind the copy another stream had started to the same peer, so with one peer's chunks
-// alternating between two streams every flag landed a chunk late (2x H100, `bench --trace`:
-// experiments/results/h100x2/trace_d75f863; the reduce-scatter that reduces chunk by chunk ran
-// 12-18 % slower so). `dst` / `src` give the chunk's addresses: dst a peer's (h.peer), src local.
-// kFault plants the faults of PlanFault for the tests.
+// one side stream: on a GPU, a stream's flag write queued behind the copy another stream had
+// started to the same peer, so with one peer's chunks alternating between two streams every flag
+// landed a chunk late (2x H100, `bench --trace`: experiments/results/h100x2/trace_d75f863; the
+// reduce-scatter that reduces chunk by chunk ran 12-18 % slower so). Peers:
+//   PeerStreams::kOne: every peer's copies on the first side stream, one copy at a time. With
+//     several peers, copies to different peers on concurrent streams ran slower on 4x H100
+//     (experiments/results/h100x4/streams_874b7fc): all_gather ce 256M eager 791 us on two side
+//     streams against 575 on one (graph: 570 / 573), ag_mm ce_bulk 8B M 16384 508 / 585 us
+//     (graph / eager) against 441 / 454.
+//   PeerStreams::kRoundRobin: peers round robin over the side streams (the reduce-scatter, which
+//     measured faster so in a graph there: 256M 1058-1076 us against 1152-1159).
+// `dst` / `src` give the chunk's addresses: dst a peer's (h.peer), src local. kFault plants the
+// faults of PlanFault for the tests.
+enum class PeerStreams { kOne, kRoundRobin };
 template <PlanFault kFault, class Host, class Dst, class Src>
-void push_chunks(Host& h, const Chunks& ch, Dst dst, Src src) {
+void push_chunks(Host& h, const Chunks& ch, Dst dst, Src src, PeerStreams peers) {
   const int me = h.rank(), n = h.world();
   h.record(kMainStream, 0);
   for (int s = 1; s < h.streams(); ++s) h.wait_event(s, 0);
   for (int k = 0; k < ch.count; ++k)
     for (int i = 1; i < n; ++i) {
-      const int q = (me + i) % n, s = side_stream(h, i - 1);
+      const int q = (me + i) % n, s = side_stream(h, peers == PeerStreams::kOne ? 0 : i - 1);
       if (ch.size(k)) h.copy_engine(s, dst(q, k), src(q, k), ch.size(k));
       if constexpr (kFault == PlanFault::kNoFlag)
         if (k == 0 && i == 1) continue;
-      const int fs = kFault == PlanFault::kFlagOnOtherStream ? side_stream(h, i) : s;
+      const int fs = kFault == PlanFault::kFlagOnOtherStream ? side_stream(h, s) : s;  // the next side stream
       h.write_flag(fs, q, pad::plan_flag(pad::kPlanData, k, me), 1);
     }
 }

@@ -3,8 +3,8 @@
 //
 //   1. entry handshake (main stream): every peer's `out` is free (plan_entry)
 //   2. the side streams start after it (event 0)
-//   3. for every chunk k and every peer q in rank-swizzled order (me+1, me+2, ...), round robin
-//      over the side streams:
+//   3. for every chunk k and every peer q in rank-swizzled order (me+1, me+2, ...), on the first
+//      side stream (core/plan.h push_chunks, PeerStreams::kOne):
 //        copy_engine(peer(out, q)[me * count + chunk k], in[chunk k])
 //        write_flag(q, data flag (k, me))       same stream, after the copy: it publishes it
 //      and my own slot: copy_local(out[me * count ...], in) on the main stream (SMs, local HBM)
@@ -14,8 +14,7 @@
 //   5. the side streams join the main stream (our `in` is read by our own copies until then)
 //
 // Swizzling makes every rank send to a different peer at each step, so all links are busy;
-// chunking lets several copy engines (one per side stream) share one peer's bytes and lets a
-// consumer start on the first chunk. Bytes over NVLink per rank: (world-1)/world * bytes.
+// chunking lets a consumer start on the first chunk. Bytes over NVLink per rank: (world-1)/world * bytes.
 #pragma once
 
 #include "core/algos/copy_local.h"
@@ -58,7 +57,7 @@ struct AllGatherCeT {
     plan_entry<kFault>(h);
     push_chunks<kFault>(
         h, ch, [&](int q, int k) { return h.peer(out, q) + my_slot + ch.begin(k); },
-        [&](int, int k) { return in + ch.begin(k); });
+        [&](int, int k) { return in + ch.begin(k); }, PeerStreams::kOne);
     if (bytes && own_copy) {  // my own slot by SMs, beside the copy engines (copy_local.h says why)
       CollArgs k;
       k.in = in;

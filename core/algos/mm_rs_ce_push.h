@@ -3,10 +3,13 @@
 // step each rank works for a different owner, so every link is busy) and every chunk k of q's rows:
 //
 //   main stream: partial[q's rows, chunk k] = a[q's rows, chunk k] @ B; record an event
-//   a side stream (round robin), after that event:
+//   the copy stream (the first side stream), after that event:
 //     copy_engine(peer(scratch, q)[slot me, chunk k], partial[q's rows, chunk k])
 //     write_flag(q, data flag (k, me))        it publishes the copy
 //
+// Every copy on one stream, one at a time (core/plan.h push_chunks says why: copies to several
+// peers on concurrent streams ran slower on 4x H100; mm_rs ce 70B M 16384 in a graph 493 us on one
+// side stream against 508-514 on two, experiments/results/h100x4/streams_874b7fc).
 // Scratch: world slots of M/world x N (slot q: what rank q sent).
 #pragma once
 
@@ -34,6 +37,12 @@ struct MmRsSlots {
   }
 };
 
+// The stream of every copy and data flag of the copy-engine mm_rs plans.
+template <class Host>
+int mm_rs_copy_stream(const Host& h) {
+  return side_stream(h, 0);
+}
+
 // Enqueues the handshake and the peers' chunks; the events it records are 1 .. (world-1) x chunks.
 // Returns the next free event id. kFault: kNoEntry leaves the handshake out (tests only).
 template <class T, PlanFault kFault = PlanFault::kNone, class Host>
@@ -43,15 +52,15 @@ int mm_rs_push_peers(Host& h, const FusedArgs& f, const MmRsSlots& l) {
   char* partial = static_cast<char*>(f.partial);
   char* scratch = static_cast<char*>(f.work);
   plan_entry<kFault>(h);
-  int ev = 1, j = 0;
+  int ev = 1;
   for (int i = 1; i < n; ++i) {
     const int q = (me + i) % n;
-    for (int k = 0; k < l.ch.count; ++k, ++ev, ++j) {
+    for (int k = 0; k < l.ch.count; ++k, ++ev) {
       const std::size_t begin = std::size_t(q) * l.slot_bytes + l.ch.begin(k);
       if (l.ch.size(k))
         main_gemm<T>(h, a + begin / l.row_bytes * l.kl, f.b, partial + begin, l.ch.size(k) / l.row_bytes, f.n, l.kl);
       h.record(kMainStream, ev);
-      const int s = side_stream(h, j);
+      const int s = mm_rs_copy_stream(h);
       h.wait_event(s, ev);
       if (l.ch.size(k))
         h.copy_engine(s, h.peer(scratch, q) + std::size_t(me) * l.slot_bytes + l.ch.begin(k), partial + begin,

@@ -7,10 +7,12 @@
 //   1. entry handshake (main stream): every peer's scratch is free (plan_entry)
 //   2. for every peer q in rank-rotated order (me+1, me+2, ...) and every chunk k of q's rows:
 //        main stream: partial[q's rows, chunk k] = a[q's rows, chunk k] @ B; record an event
-//        a side stream (round robin), after that event:
+//        the copy stream (mm_rs_ce_push.h: the first side stream), after that event:
 //          copy_engine(peer(scratch, q)[slot me, chunk k], partial[q's rows, chunk k])
 //          write_flag(q, data flag (k, me))        it publishes the copy
-//   3. side stream 1: for every chunk k, wait for data flag (k, q) of every peer q; record an
+//   3. the waiter stream (the second side stream; the first, the copy stream, when there is no
+//      second: its flag waits then queue behind this rank's copies): for every chunk k, wait for
+//      data flag (k, q) of every peer q; record an
 //      event per chunk (the main stream waits for that event, not for the flags, so no stream
 //      memory operation sits between its GEMMs)
 //   4. my own rows in two GEMMs: chunks 0 .. count-2 together (those peers' chunks were sent
@@ -88,8 +90,8 @@ struct MmRsGemmCeAccT {
     const T* a = static_cast<const T*>(f.a);
     char* scratch = static_cast<char*>(f.work);
 
-    int ev = mm_rs_push_peers<T, kFault>(h, f, l);         // steps 1-2
-    const int waiter = h.streams() > 1 ? 1 : kMainStream;  // step 3
+    int ev = mm_rs_push_peers<T, kFault>(h, f, l);                               // steps 1-2
+    const int waiter = h.streams() > 2 ? 2 : h.streams() > 1 ? 1 : kMainStream;  // step 3
     const int first_own = ev;
     for (int k = 0; k < ch.count; ++k) {
       for (int i = 1; i < n && kFault != PlanFault::kNoWait; ++i)

@@ -7,7 +7,7 @@
 //   2. for every peer q in rank-rotated order (me+1, me+2, ...: at every step each rank works
 //      for a different owner, so every link is busy) and every chunk k of q's rows:
 //        main stream: partial[q's rows, chunk k] = a[q's rows, chunk k] @ B; record an event
-//        a side stream (round robin), after that event:
+//        the copy stream (mm_rs_ce_push.h: the first side stream), after that event:
 //          copy_engine(peer(scratch, q)[slot me, chunk k], partial[q's rows, chunk k])
 //          write_flag(q, data flag (k, me))        it publishes the copy
 //   3. my own rows last (the peers' chunks land meanwhile), chunk by chunk: main stream:

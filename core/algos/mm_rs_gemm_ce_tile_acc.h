@@ -9,8 +9,8 @@
 //      different owner, so every link is busy), two GEMMs on the main stream, each followed by an
 //      event: partial[q's rows] = a[q's rows] @ B for q's first chunk, then for the rest of its
 //      rows (the first chunk's copy then runs beside the second GEMM; the rest stays one GEMM, so
-//      few chunk boundaries cost it partial waves); for every chunk k of q's rows, a side stream
-//      (round robin), after the event of the GEMM that computed it:
+//      few chunk boundaries cost it partial waves); for every chunk k of q's rows, the copy stream
+//      (mm_rs_ce_push.h: the first side stream), after the event of the GEMM that computed it:
 //          copy_engine(peer(scratch, q)[slot of me at q, chunk k], partial[q's rows, chunk k])
 //          write_flag(q, data flag (k, me))          it publishes the copy
 //   3. main stream: one launch of MmRsAccTiles over my rows (TileGrid's grouped order with a chunk's
@@ -126,7 +126,7 @@ struct MmRsGemmCeTileAccT {
     char* scratch = static_cast<char*>(f.work);
 
     plan_entry<kFault>(h);  // step 1
-    int ev = 1, j = 0;
+    int ev = 1;
     for (int i = 1; i < n; ++i) {  // step 2
       const int q = (me + i) % n;
       char* mine = partial + std::size_t(q) * slot_bytes;
@@ -137,8 +137,8 @@ struct MmRsGemmCeTileAccT {
         const std::size_t r0 = ch.begin(k0) / row_bytes, r1 = (ch.begin(k1 - 1) + ch.size(k1 - 1)) / row_bytes;
         if (r1 > r0) main_gemm<T>(h, aq + r0 * kl, f.b, mine + r0 * row_bytes, r1 - r0, f.n, kl);
         h.record(kMainStream, ev);
-        for (int k = k0; k < k1; ++k, ++j) {
-          const int s = side_stream(h, j);
+        for (int k = k0; k < k1; ++k) {
+          const int s = mm_rs_copy_stream(h);
           h.wait_event(s, ev);
           if (ch.size(k)) h.copy_engine(s, dst + ch.begin(k), mine + ch.begin(k), ch.size(k));
           h.write_flag(s, q, pad::plan_flag(pad::kPlanData, k, me), 1);

@@ -54,7 +54,7 @@ struct ReduceScatterCeT {
     plan_entry<kFault>(h);
     push_chunks<kFault>(
         h, ch, [&](int q, int k) { return h.peer(scratch, q) + std::size_t(me) * bytes + ch.begin(k); },
-        [&](int q, int k) { return in + std::size_t(q) * bytes + ch.begin(k); });
+        [&](int q, int k) { return in + std::size_t(q) * bytes + ch.begin(k); }, PeerStreams::kRoundRobin);
     for (int s = 1; s < h.streams(); ++s) h.record(s, s);
 
     auto reduce = [&](std::size_t begin, std::size_t size) {
