@@ -49,34 +49,52 @@ def size(b):
 
 
 # Plan changes the simulator runs but older GPU rows did not: (commit, what changed, {algorithm:
-# the shard size per rank (bytes / world) above which the change alters what the plan enqueues; 0:
-# always}). A row measured at a commit before the change (its git_sha column not a descendant of
-# it) with a shard above that size times a plan the simulator no longer has: it is listed, not
-# predicted, and no fit sees it. Add a line whenever a commit changes what an algorithm enqueues;
-# changes before 4f1e9e1 are not listed.
+# which of its rows the change alters (a predicate on the row)}). A row measured at a commit
+# before the change (its git_sha column not a descendant of it) that the change alters times a
+# plan the simulator no longer has: it is listed, not predicted, and no fit sees it. Add a line
+# whenever a commit changes what an algorithm enqueues; changes before 4f1e9e1 are not listed.
+def _shard_above(limit):
+    return lambda r: r["bytes"] // max(1, r["world"]) > limit
+
+
+def _always(r):
+    return True
+
+
+def _several_peers(r):
+    return r["world"] > 2
+
+
 PLAN_CHANGES = [
     # A peer's chunks all on one side stream: differs only with several chunks per peer (the
     # all-gathers' 128 MiB chunks, the reduce-scatters' 4 MiB (ce_overlap) and 8 MiB (ce)).
     ("4f1e9e1", "a peer's chunks on one side stream (core/plan.h push_chunks)",
-     {"all_gather.ce_st": 128 << 20, "all_gather.ce_sm_st": 128 << 20,
-      "reduce_scatter.ce_st_chunk_reduce": 4 << 20, "reduce_scatter.ce_st_ring_reduce": 8 << 20,
-      "ag_mm.ce_chunk_gemm": 0, "ag_mm.ce_bulk_gemm": 0, "ag_mm.ce_tile_gemm": 0}),
+     {"all_gather.ce_st": _shard_above(128 << 20), "all_gather.ce_sm_st": _shard_above(128 << 20),
+      "reduce_scatter.ce_st_chunk_reduce": _shard_above(4 << 20),
+      "reduce_scatter.ce_st_ring_reduce": _shard_above(8 << 20),
+      "ag_mm.ce_chunk_gemm": _always, "ag_mm.ce_bulk_gemm": _always, "ag_mm.ce_tile_gemm": _always}),
     # 64 blocks instead of 32 for a reduce of more than 32 x 256 KiB.
     ("b14f106", "the reduce that runs alone after the copies on up to 64 blocks",
-     {"reduce_scatter.ce_st_ring_reduce": 8 << 20, "mm_rs.gemm_ce_ring_reduce": 0}),
+     {"reduce_scatter.ce_st_ring_reduce": _shard_above(8 << 20), "mm_rs.gemm_ce_ring_reduce": _always}),
     ("c105723", "the fused plans' default chunk sizes",
-     {"ag_mm.ce_chunk_gemm": 0, "ag_mm.ce_bulk_gemm": 0, "ag_mm.ce_tile_gemm": 0, "mm_rs.gemm_ce_tile_acc": 0,
-      "mm_rs.gemm_ce_acc": 0}),
+     {"ag_mm.ce_chunk_gemm": _always, "ag_mm.ce_bulk_gemm": _always, "ag_mm.ce_tile_gemm": _always,
+      "mm_rs.gemm_ce_tile_acc": _always, "mm_rs.gemm_ce_acc": _always}),
     ("a46a5bc", "ag_mm ce and tiles: half a shard per chunk, at least 2048 rows",
-     {"ag_mm.ce_chunk_gemm": 0, "ag_mm.ce_tile_gemm": 0}),
+     {"ag_mm.ce_chunk_gemm": _always, "ag_mm.ce_tile_gemm": _always}),
+    # Every peer's copies on the first side stream: with one peer (world 2) the same streams, but
+    # for the mm_rs plans whose chunks alternated streams and ce_acc's waits (now the second).
+    ("bcd3ca2", "every peer's copies on the first side stream (all_gather ce, ag_mm, mm_rs)",
+     {"all_gather.ce_st": _several_peers, "ag_mm.ce_chunk_gemm": _several_peers,
+      "ag_mm.ce_bulk_gemm": _several_peers, "ag_mm.ce_tile_gemm": _several_peers,
+      "mm_rs.gemm_ce_ring_reduce": _several_peers, "mm_rs.gemm_ce_acc": _always, "mm_rs.gemm_ce_tile_acc": _always}),
 ]
 
 
 def stale_change(r):
     """The newest PLAN_CHANGES entry a row's measurement predates (None: it measured the current plan)."""
     for ch in reversed(PLAN_CHANGES):
-        above = ch[2].get(r["algo"])
-        if above is None or r["bytes"] // max(1, r["world"]) <= above:
+        alters = ch[2].get(r["algo"])
+        if alters is None or not alters(r):
             continue
         if data.is_ancestor(ch[0], r.get("git_sha", "")) is False:
             return ch

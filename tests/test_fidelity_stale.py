@@ -15,7 +15,7 @@ import data  # noqa: E402
 import fidelity  # noqa: E402
 
 BEFORE = "e6bc023"  # older than every PLAN_CHANGES commit
-PUSH, CAP, CHUNKS, HALF = (c[0] for c in fidelity.PLAN_CHANGES[:4])
+PUSH, CAP, CHUNKS, HALF, ONE = (c[0] for c in fidelity.PLAN_CHANGES[:5])
 
 
 def row(algo, sha, shard=64 << 20, world=2):
@@ -24,7 +24,7 @@ def row(algo, sha, shard=64 << 20, world=2):
 
 class Stale(unittest.TestCase):
     def setUp(self):
-        if any(data.is_ancestor(BEFORE, c) is not True for c in (PUSH, CAP, CHUNKS, HALF)):
+        if any(data.is_ancestor(BEFORE, c) is not True for c in (PUSH, CAP, CHUNKS, HALF, ONE)):
             self.skipTest("git cannot order this repository's commits here")
 
     def commit(self, r):
@@ -32,15 +32,19 @@ class Stale(unittest.TestCase):
         return ch[0] if ch else None
 
     def test_a_row_before_a_change_is_stale_after_it_is_not(self):
-        self.assertEqual(self.commit(row("mm_rs.gemm_ce_acc", PUSH)), CHUNKS)
-        self.assertIsNone(self.commit(row("mm_rs.gemm_ce_acc", CHUNKS)))
-        self.assertIsNone(self.commit(row("mm_rs.gemm_ce_acc", CHUNKS + "-dirty")))
+        self.assertEqual(self.commit(row("mm_rs.gemm_ce_acc", PUSH)), ONE)
+        self.assertIsNone(self.commit(row("mm_rs.gemm_ce_acc", ONE)))
+        self.assertIsNone(self.commit(row("mm_rs.gemm_ce_acc", ONE + "-dirty")))
 
     def test_the_newest_change_a_row_predates_is_named(self):
         self.assertEqual(self.commit(row("ag_mm.ce_chunk_gemm", BEFORE)), HALF)
         self.assertEqual(self.commit(row("ag_mm.ce_chunk_gemm", CHUNKS)), HALF)
         self.assertEqual(self.commit(row("ag_mm.ce_bulk_gemm", BEFORE)), CHUNKS)
         self.assertIsNone(self.commit(row("ag_mm.ce_bulk_gemm", CHUNKS)))
+        # One peer (world 2): the copies were on one side stream already.
+        self.assertEqual(self.commit(row("ag_mm.ce_bulk_gemm", CHUNKS, world=4)), ONE)
+        self.assertIsNone(self.commit(row("all_gather.ce_st", CHUNKS)))
+        self.assertEqual(self.commit(row("all_gather.ce_st", CHUNKS, world=8)), ONE)
         self.assertEqual(self.commit(row("reduce_scatter.ce_st_ring_reduce", BEFORE)), CAP)
         self.assertEqual(self.commit(row("reduce_scatter.ce_st_chunk_reduce", BEFORE)), PUSH)
 
