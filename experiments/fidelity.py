@@ -52,7 +52,8 @@ def size(b):
 # which of its rows the change alters (a predicate on the row)}). A row measured at a commit
 # before the change (its git_sha column not a descendant of it) that the change alters times a
 # plan the simulator no longer has: it is listed, not predicted, and no fit sees it. Add a line
-# whenever a commit changes what an algorithm enqueues; changes before 4f1e9e1 are not listed.
+# whenever a commit changes what an algorithm enqueues, in commit order; changes before eadb0df are
+# not listed.
 def _shard_above(limit):
     return lambda r: r["bytes"] // max(1, r["world"]) > limit
 
@@ -66,6 +67,10 @@ def _several_peers(r):
 
 
 PLAN_CHANGES = [
+    ("eadb0df", "all_gather ce_st / ce_sm_st copy their own slot by SMs (copy_local)",
+     {"all_gather.ce_st": _always, "all_gather.ce_sm_st": _always}),
+    ("2690712", "all_gather ce_st / ce_sm_st copy up to 128 MiB per copy (32 MiB before)",
+     {"all_gather.ce_st": _shard_above(32 << 20), "all_gather.ce_sm_st": _shard_above(32 << 20)}),
     # A peer's chunks all on one side stream: differs only with several chunks per peer (the
     # all-gathers' 128 MiB chunks, the reduce-scatters' 4 MiB (ce_overlap) and 8 MiB (ce)).
     ("4f1e9e1", "a peer's chunks on one side stream (core/plan.h push_chunks)",

@@ -14,8 +14,8 @@ sys.path.insert(0, os.path.join(os.path.dirname(HERE), "experiments"))
 import data  # noqa: E402
 import fidelity  # noqa: E402
 
-BEFORE = "e6bc023"  # older than every PLAN_CHANGES commit
-PUSH, CAP, CHUNKS, HALF, ONE = (c[0] for c in fidelity.PLAN_CHANGES[:5])
+BEFORE = "e6bc023"  # older than PLAN_CHANGES from 4f1e9e1 on
+OWN, BIG, PUSH, CAP, CHUNKS, HALF, ONE = (c[0] for c in fidelity.PLAN_CHANGES[:7])
 
 
 def row(algo, sha, shard=64 << 20, world=2):
@@ -44,6 +44,7 @@ class Stale(unittest.TestCase):
         # One peer (world 2): the copies were on one side stream already.
         self.assertEqual(self.commit(row("ag_mm.ce_bulk_gemm", CHUNKS, world=4)), ONE)
         self.assertIsNone(self.commit(row("all_gather.ce_st", CHUNKS)))
+        self.assertEqual(self.commit(row("all_gather.ce_st", BEFORE, shard=16 << 20)), OWN)
         self.assertEqual(self.commit(row("all_gather.ce_st", CHUNKS, world=8)), ONE)
         self.assertEqual(self.commit(row("reduce_scatter.ce_st_ring_reduce", BEFORE)), CAP)
         self.assertEqual(self.commit(row("reduce_scatter.ce_st_chunk_reduce", BEFORE)), PUSH)
@@ -52,8 +53,11 @@ class Stale(unittest.TestCase):
         # One 4 MiB chunk per peer: the same verbs before and after push_chunks.
         self.assertIsNone(self.commit(row("reduce_scatter.ce_st_chunk_reduce", BEFORE, shard=4 << 20)))
         self.assertEqual(self.commit(row("reduce_scatter.ce_st_chunk_reduce", BEFORE, shard=8 << 20)), PUSH)
-        # The all-gathers' chunks are 128 MiB: no measured size has two per peer.
-        self.assertIsNone(self.commit(row("all_gather.ce_st", BEFORE, shard=128 << 20)))
+        # The all-gathers' chunks are 128 MiB since BIG (32 MiB before it): push_chunks changed
+        # nothing for them at 128 MiB a shard.
+        self.assertIsNone(self.commit(row("all_gather.ce_st", BIG, shard=128 << 20)))
+        self.assertEqual(self.commit(row("all_gather.ce_st", OWN, shard=64 << 20)), BIG)
+        self.assertEqual(self.commit(row("all_gather.ce_st", OWN, shard=16 << 20)), None)
 
     def test_unlisted_algorithms_and_unknown_commits_stay(self):
         self.assertIsNone(self.commit(row("all_reduce.st_ll_reduce", BEFORE)))
