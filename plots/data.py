@@ -208,29 +208,36 @@ def _git_time(*args):
     return t
 
 
+def _commit_of(sha):
+    """The commit of a git_sha column value ("-dirty" ignored), or None where it names none."""
+    sha = str(sha).split("-")[0].lower()
+    return sha if re.fullmatch(r"[0-9a-f]{7,40}", sha) else None
+
+
 def sha_time(sha):
     """Commit time (s) of a git_sha column value, or None where this repository does not know it."""
-    sha = str(sha).split("-")[0].lower()
-    if not re.fullmatch(r"[0-9a-f]{7,40}", sha):
-        return None
-    return _git_time("-1", sha + "^{commit}", "--")
+    sha = _commit_of(sha)
+    return None if sha is None else _git_time("-1", sha + "^{commit}", "--")
+
+
+_GIT_ANCESTRY = {}
 
 
 def is_ancestor(commit, sha):
     """True where `commit` is `sha` or an ancestor of it (a git_sha column value; "-dirty" ignored);
     None where this repository cannot tell (no git, an unknown commit)."""
-    sha = str(sha).split("-")[0].lower()
-    if not re.fullmatch(r"[0-9a-f]{7,40}", sha):
+    sha = _commit_of(sha)
+    if sha is None:
         return None
-    key = ("is-ancestor", commit, sha)
-    if key not in _GIT_TIMES:
+    key = (commit, sha)
+    if key not in _GIT_ANCESTRY:
         try:
             p = subprocess.run(["git", "-C", ROOT, "merge-base", "--is-ancestor", commit, sha],
                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=60)
-            _GIT_TIMES[key] = {0: True, 1: False}.get(p.returncode)
+            _GIT_ANCESTRY[key] = {0: True, 1: False}.get(p.returncode)
         except (OSError, subprocess.SubprocessError):
-            _GIT_TIMES[key] = None
-    return _GIT_TIMES[key]
+            _GIT_ANCESTRY[key] = None
+    return _GIT_ANCESTRY[key]
 
 
 def file_time(path):
