@@ -79,12 +79,18 @@ namespace symm {
 //                                                 so every source's loads are in flight before the
 //                                                 first store: n calls would pay n load latencies
 //   void reduce_ll<T>(T* dst, const void* const* srcs, int nsrc, size_t count, uint32_t epoch,
-//                     ReduceOp op)               srcs are local packet buffers of count
+//                     ReduceOp op, int plain = -1)
+//                                                 srcs are local packet buffers of count
 //                                                 elements each; spin until every packet holds
 //                                                 `epoch` (bounded, like wait: the error names
 //                                                 rank, block and the buffer), then
-//                                                 dst[i] = op over s of srcs[s][i] in fp32,
-//                                                 stored as T (nsrc == 1 unpacks a copy)
+//                                                 dst[i] = op over s of srcs[s][i] in fp32, in
+//                                                 the order of s, stored as T (nsrc == 1 unpacks
+//                                                 a copy). srcs[plain] (0 <= plain < nsrc) is
+//                                                 instead a plain local buffer of count T, read
+//                                                 as data with no wait: a rank's own input
+//                                                 enters its reduction without a round trip
+//                                                 through packets it sent itself
 //
 //   Matrix tiles (the fused matmuls' device programs, core/algos/tile_gemm.h):
 //   void mma_tile<T>(T* c, size_t ldc, const T* a, size_t lda, const T* b, size_t ldb,
@@ -129,6 +135,7 @@ concept BlockVerbs = requires(C& c, const C& cc, void* p, const void* cp, float*
   { c.advance(u) } -> std::convertible_to<uint32_t>;
   c.put_ll(&p, &cp, r, n, u);
   c.template reduce_ll<float>(fp, &cp, r, n, u, op);
+  c.template reduce_ll<float>(fp, &cp, r, n, u, op, r);
   c.template mma_tile<bf16>(static_cast<bf16*>(p), n, static_cast<const bf16*>(cp), n, static_cast<const bf16*>(cp), n,
                             r, r, r);
   c.template mma_tile<bf16>(static_cast<bf16*>(p), n, static_cast<const bf16*>(cp), n, static_cast<const bf16*>(cp), n,

@@ -148,7 +148,8 @@ class BlockCtx {
   }
 
   template <class T>
-  __device__ void reduce_ll(T* dst, const void* const* srcs, int nsrc, std::size_t count, uint32_t epoch, ReduceOp op) {
+  __device__ void reduce_ll(T* dst, const void* const* srcs, int nsrc, std::size_t count, uint32_t epoch, ReduceOp op,
+                            int plain = -1) {
     flush_wait();
     const std::size_t n = count * sizeof(T) / kVecBytes;
     auto* d = reinterpret_cast<uint4*>(dst);
@@ -159,13 +160,13 @@ class BlockCtx {
 #pragma unroll
     for (int i = 0; i < kWorldLimit; ++i) s[i] = i < nsrc ? static_cast<const ulonglong2*>(srcs[i]) : nullptr;
     if (nsrc == 1)
-      ok = detail::reduce_ll_n<T, 1, 4>(d, s, nsrc, n, epoch, op, to, h_.poison, miss);
+      ok = detail::reduce_ll_n<T, 1, 4>(d, s, nsrc, plain, n, epoch, op, to, h_.poison, miss);
     else if (nsrc <= 2)
-      ok = detail::reduce_ll_n<T, 2, 4>(d, s, nsrc, n, epoch, op, to, h_.poison, miss);
+      ok = detail::reduce_ll_n<T, 2, 4>(d, s, nsrc, plain, n, epoch, op, to, h_.poison, miss);
     else if (nsrc <= 4)
-      ok = detail::reduce_ll_n<T, 4, 2>(d, s, nsrc, n, epoch, op, to, h_.poison, miss);
+      ok = detail::reduce_ll_n<T, 4, 2>(d, s, nsrc, plain, n, epoch, op, to, h_.poison, miss);
     else
-      ok = detail::reduce_ll_n<T, 8, 1>(d, s, nsrc, n, epoch, op, to, h_.poison, miss);
+      ok = detail::reduce_ll_n<T, 8, 1>(d, s, nsrc, plain, n, epoch, op, to, h_.poison, miss);
     if (!ok && miss.src >= 0) detail::report_packet_timeout(h_, srcs[miss.src], miss.packet, epoch, miss.seen);
     pending_ = true;
   }

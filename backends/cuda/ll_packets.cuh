@@ -78,11 +78,14 @@ struct LlMiss {
 
 // Data vector i of a packet buffer is the 32 bytes at [32 i, 32 i + 32): two 16-byte loads.
 // Each thread keeps kN sources x kU vectors x 2 loads in flight, and re-polls only the
-// 16-byte halves whose epochs are not there yet. Returns false on timeout (and fills miss) or
-// when the rank is poisoned (miss.src stays -1: an earlier wait has reported already).
+// 16-byte halves whose epochs are not there yet. Source `plain` (-1: none) is a plain buffer of
+// data vectors instead (reduce_ll's contract, core/verbs.h): loaded with the first poll, never
+// waited on; its slots of p hold packets made of its data with the awaited epoch, so the
+// checks and the sum below treat every source alike. Returns false on timeout (and fills miss)
+// or when the rank is poisoned (miss.src stays -1: an earlier wait has reported already).
 template <class T, int kN, int kU>
-__device__ __forceinline__ bool reduce_ll_n(uint4* dst, const ulonglong2* const* src, int nsrc, std::size_t n,
-                                            uint32_t epoch, ReduceOp op, unsigned long long timeout,
+__device__ __forceinline__ bool reduce_ll_n(uint4* dst, const ulonglong2* const* src, int nsrc, int plain,
+                                            std::size_t n, uint32_t epoch, ReduceOp op, unsigned long long timeout,
                                             const uint32_t* poison, LlMiss& miss) {
   constexpr int kPer = Vec<T>::kPer;
   const std::size_t stride = blockDim.x;
@@ -92,10 +95,17 @@ __device__ __forceinline__ bool reduce_ll_n(uint4* dst, const ulonglong2* const*
 #pragma unroll
     for (int s = 0; s < kN; ++s)
 #pragma unroll
-      for (int u = 0; u < kU; ++u)
+      for (int u = 0; u < kU; ++u) {
+        if (s >= nsrc || i + u * stride >= n) continue;
+        if (s == plain) {
+          const uint4 v = reinterpret_cast<const uint4*>(src[s])[i + u * stride];
+          p[s][u][0] = make_ulonglong2(packet(v.x, epoch), packet(v.y, epoch));
+          p[s][u][1] = make_ulonglong2(packet(v.z, epoch), packet(v.w, epoch));
+          continue;
+        }
 #pragma unroll
-        for (int h = 0; h < 2; ++h)
-          if (s < nsrc && i + u * stride < n) p[s][u][h] = ld_packets(src[s] + 2 * (i + u * stride) + h);
+        for (int h = 0; h < 2; ++h) p[s][u][h] = ld_packets(src[s] + 2 * (i + u * stride) + h);
+      }
     long long t0 = 0;
     uint32_t polls = 0;
     for (bool first = true;; first = false) {

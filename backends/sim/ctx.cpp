@@ -49,9 +49,9 @@ void BlockCtx::put_ll(void* const* dsts, const void* const* srcs, int n, std::si
     sim_->put_ll(*blk_, reinterpret_cast<uintptr_t>(dsts[i]), reinterpret_cast<uintptr_t>(srcs[i]), bytes, epoch);
 }
 void BlockCtx::reduce_ll_impl(DType t, void* dst, const void* const* srcs, int nsrc, std::size_t count, uint32_t epoch,
-                              ReduceOp op) {
+                              ReduceOp op, int plain) {
   sim_->settle_loads(*blk_);
-  sim_->reduce_ll(*blk_, t, reinterpret_cast<uintptr_t>(dst), srcs, nsrc, count, epoch, op);
+  sim_->reduce_ll(*blk_, t, reinterpret_cast<uintptr_t>(dst), srcs, nsrc, count, epoch, op, plain);
 }
 void BlockCtx::mma_tile_impl(DType t, void* c, std::size_t ldc, const void* a, std::size_t lda, const void* b,
                              std::size_t ldb, int m, int n, int k, const void* c_in, int n_in, std::size_t in_stride) {

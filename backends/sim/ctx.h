@@ -46,8 +46,9 @@ class BlockCtx {
   uint32_t advance(uint32_t slot);
   void put_ll(void* const* dsts, const void* const* srcs, int n, std::size_t bytes, uint32_t epoch);
   template <class T>
-  void reduce_ll(T* dst, const void* const* srcs, int nsrc, std::size_t count, uint32_t epoch, ReduceOp op) {
-    reduce_ll_impl(DTypeOf<T>::value, dst, srcs, nsrc, count, epoch, op);
+  void reduce_ll(T* dst, const void* const* srcs, int nsrc, std::size_t count, uint32_t epoch, ReduceOp op,
+                 int plain = -1) {
+    reduce_ll_impl(DTypeOf<T>::value, dst, srcs, nsrc, count, epoch, op, plain);
   }
   // Matrix tiles: timing and data in tiles.cpp.
   template <class T>
@@ -62,7 +63,7 @@ class BlockCtx {
   void reduce_impl(DType t, void* dst, const void* const* srcs, int nsrc, std::size_t count, ReduceOp op);
   void multimem_impl(DType t, void* mc, std::size_t count, ReduceOp op);
   void reduce_ll_impl(DType t, void* dst, const void* const* srcs, int nsrc, std::size_t count, uint32_t epoch,
-                      ReduceOp op);
+                      ReduceOp op, int plain);
   void mma_tile_impl(DType t, void* c, std::size_t ldc, const void* a, std::size_t lda, const void* b, std::size_t ldb,
                      int m, int n, int k, const void* c_in, int n_in, std::size_t in_stride);
 

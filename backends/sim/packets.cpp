@@ -167,12 +167,14 @@ std::string Simulator::ll_seen(int rank, uint64_t off) const {
 
 // reduce_ll<T>: blocks until every packet of every source buffer carries exactly `epoch` (an
 // older or newer epoch is not accepted), then one local flow reading the 2 * count * sizeof(T)
-// packet bytes of each source at HBM rate, at most ll_read_GBps per block (block_GBps models
+// packet bytes of each source (count * sizeof(T) of source `plain`, a plain buffer read as data,
+// never waited on) at HBM rate, at most ll_read_GBps per block (block_GBps models
 // remote loads; 0: no per-block cap),
-// fp32 accumulation, a store to dst with the rules of copy. The data words are read once every
-// packet is valid. Packet reads are synchronising by construction (see the top of this file).
+// fp32 accumulation in source order, a store to dst with the rules of copy. The data words are
+// read once every packet is valid. Packet reads are synchronising by construction (see the top
+// of this file); the plain source's read is an ordinary read for the race check.
 void Simulator::reduce_ll(Block& b, DType t, uintptr_t dst, const void* const* srcs, int n, std::size_t count,
-                          uint32_t epoch, ReduceOp op) {
+                          uint32_t epoch, ReduceOp op, int plain) {
   const std::size_t bytes = count * dtype_size(t);
   if (bytes == 0) return;
   if (n < 1 || n > kPadWorld)
@@ -182,9 +184,12 @@ void Simulator::reduce_ll(Block& b, DType t, uintptr_t dst, const void* const* s
   const Loc d = decode(b, dst, bytes, "reduce_ll");
   if (d.space != b.rank) touch_peer(b);
   if (d.space == kMcSpace) fail(ErrorCode::kInvalidArgument, "reduce_ll() cannot store to a multicast address");
+  if (plain >= n)
+    fail(ErrorCode::kInvalidArgument,
+         "reduce_ll(): plain source " + std::to_string(plain) + " of " + std::to_string(n));
   uint64_t off[kPadWorld];
   for (int k = 0; k < n; ++k) {
-    const Loc s = decode(b, reinterpret_cast<uintptr_t>(srcs[k]), pb, "reduce_ll");
+    const Loc s = decode(b, reinterpret_cast<uintptr_t>(srcs[k]), k == plain ? bytes : pb, "reduce_ll");
     if (s.space != me)
       fail(ErrorCode::kInvalidArgument, "rank " + std::to_string(me) + " block " + std::to_string(b.index) +
                                             ": reduce_ll() reads local packet buffers only (source " +
@@ -196,14 +201,15 @@ void Simulator::reduce_ll(Block& b, DType t, uintptr_t dst, const void* const* s
   // Spin: walk the sources' packets in order, waiting at the first one not yet valid; a wake-up
   // re-checks from where the walk stopped. With data, the data words are then read in one pass
   // that checks every epoch again: a packet overwritten meanwhile sends the block back to waiting.
-  int k = 0;
-  uint64_t pos = off[0];
+  int k = plain == 0 ? 1 : 0;
+  uint64_t pos = k < n ? off[k] : 0;
   bool waited = false, polled = false;
   for (;;) {
     while (k < n) {
       pos = scan_ll(me, pos, off[k] + pb, epoch);
       if (pos < off[k] + pb) break;
-      if (++k < n) pos = off[k];
+      if (++k == plain) ++k;
+      if (k < n) pos = off[k];
     }
     // The spin's polling (machine key ll_poll_us): a block that waited sees the last packet this
     // long after it landed; the packets are read (and checked again) after it.
@@ -218,6 +224,11 @@ void Simulator::reduce_ll(Block& b, DType t, uintptr_t dst, const void* const* s
       ll_unpacked_.resize(std::size_t(n) * bytes);
       for (int s = 0; s < n && k == n; ++s) {
         uint8_t* o = ll_unpacked_.data() + std::size_t(s) * bytes;
+        if (s == plain) {  // data as it is, no packets
+          const uint8_t* h = read_heap(me, off[s], bytes);
+          std::memcpy(o, h, bytes);
+          continue;
+        }
         const uint8_t* h = read_heap(me, off[s], pb);
         const uint8_t* stale = first_other_epoch(h, h + pb, packet_epoch(epoch));
         if (stale != h + pb) {
@@ -247,6 +258,11 @@ void Simulator::reduce_ll(Block& b, DType t, uintptr_t dst, const void* const* s
     // clocks of the blocks that put them reach this rank's host when this kernel ends.
     access_epoch(b);
     for (int k = 0; k < n; ++k) {
+      if (k == plain) {  // an ordinary read
+        check_read(b, me, off[k], bytes);
+        record_read(b.tid, b.clock, me, off[k], bytes);
+        continue;
+      }
       record_read(b.tid, b.clock, me, off[k], pb);
       const auto& m = heaps_[me].ll_src;
       auto it = m.upper_bound(off[k]);
@@ -282,16 +298,19 @@ void Simulator::reduce_ll(Block& b, DType t, uintptr_t dst, const void* const* s
     }
     if (race_) store(b, d.space, d.off, bytes);
   }
-  // A local read of the n packet buffers (2 bytes each per byte of result, half weight on HBM),
-  // then the result's store; the block reads packets at ll_read_GBps at most (machine key; 0: no
-  // per-block cap), 2 n packet bytes per byte of result.
+  // A local read of the n packet buffers (2 bytes each per byte of result, half weight on HBM;
+  // the plain source 1 byte), then the result's store; the block reads at ll_read_GBps at most
+  // (machine key; 0: no per-block cap), 2 bytes of each packet source and 1 of the plain source
+  // per byte of result.
+  const int npk = n - (plain >= 0 ? 1 : 0);
+  const double read_per_byte = 2.0 * npk + (plain >= 0 ? 1.0 : 0.0);
   const bool link = x.posted && over_link(me, d.space);  // a store to a rank on my GPU is an HBM write
-  add_use(res_hbm(me), float(n) + float(link ? 0 : 0.5));
+  add_use(res_hbm(me), float(read_per_byte / 2) + float(link ? 0 : 0.5));
   if (link) {
     add_use(res_egress(me), 1);
     add_use(res_ingress(d.space), 1);
   }
-  start_flow(b, index, ll_read_bpp_ > 0 ? ll_read_bpp_ / (2.0 * n) : std::numeric_limits<double>::infinity(),
+  start_flow(b, index, ll_read_bpp_ > 0 ? ll_read_bpp_ / read_per_byte : std::numeric_limits<double>::infinity(),
              double(bytes));
 }
 

@@ -208,7 +208,7 @@ class Simulator {
   uint32_t advance(Block& b, uint32_t slot);
   void put_ll(Block& b, uintptr_t dst, uintptr_t src, std::size_t bytes, uint32_t epoch);
   void reduce_ll(Block& b, DType t, uintptr_t dst, const void* const* srcs, int n, std::size_t count, uint32_t epoch,
-                 ReduceOp op);
+                 ReduceOp op, int plain = -1);
   void mma_tile(Block& b, DType t, uintptr_t c, std::size_t ldc, uintptr_t a, std::size_t lda, uintptr_t bm,
                 std::size_t ldb, int m, int n, int k, uintptr_t c_in = 0, int n_in = 0,
                 std::size_t in_stride = 0);  // tiles.cpp

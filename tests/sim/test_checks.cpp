@@ -307,9 +307,10 @@ TEST(Deadlock, LlWaitOnAnEpochThatNeverComesIsNamed) {
     s.timing_only = timing_only;
     std::string msg;
     EXPECT_EQ(code_of([&] { run_program<LlWaitsForNextEpoch>(s); }, &msg), ErrorCode::kDeadlock);
-    // Rank 0 block 0's first source is its own slot of epoch 1: LlLayout::slot(block 0, half 1,
-    // from rank 0) = slot 4 of the scratch, 2048 B of data = 4096 B of packets, all of epoch 1.
-    const std::size_t at = 4 * LlLayout::kSlotBytes;
+    // Rank 0 block 0's first packet source is rank 1's slot of epoch 1 (its own part is plain
+    // data): LlLayout::slot(block 0, half 1, from rank 1) = slot 5 of the scratch, 2048 B of data
+    // = 4096 B of packets, all of epoch 1.
+    const std::size_t at = 5 * LlLayout::kSlotBytes;
     const std::string want =
         "deadlock: rank 0 block 0 waits in reduce_ll for epoch 2 on the packet buffer rank 0's "
         "scratch bytes [" +
@@ -410,8 +411,8 @@ struct LlThenPlainRead {
     const std::size_t bytes = a.count * sizeof(T);
     ll_send(ctx, a.scratch, e, bytes, [&](int) { return a.in; });
     const void* srcs[kPadWorld];
-    ll_received(ctx, a.scratch, e, srcs);
-    ctx.template reduce_ll<T>(static_cast<T*>(a.out), srcs, ctx.world(), a.count, e, a.op);
+    ll_received(ctx, a.scratch, e, a.in, srcs);
+    ctx.template reduce_ll<T>(static_cast<T*>(a.out), srcs, ctx.world(), a.count, e, a.op, ctx.rank());
     ctx.copy(a.out, srcs[(ctx.rank() + 1) % ctx.world()], bytes);
   }
 };
