@@ -92,6 +92,9 @@ PLAN_CHANGES = [
      {"all_gather.ce_st": _several_peers, "ag_mm.ce_chunk_gemm": _several_peers,
       "ag_mm.ce_bulk_gemm": _several_peers, "ag_mm.ce_tile_gemm": _several_peers,
       "mm_rs.gemm_ce_ring_reduce": _several_peers, "mm_rs.gemm_ce_acc": _always, "mm_rs.gemm_ce_tile_acc": _always}),
+    # The LL reductions send packets to peers only and read their own part as plain data.
+    ("0b93303", "the LL reductions read their own part as plain data (no packets to themselves)",
+     {"all_reduce.st_ll_reduce": _always, "reduce_scatter.st_ll_reduce": _always}),
 ]
 
 

@@ -11,13 +11,17 @@
 #      old and new binary interleaved twice (old, new, old, new)               -> one_<bin><rep>_w<W>_<m1>.csv
 #   4. timing over NVLink when the machine has W >= 2 GPUs: the same, one process per GPU, NCCL's
 #      all-reduce / reduce-scatter rows beside                                  -> nvl_<bin><rep>_<mW>.csv
-#   scripts/gpu/ll_self.sh <out-dir>
+#   scripts/gpu/ll_self.sh <out-dir> [steps, default 1234] [worlds of step 3, default "2 4 8"]
+# Many files: tar the out-dir before it is fetched.
 # <m1> = h100x1 / h200x1 (one GPU's numbers, never mixed with NVLink's); <mW> = h100xW / h200xW.
 set -uo pipefail
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
 export LD_LIBRARY_PATH=/opt/torch/.venv/lib/python3.12/site-packages/nvidia/nccl/lib:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
 export CUDA_MODULE_LOADING=${CUDA_MODULE_LOADING:-EAGER}
-DIR=${1:?usage: scripts/gpu/ll_self.sh <out-dir>}
+DIR=${1:?usage: scripts/gpu/ll_self.sh <out-dir> [steps] [worlds]}
+STEPS=${2:-1234}
+WORLDS=${3:-2 4 8}
+step() { [[ $STEPS == *$1* ]]; }
 mkdir -p "$DIR"
 NEW=.carry/symmcoll-cuda
 OLD=.carry/old/symmcoll-cuda
@@ -52,8 +56,8 @@ per_op() {
 EXTRA=""
 
 # ---- 1. checks ------------------------------------------------------------------------------
-: > "$DIR/check_$M1.log"
-for w in 2 3 4 8; do
+step 1 && : > "$DIR/check_$M1.log"
+step 1 && for w in 2 3 4 8; do
   sizes=4K,16K,64K,256K,1M
   [ $w = 3 ] && sizes=12K,48K,192K,768K
   echo "### world $w: checked, 1000 graph replays" >> "$DIR/check_$M1.log"
@@ -63,11 +67,12 @@ for w in 2 3 4 8; do
   timeout 60 env CUDA_VISIBLE_DEVICES=0 $NEW bench --backend cuda --world $w --probe-timeout >> "$DIR/check_$M1.log" 2>&1
   echo "### rc $?" >> "$DIR/check_$M1.log"
 done
-echo "# 1 checks at ${SECONDS}s"; grep -E "^### rc|FAIL" "$DIR/check_$M1.log" | sort | uniq -c
+step 1 && echo "# 1 checks at ${SECONDS}s: $(grep -cE '^### .*rc 0' "$DIR/check_$M1.log") commands rc 0, \
+  $(grep -cE '^### .*rc [1-9]' "$DIR/check_$M1.log") not"
 
 # ---- 2. sanitizers --------------------------------------------------------------------------
 SAN=/usr/local/cuda/bin/compute-sanitizer
-for tool in memcheck racecheck synccheck; do
+step 2 && for tool in memcheck racecheck synccheck; do
   extra=(); [ $tool = memcheck ] && extra=(--report-api-errors no --leak-check no)
   : > "$DIR/sanitize_${tool}_$M1.log"
   for w in 2 4; do
@@ -80,10 +85,10 @@ for tool in memcheck racecheck synccheck; do
 done
 
 # ---- 3. one GPU, teams ----------------------------------------------------------------------
-for rep in 1 2; do
+step 3 && for rep in 1 2; do
   for b in old new; do
     bin=$OLD; [ $b = new ] && bin=$NEW
-    for w in 2 4 8; do
+    for w in $WORLDS; do
       LOG="$DIR/one_${b}${rep}_w${w}_$M1.log" CSV="$DIR/one_${b}${rep}_w${w}_$M1.csv" per_op timeout 40 \
         env CUDA_VISIBLE_DEVICES=0 $bin bench --backend cuda --world $w --dtype bf16 --sizes 4K:1M:x4 --mode both \
         --machine $M1
@@ -93,7 +98,7 @@ for rep in 1 2; do
 done
 
 # ---- 4. NVLink ------------------------------------------------------------------------------
-if [ "$NGPU" -ge 2 ]; then
+if step 4 && [ "$NGPU" -ge 2 ]; then
   export CUDA_VISIBLE_DEVICES=$(seq -s, 0 $((NGPU - 1)))
   for rep in 1 2; do
     for b in old new; do
@@ -104,4 +109,3 @@ if [ "$NGPU" -ge 2 ]; then
     done
   done
 fi
-grep -lE "FAIL|rror" "$DIR"/*.log | head

@@ -1,0 +1,44 @@
+#!/usr/bin/env python3
+"""Old binary against new, cell by cell, from CSVs named <prefix>_<old|new><rep>_....csv (as
+scripts/gpu/ll_self.sh writes them): each cell's medians per binary and the change of their mean.
+
+    scripts/gpu/compare_bins.py FILE.csv... > compare.txt
+
+Only our algorithms' rows (NCCL's are left out); a cell is (op, algorithm, world, launch mode,
+bytes)."""
+import collections
+import csv
+import os
+import re
+import statistics
+import sys
+
+
+def main(paths):
+    cells = collections.defaultdict(lambda: collections.defaultdict(list))
+    for path in paths:
+        m = re.match(r"[^_]+_(old|new)\d*_", os.path.basename(path))
+        if not m:
+            sys.exit(f"compare_bins.py: {path}: not named <prefix>_<old|new><rep>_...")
+        with open(path) as f:
+            for r in csv.DictReader(line for line in f if not line.startswith("#")):
+                if not r["algo"].startswith(r["op"] + "."):
+                    continue
+                key = (r["op"], r["algo"].split(".", 1)[1], int(r["world"]),
+                       "graph" if r["graph"] == "1" else "eager", int(r["bytes"]))
+                cells[key][m.group(1)].append(float(r["time_us_median"]))
+    print(f"{'op':15s} {'algorithm':13s} {'world':>5s} {'mode':5s} {'bytes':>8s}  "
+          f"{'old medians (us)':22s} {'new medians (us)':22s} change")
+    for key in sorted(cells):
+        old, new = cells[key]["old"], cells[key]["new"]
+        if not old or not new:
+            continue
+        change = 100 * (statistics.mean(new) - statistics.mean(old)) / statistics.mean(old)
+        print(f"{key[0]:15s} {key[1]:13s} {key[2]:5d} {key[3]:5s} {key[4]:8d}  "
+              f"{' '.join(f'{x:.2f}' for x in old):22s} {' '.join(f'{x:.2f}' for x in new):22s} {change:+.1f}%")
+
+
+if __name__ == "__main__":
+    if len(sys.argv) < 2 or sys.argv[1] in ("-h", "--help"):
+        sys.exit(__doc__)
+    main(sys.argv[1:])
