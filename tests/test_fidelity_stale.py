@@ -60,7 +60,7 @@ class Stale(unittest.TestCase):
         self.assertEqual(self.commit(row("all_gather.ce_st", OWN, shard=16 << 20)), None)
 
     def test_unlisted_algorithms_and_unknown_commits_stay(self):
-        self.assertIsNone(self.commit(row("all_reduce.st_ll_reduce", BEFORE)))
+        self.assertIsNone(self.commit(row("all_gather.st_ll", BEFORE)))
         self.assertIsNone(self.commit(row("mm_rs.gemm_ce_acc", "not-a-sha")))
         self.assertIsNone(self.commit(row("mm_rs.gemm_ce_acc", "0000000")))
 

@@ -12,7 +12,7 @@ struct AllReduceStLlReduce : StLlReduceT<false> {
       .op = Op::kAllReduce,
       .name = "st_ll_reduce",
       .alias = "one_shot_ll",
-      .summary = "push input as flagged packets to every rank, reduce the packets received"};
+      .summary = "push input as flagged packets to every peer, reduce the packets received with my own input"};
 };
 
 }  // namespace symm

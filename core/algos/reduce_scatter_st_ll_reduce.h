@@ -13,7 +13,7 @@ struct ReduceScatterStLlReduce : StLlReduceT<true> {
       .op = Op::kReduceScatter,
       .name = "st_ll_reduce",
       .alias = "push_ll",
-      .summary = "push slice q to rank q as flagged packets, reduce the packets received"};
+      .summary = "push slice q to peer q as flagged packets, reduce the packets received with my own slice"};
 };
 
 }  // namespace symm
