@@ -313,6 +313,41 @@ TEST(Golden, PutLlThenReduceLl) {
   EXPECT_DOUBLE_EQ(run_program<PutLlThenReduceLl<true>>(s).time_us, 1 + 4 + 1 + 1.25);
 }
 
+// reduce_ll's plain source: each of two ranks puts its input as packets into the other's scratch
+// and reduces, in rank order, the packets received with its own input as the plain source: read as
+// data with no wait, 1 byte per byte of result where a packet source reads 2.
+struct PutLlThenReduceWithPlain {
+  template <class T, class Ctx>
+  static void run(Ctx& ctx, const CollArgs& a) {
+    const std::size_t bytes = a.count * sizeof(T);
+    const int me = ctx.rank();
+    void* dst = ctx.peer(a.scratch, 1 - me);
+    ctx.put_ll(&dst, &a.in, 1, bytes, 1);
+    const void* srcs[2];
+    srcs[me] = a.in;
+    srcs[1 - me] = a.scratch;
+    ctx.template reduce_ll<T>(static_cast<T*>(a.out), srcs, 2, a.count, 1, a.op, /*plain=*/me);
+  }
+};
+
+TEST(Golden, ReduceLlPlainSourceIsReadNotWaitedFor) {
+  RunSpec s = golden_spec(2, 4000, 1);
+  s.algo = &find_algo("all_reduce.one_shot_ll");
+  // The packets land at 1 + 8 + 1 as in PutLlThenReduceLl; the read: per byte of result 2 packet
+  // bytes and 1 plain byte at half weight on the 8 GB/s HBM, 1 byte stored at half weight:
+  // 4000 B x 2 / 8 GB/s = 1.
+  EXPECT_DOUBLE_EQ(time_of<PutLlThenReduceWithPlain>(s), 1 + 8 + 1 + 1);
+  // ll_read_GBps 4: 3 bytes read per byte of result, 12000 B at 4 GB/s.
+  s.machine.ll_read_GBps = 4;
+  EXPECT_DOUBLE_EQ(time_of<PutLlThenReduceWithPlain>(s), 1 + 8 + 1 + 3);
+  // With data: the same time, and every rank's output is the all-reduce of the inputs.
+  s.timing_only = false;
+  const RunResult r = run_program<PutLlThenReduceWithPlain>(s);
+  EXPECT_DOUBLE_EQ(r.time_us, 1 + 8 + 1 + 3);
+  EXPECT_GE(r.max_rel_err, 0);
+  EXPECT_LE(r.max_rel_err, r.err_bound);
+}
+
 // The flagged-packet keys (packets.cpp). ll_wire_bytes: a remote packet byte occupies
 // ll_wire_bytes / 8 link bytes; ll_poll_us: a reduce_ll that waited starts its reduction that long
 // after the last packet landed.
