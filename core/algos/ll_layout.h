@@ -31,30 +31,32 @@ SYMM_HD uint32_t ll_epoch(Ctx& ctx) {
   return ctx.advance(pad::counter(ctx.block(), LlLayout::kCounter));
 }
 
-// Step 2: send this block's packets of epoch e to every peer q (not itself: its own part enters
-// its reduction as plain data, step 3), starting with the next rank so no rank is everyone's
-// first target; rank q gets src_for(q).
+// Step 2: send this block's packets of epoch e to every peer q, starting with the next rank so no
+// rank is everyone's first target, and to itself when `self` (else its own part enters its
+// reduction as plain data, step 3); rank q gets src_for(q).
 template <class Ctx, class SrcFor>
-SYMM_HD void ll_send(Ctx& ctx, void* scratch, uint32_t e, std::size_t bytes, SrcFor src_for) {
+SYMM_HD void ll_send(Ctx& ctx, void* scratch, uint32_t e, std::size_t bytes, SrcFor src_for, bool self) {
   const int me = ctx.rank(), n = ctx.world();
   char* mine = LlLayout::slot(scratch, n, ctx.block(), e, me);
   void* dsts[Ctx::kWorldLimit];
   const void* srcs[Ctx::kWorldLimit];
-  for (int i = 1; i < n; ++i) {
+  int m = 0;
+  for (int i = self ? 0 : 1; i < n; ++i) {
     const int q = (me + i) % n;
-    dsts[i - 1] = ctx.peer(mine, q);
-    srcs[i - 1] = src_for(q);
+    dsts[m] = ctx.peer(mine, q);
+    srcs[m++] = src_for(q);
   }
-  ctx.put_ll(dsts, srcs, n - 1, bytes, e);
+  ctx.put_ll(dsts, srcs, m, bytes, e);
 }
 
 // Step 3's sources in rank order: srcs[r] the packet buffer of epoch e this block receives from
-// rank r, and srcs[me] = own, this rank's own part as plain data (reduce_ll's `plain` source).
-// Rank order on every rank: every rank sums the same values in the same order.
+// rank r; srcs[me] = own (this rank's own part as plain data, reduce_ll's `plain` source) unless
+// own is null (then its own packet buffer). Rank order on every rank: every rank sums the same
+// values in the same order.
 template <class Ctx>
 SYMM_HD void ll_received(Ctx& ctx, void* scratch, uint32_t e, const void* own, const void** srcs) {
   for (int r = 0; r < ctx.world(); ++r)
-    srcs[r] = r == ctx.rank() ? own : LlLayout::slot(scratch, ctx.world(), ctx.block(), e, r);
+    srcs[r] = r == ctx.rank() && own ? own : LlLayout::slot(scratch, ctx.world(), ctx.block(), e, r);
 }
 
 }  // namespace symm

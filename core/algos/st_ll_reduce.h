@@ -1,20 +1,22 @@
 // The flagged-packet (LL) reduction shared by all_reduce.st_ll_reduce and
-// reduce_scatter.st_ll_reduce: push packets to every peer, reduce the `world - 1` packet buffers
-// received with this rank's own part, with no barrier at all.
+// reduce_scatter.st_ll_reduce: push packets to every peer, reduce the packets received with this
+// rank's own part, with no barrier at all.
 //
 //   1. e = advance(counter[block][2])                 this block's epoch (core/algos/ll_layout.h)
-//   2. put_ll(peer(slot(e, me), q), src(q)[piece], e) for every peer q
+//   2. put_ll(peer(slot(e, me), q), src(q)[piece], e) for every peer q (and q = me when world > 2)
 //        all_reduce (kScatter false): src(q) = in, the whole input to every rank
 //        reduce_scatter (kScatter true): src(q) = in + q * count, slice q to rank q
 //   3. out[piece] = reduce_ll over r of slot(e, r)    spins until each packet carries e; rank
-//                   (r = me: src(me)[piece] as plain)  order, so every rank sums alike
+//                                                     order, so every rank sums alike
+//      world 2: r = me is src(me)[piece], plain data
 //
 // One one-way trip of data+flag, no fence, no end barrier: the latency floor for small
 // messages. Costs twice the bytes on the wire (half of each packet is the epoch), so each block
-// carries at most LlLayout::kPieceBytes. The own part is read as it is, not sent to itself as
-// packets: world - 1 transfers and packet buffers per block, not world.
-// kWaitAhead is for tests: a receive that waits for a later epoch than it sent (a deadlock the
-// simulator must name).
+// carries at most LlLayout::kPieceBytes. The own part: at world 2 read as it is (one transfer
+// and one packet buffer per block instead of two); at more ranks sent to itself as packets like
+// every other part. Measured both ways at worlds 2 and 4 (experiments/results/h100x2/
+// ll_self_0b93303, h100x4/ll_self_0b93303, graph mode): reading it cut world 2 by 3-5 % at
+// 4K-64K (2.93 -> 2.84 us at 4K) but slowed world 4 by 2-10 % below 1M.
 #pragma once
 
 #include "core/algos/ll_layout.h"
@@ -34,11 +36,12 @@ struct StLlReduceT {
     const uint32_t e = ll_epoch(ctx);
     const T* in = static_cast<const T*>(a.in) + piece.begin;
     const auto src = [&](int q) { return kScatter ? in + std::size_t(q) * a.count : in; };
-    ll_send(ctx, a.scratch, e, piece.count * sizeof(T), src);
+    const bool plain_own = ctx.world() == 2;
+    ll_send(ctx, a.scratch, e, piece.count * sizeof(T), src, !plain_own);
     const void* srcs[Ctx::kWorldLimit];
-    ll_received(ctx, a.scratch, e, src(ctx.rank()), srcs);
+    ll_received(ctx, a.scratch, e, plain_own ? src(ctx.rank()) : nullptr, srcs);
     ctx.template reduce_ll<T>(static_cast<T*>(a.out) + piece.begin, srcs, ctx.world(), piece.count, e + kWaitAhead,
-                              a.op, ctx.rank());
+                              a.op, plain_own ? ctx.rank() : -1);
   }
 };
 

@@ -10,7 +10,7 @@
 #   3. timing on one GPU: the three programs, 4K..1M x4, graph and eager, worlds 2, 4, 8 as teams,
 #      old and new binary interleaved twice (old, new, old, new)               -> one_<bin><rep>_w<W>_<m1>.csv
 #   4. timing over NVLink when the machine has W >= 2 GPUs: the same, one process per GPU, NCCL's
-#      all-reduce / reduce-scatter rows beside                                  -> nvl_<bin><rep>_<mW>.csv
+#      rows beside; NVL_WORLDS="2 4" runs worlds 2 and 4 on GPUs 0..W-1      -> nvl_<bin><rep>_<mW>.csv
 #   scripts/gpu/ll_self.sh <out-dir> [steps, default 1234] [worlds of step 3, default "2 4 8"]
 # Many files: tar the out-dir before it is fetched.
 # <m1> = h100x1 / h200x1 (one GPU's numbers, never mixed with NVLink's); <mW> = h100xW / h200xW.
@@ -98,14 +98,18 @@ step 3 && for rep in 1 2; do
 done
 
 # ---- 4. NVLink ------------------------------------------------------------------------------
+# NVL_WORLDS: the NVLink worlds (default: every GPU), each on GPUs 0..W-1, named h100xW / h200xW.
 if step 4 && [ "$NGPU" -ge 2 ]; then
-  export CUDA_VISIBLE_DEVICES=$(seq -s, 0 $((NGPU - 1)))
-  for rep in 1 2; do
-    for b in old new; do
-      bin=$OLD; [ $b = new ] && bin=$NEW
-      LOG="$DIR/nvl_${b}${rep}_$MW.log" CSV="$DIR/nvl_${b}${rep}_$MW.csv" EXTRA=,nccl,nccl_symm per_op timeout 60 \
-        $bin launch -n $NGPU -- $bin bench --backend cuda --dtype bf16 --sizes 4K:1M:x4 --mode both --machine $MW
-      echo "# 4 NVLink $b$rep at ${SECONDS}s: $(grep -E '^### ' "$DIR/nvl_${b}${rep}_$MW.log" | tr '\n' ' ')"
+  for w in ${NVL_WORLDS:-$NGPU}; do
+    export CUDA_VISIBLE_DEVICES=$(seq -s, 0 $((w - 1)))
+    MW=${GPU}x$w
+    for rep in 1 2; do
+      for b in old new; do
+        bin=$OLD; [ $b = new ] && bin=$NEW
+        LOG="$DIR/nvl_${b}${rep}_$MW.log" CSV="$DIR/nvl_${b}${rep}_$MW.csv" EXTRA=,nccl,nccl_symm per_op timeout 60 \
+          $bin launch -n $w -- $bin bench --backend cuda --dtype bf16 --sizes 4K:1M:x4 --mode both --machine $MW
+        echo "# 4 NVLink $MW $b$rep at ${SECONDS}s: $(grep -E '^### ' "$DIR/nvl_${b}${rep}_$MW.log" | tr '\n' ' ')"
+      done
     done
   done
 fi

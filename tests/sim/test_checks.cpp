@@ -300,25 +300,29 @@ TEST(Deadlock, MissingPeerIsNamed) {
 using LlWaitsForNextEpoch = StLlReduceT</*kScatter=*/false, /*kWaitAhead=*/1>;
 
 TEST(Deadlock, LlWaitOnAnEpochThatNeverComesIsNamed) {
-  for (bool timing_only : {false, true}) {
-    SCOPED_TRACE(timing_only ? "timing-only" : "data");
-    RunSpec s = h200x4_spec("all_reduce.one_shot_ll", 4096);
-    s.blocks = 2;
-    s.timing_only = timing_only;
-    std::string msg;
-    EXPECT_EQ(code_of([&] { run_program<LlWaitsForNextEpoch>(s); }, &msg), ErrorCode::kDeadlock);
-    // Rank 0 block 0's first packet source is rank 1's slot of epoch 1 (its own part is plain
-    // data): LlLayout::slot(block 0, half 1, from rank 1) = slot 5 of the scratch, 2048 B of data
-    // = 4096 B of packets, all of epoch 1.
-    const std::size_t at = 5 * LlLayout::kSlotBytes;
-    const std::string want =
-        "deadlock: rank 0 block 0 waits in reduce_ll for epoch 2 on the packet buffer rank 0's "
-        "scratch bytes [" +
-        std::to_string(at) + "," + std::to_string(at + 4096) + ") but the packet at byte " + std::to_string(at) +
-        " holds epoch 1";
-    EXPECT_NE(msg.find(want), std::string::npos) << msg;
-    EXPECT_NE(msg.find("(and 7 other blocked waits)"), std::string::npos) << msg;  // 4 ranks x 2 blocks
-  }
+  for (int world : {4, 2})
+    for (bool timing_only : {false, true}) {
+      SCOPED_TRACE(std::string(timing_only ? "timing-only" : "data") + ", world " + std::to_string(world));
+      RunSpec s = h200x4_spec("all_reduce.one_shot_ll", 4096);
+      s.world = world;
+      s.blocks = 2;
+      s.timing_only = timing_only;
+      std::string msg;
+      EXPECT_EQ(code_of([&] { run_program<LlWaitsForNextEpoch>(s); }, &msg), ErrorCode::kDeadlock);
+      // Rank 0 block 0's first packet source, epoch 1 (half 1 of block 0's region): at world 4 its
+      // own slot (it sends its own part to itself), LlLayout::slot(block 0, half 1, from rank 0) =
+      // slot 4 of the scratch; at world 2 rank 1's (its own part is plain data), slot 3. 2048 B of
+      // data = 4096 B of packets, all of epoch 1.
+      const std::size_t at = std::size_t(world == 4 ? 4 : 3) * LlLayout::kSlotBytes;
+      const std::string want =
+          "deadlock: rank 0 block 0 waits in reduce_ll for epoch 2 on the packet buffer rank 0's "
+          "scratch bytes [" +
+          std::to_string(at) + "," + std::to_string(at + 4096) + ") but the packet at byte " + std::to_string(at) +
+          " holds epoch 1";
+      EXPECT_NE(msg.find(want), std::string::npos) << msg;
+      const std::string others = "(and " + std::to_string(2 * world - 1) + " other blocked waits)";  // ranks x blocks
+      EXPECT_NE(msg.find(others), std::string::npos) << msg;
+    }
 }
 
 // Packets in one fixed slot per source (no epoch halves); in call 2 rank 1 does not send to
@@ -409,10 +413,11 @@ struct LlThenPlainRead {
   static void run(Ctx& ctx, const CollArgs& a) {
     const uint32_t e = ll_epoch(ctx);
     const std::size_t bytes = a.count * sizeof(T);
-    ll_send(ctx, a.scratch, e, bytes, [&](int) { return a.in; });
+    ll_send(
+        ctx, a.scratch, e, bytes, [&](int) { return a.in; }, /*self=*/true);
     const void* srcs[kPadWorld];
-    ll_received(ctx, a.scratch, e, a.in, srcs);
-    ctx.template reduce_ll<T>(static_cast<T*>(a.out), srcs, ctx.world(), a.count, e, a.op, ctx.rank());
+    ll_received(ctx, a.scratch, e, nullptr, srcs);
+    ctx.template reduce_ll<T>(static_cast<T*>(a.out), srcs, ctx.world(), a.count, e, a.op);
     ctx.copy(a.out, srcs[(ctx.rank() + 1) % ctx.world()], bytes);
   }
 };
