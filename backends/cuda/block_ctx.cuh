@@ -155,18 +155,11 @@ class BlockCtx {
     auto* d = reinterpret_cast<uint4*>(dst);
     const unsigned long long to = h_.timeout_cycles;
     detail::LlMiss miss;
-    bool ok = true;
     const ulonglong2* s[kWorldLimit];  // nsrc <= kWorldLimit, as in reduce
 #pragma unroll
     for (int i = 0; i < kWorldLimit; ++i) s[i] = i < nsrc ? static_cast<const ulonglong2*>(srcs[i]) : nullptr;
-    if (nsrc == 1)
-      ok = detail::reduce_ll_n<T, 1, 4>(d, s, nsrc, plain, n, epoch, op, to, h_.poison, miss);
-    else if (nsrc <= 2)
-      ok = detail::reduce_ll_n<T, 2, 4>(d, s, nsrc, plain, n, epoch, op, to, h_.poison, miss);
-    else if (nsrc <= 4)
-      ok = detail::reduce_ll_n<T, 4, 2>(d, s, nsrc, plain, n, epoch, op, to, h_.poison, miss);
-    else
-      ok = detail::reduce_ll_n<T, 8, 1>(d, s, nsrc, plain, n, epoch, op, to, h_.poison, miss);
+    const bool ok = plain < 0 ? reduce_ll_by_sources<T, false>(d, s, nsrc, plain, n, epoch, op, to, miss)
+                              : reduce_ll_by_sources<T, true>(d, s, nsrc, plain, n, epoch, op, to, miss);
     if (!ok && miss.src >= 0) detail::report_packet_timeout(h_, srcs[miss.src], miss.packet, epoch, miss.seen);
     pending_ = true;
   }
@@ -251,6 +244,15 @@ class BlockCtx {
   __device__ void finish() { flush_wait(); }
 
  private:
+  // reduce_ll's unrolling by source count (the loads of every source in flight at once).
+  template <class T, bool kPlain>
+  __device__ bool reduce_ll_by_sources(uint4* d, const ulonglong2* const* s, int nsrc, int plain, std::size_t n,
+                                       uint32_t epoch, ReduceOp op, unsigned long long to, detail::LlMiss& miss) {
+    if (nsrc == 1) return detail::reduce_ll_n<T, 1, 4, kPlain>(d, s, nsrc, plain, n, epoch, op, to, h_.poison, miss);
+    if (nsrc <= 2) return detail::reduce_ll_n<T, 2, 4, kPlain>(d, s, nsrc, plain, n, epoch, op, to, h_.poison, miss);
+    if (nsrc <= 4) return detail::reduce_ll_n<T, 4, 2, kPlain>(d, s, nsrc, plain, n, epoch, op, to, h_.poison, miss);
+    return detail::reduce_ll_n<T, 8, 1, kPlain>(d, s, nsrc, plain, n, epoch, op, to, h_.poison, miss);
+  }
   __device__ void flush_wait() {
     if (wait_sync_) {
       __syncthreads();

@@ -78,12 +78,14 @@ struct LlMiss {
 
 // Data vector i of a packet buffer is the 32 bytes at [32 i, 32 i + 32): two 16-byte loads.
 // Each thread keeps kN sources x kU vectors x 2 loads in flight, and re-polls only the
-// 16-byte halves whose epochs are not there yet. Source `plain` (-1: none) is a plain buffer of
+// 16-byte halves whose epochs are not there yet. With kPlain, source `plain` is a plain buffer of
 // data vectors instead (reduce_ll's contract, core/verbs.h): loaded with the first poll, never
 // waited on; its slots of p hold packets made of its data with the awaited epoch, so the
-// checks and the sum below treat every source alike. Returns false on timeout (and fills miss)
+// checks and the sum below treat every source alike. Without kPlain (plain < 0) the loop has no
+// such test at all: on 4x H100 (experiments/results/h100x4/ll_self_f0c558d) a runtime test in
+// it cost the all-reduce 2-3 % at 4K-16K. Returns false on timeout (and fills miss)
 // or when the rank is poisoned (miss.src stays -1: an earlier wait has reported already).
-template <class T, int kN, int kU>
+template <class T, int kN, int kU, bool kPlain>
 __device__ __forceinline__ bool reduce_ll_n(uint4* dst, const ulonglong2* const* src, int nsrc, int plain,
                                             std::size_t n, uint32_t epoch, ReduceOp op, unsigned long long timeout,
                                             const uint32_t* poison, LlMiss& miss) {
@@ -97,7 +99,7 @@ __device__ __forceinline__ bool reduce_ll_n(uint4* dst, const ulonglong2* const*
 #pragma unroll
       for (int u = 0; u < kU; ++u) {
         if (s >= nsrc || i + u * stride >= n) continue;
-        if (s == plain) {
+        if (kPlain && s == plain) {
           const uint4 v = reinterpret_cast<const uint4*>(src[s])[i + u * stride];
           p[s][u][0] = make_ulonglong2(packet(v.x, epoch), packet(v.y, epoch));
           p[s][u][1] = make_ulonglong2(packet(v.z, epoch), packet(v.w, epoch));
