@@ -15,7 +15,7 @@ import data  # noqa: E402
 import fidelity  # noqa: E402
 
 BEFORE = "e6bc023"  # older than PLAN_CHANGES from 4f1e9e1 on
-OWN, BIG, PUSH, CAP, CHUNKS, HALF, ONE = (c[0] for c in fidelity.PLAN_CHANGES[:7])
+OWN, BIG, PUSH, CAP, CHUNKS, HALF, ONE, PLAIN = (c[0] for c in fidelity.PLAN_CHANGES[:8])
 
 
 def row(algo, sha, shard=64 << 20, world=2):
@@ -58,6 +58,12 @@ class Stale(unittest.TestCase):
         self.assertIsNone(self.commit(row("all_gather.ce_st", BIG, shard=128 << 20)))
         self.assertEqual(self.commit(row("all_gather.ce_st", OWN, shard=64 << 20)), BIG)
         self.assertEqual(self.commit(row("all_gather.ce_st", OWN, shard=16 << 20)), None)
+
+    def test_a_change_to_one_world_leaves_the_others(self):
+        # The LL reductions' plain own part is world 2's only: their rows at 4 ranks stay.
+        self.assertEqual(self.commit(row("all_reduce.st_ll_reduce", ONE, world=2)), PLAIN)
+        self.assertIsNone(self.commit(row("all_reduce.st_ll_reduce", ONE, world=4)))
+        self.assertIsNone(self.commit(row("reduce_scatter.st_ll_reduce", PLAIN, world=2)))
 
     def test_unlisted_algorithms_and_unknown_commits_stay(self):
         self.assertIsNone(self.commit(row("all_gather.st_ll", BEFORE)))
