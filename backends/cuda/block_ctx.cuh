@@ -130,12 +130,14 @@ class BlockCtx {
         s[i] = i < n ? static_cast<const uint4*>(srcs[i]) : nullptr;
         if (i < n && s[i] != s[0]) same = false;
       }
+      // One vector per thread at most (the small calls): no unrolling over vectors.
+      const bool one = nv <= blockDim.x;
       if (n <= 1)
-        detail::put_ll_n<1, 4>(d, s, n, same, nv, epoch);
+        one ? detail::put_ll_n<1, 1>(d, s, n, same, nv, epoch) : detail::put_ll_n<1, 4>(d, s, n, same, nv, epoch);
       else if (n <= 4)
-        detail::put_ll_n<4, 2>(d, s, n, same, nv, epoch);
+        one ? detail::put_ll_n<4, 1>(d, s, n, same, nv, epoch) : detail::put_ll_n<4, 2>(d, s, n, same, nv, epoch);
       else
-        detail::put_ll_n<8, 2>(d, s, n, same, nv, epoch);
+        one ? detail::put_ll_n<8, 1>(d, s, n, same, nv, epoch) : detail::put_ll_n<8, 2>(d, s, n, same, nv, epoch);
     } else {
       // Bandwidth-bound pieces: one transfer at a time.
       for (int t = 0; t < n; ++t) {
@@ -248,6 +250,11 @@ class BlockCtx {
   template <class T, bool kPlain>
   __device__ bool reduce_ll_by_sources(uint4* d, const ulonglong2* const* s, int nsrc, int plain, std::size_t n,
                                        uint32_t epoch, ReduceOp op, unsigned long long to, detail::LlMiss& miss) {
+    if (n <= blockDim.x) {  // one vector per thread at most (the small calls): no unrolling over vectors
+      if (nsrc == 1) return detail::reduce_ll_n<T, 1, 1, kPlain>(d, s, nsrc, plain, n, epoch, op, to, h_.poison, miss);
+      if (nsrc <= 2) return detail::reduce_ll_n<T, 2, 1, kPlain>(d, s, nsrc, plain, n, epoch, op, to, h_.poison, miss);
+      if (nsrc <= 4) return detail::reduce_ll_n<T, 4, 1, kPlain>(d, s, nsrc, plain, n, epoch, op, to, h_.poison, miss);
+    }
     if (nsrc == 1) return detail::reduce_ll_n<T, 1, 4, kPlain>(d, s, nsrc, plain, n, epoch, op, to, h_.poison, miss);
     if (nsrc <= 2) return detail::reduce_ll_n<T, 2, 4, kPlain>(d, s, nsrc, plain, n, epoch, op, to, h_.poison, miss);
     if (nsrc <= 4) return detail::reduce_ll_n<T, 4, 2, kPlain>(d, s, nsrc, plain, n, epoch, op, to, h_.poison, miss);
