@@ -130,7 +130,9 @@ class BlockCtx {
         s[i] = i < n ? static_cast<const uint4*>(srcs[i]) : nullptr;
         if (i < n && s[i] != s[0]) same = false;
       }
-      // One vector per thread at most (the small calls): no unrolling over vectors.
+      // One vector per thread at most (the small calls): no unrolling over vectors. Unrolled code
+      // whose extra vectors a thread skips cost the small calls 4-11 % on 2x H100 (world 2, 4K-256K,
+      // graph: experiments/results/h100x2/ll_unroll_d51b489; one GPU, 2-8 ranks: 1-8 %).
       const bool one = nv <= blockDim.x;
       if (n <= 1)
         one ? detail::put_ll_n<1, 1>(d, s, n, same, nv, epoch) : detail::put_ll_n<1, 4>(d, s, n, same, nv, epoch);
@@ -250,7 +252,7 @@ class BlockCtx {
   template <class T, bool kPlain>
   __device__ bool reduce_ll_by_sources(uint4* d, const ulonglong2* const* s, int nsrc, int plain, std::size_t n,
                                        uint32_t epoch, ReduceOp op, unsigned long long to, detail::LlMiss& miss) {
-    if (n <= blockDim.x) {  // one vector per thread at most (the small calls): no unrolling over vectors
+    if (n <= blockDim.x) {  // one vector per thread at most (the small calls): no unrolling (put_ll says why)
       if (nsrc == 1) return detail::reduce_ll_n<T, 1, 1, kPlain>(d, s, nsrc, plain, n, epoch, op, to, h_.poison, miss);
       if (nsrc <= 2) return detail::reduce_ll_n<T, 2, 1, kPlain>(d, s, nsrc, plain, n, epoch, op, to, h_.poison, miss);
       if (nsrc <= 4) return detail::reduce_ll_n<T, 4, 1, kPlain>(d, s, nsrc, plain, n, epoch, op, to, h_.poison, miss);
