@@ -439,7 +439,6 @@ FitResult fit_machine(const CalibTable& t, const Machine& base, const std::strin
                     {"ll_wire_bytes", m.ll_wire_bytes, false},
                     {"load_link_factor", m.load_link_factor, false},
                     {"ll_poll_us", m.ll_poll_us, false, true},
-                    {"local_reduce_us", m.local_reduce_us, false, true},
                     {"ll_read_GBps", m.ll_read_GBps, false, true},
                     {"copy_engines", double(m.copy_engines), true},
                     {"ce_startup_us", m.ce_startup_us, false},
