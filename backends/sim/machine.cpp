@@ -149,6 +149,13 @@ std::vector<std::string> Machine::key_names() {
   return names;
 }
 
+std::vector<Machine::KeyValue> Machine::key_values() const {
+  std::vector<KeyValue> out;
+  for (const Key& k : keys_of(const_cast<Machine&>(*this)))  // read only
+    out.push_back({k.name, k.d ? *k.d : double(*k.i), k.i != nullptr, k.zero_ok});
+  return out;
+}
+
 bool Machine::copy_key(const Machine& from, const std::string& key) {
   std::vector<Key> mine = keys_of(*this);
   const std::vector<Key> theirs = keys_of(const_cast<Machine&>(from));

@@ -118,6 +118,16 @@ struct Machine {
 
   // The machine-file keys, in file order.
   static std::vector<std::string> key_names();
+  // One key's value as a machine file writes it: integer keys hold whole numbers; zero_ok: a cost
+  // the model may leave out (0), where every other key must be positive.
+  struct KeyValue {
+    const char* name;
+    double value;
+    bool integer;
+    bool zero_ok;
+  };
+  // Every key with this machine's value, in file order (what `symmcoll fit` writes).
+  std::vector<KeyValue> key_values() const;
   // Sets key `key` (a machine-file name) to `from`'s value; false if no such key.
   bool copy_key(const Machine& from, const std::string& key);
 
