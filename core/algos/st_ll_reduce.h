@@ -16,7 +16,8 @@
 // and one packet buffer per block instead of two); at more ranks sent to itself as packets like
 // every other part. Measured both ways at worlds 2 and 4 (experiments/results/h100x2/
 // ll_self_0b93303, h100x4/ll_self_0b93303, graph mode): reading it cut world 2 by 3-5 % at
-// 4K-64K (2.93 -> 2.84 us at 4K) but slowed world 4 by 2-10 % below 1M.
+// 4K-64K (2.93 -> 2.84 us at 4K) but slowed world 4 by up to 10 % below 1M (all-reduce 4K 3.27 ->
+// 3.37 us, 256K 9.89 -> 10.90; reduce-scatter +3 to +7 % at 4K-64K).
 #pragma once
 
 #include "core/algos/ll_layout.h"
