@@ -59,6 +59,7 @@ std::vector<Key> keys_of(Machine& m) {
       {"gemm_tile_m", nullptr, &m.gemm_tile_m, true},
       {"gemm_tile_n", nullptr, &m.gemm_tile_n, true},
       {"mma_TFLOPs", &m.mma_TFLOPs, nullptr},
+      {"mma_tile_us", &m.mma_tile_us, nullptr, true},
   };
 }
 

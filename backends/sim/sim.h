@@ -107,6 +107,10 @@ struct Machine {
   // Matrix tiles (the verb mma_tile, backends/sim/tiles.cpp): the GPU's tensor-core rate over all
   // its SMs in a tile program's mainloop; one block (one SM) computes at mma_TFLOPs / sms.
   double mma_TFLOPs = 0;
+  // A tile's fixed cost on its block beyond the mainloop: the epilogue (the accumulators stored
+  // while the tensor cores wait) and the drain of the MMA pipeline at the tile's end, per
+  // mma_tile call (kTileM x kTileN). Fitted with mma_TFLOPs from the tile GEMM's rows (0: none).
+  double mma_tile_us = 0;
 
   // The GPU rank `rank` runs on (team above): rank % gpus on a team machine, else its own.
   int gpu_of(int rank) const { return team ? rank % gpus : rank; }

@@ -5,8 +5,9 @@
 // Timing. One flow carries the tile's operand bytes S = A (m x k) + B (k x n) + C (m x n) (+ the
 // epilogue's n_in input tiles, m x n each, read as A and B are, local ones half an HBM copy) and
 // is capped so that alone it takes the tile's compute time: 2 m n k flops at mma_TFLOPs / sms
-// (one block holds one SM; the programs launch at most one block per SM), or the time its NVLink
-// bytes need at the per-block cap (block_GBps), whichever is longer. Where each byte weighs:
+// (one block holds one SM; the programs launch at most one block per SM) plus the tile's fixed
+// cost mma_tile_us (its epilogue and the MMA pipeline's drain), or the time its NVLink bytes need
+// at the per-block cap (block_GBps), whichever is longer. Where each byte weighs:
 //   - a peer's A or B: on the peer's egress and my ingress (NVLink), and the block pays a load
 //     round trip at the end, as copy's remote loads;
 //   - local A or B: on nothing. A persistent GEMM's tiles in flight share A's rows and B's
@@ -151,8 +152,9 @@ void Simulator::mma_tile(Block& b, DType t, uintptr_t c, std::size_t ldc, uintpt
     if (race_)
       for (std::size_t i = 0; i < um; ++i) store(b, lc.space, lc.off + i * ldc * es, un * es);
   }
-  // Compute time at one SM's share of the machine's rate (flops per ps = TFLOPs / sms).
-  const double compute_ps = 2.0 * double(um * un * uk) / (m_.mma_TFLOPs / double(m_.sms));
+  // Compute time at one SM's share of the machine's rate (flops per ps = TFLOPs / sms), plus the
+  // tile's fixed cost (epilogue and pipeline drain, mma_tile_us).
+  const double compute_ps = 2.0 * double(um * un * uk) / (m_.mma_TFLOPs / double(m_.sms)) + m_.mma_tile_us * 1e6;
   const double link_ps = link > 0 ? link / block_bpp_ : 0;
   start_flow(b, index, BytesPerPs(total / std::max({compute_ps, link_ps, 1.0})), total);
 }

@@ -45,6 +45,8 @@ Machine odd_machine() {
   m.gemm_GBps = 4000;
   m.gemm_tile_m = 128;
   m.gemm_tile_n = 256;
+  m.mma_TFLOPs = 610;  // the tile GEMM apart from cuBLASLt's rate, with a fixed cost per tile
+  m.mma_tile_us = 1.9;
   return m;
 }
 
@@ -104,6 +106,8 @@ void expect_recovers(const Machine& in, int world) {
   expect_near_rel(out.gemm_GBps, in.gemm_GBps, "gemm_GBps");
   EXPECT_EQ(out.gemm_tile_m, in.gemm_tile_m);
   EXPECT_EQ(out.gemm_tile_n, in.gemm_tile_n);
+  expect_near_rel(out.mma_TFLOPs, in.mma_TFLOPs, "mma_TFLOPs");
+  expect_near_rel(out.mma_tile_us, in.mma_tile_us, "mma_tile_us");
   // The one key no microbenchmark measures comes from the base, and the file says so.
   EXPECT_EQ(out.nvls_GBps, base.nvls_GBps);
   EXPECT_NE(f.ini.find("nvls_GBps = " + std::to_string(int(base.nvls_GBps)) + "  # not calibrated: as in h200x8.ini"),
@@ -267,6 +271,60 @@ TEST(Calib, AOneGemmPlanPaysOneLaunch) {
     EXPECT_NEAR(r.time_us, w, 1e-3 * w) << r.m << " x " << r.n << " x " << r.k;
   }
   EXPECT_GT(seen, 0);
+}
+
+// Without tile_gemm rows the tile verb keeps cuBLASLt's fitted rate and no fixed cost, and the
+// file says it was assumed; with them (the same rows, tile_gemm kept) it is the tile GEMM's own.
+TEST(Calib, TileKeysComeFromTileRowsOrAreAssumed) {
+  const Machine in = odd_machine();
+  CalibTable t = table_for(in, 2);
+  const Machine base = machine("h200x2");
+  const FitResult with = fit_machine(t, base, "m", "x.csv");
+  expect_near_rel(with.machine.mma_TFLOPs, in.mma_TFLOPs, "mma_TFLOPs");
+  std::erase_if(t.rows, [](const CalibRow& r) { return r.bench == "tile_gemm"; });
+  const FitResult without = fit_machine(t, base, "m", "x.csv");
+  EXPECT_EQ(without.machine.mma_TFLOPs, without.machine.gemm_TFLOPs);
+  EXPECT_EQ(without.machine.mma_tile_us, 0);
+  EXPECT_NE(without.ini.find("mma_tile_us = 0  # assumed 0: no tile_gemm row"), std::string::npos) << without.ini;
+}
+
+// gemm-bench's CSV (one GPU, our tile GEMM beside cuBLASLt) reads as calibration rows of world 1:
+// tile in bf16 as tile_gemm (fitted), the rest under names no fit reads; its rows fit the tile keys.
+TEST(Calib, GemmBenchRowsReadAsTileGemmRows) {
+  const Machine in = odd_machine();
+  const std::string path = testing::TempDir() + "gemm_bench.csv";
+  {
+    std::ofstream f(path);
+    f << "backend,machine,op,impl,dtype,M,N,K,graph,time_us_median,time_us_p10,time_us_p90,tflops,max_rel_err,"
+         "git_sha\n";
+    for (const CalibRow& r : simulate_calibration(in, 2)) {
+      if (r.bench != "tile_gemm") continue;
+      for (const char* impl : {"tile", "cublaslt"})
+        f << "cuda,x,gemm," << impl << ",bf16," << r.m << "," << r.n << "," << r.k << "," << int(r.graph) << ","
+          << (std::string(impl) == "tile" ? r.time_us : 1.0) << ",0,0,0,-1,abc\n";
+    }
+    f << "cuda,x,gemm,tile,fp16,256,1024,512,1,1.0,0,0,0,-1,abc\n";
+  }
+  const CalibTable t = read_calibration(path);
+  int tiles = 0, others = 0;
+  for (const CalibRow& r : t.rows) {
+    EXPECT_EQ(r.world, 1);
+    if (r.bench == "tile_gemm") {
+      ++tiles;
+      EXPECT_DOUBLE_EQ(r.x, 2.0 * r.m * r.n * double(r.k));
+    } else {
+      ++others;
+      EXPECT_TRUE(r.bench == "gemm_bench_cublaslt" || r.bench == "tile_gemm_fp16") << r.bench;
+    }
+  }
+  EXPECT_GT(tiles, 3);
+  EXPECT_EQ(others, tiles + 1);
+  Machine base = machine("h200x2");
+  base.sms = in.sms;  // gemm-bench has no device rows: the sms the tiles were dealt over come from the base
+  const FitResult f = fit_machine(t, base, "m", path, {"mma_*"});
+  expect_near_rel(f.machine.mma_TFLOPs, in.mma_TFLOPs, "mma_TFLOPs");
+  expect_near_rel(f.machine.mma_tile_us, in.mma_tile_us, "mma_tile_us");
+  EXPECT_EQ(f.machine.gemm_TFLOPs, base.gemm_TFLOPs);
 }
 
 TEST(Calib, CsvErrorsNameTheLine) {

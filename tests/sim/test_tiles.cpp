@@ -52,6 +52,23 @@ TEST(Tiles, GoldenTileTimeOnTheTinyMachine) {
   EXPECT_NEAR(run_fused(s).time_us - r.time_us, 16.777, 0.01);
 }
 
+// mma_tile_us: every tile's fixed cost (epilogue, pipeline drain) on its block. One tile per
+// block adds it once; two tiles per block (M 2048 on the 8 blocks) twice, and not K-dependent.
+TEST(Tiles, TheTileFixedCostIsPaidOncePerTile) {
+  Machine tiny = Machine::load(SYMM_TEST_DIR "/tiny.ini");
+  FusedRunSpec s = spec_for(find(FusedOp::kMmRs, "tile_gemm"), tiny, 2, 256, 128, 128);
+  const double one = run_fused(s).time_us;
+  s.shape.m = 2048;
+  const double two = run_fused(s).time_us;
+  tiny.mma_tile_us = 3.25;
+  s.machine = tiny;
+  EXPECT_NEAR(run_fused(s).time_us - two, 2 * 3.25, 0.01);
+  s.shape.m = 256;
+  EXPECT_NEAR(run_fused(s).time_us - one, 3.25, 0.01);
+  s.shape.k = 256;
+  EXPECT_NEAR(run_fused(s).time_us - one, 3.25 + 16.777, 0.01);
+}
+
 // A fault is caught when the run throws a race (the read not ordered after the copy / store: a
 // release/acquire chain is missing) or its data check fails.
 template <class Plan>
@@ -122,9 +139,14 @@ TEST(Tiles, TileVariantsSitBetweenTheMatmulAloneAndTheSequentialBaseline) {
   // entry handshake) launches at launch_eager_us in either mode (streams.cpp), the baselines'
   // kernel-and-GEMM graphs at launch_graph_us; 3.3 us apart, more than the 2.7 us by which the
   // push variant beats seq_coll_gemm here, which is the structure's point, not the launch path's.
+  // And with the tile GEMM as fast as cuBLASLt (the shipped file's mma keys, fitted from our tile
+  // GEMM alone, make every tile program pay our kernel's per-tile cost: a property of the kernel,
+  // not of the protocol these variants add around it).
   Machine m = Machine::by_name("h200x4");
   m.acquire_us = 0;
   m.launch_eager_us = m.launch_graph_us;
+  m.mma_TFLOPs = m.gemm_TFLOPs;
+  m.mma_tile_us = 0;
   for (FusedOp op : {FusedOp::kAgMm, FusedOp::kMmRs}) {
     FusedRunSpec s = spec_for(find(op, "tile_gemm"), m, 4, 16384, 3584, 8192);
     s.timing_only = true;

@@ -22,6 +22,7 @@
 #include "backends/cuda/runtime.h"
 #include "backends/cuda/team.h"
 #include "backends/cuda/team_run.h"
+#include "backends/cuda/tile_gemm.h"
 #include "core/calib_plan.h"
 #include "core/output_file.h"
 #include "core/result.h"
@@ -233,7 +234,8 @@ void plan_rows(Calibrator& c, Runtime& rt) {
 }
 
 // GEMM (cuBLASLt bf16, fp32 accumulation), graph and eager: the fit's shapes (`gemm`) and the
-// fused operations' shapes held out for validation (`gemm_fused`); buffers outside the heap.
+// fused operations' shapes held out for validation (`gemm_fused`); then our tile GEMM at the fit's
+// shapes (`tile_gemm`); buffers outside the heap.
 void gemm_rows(Calibrator& c, Runtime& rt, const calib::CalibPlan& plan) {
   using Shape = calib::CalibPlan::GemmShape;
   std::vector<std::pair<const char*, Shape>> shapes;
@@ -262,6 +264,18 @@ void gemm_rows(Calibrator& c, Runtime& rt, const calib::CalibPlan& plan) {
     for (bool graph : {true, false})
       c.row(
           name, 0, graph, flops, [&g, st, ga]() { g.run(st, 0, ga); }, calls, s.m, s.n, s.k);
+  }
+  // Our tile GEMM alone (the kernel the tile programs run: the cooperative schedule, one block per
+  // SM), at the fit's shapes: the rows mma_TFLOPs and mma_tile_us come from (fit.cpp).
+  TileGemmOptions coop;
+  coop.schedule = tile::TileSchedule::kCoop;
+  for (const Shape& s : plan.gemm_fit_shapes()) {
+    const GemmArgs ga = gemm_args(a, b, cm, std::size_t(s.m), std::size_t(s.n), std::size_t(s.k), DType::kBF16);
+    const double flops = 2.0 * s.m * s.n * double(s.k);
+    const int calls = flops >= 2e11 ? 3 : flops >= 2e10 ? 10 : 30;
+    for (bool graph : {true, false})
+      c.row(
+          "tile_gemm", 0, graph, flops, [st, ga, coop]() { tile_gemm(st, ga, coop); }, calls, s.m, s.n, s.k);
   }
   concurrency_rows(c, rt, plan, g, a, b, cm);
   SYMM_CUDA_CHECK(cudaFree(a));

@@ -25,6 +25,41 @@ void write_calibration(std::ostream& out, const CalibTable& t) {
   }
 }
 
+namespace {
+
+// `symmcoll-cuda gemm-bench`'s CSV (apps/harness/cuda/gemm_bench.h): one GPU, our tile GEMM
+// (impl `tile`) beside cuBLASLt, each shape graph and eager. Its columns up to the median time.
+constexpr const char* kGemmBenchHeader = "backend,machine,op,impl,dtype,M,N,K,graph,time_us_median";
+
+// A gemm-bench row as a calibration row of world 1: impl `tile` in bf16 is `tile_gemm` (what the
+// fit's mma keys come from, as calibrate's own tile_gemm rows); any other impl or type keeps its
+// name (`gemm_bench_cublaslt`, `tile_gemm_fp16`), data only: cuBLASLt's fitted rows are `gemm`'s.
+CalibRow gemm_bench_row(const std::vector<std::string>& f, const std::string& where) {
+  CalibRow r;
+  try {
+    std::size_t used = 0;
+    auto num = [&](const std::string& s) {
+      const double v = std::stod(s, &used);
+      if (used != s.size()) throw std::invalid_argument(s);
+      return v;
+    };
+    r.m = int(num(f[5])), r.n = int(num(f[6])), r.k = int(num(f[7]));
+    r.graph = num(f[8]) != 0;
+    r.time_us = num(f[9]);
+  } catch (const std::exception&) {
+    fail(ErrorCode::kInvalidArgument, where + ": a field of M, N, K, graph, time_us_median is not a number");
+  }
+  if (f[2] != "gemm") fail(ErrorCode::kInvalidArgument, where + ": op '" + f[2] + "', expected gemm");
+  r.bench = (f[3] == "tile" ? std::string("tile_gemm") : "gemm_bench_" + f[3]) + (f[4] == "bf16" ? "" : "_" + f[4]);
+  r.world = 1;
+  r.x = 2.0 * r.m * r.n * double(r.k);
+  if (!(r.time_us > 0) || r.m < 1 || r.n < 1 || r.k < 1)
+    fail(ErrorCode::kInvalidArgument, where + ": time_us_median and M, N, K must be positive");
+  return r;
+}
+
+}  // namespace
+
 CalibTable read_calibration(const std::string& path) {
   std::ifstream in(path);
   if (!in) fail(ErrorCode::kIo, "cannot read calibration file '" + path + "'");
@@ -33,6 +68,7 @@ CalibTable read_calibration(const std::string& path) {
   int n = 0;
   bool header = false;
   std::size_t fields = 0;
+  bool gemm_bench = false;
   while (std::getline(in, line)) {
     ++n;
     if (!line.empty() && line.back() == '\r') line.pop_back();
@@ -42,22 +78,32 @@ CalibTable read_calibration(const std::string& path) {
       continue;
     }
     const std::string where = path + ":" + std::to_string(n);
+    std::vector<std::string> f;
+    std::stringstream ss(line);
+    for (std::string cell; std::getline(ss, cell, ',');) f.push_back(cell);
     if (!header) {
       if (line == "bench,world,blocks,graph,x,time_us,m,n,k")
         fields = 9;
       else if (line == "bench,world,blocks,graph,x,time_us")
         fields = 6;
+      else if (line.starts_with(kGemmBenchHeader))
+        fields = f.size(), gemm_bench = true;
       else
-        fail(ErrorCode::kInvalidArgument, where + ": expected the header 'bench,world,blocks,graph,x,time_us,m,n,k'");
+        fail(ErrorCode::kInvalidArgument, where +
+                                              ": expected the header 'bench,world,blocks,graph,x,time_us,m,n,k' "
+                                              "(or gemm-bench's '" +
+                                              std::string(kGemmBenchHeader) + ",...')");
+      if (gemm_bench) t.comments.push_back(" gemm-bench rows of " + path);
       header = true;
       continue;
     }
-    std::vector<std::string> f;
-    std::stringstream ss(line);
-    for (std::string cell; std::getline(ss, cell, ',');) f.push_back(cell);
     if (f.size() != fields)
       fail(ErrorCode::kInvalidArgument,
            where + ": expected " + std::to_string(fields) + " fields, got " + std::to_string(f.size()));
+    if (gemm_bench) {
+      t.rows.push_back(gemm_bench_row(f, where));
+      continue;
+    }
     CalibRow r;
     r.bench = f[0];
     try {
@@ -144,11 +190,12 @@ std::vector<CalibRow> simulate_calibration(const Machine& m, int world, const Ca
   // GEMM: the simulator's own, a one-GEMM host plan (the fused ops' `cublaslt` baseline on rank 0's
   // M x N x K, timing only, CUDA-graph launch): what a plan's gemm costs in gemm.cpp.
   const FusedAlgo* alone = find_fused_baseline(FusedOp::kAgMm, "cublaslt");
-  auto gemm = [&](const char* bench, const CalibPlan::GemmShape& s) {
+  const FusedAlgo* tiles = find_fused_baseline(FusedOp::kAgMm, "tile_gemm");
+  auto gemm = [&](const char* bench, const CalibPlan::GemmShape& s, const FusedAlgo* algo = nullptr) {
     FusedRunSpec f;
     f.machine = m;
     f.world = 2;
-    f.algo = alone;
+    f.algo = algo ? algo : alone;
     f.shape.m = std::size_t(s.m), f.shape.n = std::size_t(s.n), f.shape.k = std::size_t(s.k);
     f.timing_only = true;
     // A plan's call pays one launch latency (its first kernel's, streams.cpp), as the measured
@@ -158,6 +205,9 @@ std::vector<CalibRow> simulate_calibration(const Machine& m, int world, const Ca
   };
   for (const CalibPlan::GemmShape& s : plan.gemm_fit_shapes()) gemm("gemm", s);
   for (const CalibPlan::GemmShape& s : plan.gemm_fused_shapes()) gemm("gemm_fused", s);
+  // Our tile GEMM (the fused ops' tile_gemm baseline: the device program on mma_tile), at the
+  // fit's shapes: what mma_TFLOPs and mma_tile_us are fitted from.
+  for (const CalibPlan::GemmShape& s : plan.gemm_fit_shapes()) gemm("tile_gemm", s, tiles);
   return rows;
 }
 

@@ -33,6 +33,10 @@
 //                     bytes: A, B and C once; the tile and the bytes term       gemm_tile_m/n = tm/tn,
 //                     with the least residual                                   gemm_GBps = Bg (or 0)
 //   gemm_fused        flops (m, n, k)   held out: the fused ops' shapes, never fitted
+//   tile_gemm         flops (m, n, k)   our tile GEMM program (core/algos/tile_gemm.h) alone:   mma_TFLOPs = R,
+//                                       c + T (2 kTileM kTileN k sms / (R 1e6) + e),            mma_tile_us = e
+//                                       T: kTileM x kTileN tiles of the busiest block (graph, NNLS;
+//                                       c is the launch and what else a call pays once, not a key)
 //   conc_*            a GEMM beside an SM copy of `blocks` blocks (0: cudaMemcpyAsync; -1: alone),
 //                     either launched first, eager, each one's own time: data for the model of a
 //                     GEMM sharing the GPU (gemm.cpp), not fitted
@@ -67,6 +71,8 @@ struct CalibTable {
 };
 
 // CSV: '#' comment lines, then the header "bench,world,blocks,graph,x,time_us,m,n,k", then rows
+// (`symmcoll-cuda gemm-bench`'s CSVs are read too: one GPU's rows of world 1, impl `tile` in bf16
+// as `tile_gemm`, the others under names no fit reads: gemm_bench_<impl>, tile_gemm_<dtype>)
 // (files written before the shape columns, "bench,world,blocks,graph,x,time_us", are read too).
 void write_calibration(std::ostream& out, const CalibTable& t);
 CalibTable read_calibration(const std::string& path);  // throws kIo / kInvalidArgument (line named)

@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "apps/harness/sim/calib.h"
+#include "core/verbs.h"
 
 namespace symm::sim {
 namespace {
@@ -384,14 +385,47 @@ FitResult fit_machine(const CalibTable& t, const Machine& base, const std::strin
         note("gemm_fixed_us", what + "; c - launch_graph_us", best);
         note("gemm_tile_m", what, best);
         note("gemm_tile_n", what, best);
-        // The tile verb's rate (mma_tile): no row measures a tile program yet, so it is assumed to
-        // run at the rate fitted to cuBLASLt here (issue 24's target for the tile GEMM: >= 90 % of it).
-        m.mma_TFLOPs = m.gemm_TFLOPs;
-        why["mma_TFLOPs"] =
-            "assumed = gemm_TFLOPs (the cuBLASLt fit above): no calibration row measures a tile "
-            "program yet";
       }
     }
+  }
+  {
+    // The tile verb (mma_tile) from our tile GEMM program alone (tile_gemm, graph, NNLS):
+    //   t = c + T (2 kTileM kTileN k sms / (R 1e6) + e)
+    // T the tiles of the busiest block as the simulator deals them (core/algos/tile_gemm.h: blocks
+    // = min(sms, tiles), every blocks-th tile), R = mma_TFLOPs, e = mma_tile_us; c (the launch and
+    // what else a call pays once) is no key: the simulator charges the launch.
+    const std::vector<int> idx =
+        gpu_rows(select([](const CalibRow& r) { return r.bench == "tile_gemm" && r.graph && r.m > 0; }));
+    if (need(idx, 3)) {
+      std::vector<std::vector<double>> d;
+      std::vector<double> tt;
+      for (int i : idx) {
+        const CalibRow& r = R[std::size_t(i)];
+        const double tiles = std::ceil(double(r.m) / kTileM) * std::ceil(double(r.n) / kTileN);
+        const double blocks = std::min(double(m.sms), tiles), per_block = std::ceil(tiles / blocks);
+        d.push_back({1.0, per_block * 2.0 * kTileM * kTileN * double(r.k) * m.sms / 1e6, per_block});
+        tt.push_back(r.time_us);
+      }
+      const Fit f = solve(d, tt, idx);
+      if (f.p(1) > 0) {
+        m.mma_TFLOPs = 1.0 / f.p(1);
+        m.mma_tile_us = f.p(2);
+        char c[64];
+        std::snprintf(c, sizeof c, "%.3g us", f.p(0));
+        const std::string what = "tile_gemm (our tile GEMM program alone, bf16, graph, NNLS): t = c + T (2 " +
+                                 std::to_string(kTileM) + " x " + std::to_string(kTileN) +
+                                 " k sms / R + e), T the busiest block's tiles; c = " + c;
+        note("mma_TFLOPs", what, f);
+        note("mma_tile_us", what, f);
+      }
+    }
+  }
+  if (!why.count("mma_TFLOPs") && why.count("gemm_TFLOPs")) {
+    // No tile row: the tile verb is assumed to run at the rate fitted to cuBLASLt, no fixed cost.
+    m.mma_TFLOPs = m.gemm_TFLOPs;
+    m.mma_tile_us = 0;
+    why["mma_TFLOPs"] = "assumed = gemm_TFLOPs (the cuBLASLt fit above): no tile_gemm row";
+    why["mma_tile_us"] = "assumed 0: no tile_gemm row";
   }
 
   // Keys the rows may not set (`only`) go back to the base's values.
