@@ -16,15 +16,15 @@
 //              owner's slot (push); after each tile's stores the consumer warpgroups meet on a
 //              named barrier and one thread releases (fence.acq_rel.sys, then st.relaxed.sys, as
 //              BlockCtx::signal) the tile's count into the owner's flag. Then the consumers reduce
-//              my rows task by task: one thread acquires every flag the task needs (the same
-//              slots and values as the program's waits), the named barrier extends the acquire
-//              to the 256 threads, which sum the world sources in fp32 (rank order, as
-//              BlockCtx::reduce). The epoch counter is the program's (pad::counter(b, kCounter)).
+//              my rows task by task: the consumer threads acquire every flag the task needs (the
+//              same slots and values as the program's waits), one flag per thread, all at once;
+//              the named barrier extends the acquires to the 256 threads, which sum the world
+//              sources in fp32 (rank order, as BlockCtx::reduce). The epoch counter is the program's (pad::counter(b, kCounter)).
 //   MmRsAccTiles (core/algos/mm_rs_gemm_ce_tile_acc.h): every blocks()-th tile of my rows, in
 //              TileGrid's order. The program acquires a tile's chunk flags before its mma_tile;
-//              here one consumer thread acquires them after the tile's product, before its
-//              epilogue reads the peers' slots (the only reads they order: A and B are local),
-//              and the named barrier extends the acquire to the 256 threads; store_tile adds the
+//              here consumer threads acquire them (one peer's flag each) after the tile's
+//              product, before its epilogue reads the peers' slots (the only reads they order: A
+//              and B are local), and the named barrier extends the acquires to the 256 threads; store_tile adds the
 //              world - 1 slots in order, as the verb's epilogue.
 //
 // Every wait is bounded by the handle's timeout and, on expiry, fills the rank's error record
@@ -227,9 +227,10 @@ __global__ void __launch_bounds__(384, 1)
       mma_tile<BN, TT>(acc, ring, pos, kblocks, cw);
       const uint32_t k = g.row0(t) / p.chunk_rows;
       if (k != acquired && pp.debug == 0) {
-        if (threadIdx.x == 128)
-          for (int i = 1; i < w; ++i) wait_acquire(h, pad::plan_flag(pad::kPlanData, int(k), (me + i) % w), 1);
-        consumers_sync();  // extends thread 128's acquires to the other consumer threads
+        // The chunk's flags, one peer's per consumer thread, all at once (not one thread's chain).
+        const int i = int(threadIdx.x) - 128 + 1;
+        if (i < w) wait_acquire(h, pad::plan_flag(pad::kPlanData, int(k), (me + i) % w), 1);
+        consumers_sync();  // extends each acquiring thread's acquire to the other consumer threads
         acquired = k;
       }
       store_tile<BN, TT>(acc, c, pp.debug < 2 ? slots : nullptr, p.n, int(rows), int(p.n), int(g.row0(t)),
@@ -257,13 +258,15 @@ __global__ void __launch_bounds__(384, 1)
       }
     }
     for (uint32_t u = bk; u < (pp.debug ? 0 : L::tasks(rows)); u += nb) {  // 2. reduce my rows, a sub-band at a time
-      if (threadIdx.x == 128)
-        for (int r = 0; r < w; ++r)
-          for (uint32_t col = 0; col < g.tn; ++col) {
-            const uint32_t j = L::task_tile(g, u, col);
-            wait_acquire(h, L::wait_slot(j, nb, r), L::wait_value(base, j, nb));
-          }
-      consumers_sync();  // extends thread 128's acquires to the other consumer threads
+      // The task's flags (every rank's tiles of its tile row: world x g.tn), one per consumer
+      // thread, all at once: one thread's chain of world x g.tn acquires (28 at world 2, 70B)
+      // costs that many load round trips per task.
+      const uint32_t nflags = uint32_t(w) * g.tn;
+      for (uint32_t i = threadIdx.x - 128; i < nflags; i += 256) {
+        const uint32_t j = L::task_tile(g, u, i % g.tn);
+        wait_acquire(h, L::wait_slot(j, nb, int(i / g.tn)), L::wait_value(base, j, nb));
+      }
+      consumers_sync();  // extends each acquiring thread's acquire to the other consumer threads
       const uint4* src[kNodeWorld];
 #pragma unroll
       for (int r = 0; r < kNodeWorld; ++r)
