@@ -109,7 +109,8 @@ int cmd_fit(int argc, char** argv) {
       ("help,h", "show this help")
       ("calibration,c", po::value(&calibration)->required()->multitoken(),
        "the rows of `symmcoll calibrate` (CSV); several files (e.g. a single-GPU run for the per-GPU\n"
-       "keys and a multi-GPU run for the links): their rows together, numbered in that order")
+       "keys and a multi-GPU run for the links): their rows together, numbered in that order.\n"
+       "FILE.csv:BENCH+BENCH reads only those benches' rows of FILE (e.g. another host's acquire_chain)")
       ("out,o", po::value(&out)->required(), "the machine file to write (.ini)")
       ("base", po::value(&base),
        "machine file whose values the keys no row calibrates keep (default: --out if it exists)")
@@ -139,11 +140,37 @@ int cmd_fit(int argc, char** argv) {
   // The rows first: a missing or garbage --calibration is named as such, not as a missing base.
   sim::CalibTable t;
   std::string source;
-  for (const std::string& c : split_calibrations(calibration)) {
-    const sim::CalibTable one = for_option("--calibration", [&] { return sim::read_calibration(c); });
+  for (const std::string& entry : split_calibrations(calibration)) {
+    // FILE.csv:bench+bench: only those benches' rows (a ':' after the file's name, not in a folder's).
+    const std::size_t colon = entry.rfind(':');
+    const bool picked = colon != std::string::npos && entry.find('/', colon) == std::string::npos;
+    const std::string c = picked ? entry.substr(0, colon) : entry;
+    std::vector<std::string> benches;  // '+' between names: ',' already separates the files
+    if (picked) {
+      std::stringstream names(entry.substr(colon + 1));
+      for (std::string b; std::getline(names, b, '+');)
+        if (!b.empty()) benches.push_back(b);
+    }
+    if (picked && benches.empty())
+      fail(ErrorCode::kInvalidArgument, "--calibration '" + entry + "': no bench named after ':'");
+    sim::CalibTable one = for_option("--calibration", [&] { return sim::read_calibration(c); });
+    if (picked) {
+      std::erase_if(one.rows, [&](const sim::CalibRow& r) {
+        return std::find(benches.begin(), benches.end(), r.bench) == benches.end();
+      });
+      if (one.rows.empty())
+        fail(ErrorCode::kInvalidArgument, "--calibration '" + entry + "': " + c + " has no row of those benches");
+      for (std::string& comment : one.comments) {
+        comment += " (only ";  // appended piece by piece: GCC 12 warns (-Wrestrict) on a + chain here
+        comment += entry.substr(colon + 1);
+        comment += ")";
+      }
+    }
     t.comments.insert(t.comments.end(), one.comments.begin(), one.comments.end());
     t.rows.insert(t.rows.end(), one.rows.begin(), one.rows.end());
-    source += (source.empty() ? "" : " + ") + std::filesystem::path(c).filename().string();
+    if (!source.empty()) source += " + ";
+    source += std::filesystem::path(c).filename().string();
+    if (picked) source += entry.substr(colon);
   }
   const bool base_given = !base.empty();
   if (!base_given) base = out;

@@ -82,6 +82,25 @@ struct Exchange {
   }
 };
 
+// Every rank, block 0: one relaxed signal to itself, a wait until it has landed, then units(a)
+// more acquire waits on that flag, each finding it already set: a chain of acquires with nothing
+// to wait for, the cost of every wait after the first in a row of them (a barrier's later
+// peers, a tile reduce's flags). Its flag (channel kChannel, slot of block 2) and counter (block
+// 2's kCounter) are no other program's; no peer is touched, so any world runs it.
+struct AcquireChain {
+  template <class T, class Ctx>
+  SYMM_HD static void run(Ctx& ctx, const CollArgs& a) {
+    if (ctx.block() != 0) return;
+    const int me = ctx.rank();
+    const uint32_t n = uint32_t(units<T>(a));
+    const uint32_t e = ctx.advance(pad::counter(2, kCounter));
+    const uint32_t slot = pad::flag(kChannel, 2, me);
+    ctx.signal(me, slot, e, MemOrder::kRelaxed);
+    ctx.wait(slot, e, MemOrder::kAcquire);
+    for (uint32_t i = 0; i < n; ++i) ctx.wait(slot, e, MemOrder::kAcquire);
+  }
+};
+
 // Rank 0, block 0: units(a) remote loads of 16 bytes from rank 1's `in`, one after the other
 // (each copy's store needs its load: in-order issue makes a chain of round trips).
 struct LoadChain {

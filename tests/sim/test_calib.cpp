@@ -45,7 +45,8 @@ Machine odd_machine() {
   m.gemm_GBps = 4000;
   m.gemm_tile_m = 128;
   m.gemm_tile_n = 256;
-  m.mma_TFLOPs = 610;  // the tile GEMM apart from cuBLASLt's rate, with a fixed cost per tile
+  m.acquire_set_us = 0.21;  // below acquire_us: a set flag's acquire is one load
+  m.mma_TFLOPs = 610;       // the tile GEMM apart from cuBLASLt's rate, with a fixed cost per tile
   m.mma_tile_us = 1.9;
   return m;
 }
@@ -90,6 +91,7 @@ void expect_recovers(const Machine& in, int world) {
   expect_near_rel(out.nvlink_ingress_GBps, in.nvlink_ingress_GBps, "nvlink_ingress_GBps");
   expect_near_rel(out.store_latency_us, in.store_latency_us, "store_latency_us");
   expect_near_rel(out.acquire_us, in.acquire_us, "acquire_us");
+  expect_near_rel(out.acquire_set_us, in.acquire_set_us, "acquire_set_us");
   expect_near_rel(out.flag_latency_us, in.flag_latency_us, "flag_latency_us");
   expect_near_rel(out.load_rtt_us, in.load_rtt_us, "load_rtt_us");
   expect_near_rel(out.block_GBps, in.block_GBps, "block_GBps");
@@ -325,6 +327,35 @@ TEST(Calib, GemmBenchRowsReadAsTileGemmRows) {
   expect_near_rel(f.machine.mma_TFLOPs, in.mma_TFLOPs, "mma_TFLOPs");
   expect_near_rel(f.machine.mma_tile_us, in.mma_tile_us, "mma_tile_us");
   EXPECT_EQ(f.machine.gemm_TFLOPs, base.gemm_TFLOPs);
+}
+
+// An acquire wait whose flag is already set costs acquire_set_us; one that waits costs acquire_us
+// once its flag is seen. The acquire chain: one wait for the self-signal's landing, then n waits
+// on a set flag: n more cost n acquire_set_us exactly; without acquire_chain rows the fit takes
+// acquire_set_us as what an acquire wait pays and says so.
+TEST(Calib, AnAcquireOfASetFlagCostsAcquireSet) {
+  Machine m = odd_machine();
+  const std::vector<CalibRow> rows = simulate_calibration(m, 2);
+  auto chain = [&](double n) {
+    for (const CalibRow& r : rows)
+      if (r.bench == "acquire_chain" && r.x == n) return r.time_us;
+    return -1.0;
+  };
+  ASSERT_GT(chain(16), 0);
+  EXPECT_NEAR(chain(32) - chain(16), 16 * m.acquire_set_us, 1e-4);
+  // With acquire_set_us 0 a chain of any length costs what its first wait does: chain(1) less
+  // the one set-flag acquire (0.21 us) it paid.
+  m.acquire_set_us = 0;
+  for (const CalibRow& r : simulate_calibration(m, 2))
+    if (r.bench == "acquire_chain") {
+      EXPECT_NEAR(r.time_us, chain(1) - 0.21, 1e-4) << r.x;
+    }
+  CalibTable t = table_for(odd_machine(), 2);
+  std::erase_if(t.rows, [](const CalibRow& r) { return r.bench == "acquire_chain"; });
+  const FitResult f = fit_machine(t, machine("h200x2"), "m", "x.csv");
+  expect_near_rel(f.machine.acquire_set_us, f.machine.acquire_us * (1 - f.machine.release_fence_share),
+                  "acquire_set_us");
+  EXPECT_NE(f.ini.find("# assumed: acquire_us x (1 - release_fence_share)"), std::string::npos) << f.ini;
 }
 
 TEST(Calib, CsvErrorsNameTheLine) {

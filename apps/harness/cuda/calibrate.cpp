@@ -317,6 +317,9 @@ int calibrate_rank(Runtime& rt, const calib::CalibPlan& plan, std::size_t half, 
     c.row("load_chain", 1, true, n, c.program(P::kLoadChain, b, 1), 20);
     c.row("exchange", 2, true, n, c.program(P::kExchangePdl, b, 2), 20);
   }
+  // A chain of acquires of a flag already set (no peer: every world, one GPU too).
+  for (int n : plan.rounds)
+    c.row("acquire_chain", 1, true, n, c.program(P::kAcquireChain, std::size_t(n) * kVecBytes, 1), 20);
   // Back-to-back calls of a kernel longer than the launch interval, launched as the bench launches
   // device programs, in a graph and eager: eager's extra cost per call (launch_eager_gap_us).
   for (int n : plan.rounds) {

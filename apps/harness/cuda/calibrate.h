@@ -23,6 +23,7 @@ enum class CalibProgram {
   kLoadChain,
   kLoadChainPdl,  // the same, launched as the bench launches device programs (programmatic dependent launch)
   kExchangePdl,   // every rank signals every peer and waits for them, launched as the bench launches programs
+  kAcquireChain,  // acquires of a flag already set, one after another (every rank, one block)
   kCopyLocal,
   kCopyPeer,
   kCopyScatter,

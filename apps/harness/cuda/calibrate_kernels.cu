@@ -42,6 +42,7 @@ void launch_calib(CalibProgram p, const DeviceHandle& h, const CollArgs& a, int 
                       "a calibration exchange");
       launch_program_kernel<Exchange, bf16>(h, a, blocks, kDefaultThreads, s, /*pdl=*/h.gpu_ranks <= 1);
       break;
+    case CalibProgram::kAcquireChain: go<AcquireChain>(h, a, blocks, s); break;
     case CalibProgram::kCopyLocal: go<BulkCopy<Pattern::kLocal>>(h, a, blocks, s); break;
     case CalibProgram::kCopyPeer: go<BulkCopy<Pattern::kPeer>>(h, a, blocks, s); break;
     case CalibProgram::kCopyScatter: go<BulkCopy<Pattern::kScatter>>(h, a, blocks, s); break;

@@ -11,6 +11,7 @@
 //   pingpong_acqrel   round trips       c + 2x (f + a)                          acquire_us = a
 //   pingpong_store    round trips       c + 2x (f + a + s + 16/B)               store_latency_us = s
 //   load_chain        16-byte loads     c + x (r + 16/B)                        load_rtt_us = r
+//   acquire_chain     acquires          c + x a_set: waits on a flag already set, back to back   acquire_set_us = a_set
 //   exchange          rounds            every rank signals every peer and waits for them, launched as
 //                                       the bench launches programs: data only, no key (the floor
 //                                       under a one-kernel all-reduce: one round per call)
