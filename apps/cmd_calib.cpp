@@ -110,7 +110,7 @@ int cmd_fit(int argc, char** argv) {
       ("calibration,c", po::value(&calibration)->required()->multitoken(),
        "the rows of `symmcoll calibrate` (CSV); several files (e.g. a single-GPU run for the per-GPU\n"
        "keys and a multi-GPU run for the links): their rows together, numbered in that order.\n"
-       "FILE.csv:BENCH+BENCH reads only those benches' rows of FILE (e.g. another host's acquire_chain)")
+       "FILE.csv:BENCH+BENCH reads only those benches' rows of FILE (e.g. another host's tile_gemm)")
       ("out,o", po::value(&out)->required(), "the machine file to write (.ini)")
       ("base", po::value(&base),
        "machine file whose values the keys no row calibrates keep (default: --out if it exists)")

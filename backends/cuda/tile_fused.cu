@@ -19,7 +19,8 @@
 //              my rows task by task: the consumer threads acquire every flag the task needs (the
 //              same slots and values as the program's waits), one flag per thread, all at once;
 //              the named barrier extends the acquires to the 256 threads, which sum the world
-//              sources in fp32 (rank order, as BlockCtx::reduce). The epoch counter is the program's (pad::counter(b, kCounter)).
+//              sources in fp32 (rank order, as BlockCtx::reduce). The epoch counter is the
+//              program's (pad::counter(b, kCounter)).
 //   MmRsAccTiles (core/algos/mm_rs_gemm_ce_tile_acc.h): every blocks()-th tile of my rows, in
 //              TileGrid's order. The program acquires a tile's chunk flags before its mma_tile;
 //              here consumer threads acquire them (one peer's flag each) after the tile's

@@ -32,7 +32,6 @@ Simulator::Simulator(const RunSpec& spec, Workload work, std::vector<int> call_b
       ll_poll_ps_(us_to_ps(spec.machine.ll_poll_us)),
       fence_ps_(us_to_ps(spec.machine.acquire_us * spec.machine.release_fence_share)),
       acquire_wait_ps_(acquire_ps_ - fence_ps_),
-      acquire_set_ps_(us_to_ps(spec.machine.acquire_set_us)),
       plan_kernel_ps_(us_to_ps(spec.machine.launch_graph_us)),
       ll_wire_(float(spec.machine.ll_wire_bytes / 8)),
       load_link_(float(spec.machine.load_link_factor)),

@@ -55,11 +55,6 @@ struct Machine {
   // predicts it the same; a barrier of n ranks fences once and acquires n - 1 times (0: every
   // acquire pays all of acquire_us).
   double release_fence_share = 0;
-  // An acquire wait whose flag is already set when the wait begins: one acquiring load of a local
-  // flag, what each later wait of a row of them pays (a barrier's later peers, a tile reduce's
-  // flags); calibrate's acquire_chain slope. The first of a row, or one that waits, pays
-  // acquire_us (less the fence share) once its flag is seen.
-  double acquire_set_us = 0;
   double peer_kernel_us = 0;  // a block's first access to a peer in a kernel (0: none)
   double block_GBps = 0;      // per-block cap on any transfer
   int sms = 0;

@@ -368,7 +368,6 @@ class Simulator {
   // acquire_us split by release_fence_share: the fence of a release with something to publish, and
   // what each acquire wait pays once its flag is seen (the two add up to acquire_us).
   const TimePs fence_ps_, acquire_wait_ps_;
-  const TimePs acquire_set_ps_;  // an acquire wait whose flag was set when it began (acquire_set_us)
   const TimePs plan_kernel_ps_;  // a plan kernel after its stream's earlier items: launch_graph_us, any mode
   const float ll_wire_;          // link bytes per packet byte of a remote put_ll (machine ll_wire_bytes / 8)
   const float load_link_;        // link bytes per byte a block loads from a peer (machine load_link_factor)

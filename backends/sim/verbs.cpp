@@ -272,8 +272,7 @@ void Simulator::wait(Block& b, uint32_t slot, uint32_t value, MemOrder order) {
                                           ") is outside the signal pad's block and plan flags");
   const uint64_t key = uint64_t(b.rank) * pad::kPadSlots + slot;
   const TimePs t0 = q_.now();
-  const bool was_set = flags_[key] >= value;
-  if (!was_set) {
+  if (flags_[key] < value) {
     b.wait_slot = slot;
     b.wait_value = value;
     Block*& head = waiters_[key];
@@ -285,13 +284,11 @@ void Simulator::wait(Block& b, uint32_t slot, uint32_t value, MemOrder order) {
   }
   // The acquire's own cost once the flag is seen (machine key acquire_us less the release's fence
   // share, release_fence_share; 0 in a machine file whose calibration has not measured it, and
-  // then no event at all); a flag already set when the wait began costs one acquiring load
-  // instead (acquire_set_us). What it made visible, the block's next release fences again.
+  // then no event at all). What it made visible, the block's next release fences again.
   if (order == MemOrder::kAcquire) {
     b.fence_pending = true;
-    const TimePs cost = was_set ? acquire_set_ps_ : acquire_wait_ps_;
-    if (cost > 0) {
-      q_.push(q_.now() + cost, kResumeBlock, uint32_t(b.rank * blocks_ + b.index), 0);
+    if (acquire_wait_ps_ > 0) {
+      q_.push(q_.now() + acquire_wait_ps_, kResumeBlock, uint32_t(b.rank * blocks_ + b.index), 0);
       b.state = BlockState::kTransfer;
       yield(b);
     }

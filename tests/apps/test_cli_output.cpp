@@ -168,15 +168,14 @@ TEST(CliOutput, FitTakesOnlyTheNamedBenchesOfAFile) {
   const std::string src = std::string(SYMM_SOURCE_DIR) + "/experiments/machines/h200x4.ini";
   const std::string cal = dir + "/cal.csv", out = dir + "/m.ini";
   ASSERT_EQ(symmcoll("calibrate --backend sim --machine h200x2 --csv " + cal).code, 0);
-  Out r = symmcoll("fit --calibration " + cal + ":acquire_chain+tile_gemm --base " + src + " --out " + out);
+  Out r = symmcoll("fit --calibration " + cal + ":launch+tile_gemm --base " + src + " --out " + out);
   ASSERT_EQ(r.code, 0) << r.out;
   const std::string ini = slurp(out);
-  EXPECT_NE(ini.find("acquire_set_us = "), std::string::npos) << ini;
-  EXPECT_NE(ini.find("# acquire_chain: t = c + n a_set"), std::string::npos) << ini;
+  EXPECT_NE(ini.find("# mean of launch"), std::string::npos) << ini;
   EXPECT_NE(ini.find("# tile_gemm (our tile GEMM program alone"), std::string::npos) << ini;
   EXPECT_NE(ini.find("flag_latency_us = "), std::string::npos);
   EXPECT_EQ(ini.find("# pingpong_relaxed"), std::string::npos) << ini;  // not read: kept from the base
-  EXPECT_NE(ini.find("(only acquire_chain+tile_gemm)"), std::string::npos) << ini;
+  EXPECT_NE(ini.find("(only launch+tile_gemm)"), std::string::npos) << ini;
   r = symmcoll("fit --calibration " + cal + ":no_such_bench --base " + src + " --out " + out);
   expect_one_line_error(r, "fit pick",
                         "--calibration '" + cal + ":no_such_bench': " + cal + " has no row of those benches");

@@ -45,8 +45,7 @@ Machine odd_machine() {
   m.gemm_GBps = 4000;
   m.gemm_tile_m = 128;
   m.gemm_tile_n = 256;
-  m.acquire_set_us = 0.21;  // below acquire_us: a set flag's acquire is one load
-  m.mma_TFLOPs = 610;       // the tile GEMM apart from cuBLASLt's rate, with a fixed cost per tile
+  m.mma_TFLOPs = 610;  // the tile GEMM apart from cuBLASLt's rate, with a fixed cost per tile
   m.mma_tile_us = 1.9;
   return m;
 }
@@ -91,7 +90,6 @@ void expect_recovers(const Machine& in, int world) {
   expect_near_rel(out.nvlink_ingress_GBps, in.nvlink_ingress_GBps, "nvlink_ingress_GBps");
   expect_near_rel(out.store_latency_us, in.store_latency_us, "store_latency_us");
   expect_near_rel(out.acquire_us, in.acquire_us, "acquire_us");
-  expect_near_rel(out.acquire_set_us, in.acquire_set_us, "acquire_set_us");
   expect_near_rel(out.flag_latency_us, in.flag_latency_us, "flag_latency_us");
   expect_near_rel(out.load_rtt_us, in.load_rtt_us, "load_rtt_us");
   expect_near_rel(out.block_GBps, in.block_GBps, "block_GBps");
@@ -329,33 +327,19 @@ TEST(Calib, GemmBenchRowsReadAsTileGemmRows) {
   EXPECT_EQ(f.machine.gemm_TFLOPs, base.gemm_TFLOPs);
 }
 
-// An acquire wait whose flag is already set costs acquire_set_us; one that waits costs acquire_us
-// once its flag is seen. The acquire chain: one wait for the self-signal's landing, then n waits
-// on a set flag: n more cost n acquire_set_us exactly; without acquire_chain rows the fit takes
-// acquire_set_us as what an acquire wait pays and says so.
-TEST(Calib, AnAcquireOfASetFlagCostsAcquireSet) {
-  Machine m = odd_machine();
-  const std::vector<CalibRow> rows = simulate_calibration(m, 2);
-  auto chain = [&](double n) {
-    for (const CalibRow& r : rows)
-      if (r.bench == "acquire_chain" && r.x == n) return r.time_us;
-    return -1.0;
-  };
-  ASSERT_GT(chain(16), 0);
-  EXPECT_NEAR(chain(32) - chain(16), 16 * m.acquire_set_us, 1e-4);
-  // With acquire_set_us 0 a chain of any length costs what its first wait does: chain(1) less
-  // the one set-flag acquire (0.21 us) it paid.
-  m.acquire_set_us = 0;
-  for (const CalibRow& r : simulate_calibration(m, 2))
-    if (r.bench == "acquire_chain") {
-      EXPECT_NEAR(r.time_us, chain(1) - 0.21, 1e-4) << r.x;
-    }
-  CalibTable t = table_for(odd_machine(), 2);
-  std::erase_if(t.rows, [](const CalibRow& r) { return r.bench == "acquire_chain"; });
-  const FitResult f = fit_machine(t, machine("h200x2"), "m", "x.csv");
-  expect_near_rel(f.machine.acquire_set_us, f.machine.acquire_us * (1 - f.machine.release_fence_share),
-                  "acquire_set_us");
-  EXPECT_NE(f.ini.find("# assumed: acquire_us x (1 - release_fence_share)"), std::string::npos) << f.ini;
+// The acquire chain (acquires of a flag already set, back to back) is data only: its rows move no
+// key. (A key of its own, acquire_set_us, fitted from one H100's chain at 0.19 us, made the
+// barrier-bound programs at world 4 15-20 % optimistic held out: a flag a peer wrote over NVLink
+// costs its acquire more than a flag the block wrote itself.)
+TEST(Calib, AcquireChainRowsAreDataOnly) {
+  CalibTable t = table_for(odd_machine(), 4);
+  const Machine base = machine("h200x4");
+  const std::string a = fit_machine(t, base, "m", "x.csv").ini;
+  int changed = 0;
+  for (CalibRow& r : t.rows)
+    if (r.bench == "acquire_chain") r.time_us *= 1.5, ++changed;
+  ASSERT_GT(changed, 0);
+  EXPECT_EQ(fit_machine(t, base, "m", "x.csv").ini, a);
 }
 
 TEST(Calib, CsvErrorsNameTheLine) {

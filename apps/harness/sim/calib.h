@@ -11,7 +11,9 @@
 //   pingpong_acqrel   round trips       c + 2x (f + a)                          acquire_us = a
 //   pingpong_store    round trips       c + 2x (f + a + s + 16/B)               store_latency_us = s
 //   load_chain        16-byte loads     c + x (r + 16/B)                        load_rtt_us = r
-//   acquire_chain     acquires          c + x a_set: waits on a flag already set, back to back   acquire_set_us = a_set
+//   acquire_chain     acquires          waits on a flag the block set itself, back to back: data only, no key
+//                                       (0.19 us each on one H100; as a key of its own it made world 4's
+//                                       barriers 15-20 % optimistic: a flag a peer wrote costs more)
 //   exchange          rounds            every rank signals every peer and waits for them, launched as
 //                                       the bench launches programs: data only, no key (the floor
 //                                       under a one-kernel all-reduce: one round per call)

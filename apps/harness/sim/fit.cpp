@@ -244,15 +244,6 @@ FitResult fit_machine(const CalibTable& t, const Machine& base, const std::strin
     }
   }
   {
-    // Acquires of a flag already set, back to back: t = c + n a_set (no peer: any world).
-    const std::vector<int> idx = bench("acquire_chain");
-    if (need(idx, 2)) {
-      const Fit f = linear(idx, [](const CalibRow& r) { return r.x; });
-      m.acquire_set_us = f.p(1);
-      note("acquire_set_us", "acquire_chain: t = c + n a_set", f);
-    }
-  }
-  {
     const std::vector<int> idx = bench("load_chain");
     if (need(idx, 2)) {
       const Fit f = linear(
@@ -262,13 +253,6 @@ FitResult fit_machine(const CalibTable& t, const Machine& base, const std::strin
       c_load = f.p(0);
       c_lines.insert(c_lines.end(), idx.begin(), idx.end());
     }
-  }
-  // Without acquire_chain rows an already-set flag costs what any acquire wait pays once its flag
-  // is seen (the simulator's charge before the key existed).
-  if (!why.count("acquire_set_us") && why.count("acquire_us")) {
-    m.acquire_set_us = m.acquire_us * (1 - m.release_fence_share);
-    why["acquire_set_us"] =
-        "assumed: acquire_us x (1 - release_fence_share), an acquire wait's cost (no acquire_chain row)";
   }
   // A host plan's stream flag operation: plan_flag is a write_flag and its wait_flag per call (in a
   // graph; the fork and join are free in the model), so each costs half of it.
