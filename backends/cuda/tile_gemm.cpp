@@ -5,7 +5,6 @@
 
 #include <cuda.h>
 
-#include <cstdlib>
 #include <map>
 #include <mutex>
 #include <string>
@@ -57,8 +56,8 @@ CUtensorMap tile::tensor_map(const void* base, DType t, uint64_t rows, uint64_t 
 
 std::string TileGemmShape::str() const {
   return std::string(tile::schedule_name(schedule)) + " " + std::to_string(tile_m) + "x" + std::to_string(tile_n) +
-         "x64, " + std::to_string(stages) + " stages, " + (tma_epilogue ? "TMA epilogue, " : "") +
-         std::to_string(tiles) + " tiles on " + std::to_string(blocks) + " blocks";
+         "x64, " + std::to_string(stages) + " stages, " + std::to_string(tiles) + " tiles on " +
+         std::to_string(blocks) + " blocks";
 }
 
 namespace {
@@ -93,14 +92,8 @@ TileGemmShape tile_gemm_shape(const GemmArgs& g, const TileGemmOptions& o) {
   s.schedule = plan.schedule, s.tile_m = plan.tile_m, s.tile_n = plan.tile_n;  // coop: choose_tile_n's width
   s.tiles = tile::tile_grid(g.m, g.n, s.tile_m, s.tile_n, o.group).tiles();
   s.blocks = s.tiles < cap ? s.tiles : cap;
-  // The TMA epilogue (store_tile_tma): coop, a width of whole 64-column boxes, no C_in, and C as a
-  // tensor map takes it (16-byte aligned base and row stride).
-  const char* env = std::getenv("SYMM_TILE_EPILOGUE");
-  const bool registers_asked = env && std::string(env) == "registers";
-  s.tma_epilogue = o.tma_epilogue && !registers_asked && s.schedule == tile::TileSchedule::kCoop &&
-                   s.tile_n % 64 == 0 && !g.c_in && reinterpret_cast<uintptr_t>(g.c) % 16 == 0 && (g.ldc * 2) % 16 == 0;
   s.stages = s.schedule == tile::TileSchedule::kPingpong ? tile::pingpong_stages_of(s.tile_m, s.tile_n)
-                                                         : tile::stages_of(s.tile_n, s.tma_epilogue);
+                                                         : tile::stages_of(s.tile_n);
   return s;
 }
 
@@ -115,12 +108,8 @@ void tile_gemm(cudaStream_t stream, const GemmArgs& g, const TileGemmOptions& o)
   const bool bf16 = g.dtype == DType::kBF16;
   if (s.schedule == tile::TileSchedule::kPingpong)
     SYMM_CUDA_CHECK(tile::launch_pingpong_kernel(stream, ta, tb, p, s.tile_m, s.tile_n, bf16, s.blocks));
-  else if (s.tma_epilogue) {
-    const CUtensorMap tc = tile::tensor_map(g.c, g.dtype, uint64_t(g.m), uint64_t(g.n), g.ldc, 64, 64);
-    SYMM_CUDA_CHECK(tile::launch_kernel(stream, ta, tb, &tc, p, s.tile_n, bf16, s.blocks));
-  } else {
-    SYMM_CUDA_CHECK(tile::launch_kernel(stream, ta, tb, nullptr, p, s.tile_n, bf16, s.blocks));
-  }
+  else
+    SYMM_CUDA_CHECK(tile::launch_kernel(stream, ta, tb, p, s.tile_n, bf16, s.blocks));
 }
 
 void fill_uniform(cudaStream_t stream, void* p, std::size_t count, DType t, uint64_t seed) {

@@ -10,18 +10,15 @@ namespace symm::cuda::tile {
 namespace {
 
 // Warpgroup 0 produces (one thread issues every load), warpgroups 1 and 2 consume. Registers move
-// from the producer to the consumers (setmaxnreg): 128 x 40 + 256 x 232 <= 64K. kTma: the
-// epilogue stores through shared memory and TMA (store_tile_tma, tensor map tc), else from
-// registers (store_tile).
-template <int BN, class T, bool kTma>
+// from the producer to the consumers (setmaxnreg): 128 x 40 + 256 x 232 <= 64K.
+template <int BN, class T>
 __global__ void __launch_bounds__(384, 1)
-    tile_gemm_kernel(const __grid_constant__ CUtensorMap ta, const __grid_constant__ CUtensorMap tb,
-                     const __grid_constant__ CUtensorMap tc, TileGemmParams p) {
+    tile_gemm_kernel(const __grid_constant__ CUtensorMap ta, const __grid_constant__ CUtensorMap tb, TileGemmParams p) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  using Cfg = TileConfig<BN, kTma ? kEpiBytes<BN> : 0>;
+  using Cfg = TileConfig<BN>;
   extern __shared__ uint8_t smem_raw[];
-  const Ring ring = ring_at<BN, Cfg>(smem_raw);
-  if (threadIdx.x == 0) ring_init<BN, Cfg>(ring);
+  const Ring ring = ring_at<BN>(smem_raw);
+  if (threadIdx.x == 0) ring_init<BN>(ring);
   __syncthreads();
   const int wg = threadIdx.x / 128;
   const int kblocks = (p.k + kTileK - 1) / kTileK;
@@ -35,7 +32,7 @@ __global__ void __launch_bounds__(384, 1)
       for (int t = blockIdx.x; t < tiles; t += gridDim.x) {
         int tm, tn;
         p.grid.coords(t, tm, tn);
-        load_tile<BN, Cfg>(ring, pos, &ta, &tb, tm * kTileM, tn * BN, kblocks);
+        load_tile<BN>(ring, pos, &ta, &tb, tm * kTileM, tn * BN, kblocks);
       }
     }
   } else {
@@ -45,44 +42,31 @@ __global__ void __launch_bounds__(384, 1)
     for (int t = blockIdx.x; t < tiles; t += gridDim.x) {
       int tm, tn;
       p.grid.coords(t, tm, tn);
-      mma_tile<BN, T, Cfg>(acc, ring, pos, kblocks, wg - 1);
-      if constexpr (kTma)
-        store_tile_tma<BN, T>(acc, ring.epi, &tc, tm * kTileM, tn * BN, wg - 1);
-      else
-        store_tile<BN, T>(acc, p.c, p.c_in, p.ldc, p.m, p.n, tm * kTileM, tn * BN, wg - 1);
+      mma_tile<BN, T>(acc, ring, pos, kblocks, wg - 1);
+      store_tile<BN, T>(acc, p.c, p.c_in, p.ldc, p.m, p.n, tm * kTileM, tn * BN, wg - 1);
     }
-    if constexpr (kTma) tma_store_drain();
   }
 #endif
 }
 
-template <int BN, class T, bool kTma>
-cudaError_t launch(cudaStream_t stream, const CUtensorMap& ta, const CUtensorMap& tb, const CUtensorMap& tc,
-                   const TileGemmParams& p, int blocks) {
-  using Cfg = TileConfig<BN, kTma ? kEpiBytes<BN> : 0>;
-  const cudaError_t attr = set_max_dynamic_smem<tile_gemm_kernel<BN, T, kTma>>(Cfg::kSmemBytes);
+template <int BN, class T>
+cudaError_t launch(cudaStream_t stream, const CUtensorMap& ta, const CUtensorMap& tb, const TileGemmParams& p,
+                   int blocks) {
+  using Cfg = TileConfig<BN>;
+  const cudaError_t attr = set_max_dynamic_smem<tile_gemm_kernel<BN, T>>(Cfg::kSmemBytes);
   if (attr != cudaSuccess) return attr;
-  tile_gemm_kernel<BN, T, kTma><<<blocks, 384, Cfg::kSmemBytes, stream>>>(ta, tb, tc, p);
+  tile_gemm_kernel<BN, T><<<blocks, 384, Cfg::kSmemBytes, stream>>>(ta, tb, p);
   return cudaGetLastError();
 }
 
-// tc == nullptr: the epilogue from registers; else through TMA (widths that are a multiple of 64).
 template <class T>
-cudaError_t launch_t(cudaStream_t stream, const CUtensorMap& ta, const CUtensorMap& tb, const CUtensorMap* tc,
-                     const TileGemmParams& p, int tile_n, int blocks) {
-  if (tc) {
-    switch (tile_n) {
-      case 256: return launch<256, T, true>(stream, ta, tb, *tc, p, blocks);
-      case 192: return launch<192, T, true>(stream, ta, tb, *tc, p, blocks);
-      case 128: return launch<128, T, true>(stream, ta, tb, *tc, p, blocks);
-    }
-    return cudaErrorInvalidValue;
-  }
+cudaError_t launch_t(cudaStream_t stream, const CUtensorMap& ta, const CUtensorMap& tb, const TileGemmParams& p,
+                     int tile_n, int blocks) {
   switch (tile_n) {
-    case 256: return launch<256, T, false>(stream, ta, tb, ta, p, blocks);
-    case 224: return launch<224, T, false>(stream, ta, tb, ta, p, blocks);
-    case 192: return launch<192, T, false>(stream, ta, tb, ta, p, blocks);
-    case 128: return launch<128, T, false>(stream, ta, tb, ta, p, blocks);
+    case 256: return launch<256, T>(stream, ta, tb, p, blocks);
+    case 224: return launch<224, T>(stream, ta, tb, p, blocks);
+    case 192: return launch<192, T>(stream, ta, tb, p, blocks);
+    case 128: return launch<128, T>(stream, ta, tb, p, blocks);
   }
   return cudaErrorInvalidValue;
 }
@@ -113,20 +97,20 @@ __global__ void fill_bits16_kernel(uint16_t* p, std::size_t count, uint16_t bits
 
 }  // namespace
 
-int stages_of(int tile_n, bool tma) {
+int stages_of(int tile_n) {
   switch (tile_n) {
-    case 256: return tma ? TileConfig<256, kEpiBytes<256>>::kStages : TileConfig<256>::kStages;
-    case 224: return tma ? 0 : TileConfig<224>::kStages;
-    case 192: return tma ? TileConfig<192, kEpiBytes<192>>::kStages : TileConfig<192>::kStages;
-    case 128: return tma ? TileConfig<128, kEpiBytes<128>>::kStages : TileConfig<128>::kStages;
+    case 256: return TileConfig<256>::kStages;
+    case 224: return TileConfig<224>::kStages;
+    case 192: return TileConfig<192>::kStages;
+    case 128: return TileConfig<128>::kStages;
   }
   return 0;
 }
 
-cudaError_t launch_kernel(cudaStream_t stream, const CUtensorMap& ta, const CUtensorMap& tb, const CUtensorMap* tc,
-                          const TileGemmParams& p, int tile_n, bool bf16, int blocks) {
-  return bf16 ? launch_t<TileBF16>(stream, ta, tb, tc, p, tile_n, blocks)
-              : launch_t<TileF16>(stream, ta, tb, tc, p, tile_n, blocks);
+cudaError_t launch_kernel(cudaStream_t stream, const CUtensorMap& ta, const CUtensorMap& tb, const TileGemmParams& p,
+                          int tile_n, bool bf16, int blocks) {
+  return bf16 ? launch_t<TileBF16>(stream, ta, tb, p, tile_n, blocks)
+              : launch_t<TileF16>(stream, ta, tb, p, tile_n, blocks);
 }
 
 cudaError_t launch_fill_uniform(cudaStream_t stream, void* p, std::size_t count, int type, uint64_t seed) {

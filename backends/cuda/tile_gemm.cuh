@@ -112,19 +112,14 @@ __device__ __forceinline__ uint64_t sw128_desc(uint32_t addr, uint32_t lbo, uint
 }
 
 // ---- the ring ------------------------------------------------------------------------------
-// EpiBytes: shared memory for the epilogue's TMA stores after the ring and its barriers (0: the
-// epilogue stores from registers; store_tile_tma's kEpiBytes<BN>: the whole 128 x BN tile).
-template <int BN, int EpiBytes = 0>
+template <int BN>
 struct TileConfig {
   static constexpr int kBoxesB = (BN + 63) / 64;       // B is loaded as 64-column boxes
   static constexpr int kBytesA = kTileM * kTileK * 2;  // 16 KB
   static constexpr int kBytesB = kBoxesB * 64 * kTileK * 2;
   static constexpr int kStageBytes = kBytesA + kBytesB;
   static constexpr int kSmemLimit = 232448;  // an sm_90 block's opt-in shared memory
-  // 1024-byte alignment of the ring, then the barriers (256 bytes; with an epilogue region, 1024
-  // so that the region is 1024-byte aligned as 128-byte swizzled TMA boxes need), then the region.
-  static constexpr int kEpiBytes = EpiBytes;
-  static constexpr int kSlack = 1024 + (EpiBytes ? 1024 : 256) + EpiBytes;
+  static constexpr int kSlack = 1024 + 256;  // 1024-byte alignment of the ring, then the barriers
   static constexpr int kStages = (kSmemLimit - kSlack) / kStageBytes > 8 ? 8 : (kSmemLimit - kSlack) / kStageBytes;
   static constexpr int kSmemBytes = kStages * kStageBytes + kSlack;
   static constexpr int kAcc = BN / 2;  // fp32 accumulators per consumer thread
@@ -136,7 +131,6 @@ struct Ring {
   uint8_t* stages;  // 1024-byte aligned: stage s at s * kStageBytes, A then B
   uint64_t* full;   // kStages barriers: the stage's loads landed (1 arrival + bytes)
   uint64_t* empty;  // kStages barriers: both consumer warpgroups are done with the stage
-  uint8_t* epi;     // the epilogue region (Cfg::kEpiBytes, 1024-byte aligned), or nullptr
 };
 struct RingPos {
   int stage = 0;
@@ -147,21 +141,21 @@ struct RingPos {
   }
 };
 
-template <int BN, class Cfg = TileConfig<BN>>
+template <int BN>
 __device__ __forceinline__ Ring ring_at(uint8_t* smem_raw) {
+  using Cfg = TileConfig<BN>;
   Ring r;
   r.stages = reinterpret_cast<uint8_t*>((reinterpret_cast<uintptr_t>(smem_raw) + 1023) & ~uintptr_t(1023));
   r.full = reinterpret_cast<uint64_t*>(r.stages + Cfg::kStages * Cfg::kStageBytes);
   r.empty = r.full + Cfg::kStages;
-  r.epi = Cfg::kEpiBytes ? r.stages + Cfg::kStages * Cfg::kStageBytes + 1024 : nullptr;
   return r;
 }
 
 // One thread of the block, before any other use: `full` takes the producer's one arrival (and
 // the bytes), `empty` one arrival per consumer warpgroup.
-template <int BN, class Cfg = TileConfig<BN>>
+template <int BN>
 __device__ __forceinline__ void ring_init(const Ring& r) {
-  for (int s = 0; s < Cfg::kStages; ++s) mbar_init(&r.full[s], 1), mbar_init(&r.empty[s], 2);
+  for (int s = 0; s < TileConfig<BN>::kStages; ++s) mbar_init(&r.full[s], 1), mbar_init(&r.empty[s], 2);
   mbar_init_fence();
 }
 
@@ -184,18 +178,19 @@ __device__ __forceinline__ void load_tile_of(const Ring& r, RingPos& pos, const 
     pos.advance<Cfg::kStages>();
   }
 }
-template <int BN, class Cfg = TileConfig<BN>>
+template <int BN>
 __device__ __forceinline__ void load_tile(const Ring& r, RingPos& pos, const CUtensorMap* ta, const CUtensorMap* tb,
                                           int m0, int n0, int kblocks) {
-  load_tile_of<Cfg>(r, pos, ta, tb, m0, n0, kblocks);
+  load_tile_of<TileConfig<BN>>(r, pos, ta, tb, m0, n0, kblocks);
 }
 
 // ---- 2. consumers: C_tile = A_tile x B_tile over K ----------------------------------------------
 // One consumer warpgroup (wg 0 or 1: rows 64 wg .. 64 wg + 63 of the tile); acc receives the
 // product (its old values are overwritten: the first wgmma has scale-d 0).
-template <int BN, class T, class Cfg = TileConfig<BN>>
+template <int BN, class T>
 __device__ __forceinline__ void mma_tile(float (&acc)[TileConfig<BN>::kAcc], const Ring& r, RingPos& pos, int kblocks,
                                          int wg) {
+  using Cfg = TileConfig<BN>;
   const bool leader = threadIdx.x % 128 == 0;
   int prev = -1;
   for (int kb = 0; kb < kblocks; ++kb) {
@@ -254,28 +249,6 @@ struct Out<TileF16> {
 // in one 16-byte access: a quarter of the store instructions of pairwise 4-byte stores, which
 // cost the tile several microseconds at every tile's end (measured: h200x1/tile_gemm/v1). The
 // edges store pairs, predicated.
-// Row 16 warp + lane / 4 + 8 h, columns 8 (4 g + q) .. + 7 of the warpgroup's 64 x BN accumulators
-// (q = lane % 4) into out[8]: the quad transpose. in[i]: this lane's pair of j = 4 g + i; out[i]:
-// lane i's pair of j = 4 g + q.
-template <int BN>
-__device__ __forceinline__ void quad_row(const float (&acc)[TileConfig<BN>::kAcc], int g, int h, int lane,
-                                         float (&out)[8]) {
-  const int q = lane % 4;
-#pragma unroll
-  for (int r = 0; r < 4; ++r) {
-    const int send = (q - r) & 3, from = (q + r) & 3;
-    float x = 0, y = 0;
-#pragma unroll
-    for (int i = 0; i < 4; ++i)
-      if (i == send) x = acc[4 * (4 * g + i) + 2 * h], y = acc[4 * (4 * g + i) + 2 * h + 1];
-    x = __shfl_sync(0xffffffffu, x, (lane & ~3) | from);
-    y = __shfl_sync(0xffffffffu, y, (lane & ~3) | from);
-#pragma unroll
-    for (int i = 0; i < 4; ++i)
-      if (i == from) out[2 * i] = x, out[2 * i + 1] = y;
-  }
-}
-
 // c_in (optional): n_in input tiles in_stride elements apart, added in order before the rounding.
 template <int BN, class T>
 __device__ __forceinline__ void store_tile(const float (&acc)[TileConfig<BN>::kAcc], void* c, const void* c_in,
@@ -300,8 +273,21 @@ __device__ __forceinline__ void store_tile(const float (&acc)[TileConfig<BN>::kA
         if (ci && n_in > 0) pre[g] = *reinterpret_cast<const uint4*>(ci + roff + std::size_t(8 * (4 * g + q)));
 #pragma unroll
       for (int g = 0; g < BN / 32; ++g) {
+        // in[i]: this lane's pair of j = 4 g + i; out[i]: lane i's pair of j = 4 g + q.
         float out[8];
-        quad_row<BN>(acc, g, h, lane, out);
+#pragma unroll
+        for (int r = 0; r < 4; ++r) {
+          const int send = (q - r) & 3, from = (q + r) & 3;
+          float x = 0, y = 0;
+#pragma unroll
+          for (int i = 0; i < 4; ++i)
+            if (i == send) x = acc[4 * (4 * g + i) + 2 * h], y = acc[4 * (4 * g + i) + 2 * h + 1];
+          x = __shfl_sync(0xffffffffu, x, (lane & ~3) | from);
+          y = __shfl_sync(0xffffffffu, y, (lane & ~3) | from);
+#pragma unroll
+          for (int i = 0; i < 4; ++i)
+            if (i == from) out[2 * i] = x, out[2 * i + 1] = y;
+        }
         const std::size_t off = roff + std::size_t(8 * (4 * g + q));
         for (int s = 0; ci && s < n_in; ++s) {
           const uint4 v = s == 0 ? pre[g] : *reinterpret_cast<const uint4*>(ci + std::size_t(s) * in_stride + off);
@@ -341,72 +327,6 @@ __device__ __forceinline__ void store_tile(const float (&acc)[TileConfig<BN>::kA
       }
     }
   }
-}
-
-// ---- 3'. consumers: the tile's store through shared memory and TMA ------------------------------------
-// The epilogue above stores from registers: the consumers' tensor cores wait until every store has
-// issued, and the GPU's blocks, finishing their tiles together, store a wave's C at once (measured:
-// a constant ~3 us per 128 x 256 tile on one H100, h100x1/tile_gemm_pp; the simulator's
-// mma_tile_us). Here each consumer warpgroup writes its whole 64 x BN half, as 64 x 64 subtiles,
-// into shared memory (the TMA box layout, 128-byte swizzled: 16-byte chunk c of row r at
-// r * 128 + (c ^ r % 8) * 16) and one thread hands them to TMA stores (cp.async.bulk.tensor, the
-// async proxy); the warpgroup goes on to its next tile while they drain, and waits for their reads
-// of shared memory (wait_group.read 0) only before it writes the next tile there, a mainloop later.
-// (Two 8 KB buffers per warpgroup, alternating subtile by subtile, measured 20-40 % slower than the
-// epilogue from registers on one H100: every subtile waited for the one before it to drain.)
-// Needs BN % 64 == 0, no epilogue input, C 16-byte aligned with a row stride of a multiple of 16
-// bytes (the host checks: tile_gemm.cpp); TMA clips the matrix edges, so any tile is stored whole.
-// tma_store_drain: before the kernel ends, every store of the warpgroup complete.
-template <int BN>
-inline constexpr int kEpiBytes = 2 * BN * 64 * 2;  // two consumer warpgroups x 64 x BN 16-bit elements
-
-__device__ __forceinline__ void warpgroup_sync(int wg) {
-  asm volatile("bar.sync %0, 128;" ::"r"(3 + wg) : "memory");  // ids 3, 4: 0 is __syncthreads, 1-2 taken
-}
-
-template <int BN, class T>
-__device__ __forceinline__ void store_tile_tma(const float (&acc)[TileConfig<BN>::kAcc], uint8_t* epi,
-                                               const CUtensorMap* tc, int m0, int n0, int wg) {
-  static_assert(BN % 64 == 0, "64-column subtiles");
-  using O = Out<T>;
-  const int t = threadIdx.x % 128, warp = t / 32, lane = t % 32, q = lane % 4;
-  uint8_t* mine = epi + wg * (BN / 64) * 8192;
-  if (t == 0) asm volatile("cp.async.bulk.wait_group.read 0;" ::: "memory");  // the last tile's stores read it
-  warpgroup_sync(wg);
-#pragma unroll
-  for (int s = 0; s < BN / 64; ++s) {
-    uint8_t* buf = mine + s * 8192;
-#pragma unroll
-    for (int h = 0; h < 2; ++h) {
-      const int r = warp * 16 + lane / 4 + 8 * h;  // row in the warpgroup's 64
-#pragma unroll
-      for (int gg = 0; gg < 2; ++gg) {
-        float out[8];
-        quad_row<BN>(acc, 2 * s + gg, h, lane, out);
-        uint4 w;
-        typename O::Pair* pw = reinterpret_cast<typename O::Pair*>(&w);
-#pragma unroll
-        for (int i = 0; i < 4; ++i) pw[i] = O::pack(out[2 * i], out[2 * i + 1]);
-        const int c = 4 * gg + q;  // 16-byte chunk of the subtile's 128-byte row
-        const uint32_t at = smem_u32(buf + r * 128 + ((c ^ (r & 7)) << 4));
-        asm volatile("st.shared.v4.b32 [%0], {%1, %2, %3, %4};" ::"r"(at), "r"(w.x), "r"(w.y), "r"(w.z), "r"(w.w)
-                     : "memory");
-      }
-    }
-  }
-  asm volatile("fence.proxy.async.shared::cta;" ::: "memory");  // the generic writes, seen by the TMA stores
-  warpgroup_sync(wg);
-  if (t == 0) {
-#pragma unroll
-    for (int s = 0; s < BN / 64; ++s)
-      asm volatile("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%0, {%1, %2}], [%3];" ::"l"(tc),
-                   "r"(n0 + 64 * s), "r"(m0 + 64 * wg), "r"(smem_u32(mine + s * 8192))
-                   : "memory");
-    asm volatile("cp.async.bulk.commit_group;" ::: "memory");
-  }
-}
-__device__ __forceinline__ void tma_store_drain() {
-  if (threadIdx.x % 128 == 0) asm volatile("cp.async.bulk.wait_group 0;" ::: "memory");
 }
 
 }  // namespace symm::cuda::tile

@@ -27,19 +27,13 @@ struct TileGemmOptions {
   // epilogue under the other's MMAs) or auto (tile_sched.h choose_plan: ping-pong at short K).
   tile::TileSchedule schedule = tile::TileSchedule::kAuto;
   int tile_m = 0;  // tile height: 0 chooses; coop 128, pingpong 64 or 128 (tile_sched.h kPingpongTiles)
-  // coop: the epilogue stores through shared memory and TMA where it can (tile width a multiple of
-  // 64, no C_in, C 16-byte aligned with a row stride of a multiple of 16 bytes), else from
-  // registers; false: from registers always. The environment's SYMM_TILE_EPILOGUE=registers sets
-  // it false (timing the two in one binary).
-  bool tma_epilogue = true;
 };
 
 // What one launch would use for g: the schedule, the tile, the grid, the stages of the ring.
 struct TileGemmShape {
   tile::TileSchedule schedule = tile::TileSchedule::kCoop;
   int tile_m = 128, tile_n = 0, blocks = 0, tiles = 0, stages = 0;
-  bool tma_epilogue = false;  // the epilogue through shared memory and TMA (coop only)
-  std::string str() const;    // "coop 128x256x64, 4 stages, TMA epilogue, 512 tiles on 132 blocks"
+  std::string str() const;  // "coop 128x224x64, 8 stages, 512 tiles on 132 blocks"
 };
 
 // Throws symm::Error(kUnsupported) in one line when the kernel cannot take g (tile_sched.h

@@ -34,14 +34,12 @@ cudaError_t set_max_dynamic_smem(int bytes) {
 CUtensorMap tensor_map(const void* base, DType t, uint64_t rows, uint64_t cols, uint64_t ld, uint32_t box_cols,
                        uint32_t box_rows);
 
-// The ring depth compiled for a tile width (0: not compiled), with the TMA epilogue's shared
-// memory (tma) or without.
-int stages_of(int tile_n, bool tma = false);
+// The ring depth compiled for a tile width (0: not compiled).
+int stages_of(int tile_n);
 // The persistent kernel for (tile_n, bf16 or fp16) on `blocks` blocks; cudaErrorInvalidValue for
-// a width that is not compiled. tc: C's tensor map (64 x 64 boxes, 128-byte swizzled) for the TMA
-// epilogue (tile widths 256, 192, 128; no C_in), or nullptr for the epilogue from registers.
-cudaError_t launch_kernel(cudaStream_t stream, const CUtensorMap& ta, const CUtensorMap& tb, const CUtensorMap* tc,
-                          const TileGemmParams& p, int tile_n, bool bf16, int blocks);
+// a width that is not compiled.
+cudaError_t launch_kernel(cudaStream_t stream, const CUtensorMap& ta, const CUtensorMap& tb, const TileGemmParams& p,
+                          int tile_n, bool bf16, int blocks);
 // The same for the ping-pong kernel (tile_pingpong.cu), per ping-pong tile (tile_sched.h
 // kPingpongTiles); ta's box must be 64 x tile_m.
 int pingpong_stages_of(int tile_m, int tile_n);

@@ -58,7 +58,6 @@ __device__ __forceinline__ Ring pingpong_ring_at(uint8_t* smem_raw) {
   r.stages = reinterpret_cast<uint8_t*>((reinterpret_cast<uintptr_t>(smem_raw) + 1023) & ~uintptr_t(1023));
   r.full = reinterpret_cast<uint64_t*>(r.stages + Cfg::kStages * Cfg::kStageBytes);
   r.empty = r.full + Cfg::kStages;
-  r.epi = nullptr;
   return r;
 }
 
