@@ -27,6 +27,14 @@ void write_calibration(std::ostream& out, const CalibTable& t) {
 
 namespace {
 
+// A CSV field as a number, all of it (std::invalid_argument otherwise).
+double number(const std::string& s) {
+  std::size_t used = 0;
+  const double v = std::stod(s, &used);
+  if (used != s.size()) throw std::invalid_argument(s);
+  return v;
+}
+
 // `symmcoll-cuda gemm-bench`'s CSV (apps/harness/cuda/gemm_bench.h): one GPU, our tile GEMM
 // (impl `tile`) beside cuBLASLt, each shape graph and eager. Its columns up to the median time.
 constexpr const char* kGemmBenchHeader = "backend,machine,op,impl,dtype,M,N,K,graph,time_us_median";
@@ -37,15 +45,9 @@ constexpr const char* kGemmBenchHeader = "backend,machine,op,impl,dtype,M,N,K,gr
 CalibRow gemm_bench_row(const std::vector<std::string>& f, const std::string& where) {
   CalibRow r;
   try {
-    std::size_t used = 0;
-    auto num = [&](const std::string& s) {
-      const double v = std::stod(s, &used);
-      if (used != s.size()) throw std::invalid_argument(s);
-      return v;
-    };
-    r.m = int(num(f[5])), r.n = int(num(f[6])), r.k = int(num(f[7]));
-    r.graph = num(f[8]) != 0;
-    r.time_us = num(f[9]);
+    r.m = int(number(f[5])), r.n = int(number(f[6])), r.k = int(number(f[7]));
+    r.graph = number(f[8]) != 0;
+    r.time_us = number(f[9]);
   } catch (const std::exception&) {
     fail(ErrorCode::kInvalidArgument, where + ": a field of M, N, K, graph, time_us_median is not a number");
   }
@@ -107,18 +109,12 @@ CalibTable read_calibration(const std::string& path) {
     CalibRow r;
     r.bench = f[0];
     try {
-      std::size_t used = 0;
-      auto num = [&](const std::string& s) {
-        const double v = std::stod(s, &used);
-        if (used != s.size()) throw std::invalid_argument(s);
-        return v;
-      };
-      r.world = int(num(f[1]));
-      r.blocks = int(num(f[2]));
-      r.graph = num(f[3]) != 0;
-      r.x = num(f[4]);
-      r.time_us = num(f[5]);
-      if (fields == 9) r.m = int(num(f[6])), r.n = int(num(f[7])), r.k = int(num(f[8]));
+      r.world = int(number(f[1]));
+      r.blocks = int(number(f[2]));
+      r.graph = number(f[3]) != 0;
+      r.x = number(f[4]);
+      r.time_us = number(f[5]);
+      if (fields == 9) r.m = int(number(f[6])), r.n = int(number(f[7])), r.k = int(number(f[8]));
     } catch (const std::exception&) {
       fail(ErrorCode::kInvalidArgument, where + ": a field is not a number");
     }
