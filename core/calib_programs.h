@@ -102,6 +102,27 @@ struct AcquireChain {
   }
 };
 
+// Ranks 0 and 1, block 0 (data only, as AcquireChain): rank 0 writes units(a) flags into rank 1's
+// pad (relaxed, slots of blocks 4, 5, ... of channel kChannel), then a release flag (block 3's);
+// rank 1 waits for the release, then acquires each of the units(a) flags once, every one already
+// set by the peer: what the later waits of a barrier pay, each flag a line a peer wrote over
+// NVLink (AcquireChain's flag is one the block wrote itself). At most 32 flags.
+struct AcquirePeerFlags {
+  template <class T, class Ctx>
+  SYMM_HD static void run(Ctx& ctx, const CollArgs& a) {
+    if (ctx.block() != 0 || ctx.rank() > 1) return;
+    const uint32_t n = uint32_t(units<T>(a)) < 32 ? uint32_t(units<T>(a)) : 32;
+    const uint32_t e = ctx.advance(pad::counter(3, kCounter));
+    if (ctx.rank() == 0) {
+      for (uint32_t i = 0; i < n; ++i) ctx.signal(1, pad::flag(kChannel, 4 + int(i), 0), e, MemOrder::kRelaxed);
+      ctx.signal(1, pad::flag(kChannel, 3, 0), e, MemOrder::kRelease);
+    } else {
+      ctx.wait(pad::flag(kChannel, 3, 0), e, MemOrder::kAcquire);
+      for (uint32_t i = 0; i < n; ++i) ctx.wait(pad::flag(kChannel, 4 + int(i), 0), e, MemOrder::kAcquire);
+    }
+  }
+};
+
 // Rank 0, block 0: units(a) remote loads of 16 bytes from rank 1's `in`, one after the other
 // (each copy's store needs its load: in-order issue makes a chain of round trips).
 struct LoadChain {

@@ -21,9 +21,10 @@ enum class CalibProgram {
   kPingPongAcqRel,
   kPingPongStore,
   kLoadChain,
-  kLoadChainPdl,  // the same, launched as the bench launches device programs (programmatic dependent launch)
-  kExchangePdl,   // every rank signals every peer and waits for them, launched as the bench launches programs
-  kAcquireChain,  // acquires of a flag already set, one after another (every rank, one block)
+  kLoadChainPdl,      // the same, launched as the bench launches device programs (programmatic dependent launch)
+  kExchangePdl,       // every rank signals every peer and waits for them, launched as the bench launches programs
+  kAcquireChain,      // acquires of a flag already set, one after another (every rank, one block)
+  kAcquirePeerFlags,  // acquires of flags a peer set, one after another (ranks 0 and 1, one block)
   kCopyLocal,
   kCopyPeer,
   kCopyScatter,

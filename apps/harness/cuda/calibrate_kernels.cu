@@ -43,6 +43,7 @@ void launch_calib(CalibProgram p, const DeviceHandle& h, const CollArgs& a, int 
       launch_program_kernel<Exchange, bf16>(h, a, blocks, kDefaultThreads, s, /*pdl=*/h.gpu_ranks <= 1);
       break;
     case CalibProgram::kAcquireChain: go<AcquireChain>(h, a, blocks, s); break;
+    case CalibProgram::kAcquirePeerFlags: go<AcquirePeerFlags, true>(h, a, blocks, s); break;
     case CalibProgram::kCopyLocal: go<BulkCopy<Pattern::kLocal>>(h, a, blocks, s); break;
     case CalibProgram::kCopyPeer: go<BulkCopy<Pattern::kPeer>>(h, a, blocks, s); break;
     case CalibProgram::kCopyScatter: go<BulkCopy<Pattern::kScatter>>(h, a, blocks, s); break;

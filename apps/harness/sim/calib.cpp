@@ -163,6 +163,7 @@ std::vector<CalibRow> simulate_calibration(const Machine& m, int world, const Ca
     add("load_chain", 1, true, n, sim_time<LoadChain>(m, world, b, 1, true));
     add("exchange", 2, true, n, sim_time<Exchange>(m, world, b, 2, true));
     add("acquire_chain", 1, true, n, sim_time<AcquireChain>(m, world, b, 1, true));
+    add("acquire_peer_flags", 1, true, n, sim_time<AcquirePeerFlags>(m, world, b, 1, true));
   }
   for (int n : plan.rounds) {
     if (n < 16) continue;

@@ -11,6 +11,8 @@
 //   pingpong_acqrel   round trips       c + 2x (f + a)                          acquire_us = a
 //   pingpong_store    round trips       c + 2x (f + a + s + 16/B)               store_latency_us = s
 //   load_chain        16-byte loads     c + x (r + 16/B)                        load_rtt_us = r
+//   acquire_peer_flags  acquires        waits on flags a peer set (all set when they start), one each,
+//                                       after the peer's release: data only, no key
 //   acquire_chain     acquires          waits on a flag the block set itself, back to back: data only, no key
 //                                       (0.19 us each on one H100; as a key of its own it made world 4's
 //                                       barriers 15-20 % optimistic: a flag a peer wrote costs more)
