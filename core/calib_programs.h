@@ -85,9 +85,9 @@ struct Exchange {
 // Every rank, block 0: one relaxed signal to itself, a wait until it has landed, then units(a)
 // more acquire waits on that flag, each finding it already set: a chain of acquires with nothing
 // to wait for (data only: what an acquire costs when there is nothing to wait for and the block
-// wrote the flag itself; a flag a peer wrote over NVLink costs more, calib.h says how we know). Its flag (channel
-// kChannel, slot of block 2) and counter (block 2's kCounter) are no other program's; no peer is touched, so any world
-// runs it.
+// wrote the flag itself; AcquirePeerFlags below, for flags a peer wrote). Its flag (channel
+// kChannel, slot of block 2) and counter (block 2's kCounter) are no other program's; no peer is
+// touched, so any world runs it.
 struct AcquireChain {
   template <class T, class Ctx>
   SYMM_HD static void run(Ctx& ctx, const CollArgs& a) {

@@ -202,7 +202,8 @@ BENCH_KEYS = [k for g in KEY_GROUPS for k in g]
 # on the collectives alone. The fused tile programs wait many times per release too, but their
 # waits mostly find the flag already set: a chain of acquires that costs far less than the
 # ping-pong's acquire_us (calibrate's acquire_chain: 0.19 us per acquire of a flag the block set,
-# one H100, experiments/results/h100x1/calib_5c5c77c), a mechanism the key does not stand for. Fitted
+# one H100, experiments/results/h100x1/calib_5c5c77c; acquire_peer_flags, flags a peer set: 0.20 us,
+# experiments/results/h100x2/calib_7e67a7a), a mechanism the key does not stand for. Fitted
 # on them it rises to make their waits cheap, and the barriers of the 4-GPU machines go optimistic
 # (seen when the tile GEMM got keys of its own, 2026-11-26: h200x2's share 0.015 -> 0.44 and h200x4
 # judged on it 7.8 -> 11.6 % median; h100x2's 0.5 -> 0.98, h100x4 7.1 -> 9.4 %). This rule was made

@@ -75,6 +75,8 @@ class Calibrator {
 };
 
 int calls_for(double bytes) { return bytes <= (1 << 20) ? 50 : bytes <= (16 << 20) ? 10 : 3; }
+// Calls per sample of a GEMM row, by its flops.
+int calls_for_flops(double flops) { return flops >= 2e11 ? 3 : flops >= 2e10 ? 10 : 30; }
 
 // Random bf16 in [-1, 1) (not zeros: a GEMM of zeros draws less power and runs faster).
 void fill_random(void* dst, std::size_t elems, uint64_t seed) {
@@ -260,7 +262,7 @@ void gemm_rows(Calibrator& c, Runtime& rt, const calib::CalibPlan& plan) {
     g.run(st, 0, ga);  // plans the shape outside the capture
     rt.sync();
     const double flops = 2.0 * s.m * s.n * double(s.k);
-    const int calls = flops >= 2e11 ? 3 : flops >= 2e10 ? 10 : 30;
+    const int calls = calls_for_flops(flops);
     for (bool graph : {true, false})
       c.row(
           name, 0, graph, flops, [&g, st, ga]() { g.run(st, 0, ga); }, calls, s.m, s.n, s.k);
@@ -272,7 +274,7 @@ void gemm_rows(Calibrator& c, Runtime& rt, const calib::CalibPlan& plan) {
   for (const Shape& s : plan.gemm_fit_shapes()) {
     const GemmArgs ga = gemm_args(a, b, cm, std::size_t(s.m), std::size_t(s.n), std::size_t(s.k), DType::kBF16);
     const double flops = 2.0 * s.m * s.n * double(s.k);
-    const int calls = flops >= 2e11 ? 3 : flops >= 2e10 ? 10 : 30;
+    const int calls = calls_for_flops(flops);
     for (bool graph : {true, false})
       c.row(
           "tile_gemm", 0, graph, flops, [st, ga, coop]() { tile_gemm(st, ga, coop); }, calls, s.m, s.n, s.k);

@@ -14,8 +14,11 @@
 //   acquire_peer_flags  acquires        waits on flags a peer set (all set when they start), one each,
 //                                       after the peer's release: data only, no key
 //   acquire_chain     acquires          waits on a flag the block set itself, back to back: data only, no key
-//                                       (0.19 us each on one H100; as a key of its own it made world 4's
-//                                       barriers 15-20 % optimistic: a flag a peer wrote costs more)
+//                                       (0.18-0.19 us each on H100, as acquire_peer_flags: 0.20 us on 2x H100,
+//                                       against 1.57 us for the ping-pong's acquire/release hop, most of
+//                                       which is then the release's fence. As a key of its own beside the
+//                                       bench-fitted release_fence_share it made world 4's barriers 15-20 %
+//                                       optimistic; the share is what these rows should calibrate first)
 //   exchange          rounds            every rank signals every peer and waits for them, launched as
 //                                       the bench launches programs: data only, no key (the floor
 //                                       under a one-kernel all-reduce: one round per call)

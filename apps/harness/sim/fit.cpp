@@ -10,7 +10,7 @@
 #include <sstream>
 
 #include "apps/harness/sim/calib.h"
-#include "core/verbs.h"
+#include "core/algos/tile_gemm.h"
 
 namespace symm::sim {
 namespace {
@@ -391,8 +391,8 @@ FitResult fit_machine(const CalibTable& t, const Machine& base, const std::strin
   {
     // The tile verb (mma_tile) from our tile GEMM program alone (tile_gemm, graph, NNLS):
     //   t = c + T (2 kTileM kTileN k sms / (R 1e6) + e)
-    // T the tiles of the busiest block as the simulator deals them (core/algos/tile_gemm.h: blocks
-    // = min(sms, tiles), every blocks-th tile), R = mma_TFLOPs, e = mma_tile_us; c (the launch and
+    // T the tiles of the busiest block as the simulator deals them (core/algos/tile_gemm.h's
+    // TileGrid and tile_blocks, every blocks-th tile), R = mma_TFLOPs, e = mma_tile_us; c (the launch and
     // what else a call pays once) is no key: the simulator charges the launch.
     const std::vector<int> idx =
         gpu_rows(select([](const CalibRow& r) { return r.bench == "tile_gemm" && r.graph && r.m > 0; }));
@@ -401,8 +401,8 @@ FitResult fit_machine(const CalibTable& t, const Machine& base, const std::strin
       std::vector<double> tt;
       for (int i : idx) {
         const CalibRow& r = R[std::size_t(i)];
-        const double tiles = std::ceil(double(r.m) / kTileM) * std::ceil(double(r.n) / kTileN);
-        const double blocks = std::min(double(m.sms), tiles), per_block = std::ceil(tiles / blocks);
+        const uint32_t tiles = TileGrid(uint32_t(r.m), uint32_t(r.n)).tiles();
+        const double per_block = std::ceil(double(tiles) / tile_blocks(m.sms, tiles));
         d.push_back({1.0, per_block * 2.0 * kTileM * kTileN * double(r.k) * m.sms / 1e6, per_block});
         tt.push_back(r.time_us);
       }
