@@ -49,6 +49,10 @@ int cmd_gemm_bench_cuda(int argc, char** argv) {
       "group", po::value(&o.tile.group)->default_value(o.tile.group),
       "tile rows per rasterisation group (consecutive tiles share rows of A and columns of B in L2)")(
       "sms", po::value(&o.tile.max_blocks)->default_value(0), "cap on our persistent grid; 0 = every SM")(
+      "cluster", po::value(&o.tile.cluster)->default_value(0),
+      "coop only: 1 = every block loads its own tiles; 2 = clusters of two blocks on tile pairs\n"
+      "(256 x BN), each loading half of B's boxes for both (TMA multicast); 0 = chosen (2 where the\n"
+      "product has two tile rows or more)")(
       "c-in", "time C = A x B + C_in (cuBLASLt's beta = 1) instead of C = A x B (op column gemm_c_in)")(
       "samples", po::value(&o.samples)->default_value(o.samples),
       "checked rows and columns (their cross product, plus the last row and column)")(
@@ -87,6 +91,8 @@ int cmd_gemm_bench_cuda(int argc, char** argv) {
   if (o.tile.tile_n != 0 && o.tile.tile_n != 256 && o.tile.tile_n != 224 && o.tile.tile_n != 192 &&
       o.tile.tile_n != 128)
     fail(ErrorCode::kInvalidArgument, "--tile-n " + std::to_string(o.tile.tile_n) + ": valid 0, 256, 224, 192, 128");
+  if (o.tile.cluster < 0 || o.tile.cluster > 2)
+    fail(ErrorCode::kInvalidArgument, "--cluster " + std::to_string(o.tile.cluster) + ": valid 0, 1, 2");
   if (!cuda::tile::parse_schedule(schedule, o.tile.schedule))
     fail(ErrorCode::kInvalidArgument, "--schedule: unknown '" + schedule + "' (valid: auto, coop, pingpong)");
   if (o.tile.tile_m != 0 && o.tile.tile_m != 64 && o.tile.tile_m != 128)

@@ -57,7 +57,7 @@ CUtensorMap tile::tensor_map(const void* base, DType t, uint64_t rows, uint64_t 
 std::string TileGemmShape::str() const {
   return std::string(tile::schedule_name(schedule)) + " " + std::to_string(tile_m) + "x" + std::to_string(tile_n) +
          "x64, " + std::to_string(stages) + " stages, " + std::to_string(tiles) + " tiles on " +
-         std::to_string(blocks) + " blocks";
+         std::to_string(blocks) + " blocks" + (cluster > 1 ? ", clusters of " + std::to_string(cluster) : "");
 }
 
 namespace {
@@ -82,6 +82,8 @@ TileGemmShape tile_gemm_shape(const GemmArgs& g, const TileGemmOptions& o) {
   if (const std::string why = tile::plan_refusal(o.schedule, o.tile_m, o.tile_n); !why.empty())
     fail(ErrorCode::kInvalidArgument, why);
   if (o.group < 1) fail(ErrorCode::kInvalidArgument, "tile gemm: group must be >= 1");
+  if (o.cluster < 0 || o.cluster > 2)
+    fail(ErrorCode::kInvalidArgument, "tile gemm: cluster " + std::to_string(o.cluster) + " (valid: 0, 1, 2)");
   int dev = 0, sms = 0;
   SYMM_CUDA_CHECK(cudaGetDevice(&dev));
   SYMM_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
@@ -90,8 +92,18 @@ TileGemmShape tile_gemm_shape(const GemmArgs& g, const TileGemmOptions& o) {
   const tile::TilePlan plan =
       tile::choose_plan(g.m, g.n, g.k, cap, o.schedule, o.tile_m, o.tile_n, tile::tile_model_for(device_name(dev)));
   s.schedule = plan.schedule, s.tile_m = plan.tile_m, s.tile_n = plan.tile_n;  // coop: choose_tile_n's width
-  s.tiles = tile::tile_grid(g.m, g.n, s.tile_m, s.tile_n, o.group).tiles();
+  const tile::TileGrid grid = tile::tile_grid(g.m, g.n, s.tile_m, s.tile_n, o.group);
+  s.tiles = grid.tiles();
   s.blocks = s.tiles < cap ? s.tiles : cap;
+  if (s.schedule == tile::TileSchedule::kPingpong) {
+    if (o.cluster == 2) fail(ErrorCode::kInvalidArgument, "tile gemm: clusters of 2 are for the coop schedule only");
+  } else if (o.cluster == 2 || (o.cluster == 0 && grid.tiles_m >= 2 && cap >= 2)) {
+    // Tile pairs: a cluster per pair, as many as fit the cap (an even grid).
+    const int pairs = tile::pair_grid(grid).tiles();
+    s.cluster = 2;
+    s.blocks = 2 * (pairs < cap / 2 ? pairs : cap / 2);
+    if (s.blocks < 2) fail(ErrorCode::kInvalidArgument, "tile gemm: clusters of 2 need a grid of 2 blocks or more");
+  }
   s.stages = s.schedule == tile::TileSchedule::kPingpong ? tile::pingpong_stages_of(s.tile_m, s.tile_n)
                                                          : tile::stages_of(s.tile_n);
   return s;
@@ -105,11 +117,12 @@ void tile_gemm(cudaStream_t stream, const GemmArgs& g, const TileGemmOptions& o)
   tile::TileGemmParams p;
   p.c = g.c, p.c_in = g.c_in, p.ldc = g.ldc, p.m = g.m, p.n = g.n, p.k = g.k;
   p.grid = tile::tile_grid(g.m, g.n, s.tile_m, s.tile_n, o.group);
+  if (s.cluster == 2) p.grid = tile::pair_grid(p.grid);
   const bool bf16 = g.dtype == DType::kBF16;
   if (s.schedule == tile::TileSchedule::kPingpong)
     SYMM_CUDA_CHECK(tile::launch_pingpong_kernel(stream, ta, tb, p, s.tile_m, s.tile_n, bf16, s.blocks));
   else
-    SYMM_CUDA_CHECK(tile::launch_kernel(stream, ta, tb, p, s.tile_n, bf16, s.blocks));
+    SYMM_CUDA_CHECK(tile::launch_kernel(stream, ta, tb, p, s.tile_n, bf16, s.blocks, s.cluster));
 }
 
 void fill_uniform(cudaStream_t stream, void* p, std::size_t count, DType t, uint64_t seed) {

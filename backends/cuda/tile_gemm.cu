@@ -11,62 +11,91 @@ namespace {
 
 // Warpgroup 0 produces (one thread issues every load), warpgroups 1 and 2 consume. Registers move
 // from the producer to the consumers (setmaxnreg): 128 x 40 + 256 x 232 <= 64K.
-template <int BN, class T>
+// CM 1: block b takes tiles b, b + grid, ... (TileGrid's order). CM 2 (clusters of two, launched
+// with a cluster dimension): p.grid counts tile pairs (its tiles_m is the pairs' rows); cluster c
+// takes pairs c, c + clusters, ..., and its block of rank r the pair's tile row 2 pm + r (past
+// the matrix's last row when tiles_m is odd: loads of zeros, no stores, kept in step with its peer).
+template <int BN, class T, int CM>
 __global__ void __launch_bounds__(384, 1)
     tile_gemm_kernel(const __grid_constant__ CUtensorMap ta, const __grid_constant__ CUtensorMap tb, TileGemmParams p) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
   using Cfg = TileConfig<BN>;
   extern __shared__ uint8_t smem_raw[];
   const Ring ring = ring_at<BN>(smem_raw);
-  if (threadIdx.x == 0) ring_init<BN>(ring);
-  __syncthreads();
+  if (threadIdx.x == 0) ring_init<BN, CM>(ring);
+  if constexpr (CM == 1)
+    __syncthreads();
+  else
+    cluster_sync();
   const int wg = threadIdx.x / 128;
   const int kblocks = (p.k + kTileK - 1) / kTileK;
   const int tiles = p.grid.tiles();
+  const uint32_t rank = CM == 1 ? 0 : cluster_rank();
+  const int first = int(blockIdx.x) / CM, step = int(gridDim.x) / CM;
   if (wg == 0) {
     setmaxnreg_dec<40>();
     if (threadIdx.x == 0) {
       tma_prefetch_map(&ta);
       tma_prefetch_map(&tb);
       RingPos pos;
-      for (int t = blockIdx.x; t < tiles; t += gridDim.x) {
+      for (int t = first; t < tiles; t += step) {
         int tm, tn;
         p.grid.coords(t, tm, tn);
-        load_tile<BN>(ring, pos, &ta, &tb, tm * kTileM, tn * BN, kblocks);
+        if constexpr (CM == 1)
+          load_tile<BN>(ring, pos, &ta, &tb, tm * kTileM, tn * BN, kblocks);
+        else
+          load_tile_pair<BN>(ring, pos, &ta, &tb, (tm * CM + int(rank)) * kTileM, tn * BN, kblocks, rank);
       }
     }
+    __syncwarp();
   } else {
     setmaxnreg_inc<232>();
     RingPos pos;
     float acc[Cfg::kAcc];
-    for (int t = blockIdx.x; t < tiles; t += gridDim.x) {
+    for (int t = first; t < tiles; t += step) {
       int tm, tn;
       p.grid.coords(t, tm, tn);
-      mma_tile<BN, T>(acc, ring, pos, kblocks, wg - 1);
-      store_tile<BN, T>(acc, p.c, p.c_in, p.ldc, p.m, p.n, tm * kTileM, tn * BN, wg - 1);
+      mma_tile<BN, T, CM>(acc, ring, pos, kblocks, wg - 1);
+      store_tile<BN, T>(acc, p.c, p.c_in, p.ldc, p.m, p.n, (tm * CM + int(rank)) * kTileM, tn * BN, wg - 1);
     }
   }
+  if constexpr (CM > 1) cluster_sync();
 #endif
 }
 
 template <int BN, class T>
 cudaError_t launch(cudaStream_t stream, const CUtensorMap& ta, const CUtensorMap& tb, const TileGemmParams& p,
-                   int blocks) {
+                   int blocks, int cluster) {
   using Cfg = TileConfig<BN>;
-  const cudaError_t attr = set_max_dynamic_smem<tile_gemm_kernel<BN, T>>(Cfg::kSmemBytes);
+  if (cluster == 1) {
+    const cudaError_t attr = set_max_dynamic_smem<tile_gemm_kernel<BN, T, 1>>(Cfg::kSmemBytes);
+    if (attr != cudaSuccess) return attr;
+    tile_gemm_kernel<BN, T, 1><<<blocks, 384, Cfg::kSmemBytes, stream>>>(ta, tb, p);
+    return cudaGetLastError();
+  }
+  if (cluster != 2 || blocks % 2 != 0) return cudaErrorInvalidValue;
+  const cudaError_t attr = set_max_dynamic_smem<tile_gemm_kernel<BN, T, 2>>(Cfg::kSmemBytes);
   if (attr != cudaSuccess) return attr;
-  tile_gemm_kernel<BN, T><<<blocks, 384, Cfg::kSmemBytes, stream>>>(ta, tb, p);
-  return cudaGetLastError();
+  cudaLaunchConfig_t cfg{};
+  cfg.gridDim = dim3(unsigned(blocks));
+  cfg.blockDim = dim3(384);
+  cfg.dynamicSmemBytes = Cfg::kSmemBytes;
+  cfg.stream = stream;
+  cudaLaunchAttribute at[1];
+  at[0].id = cudaLaunchAttributeClusterDimension;
+  at[0].val.clusterDim.x = 2, at[0].val.clusterDim.y = 1, at[0].val.clusterDim.z = 1;
+  cfg.attrs = at, cfg.numAttrs = 1;
+  return cudaLaunchKernelEx(&cfg, tile_gemm_kernel<BN, T, 2>, ta, tb, p);
 }
 
 template <class T>
 cudaError_t launch_t(cudaStream_t stream, const CUtensorMap& ta, const CUtensorMap& tb, const TileGemmParams& p,
-                     int tile_n, int blocks) {
+                     int tile_n, int blocks, int cluster) {
   switch (tile_n) {
-    case 256: return launch<256, T>(stream, ta, tb, p, blocks);
-    case 224: return launch<224, T>(stream, ta, tb, p, blocks);
-    case 192: return launch<192, T>(stream, ta, tb, p, blocks);
-    case 128: return launch<128, T>(stream, ta, tb, p, blocks);
+    case 256: return launch<256, T>(stream, ta, tb, p, blocks, cluster);
+    case 224: return launch<224, T>(stream, ta, tb, p, blocks, cluster);
+    case 192: return launch<192, T>(stream, ta, tb, p, blocks, cluster);
+    case 128: return launch<128, T>(stream, ta, tb, p, blocks, cluster);
   }
   return cudaErrorInvalidValue;
 }
@@ -108,9 +137,9 @@ int stages_of(int tile_n) {
 }
 
 cudaError_t launch_kernel(cudaStream_t stream, const CUtensorMap& ta, const CUtensorMap& tb, const TileGemmParams& p,
-                          int tile_n, bool bf16, int blocks) {
-  return bf16 ? launch_t<TileBF16>(stream, ta, tb, p, tile_n, blocks)
-              : launch_t<TileF16>(stream, ta, tb, p, tile_n, blocks);
+                          int tile_n, bool bf16, int blocks, int cluster) {
+  return bf16 ? launch_t<TileBF16>(stream, ta, tb, p, tile_n, blocks, cluster)
+              : launch_t<TileF16>(stream, ta, tb, p, tile_n, blocks, cluster);
 }
 
 cudaError_t launch_fill_uniform(cudaStream_t stream, void* p, std::size_t count, int type, uint64_t seed) {

@@ -13,6 +13,15 @@
 //      fp32 when given) and stores them straight from registers: 16-byte stores after a transpose
 //      within each quad of threads, pairs predicated at the matrix edges.
 //
+// Clusters of two (CM = 2, the plain GEMM's default: tile_gemm.cu): the two blocks of a cluster
+// compute the tiles of one 256 x BN pair (rows m0 and m0 + 128, the same columns of B), in step.
+// Each block loads its own A and half of B's boxes, multicast to both blocks' rings (TMA
+// .multicast::cluster; both blocks' `full` barriers count the bytes), so a block reads 32 KB of
+// L2 per stage instead of 48 (at BN 256). A stage is refilled only when the consumers of both
+// blocks are done with it: `empty` counts four arrivals, two of them from the peer block (a
+// remote mbarrier arrive). cuBLASLt's kernel at the fused shapes does the same (256 x 128 tiles,
+// clusters of 1 x 2 sharing A: ncu, experiments/results/h100x1/gemm_ncu).
+//
 // The per-tile pieces (load_tile, mma_tile, store_tile) take the ring and its position as
 // arguments, so a device program that visits tiles in an order of its own (waiting on a chunk's
 // flag before load_tile, publishing a tile after store_tile) can call them in place of the
@@ -80,6 +89,37 @@ __device__ __forceinline__ void tma_load_2d(void* dst, const CUtensorMap* map, u
 }
 __device__ __forceinline__ void tma_prefetch_map(const CUtensorMap* map) {
   asm volatile("prefetch.tensormap [%0];" ::"l"(map) : "memory");
+}
+// The same load, landing at the same shared-memory offset in every block of the cluster named in
+// `mask` (bit r: the block of cluster rank r), each block's barrier at `bar`'s offset counting it.
+__device__ __forceinline__ void tma_load_2d_multicast(void* dst, const CUtensorMap* map, uint64_t* bar, int c0, int c1,
+                                                      uint16_t mask) {
+  asm volatile(
+      "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster [%0], [%1, {%3, "
+      "%4}], [%2], %5;" ::"r"(smem_u32(dst)),
+      "l"(map), "r"(smem_u32(bar)), "r"(c0), "r"(c1), "h"(mask)
+      : "memory");
+}
+// An arrival on the barrier at `bar`'s offset in the cluster's block of rank `cta` (this block
+// included).
+__device__ __forceinline__ void mbar_arrive_cluster(uint64_t* bar, uint32_t cta) {
+  asm volatile(
+      "{\n.reg .b32 ra;\n"
+      "mapa.shared::cluster.u32 ra, %0, %1;\n"
+      "mbarrier.arrive.release.cluster.shared::cluster.b64 _, [ra];\n}\n" ::"r"(smem_u32(bar)),
+      "r"(cta)
+      : "memory");
+}
+__device__ __forceinline__ uint32_t cluster_rank() {
+  uint32_t r;
+  asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(r));
+  return r;
+}
+// Every thread of every block of the cluster: the blocks' barriers are initialised before any
+// remote arrive or multicast (start), and no block leaves while a peer may still arrive on its
+// barriers or load into its ring (end). Not .aligned: the producer warp's lanes arrive apart.
+__device__ __forceinline__ void cluster_sync() {
+  asm volatile("barrier.cluster.arrive.release;\nbarrier.cluster.wait.acquire;" ::: "memory");
 }
 
 __device__ __forceinline__ void wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;" ::: "memory"); }
@@ -152,10 +192,10 @@ __device__ __forceinline__ Ring ring_at(uint8_t* smem_raw) {
 }
 
 // One thread of the block, before any other use: `full` takes the producer's one arrival (and
-// the bytes), `empty` one arrival per consumer warpgroup.
-template <int BN>
+// the bytes), `empty` one arrival per consumer warpgroup of each of the CM blocks of a cluster.
+template <int BN, int CM = 1>
 __device__ __forceinline__ void ring_init(const Ring& r) {
-  for (int s = 0; s < TileConfig<BN>::kStages; ++s) mbar_init(&r.full[s], 1), mbar_init(&r.empty[s], 2);
+  for (int s = 0; s < TileConfig<BN>::kStages; ++s) mbar_init(&r.full[s], 1), mbar_init(&r.empty[s], 2 * CM);
   mbar_init_fence();
 }
 
@@ -183,15 +223,44 @@ __device__ __forceinline__ void load_tile(const Ring& r, RingPos& pos, const CUt
                                           int m0, int n0, int kblocks) {
   load_tile_of<TileConfig<BN>>(r, pos, ta, tb, m0, n0, kblocks);
 }
+// Clusters of two: this block's A rows [m0, m0 + 128) into its own ring, and the B boxes j with
+// j % 2 == rank into both blocks' rings (the peer loads the others). Each block's `full` expects
+// the whole stage, as with load_tile; its `empty` has heard from both blocks' consumers.
+template <int BN>
+__device__ __forceinline__ void load_tile_pair(const Ring& r, RingPos& pos, const CUtensorMap* ta,
+                                               const CUtensorMap* tb, int m0, int n0, int kblocks, uint32_t rank) {
+  using Cfg = TileConfig<BN>;
+  for (int kb = 0; kb < kblocks; ++kb) {
+    mbar_wait(&r.empty[pos.stage], pos.phase ^ 1);
+    uint8_t* st = r.stages + pos.stage * Cfg::kStageBytes;
+    uint64_t* bar = &r.full[pos.stage];
+    mbar_expect_tx(bar, Cfg::kStageBytes);
+    tma_load_2d(st, ta, bar, kb * kTileK, m0);
+#pragma unroll
+    for (int j = 0; j < Cfg::kBoxesB; ++j)
+      if (uint32_t(j % 2) == rank)
+        tma_load_2d_multicast(st + Cfg::kBytesA + j * 8192, tb, bar, n0 + 64 * j, kb * kTileK, uint16_t(0x3));
+    pos.advance<Cfg::kStages>();
+  }
+}
 
 // ---- 2. consumers: C_tile = A_tile x B_tile over K ----------------------------------------------
 // One consumer warpgroup (wg 0 or 1: rows 64 wg .. 64 wg + 63 of the tile); acc receives the
 // product (its old values are overwritten: the first wgmma has scale-d 0).
-template <int BN, class T>
+// CM 2: the stage is handed back to both blocks of the cluster (tile_gemm.cu's pairs).
+template <int BN, class T, int CM = 1>
 __device__ __forceinline__ void mma_tile(float (&acc)[TileConfig<BN>::kAcc], const Ring& r, RingPos& pos, int kblocks,
                                          int wg) {
   using Cfg = TileConfig<BN>;
   const bool leader = threadIdx.x % 128 == 0;
+  auto release = [&](int stage) {
+    if constexpr (CM == 1) {
+      mbar_arrive(&r.empty[stage]);
+    } else {
+#pragma unroll
+      for (uint32_t c = 0; c < uint32_t(CM); ++c) mbar_arrive_cluster(&r.empty[stage], c);
+    }
+  };
   int prev = -1;
   for (int kb = 0; kb < kblocks; ++kb) {
     mbar_wait(&r.full[pos.stage], pos.phase);
@@ -210,13 +279,13 @@ __device__ __forceinline__ void mma_tile(float (&acc)[TileConfig<BN>::kAcc], con
     wgmma_commit();
     fence_acc(acc);
     wgmma_wait<1>();  // the previous stage's wgmmas have retired: hand that stage back
-    if (prev >= 0 && leader) mbar_arrive(&r.empty[prev]);
+    if (prev >= 0 && leader) release(prev);
     prev = pos.stage;
     pos.advance<Cfg::kStages>();
   }
   wgmma_wait<0>();
   fence_acc(acc);
-  if (prev >= 0 && leader) mbar_arrive(&r.empty[prev]);
+  if (prev >= 0 && leader) release(prev);
 }
 
 // ---- 3. consumers: the tile's store ---------------------------------------------------------------

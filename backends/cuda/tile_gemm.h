@@ -27,13 +27,17 @@ struct TileGemmOptions {
   // epilogue under the other's MMAs) or auto (tile_sched.h choose_plan: ping-pong at short K).
   tile::TileSchedule schedule = tile::TileSchedule::kAuto;
   int tile_m = 0;  // tile height: 0 chooses; coop 128, pingpong 64 or 128 (tile_sched.h kPingpongTiles)
+  // coop only: blocks per cluster. 2: the blocks of a cluster compute a pair of tiles (256 x BN)
+  // and each loads half of its B for both (TMA multicast; tile_gemm.cuh). 0 chooses (2 where the
+  // product has two tile rows or more and the grid two blocks); pingpong takes 0 or 1.
+  int cluster = 0;
 };
 
 // What one launch would use for g: the schedule, the tile, the grid, the stages of the ring.
 struct TileGemmShape {
   tile::TileSchedule schedule = tile::TileSchedule::kCoop;
-  int tile_m = 128, tile_n = 0, blocks = 0, tiles = 0, stages = 0;
-  std::string str() const;  // "coop 128x224x64, 8 stages, 512 tiles on 132 blocks"
+  int tile_m = 128, tile_n = 0, blocks = 0, tiles = 0, stages = 0, cluster = 1;
+  std::string str() const;  // "coop 128x224x64, 8 stages, 512 tiles on 132 blocks" (+ ", clusters of 2")
 };
 
 // Throws symm::Error(kUnsupported) in one line when the kernel cannot take g (tile_sched.h

@@ -36,10 +36,11 @@ CUtensorMap tensor_map(const void* base, DType t, uint64_t rows, uint64_t cols, 
 
 // The ring depth compiled for a tile width (0: not compiled).
 int stages_of(int tile_n);
-// The persistent kernel for (tile_n, bf16 or fp16) on `blocks` blocks; cudaErrorInvalidValue for
-// a width that is not compiled.
+// The persistent kernel for (tile_n, bf16 or fp16) on `blocks` blocks in clusters of `cluster`
+// (1, or 2: blocks even, p.grid over tile pairs, tile_gemm.cu); cudaErrorInvalidValue for a width
+// that is not compiled or another cluster size.
 cudaError_t launch_kernel(cudaStream_t stream, const CUtensorMap& ta, const CUtensorMap& tb, const TileGemmParams& p,
-                          int tile_n, bool bf16, int blocks);
+                          int tile_n, bool bf16, int blocks, int cluster);
 // The same for the ping-pong kernel (tile_pingpong.cu), per ping-pong tile (tile_sched.h
 // kPingpongTiles); ta's box must be 64 x tile_m.
 int pingpong_stages_of(int tile_m, int tile_n);

@@ -51,6 +51,16 @@ inline TileGrid tile_grid(int m, int n, int tile_n, int group) {
   return g;
 }
 
+// The coop kernel's clusters of two (tile_gemm.cu): the grid of tile pairs, tile rows 2 r and
+// 2 r + 1 of g in pair row r (the last pair half past the matrix when g.tiles_m is odd), visited
+// in TileGrid's order with groups of half as many pair rows (the same rows of A per group).
+inline TileGrid pair_grid(const TileGrid& g) {
+  TileGrid p = g;
+  p.tiles_m = (g.tiles_m + 1) / 2;
+  p.group = g.group / 2 > 0 ? g.group / 2 : 1;
+  return p;
+}
+
 // Whether `tile_n` is one of the compiled widths.
 inline bool is_tile_n(int tile_n) {
   for (int t : kTileNs)

@@ -37,6 +37,34 @@ TEST(TileSched, EveryTileOnceForAnyGroup) {
         }
 }
 
+// Clusters of two (tile_gemm.cu): pair (pm, pn) of pair_grid(g) is tiles (2 pm, pn) and
+// (2 pm + 1, pn); every tile of g is in exactly one pair, and only the half past an odd tiles_m
+// falls outside g.
+TEST(TileSched, PairsCoverEveryTileOnce) {
+  for (int m : {1, 127, 129, 300, 4096, 16384 + 5})
+    for (int n : {8, 1792, 3584, 1000})
+      for (int group : {1, 2, 3, 16}) {
+        const TileGrid g = tile_grid(m, n, 256, group);
+        const TileGrid p = pair_grid(g);
+        std::set<std::pair<int, int>> seen;
+        int outside = 0;
+        for (int t = 0; t < p.tiles(); ++t) {
+          int pm = -1, pn = -1;
+          p.coords(t, pm, pn);
+          for (int r = 0; r < 2; ++r) {
+            if (2 * pm + r >= g.tiles_m) {
+              ++outside;
+              continue;
+            }
+            EXPECT_TRUE(seen.insert({2 * pm + r, pn}).second) << m << " " << n << " " << group;
+          }
+        }
+        EXPECT_EQ(int(seen.size()), g.tiles()) << m << " " << n << " " << group;
+        EXPECT_EQ(outside, g.tiles_m % 2 == 1 ? g.tiles_n : 0) << m << " " << n << " " << group;
+        EXPECT_GE(p.group, 1);
+      }
+}
+
 TEST(TileSched, ConsecutiveTilesStayInTheirGroup) {
   // 70B, M 16384, tile 128 x 256: 128 x 14 tiles; with groups of 16 rows, the first 132 tiles (a
   // wave on an H200) touch 16 tile rows and 9 tile columns instead of 1 row and all 14 columns.
