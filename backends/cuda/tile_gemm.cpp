@@ -5,9 +5,11 @@
 
 #include <cuda.h>
 
+#include <algorithm>
 #include <map>
 #include <mutex>
 #include <string>
+#include <utility>
 
 #include "backends/cuda/check.h"
 #include "backends/cuda/tile_launch.h"
@@ -72,6 +74,17 @@ std::string device_name(int dev) {
   SYMM_CUDA_CHECK(cudaGetDeviceProperties(&p, dev));
   return names[dev] = p.name;
 }
+// Clusters of two the device runs at once at width tile_n, looked up once per (device, width).
+int resident_pairs(int dev, int tile_n) {
+  static std::mutex mu;
+  static std::map<std::pair<int, int>, int> known;
+  std::lock_guard<std::mutex> lock(mu);
+  auto it = known.find({dev, tile_n});
+  if (it != known.end()) return it->second;
+  int clusters = 0;
+  SYMM_CUDA_CHECK(tile::max_pair_clusters(tile_n, clusters));
+  return known[{dev, tile_n}] = clusters;
+}
 }  // namespace
 
 TileGemmShape tile_gemm_shape(const GemmArgs& g, const TileGemmOptions& o) {
@@ -100,8 +113,9 @@ TileGemmShape tile_gemm_shape(const GemmArgs& g, const TileGemmOptions& o) {
   } else if (o.cluster == 2 || (o.cluster == 0 && grid.tiles_m >= 2 && cap >= 2)) {
     // Tile pairs: a cluster per pair, as many as fit the cap (an even grid).
     const int pairs = tile::pair_grid(grid).tiles();
+    const int clusters = std::min({pairs, cap / 2, resident_pairs(dev, s.tile_n)});
     s.cluster = 2;
-    s.blocks = 2 * (pairs < cap / 2 ? pairs : cap / 2);
+    s.blocks = 2 * clusters;
     if (s.blocks < 2) fail(ErrorCode::kInvalidArgument, "tile gemm: clusters of 2 need a grid of 2 blocks or more");
   }
   s.stages = s.schedule == tile::TileSchedule::kPingpong ? tile::pingpong_stages_of(s.tile_m, s.tile_n)

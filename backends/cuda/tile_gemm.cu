@@ -88,6 +88,22 @@ cudaError_t launch(cudaStream_t stream, const CUtensorMap& ta, const CUtensorMap
   return cudaLaunchKernelEx(&cfg, tile_gemm_kernel<BN, T, 2>, ta, tb, p);
 }
 
+template <int BN>
+cudaError_t pair_clusters(int& clusters) {
+  using Cfg = TileConfig<BN>;
+  const cudaError_t attr = set_max_dynamic_smem<tile_gemm_kernel<BN, TileBF16, 2>>(Cfg::kSmemBytes);
+  if (attr != cudaSuccess) return attr;
+  cudaLaunchConfig_t cfg{};
+  cfg.gridDim = dim3(2);
+  cfg.blockDim = dim3(384);
+  cfg.dynamicSmemBytes = Cfg::kSmemBytes;
+  cudaLaunchAttribute at[1];
+  at[0].id = cudaLaunchAttributeClusterDimension;
+  at[0].val.clusterDim.x = 2, at[0].val.clusterDim.y = 1, at[0].val.clusterDim.z = 1;
+  cfg.attrs = at, cfg.numAttrs = 1;
+  return cudaOccupancyMaxActiveClusters(&clusters, tile_gemm_kernel<BN, TileBF16, 2>, &cfg);
+}
+
 template <class T>
 cudaError_t launch_t(cudaStream_t stream, const CUtensorMap& ta, const CUtensorMap& tb, const TileGemmParams& p,
                      int tile_n, int blocks, int cluster) {
@@ -140,6 +156,17 @@ cudaError_t launch_kernel(cudaStream_t stream, const CUtensorMap& ta, const CUte
                           int tile_n, bool bf16, int blocks, int cluster) {
   return bf16 ? launch_t<TileBF16>(stream, ta, tb, p, tile_n, blocks, cluster)
               : launch_t<TileF16>(stream, ta, tb, p, tile_n, blocks, cluster);
+}
+
+cudaError_t max_pair_clusters(int tile_n, int& clusters) {
+  clusters = 0;
+  switch (tile_n) {
+    case 256: return pair_clusters<256>(clusters);
+    case 224: return pair_clusters<224>(clusters);
+    case 192: return pair_clusters<192>(clusters);
+    case 128: return pair_clusters<128>(clusters);
+  }
+  return cudaErrorInvalidValue;
 }
 
 cudaError_t launch_fill_uniform(cudaStream_t stream, void* p, std::size_t count, int type, uint64_t seed) {

@@ -41,6 +41,9 @@ int stages_of(int tile_n);
 // that is not compiled or another cluster size.
 cudaError_t launch_kernel(cudaStream_t stream, const CUtensorMap& ta, const CUtensorMap& tb, const TileGemmParams& p,
                           int tile_n, bool bf16, int blocks, int cluster);
+// How many clusters of two of the coop kernel at width tile_n the device runs at once
+// (cudaOccupancyMaxActiveClusters): the persistent grid of pairs stays within it.
+cudaError_t max_pair_clusters(int tile_n, int& clusters);
 // The same for the ping-pong kernel (tile_pingpong.cu), per ping-pong tile (tile_sched.h
 // kPingpongTiles); ta's box must be 64 x tile_m.
 int pingpong_stages_of(int tile_m, int tile_n);
