@@ -559,30 +559,34 @@ def plan_numbers(macro, machine, mword, meas):
         macro("symmGoalsUnmeasured" + mword, str(sum(e["status"] in ("not measured", "not judged") for e in evals)))
 
 
-# Our tile GEMM (issue 24) alone against cuBLASLt on one H200, auto schedule: the newest committed
-# run of scripts/gpu/tile_gemm_pp.sh (experiments/results/h200x1/tile_gemm/<run>/).
-TILE_GEMM_CSVS = "experiments/results/h200x1/tile_gemm/*/tile_gemm_auto_h200x1.csv"
+# Our tile GEMM (issue 24) alone against cuBLASLt on one GPU, auto schedule: the newest committed
+# run per GPU (gemm-bench's CSV of scripts/gpu/tile_gemm.sh or tile_gemm_pp.sh), macro prefix per GPU.
+TILE_GEMM_CSVS = {
+    "symmTileGemmAuto": "experiments/results/h200x1/tile_gemm/*/tile_gemm_auto_h200x1.csv",
+    "symmTileGemmAutoHOne": "experiments/results/h100x1/tile_cluster/*/tile_gemm_h100x1.csv",
+}
 
 
 def tile_gemm_numbers(macro):
-    """symmTileGemmAuto{Min,Max,Cells,GitSha}: cuBLASLt's median over ours per fused shape and launch
-    mode (bf16), the smallest and largest, from the newest run (plots/data.py run_key)."""
-    paths = glob.glob(os.path.join(data.ROOT, TILE_GEMM_CSVS))
-    if not paths:
-        return
-    runs = {p: list(csv.DictReader(open(p))) for p in paths}  # gemm-bench's own schema
-    path = max(paths, key=lambda p: data.run_key(p, runs[p]))
-    rows = runs[path]
-    cell = lambda r: (r["dtype"], r["M"], r["N"], r["K"], r["graph"])
-    lt = {cell(r): float(r["time_us_median"]) for r in rows if r["impl"] == "cublaslt"}
-    ratios = [lt[cell(r)] / float(r["time_us_median"]) for r in rows
-              if r["impl"] == "tile" and r["dtype"] == "bf16" and cell(r) in lt]
-    if not ratios:
-        return
-    macro("symmTileGemmAutoMin", "%.3f" % min(ratios))
-    macro("symmTileGemmAutoMax", "%.3f" % max(ratios))
-    macro("symmTileGemmAutoCells", str(len(ratios)))
-    macro("symmTileGemmAutoGitSha", tex(", ".join(sorted({r["git_sha"][:7] for r in rows}))))
+    """<prefix>{Min,Max,Cells,GitSha}: cuBLASLt's median over ours per fused shape and launch mode
+    (bf16), the smallest and largest, from the newest run (plots/data.py run_key)."""
+    for prefix, pattern in TILE_GEMM_CSVS.items():
+        paths = glob.glob(os.path.join(data.ROOT, pattern))
+        if not paths:
+            continue
+        runs = {p: list(csv.DictReader(open(p))) for p in paths}  # gemm-bench's own schema
+        path = max(paths, key=lambda p: data.run_key(p, runs[p]))
+        rows = runs[path]
+        cell = lambda r: (r["dtype"], r["M"], r["N"], r["K"], r["graph"])
+        lt = {cell(r): float(r["time_us_median"]) for r in rows if r["impl"] == "cublaslt"}
+        ratios = [lt[cell(r)] / float(r["time_us_median"]) for r in rows
+                  if r["impl"] == "tile" and r["dtype"] == "bf16" and cell(r) in lt]
+        if not ratios:
+            continue
+        macro(prefix + "Min", "%.3f" % min(ratios))
+        macro(prefix + "Max", "%.3f" % max(ratios))
+        macro(prefix + "Cells", str(len(ratios)))
+        macro(prefix + "GitSha", tex(", ".join(sorted({r["git_sha"][:7] for r in rows}))))
 
 
 # The floors (issue 20) calibrate measures beside the rows they bound, per machine word:
