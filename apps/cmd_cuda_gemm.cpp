@@ -15,7 +15,7 @@ namespace symm::apps {
 
 int cmd_gemm_bench_cuda(int argc, char** argv) {
   cuda::GemmBenchOptions o;
-  std::string shapes = "fused", dtypes = "bf16", mode = "both", impls = "tile,cublaslt", schedule = "auto";
+  std::string shapes = "fused", dtypes = "bf16", mode = "both", impls = "tile,cublaslt", schedule = "auto", epilogue = "staged";
   po::options_description d(
       "usage: symmcoll gemm-bench [options]   (one GPU, one process)\n\n"
       "Our Hopper GEMM (backends/cuda/tile_gemm.h: TMA producer warp, two wgmma consumer warpgroups,\n"
@@ -49,6 +49,9 @@ int cmd_gemm_bench_cuda(int argc, char** argv) {
       "group", po::value(&o.tile.group)->default_value(o.tile.group),
       "tile rows per rasterisation group (consecutive tiles share rows of A and columns of B in L2)")(
       "sms", po::value(&o.tile.max_blocks)->default_value(0), "cap on our persistent grid; 0 = every SM")(
+      "epilogue", po::value(&epilogue)->default_value(epilogue),
+      "coop only: staged (interior tiles without C_in through shared memory: stmatrix, then\n"
+      "16-byte row stores) or registers (quad transposes by shuffles, then 16-byte stores)")(
       "cluster", po::value(&o.tile.cluster)->default_value(0),
       "coop only: 1 = every block loads its own tiles; 2 = clusters of two blocks on tile pairs\n"
       "(256 x BN), each loading half of B's boxes for both (TMA multicast); 0 = chosen (2 where the\n"
@@ -91,6 +94,9 @@ int cmd_gemm_bench_cuda(int argc, char** argv) {
   if (o.tile.tile_n != 0 && o.tile.tile_n != 256 && o.tile.tile_n != 224 && o.tile.tile_n != 192 &&
       o.tile.tile_n != 128)
     fail(ErrorCode::kInvalidArgument, "--tile-n " + std::to_string(o.tile.tile_n) + ": valid 0, 256, 224, 192, 128");
+  if (epilogue != "staged" && epilogue != "registers")
+    fail(ErrorCode::kInvalidArgument, "--epilogue '" + epilogue + "': valid staged, registers");
+  o.tile.staged_epilogue = epilogue == "staged";
   if (o.tile.cluster < 0 || o.tile.cluster > 2)
     fail(ErrorCode::kInvalidArgument, "--cluster " + std::to_string(o.tile.cluster) + ": valid 0, 1, 2");
   if (!cuda::tile::parse_schedule(schedule, o.tile.schedule))

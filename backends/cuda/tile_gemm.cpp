@@ -132,6 +132,7 @@ void tile_gemm(cudaStream_t stream, const GemmArgs& g, const TileGemmOptions& o)
   p.c = g.c, p.c_in = g.c_in, p.ldc = g.ldc, p.m = g.m, p.n = g.n, p.k = g.k;
   p.grid = tile::tile_grid(g.m, g.n, s.tile_m, s.tile_n, o.group);
   if (s.cluster == 2) p.grid = tile::pair_grid(p.grid);
+  p.staged = o.staged_epilogue;
   const bool bf16 = g.dtype == DType::kBF16;
   if (s.schedule == tile::TileSchedule::kPingpong)
     SYMM_CUDA_CHECK(tile::launch_pingpong_kernel(stream, ta, tb, p, s.tile_m, s.tile_n, bf16, s.blocks));

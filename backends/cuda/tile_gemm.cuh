@@ -163,8 +163,11 @@ struct TileConfig {
   static constexpr int kStageBytes = kBytesA + kBytesB;
   static constexpr int kSmemLimit = 232448;  // an sm_90 block's opt-in shared memory
   static constexpr int kSlack = 1024 + 256;  // 1024-byte alignment of the ring, then the barriers
-  static constexpr int kStages = (kSmemLimit - kSlack) / kStageBytes > 8 ? 8 : (kSmemLimit - kSlack) / kStageBytes;
-  static constexpr int kSmemBytes = kStages * kStageBytes + kSlack;
+  // After the barriers: the staged epilogue's buffers (store_tile_staged), 8 KB per consumer.
+  static constexpr int kStagingBytes = 2 * 8192;
+  static constexpr int kRoom = kSmemLimit - kSlack - kStagingBytes;
+  static constexpr int kStages = kRoom / kStageBytes > 8 ? 8 : kRoom / kStageBytes;
+  static constexpr int kSmemBytes = kStages * kStageBytes + kSlack + kStagingBytes;
   static constexpr int kAcc = BN / 2;  // fp32 accumulators per consumer thread
   static_assert(BN % 8 == 0 && BN <= 256 && kStages >= 2);
 };
@@ -183,6 +186,12 @@ struct RingPos {
     if (++stage == Stages) stage = 0, phase ^= 1;
   }
 };
+
+// Consumer wg's 8 KB of staging (TileConfig::kStagingBytes), after the ring's barriers.
+template <int BN>
+__device__ __forceinline__ uint8_t* staging_at(const Ring& r, int wg) {
+  return reinterpret_cast<uint8_t*>(r.full) + 256 + wg * 8192;
+}
 
 template <int BN>
 __device__ __forceinline__ Ring ring_at(uint8_t* smem_raw) {
@@ -398,6 +407,64 @@ __device__ __forceinline__ void store_tile(const float (&acc)[TileConfig<BN>::kA
         cp[off] = O::one(x);
       }
     }
+  }
+}
+
+// The staged epilogue of an interior tile without C_in (the plain GEMM's common case): per pass
+// of 64 columns (32 for the last of a 224-wide tile), each warp writes its 16 rows as bf16 / fp16
+// into its consumer's 8 KB of shared memory with stmatrix (the wgmma accumulator layout is
+// stmatrix's m8n8 fragment: acc[4j..4j+3] are the rows 0-7 and 8-15 of column group j), 16-byte
+// chunks XOR-swizzled by row so that neither the stmatrix rows nor the read-back collide in banks;
+// then the warpgroup reads the pass back, 16 bytes a thread, and stores whole 128-byte row
+// segments. No shuffles: store_tile's quad transposes cost ~2000 instructions a thread per tile
+// (128 shuffles and their selects at BN 256), this ~150. Named barrier 1 + wg (128 threads) between
+// writing and reading, and before the buffer is written again.
+__device__ __forceinline__ void stmatrix_x4(uint32_t addr, uint32_t r0, uint32_t r1, uint32_t r2, uint32_t r3) {
+  asm volatile("stmatrix.sync.aligned.m8n8.x4.shared.b16 [%0], {%1, %2, %3, %4};" ::"r"(addr), "r"(r0), "r"(r1),
+               "r"(r2), "r"(r3)
+               : "memory");
+}
+__device__ __forceinline__ void consumer_bar(int wg) {
+  asm volatile("bar.sync %0, 128;" ::"r"(1 + wg) : "memory");
+}
+template <class T>
+__device__ __forceinline__ uint32_t pack_u32(float x, float y) {
+  const typename Out<T>::Pair p = Out<T>::pack(x, y);
+  return *reinterpret_cast<const uint32_t*>(&p);
+}
+
+template <int BN, class T>
+__device__ __forceinline__ void store_tile_staged(const float (&acc)[TileConfig<BN>::kAcc], void* c, std::size_t ldc,
+                                                  int m0, int n0, int wg, uint8_t* staging) {
+  static_assert(BN % 32 == 0, "passes of 64 columns, the last of 32");
+  const int t = threadIdx.x % 128, warp = t / 32, lane = t % 32, mi = lane / 8;
+  const uint32_t base = smem_u32(staging);
+  const int srow = warp * 16 + (mi % 2) * 8 + lane % 8;  // the row this lane addresses for stmatrix
+  auto* cp = static_cast<typename Out<T>::One*>(c) + std::size_t(m0 + wg * 64) * ldc + std::size_t(n0);
+#pragma unroll
+  for (int c0 = 0; c0 < BN; c0 += 64) {
+    constexpr int kFull = 64;
+    const int w = BN - c0 < kFull ? BN - c0 : kFull;  // compile-time after unrolling
+#pragma unroll
+    for (int jj = 0; jj < w / 8; jj += 2) {
+      const int j = c0 / 8 + jj;
+      const int chunk = jj + mi / 2;
+      stmatrix_x4(base + uint32_t(srow * 128 + ((chunk ^ (srow % 8)) * 16)), pack_u32<T>(acc[4 * j], acc[4 * j + 1]),
+                  pack_u32<T>(acc[4 * j + 2], acc[4 * j + 3]), pack_u32<T>(acc[4 * j + 4], acc[4 * j + 5]),
+                  pack_u32<T>(acc[4 * j + 6], acc[4 * j + 7]));
+    }
+    consumer_bar(wg);
+    const int cpr = w / 8;  // 16-byte chunks per row in this pass
+#pragma unroll
+    for (int k = 0; k < 64 * cpr / 128; ++k) {
+      const int i = t + 128 * k, row = i / cpr, ch = i % cpr;
+      uint4 v;
+      asm volatile("ld.shared.v4.b32 {%0, %1, %2, %3}, [%4];"
+                   : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+                   : "r"(base + uint32_t(row * 128 + ((ch ^ (row % 8)) * 16))));
+      *reinterpret_cast<uint4*>(cp + std::size_t(row) * ldc + std::size_t(c0 + ch * 8)) = v;
+    }
+    consumer_bar(wg);
   }
 }
 
