@@ -204,7 +204,7 @@ __global__ void __launch_bounds__(384, 1)
     const symm::TileGrid g(p.m, p.n, BN);
     for (uint32_t t = bk; t < g.tiles(); t += nb) {
       mma_tile<BN, TT>(acc, ring, pos, kblocks, cw);
-      store_tile<BN, TT>(acc, c, nullptr, p.n, int(p.m), int(p.n), int(g.row0(t)), int(g.col0(t)), cw);
+      store_tile_plain<BN, TT>(acc, c, p.n, int(p.m), int(p.n), int(g.row0(t)), int(g.col0(t)), cw, ring);
     }
     return;
   }
@@ -214,8 +214,8 @@ __global__ void __launch_bounds__(384, 1)
       const symm::TileGrid g = walk.grid();
       const uint32_t j = walk.local(t);
       mma_tile<BN, TT>(acc, ring, pos, kblocks, cw);
-      store_tile<BN, TT>(acc, c + walk.row0() * p.n, nullptr, p.n, int(g.m), int(p.n), int(g.row0(j)), int(g.col0(j)),
-                         cw);
+      store_tile_plain<BN, TT>(acc, c + walk.row0() * p.n, p.n, int(g.m), int(p.n), int(g.row0(j)), int(g.col0(j)), cw,
+                               ring);
     }
     return;
   }
@@ -251,7 +251,7 @@ __global__ void __launch_bounds__(384, 1)
       uint32_t count = 0;
       for (uint32_t j = bk; j < g.tiles(); j += nb) {
         mma_tile<BN, TT>(acc, ring, pos, kblocks, cw);
-        store_tile<BN, TT>(acc, dst, nullptr, p.n, int(rows), int(p.n), int(g.row0(j)), int(g.col0(j)), cw);
+        store_tile_plain<BN, TT>(acc, dst, p.n, int(rows), int(p.n), int(g.row0(j)), int(g.col0(j)), cw, ring);
         consumers_sync();  // every consumer thread's stores of the tile, before the release
         ++count;
         if (threadIdx.x == 128 && pp.debug < 2)

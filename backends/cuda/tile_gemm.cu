@@ -57,8 +57,8 @@ __global__ void __launch_bounds__(384, 1)
       p.grid.coords(t, tm, tn);
       mma_tile<BN, T, CM>(acc, ring, pos, kblocks, wg - 1);
       const int m0 = (tm * CM + int(rank)) * kTileM, n0 = tn * BN;
-      if (p.staged && !p.c_in && m0 + kTileM <= p.m && n0 + BN <= p.n)
-        store_tile_staged<BN, T>(acc, p.c, p.ldc, m0, n0, wg - 1, staging_at<BN>(ring, wg - 1));
+      if (p.staged && !p.c_in)
+        store_tile_plain<BN, T>(acc, p.c, p.ldc, p.m, p.n, m0, n0, wg - 1, ring);
       else
         store_tile<BN, T>(acc, p.c, p.c_in, p.ldc, p.m, p.n, m0, n0, wg - 1);
     }

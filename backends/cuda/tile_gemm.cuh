@@ -417,15 +417,17 @@ __device__ __forceinline__ void store_tile(const float (&acc)[TileConfig<BN>::kA
 // chunks XOR-swizzled by row so that neither the stmatrix rows nor the read-back collide in banks;
 // then the warpgroup reads the pass back, 16 bytes a thread, and stores whole 128-byte row
 // segments. No shuffles: store_tile's quad transposes cost ~2000 instructions a thread per tile
-// (128 shuffles and their selects at BN 256), this ~150. Named barrier 1 + wg (128 threads) between
-// writing and reading, and before the buffer is written again.
+// (128 shuffles and their selects at BN 256), this ~150. A named barrier per consumer (128 threads)
+// between writing and reading, and before the buffer is written again.
 __device__ __forceinline__ void stmatrix_x4(uint32_t addr, uint32_t r0, uint32_t r1, uint32_t r2, uint32_t r3) {
   asm volatile("stmatrix.sync.aligned.m8n8.x4.shared.b16 [%0], {%1, %2, %3, %4};" ::"r"(addr), "r"(r0), "r"(r1),
                "r"(r2), "r"(r3)
                : "memory");
 }
+// Named barriers 3 and 4 (barrier 0 is __syncthreads; the fused programs' consumers_sync is 1, the
+// ping-pong kernel's turns 1 and 2).
 __device__ __forceinline__ void consumer_bar(int wg) {
-  asm volatile("bar.sync %0, 128;" ::"r"(1 + wg) : "memory");
+  asm volatile("bar.sync %0, 128;" ::"r"(3 + wg) : "memory");
 }
 template <class T>
 __device__ __forceinline__ uint32_t pack_u32(float x, float y) {
@@ -466,6 +468,16 @@ __device__ __forceinline__ void store_tile_staged(const float (&acc)[TileConfig<
     }
     consumer_bar(wg);
   }
+}
+
+// A tile without C_in: staged when it lies inside the matrix (m x n), else store_tile's edge path.
+template <int BN, class T>
+__device__ __forceinline__ void store_tile_plain(const float (&acc)[TileConfig<BN>::kAcc], void* c, std::size_t ldc,
+                                                 int m, int n, int m0, int n0, int wg, const Ring& ring) {
+  if (m0 + kTileM <= m && n0 + BN <= n)
+    store_tile_staged<BN, T>(acc, c, ldc, m0, n0, wg, staging_at<BN>(ring, wg));
+  else
+    store_tile<BN, T>(acc, c, nullptr, ldc, m, n, m0, n0, wg);
 }
 
 }  // namespace symm::cuda::tile

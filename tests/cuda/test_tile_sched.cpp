@@ -230,6 +230,32 @@ TEST(TileSched, H200ModelPicksWhatMeasuredFastest) {
   EXPECT_EQ(tile_model_for("NVIDIA GH200 480GB").pingpong_slowdown, kTileModelH100.pingpong_slowdown);
 }
 
+// H100's model against what one H100 measured with the staged epilogue (graph medians in us: coop
+// from experiments/results/h100x1/tile_cluster/staged/epi_staged_1_h100x1.csv, ping-pong forced
+// from tile_cluster/round/sched_pingpong_h100x1.csv): coop ran faster at every fused shape, so
+// auto keeps it; the default model (the registers epilogue's) took ping-pong at K 2048.
+TEST(TileSched, H100ModelKeepsCoopWithTheStagedEpilogue) {
+  struct Row {
+    int m, n, k;
+    double coop_us, pingpong_us;
+  };
+  const Row rows[] = {{4096, 1792, 4096, 79.8, 166.4},    {4096, 1792, 2048, 45.3, 82.2},
+                      {4096, 3584, 8192, 310.2, 428.8},   {4096, 3584, 4096, 181.2, 210.3},
+                      {8192, 1792, 4096, 180.4, 213.7},   {8192, 1792, 2048, 98.8, 109.8},
+                      {8192, 3584, 8192, 631.3, 847.8},   {8192, 3584, 4096, 339.2, 434.1},
+                      {16384, 1792, 4096, 339.6, 431.4},  {16384, 1792, 2048, 180.3, 215.9},
+                      {16384, 3584, 8192, 1595.1, 2062.5}, {16384, 3584, 4096, 692.9, 926.3}};
+  int default_pingpong = 0;
+  for (const Row& r : rows) {
+    ASSERT_LT(r.coop_us, r.pingpong_us);
+    const TilePlan p = choose_plan(r.m, r.n, r.k, 132, TileSchedule::kAuto, 0, 0, kTileModelH100);
+    EXPECT_EQ(p.schedule, TileSchedule::kCoop) << r.m << " " << r.n << " " << r.k;
+    default_pingpong += choose_pingpong(r.m, r.n, r.k, 132);
+  }
+  EXPECT_GT(default_pingpong, 0) << "the data no longer tells the two models apart";
+  EXPECT_EQ(tile_model_for("NVIDIA H100 80GB HBM3").coop_epilogue_kblocks, kTileModelH100.coop_epilogue_kblocks);
+}
+
 TEST(TileSched, PlanRefusalsAndConstraints) {
   EXPECT_EQ(plan_refusal(TileSchedule::kAuto, 0, 0), "");
   EXPECT_EQ(plan_refusal(TileSchedule::kCoop, 128, 224), "");
