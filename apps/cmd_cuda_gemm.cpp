@@ -50,8 +50,9 @@ int cmd_gemm_bench_cuda(int argc, char** argv) {
       "tile rows per rasterisation group (consecutive tiles share rows of A and columns of B in L2)")(
       "sms", po::value(&o.tile.max_blocks)->default_value(0), "cap on our persistent grid; 0 = every SM")(
       "epilogue", po::value(&epilogue)->default_value(epilogue),
-      "coop only: staged (interior tiles without C_in through shared memory: stmatrix, then\n"
-      "16-byte row stores) or registers (quad transposes by shuffles, then 16-byte stores)")(
+      "coop only: staged (interior tiles through shared memory: C_in added in the accumulators,\n"
+      "stmatrix, then 16-byte row stores) or registers (quad transposes by shuffles, then 16-byte\n"
+      "stores); the same result either way")(
       "cluster", po::value(&o.tile.cluster)->default_value(0),
       "coop only: 1 = every block loads its own tiles; 2 = clusters of two blocks on tile pairs\n"
       "(256 x BN), each loading half of B's boxes for both (TMA multicast); 0 = chosen (2 where the\n"

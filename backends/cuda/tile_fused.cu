@@ -225,6 +225,9 @@ __global__ void __launch_bounds__(384, 1)
     const T* slots = static_cast<const T*>(p.work);
     uint32_t acquired = ~0u;  // as the program: the chunk whose flags this block acquired last
     for (uint32_t t = bk; t < g.tiles(); t += nb) {
+      if (pp.debug < 2)
+        prefetch_inputs<BN, TT>(slots, p.n, int(rows), int(p.n), int(g.row0(t)), int(g.col0(t)), cw, w - 1,
+                                std::size_t(rows) * p.n);
       mma_tile<BN, TT>(acc, ring, pos, kblocks, cw);
       const uint32_t k = g.row0(t) / p.chunk_rows;
       if (k != acquired && pp.debug == 0) {
@@ -234,8 +237,8 @@ __global__ void __launch_bounds__(384, 1)
         consumers_sync();  // extends each acquiring thread's acquire to the other consumer threads
         acquired = k;
       }
-      store_tile<BN, TT>(acc, c, pp.debug < 2 ? slots : nullptr, p.n, int(rows), int(p.n), int(g.row0(t)),
-                         int(g.col0(t)), cw, w - 1, std::size_t(rows) * p.n);
+      store_tile_plain<BN, TT>(acc, c, p.n, int(rows), int(p.n), int(g.row0(t)), int(g.col0(t)), cw, ring,
+                               pp.debug < 2 ? slots : nullptr, w - 1, std::size_t(rows) * p.n);
     }
     return;
   }

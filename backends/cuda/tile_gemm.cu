@@ -55,10 +55,11 @@ __global__ void __launch_bounds__(384, 1)
     for (int t = first; t < tiles; t += step) {
       int tm, tn;
       p.grid.coords(t, tm, tn);
-      mma_tile<BN, T, CM>(acc, ring, pos, kblocks, wg - 1);
       const int m0 = (tm * CM + int(rank)) * kTileM, n0 = tn * BN;
-      if (p.staged && !p.c_in)
-        store_tile_plain<BN, T>(acc, p.c, p.ldc, p.m, p.n, m0, n0, wg - 1, ring);
+      if (p.staged) prefetch_inputs<BN, T>(p.c_in, p.ldc, p.m, p.n, m0, n0, wg - 1, 1, 0);
+      mma_tile<BN, T, CM>(acc, ring, pos, kblocks, wg - 1);
+      if (p.staged)
+        store_tile_plain<BN, T>(acc, p.c, p.ldc, p.m, p.n, m0, n0, wg - 1, ring, p.c_in);
       else
         store_tile<BN, T>(acc, p.c, p.c_in, p.ldc, p.m, p.n, m0, n0, wg - 1);
     }

@@ -470,14 +470,72 @@ __device__ __forceinline__ void store_tile_staged(const float (&acc)[TileConfig<
   }
 }
 
-// A tile without C_in: staged when it lies inside the matrix (m x n), else store_tile's edge path.
+// Before a tile's MMAs (consumer wg): its rows of the n_in inputs (in_stride elements apart) into L2
+// (prefetch.global.L2, two 128-byte lines a thread at BN 256), so that add_inputs' loads, long
+// after, hit L2 instead of waiting on HBM. A line written after the prefetch (a copy engine's
+// push landing later) is updated in L2 like any other; nothing is read into L1 here.
 template <int BN, class T>
-__device__ __forceinline__ void store_tile_plain(const float (&acc)[TileConfig<BN>::kAcc], void* c, std::size_t ldc,
-                                                 int m, int n, int m0, int n0, int wg, const Ring& ring) {
-  if (m0 + kTileM <= m && n0 + BN <= n)
+__device__ __forceinline__ void prefetch_inputs(const void* c_in, std::size_t ldc, int m, int n, int m0, int n0, int wg,
+                                                int n_in, std::size_t in_stride) {
+  if (!c_in || m0 + kTileM > m || n0 + BN > n) return;
+  constexpr int kLines = (BN * 2 + 127) / 128;  // 128-byte lines per row of the tile
+  const auto* ci = static_cast<const typename Out<T>::One*>(c_in);
+  const int t = threadIdx.x % 128;
+  for (int s = 0; s < n_in; ++s)
+    for (int i = t; i < 64 * kLines; i += 128) {
+      const int row = i / kLines, line = i % kLines;
+      const auto* a = ci + std::size_t(s) * in_stride + std::size_t(m0 + wg * 64 + row) * ldc + std::size_t(n0 + 64 * line);
+      asm volatile("prefetch.global.L2 [%0];" ::"l"(a));
+    }
+}
+
+// acc += the n_in inputs at the tile, in order, in the accumulator layout (fp32: what store_tile's
+// C_in path adds before its one rounding, so the result is the same bit for bit). Interior tiles
+// only; 4-byte loads, eight column groups at a time.
+template <int BN, class T>
+__device__ __forceinline__ void add_inputs(float (&acc)[TileConfig<BN>::kAcc], const void* c_in, std::size_t ldc, int m0,
+                                           int n0, int wg, int n_in, std::size_t in_stride) {
+  using O = Out<T>;
+  const int t = threadIdx.x % 128, warp = t / 32, lane = t % 32, q = lane % 4;
+  const int row = m0 + wg * 64 + warp * 16 + lane / 4;
+  const auto* ci = static_cast<const typename O::One*>(c_in);
+  for (int s = 0; s < n_in; ++s) {
+    const auto* base = ci + std::size_t(s) * in_stride + std::size_t(row) * ldc + std::size_t(n0 + 2 * q);
+#pragma unroll
+    for (int j0 = 0; j0 < BN / 8; j0 += 8) {
+      typename O::Pair v[8][2];
+#pragma unroll
+      for (int jj = 0; jj < 8; ++jj)
+#pragma unroll
+        for (int h = 0; h < 2; ++h)
+          if (j0 + jj < BN / 8)
+            v[jj][h] = *reinterpret_cast<const typename O::Pair*>(base + std::size_t(8 * h) * ldc + std::size_t(8 * (j0 + jj)));
+#pragma unroll
+      for (int jj = 0; jj < 8; ++jj)
+#pragma unroll
+        for (int h = 0; h < 2; ++h)
+          if (j0 + jj < BN / 8) {
+            const float2 f = O::unpack(v[jj][h]);
+            acc[4 * (j0 + jj) + 2 * h] += f.x;
+            acc[4 * (j0 + jj) + 2 * h + 1] += f.y;
+          }
+    }
+  }
+}
+
+// A tile, plus n_in inputs when c_in is given: inside the matrix (m x n), the inputs added in the
+// accumulators and the tile staged (store_tile_staged); at the edges, store_tile. The same result
+// either way (one rounding after the inputs).
+template <int BN, class T>
+__device__ __forceinline__ void store_tile_plain(float (&acc)[TileConfig<BN>::kAcc], void* c, std::size_t ldc, int m,
+                                                 int n, int m0, int n0, int wg, const Ring& ring,
+                                                 const void* c_in = nullptr, int n_in = 1, std::size_t in_stride = 0) {
+  if (m0 + kTileM <= m && n0 + BN <= n) {
+    if (c_in) add_inputs<BN, T>(acc, c_in, ldc, m0, n0, wg, n_in, in_stride);
     store_tile_staged<BN, T>(acc, c, ldc, m0, n0, wg, staging_at<BN>(ring, wg));
-  else
-    store_tile<BN, T>(acc, c, nullptr, ldc, m, n, m0, n0, wg);
+  } else {
+    store_tile<BN, T>(acc, c, c_in, ldc, m, n, m0, n0, wg, n_in, in_stride);
+  }
 }
 
 }  // namespace symm::cuda::tile

@@ -31,8 +31,9 @@ struct TileGemmOptions {
   // and each loads half of its B for both (TMA multicast; tile_gemm.cuh). 0 chooses (2 where the
   // product has two tile rows or more and the grid two blocks); pingpong takes 0 or 1.
   int cluster = 0;
-  // coop: interior tiles without C_in leave through shared memory (stmatrix, then 16-byte row
-  // stores: tile_gemm.cuh store_tile_staged); false: from registers after quad transposes (store_tile).
+  // coop: interior tiles leave through shared memory (C_in, when given, added in the accumulators
+  // first; stmatrix, then 16-byte row stores: tile_gemm.cuh store_tile_plain); false: from
+  // registers after quad transposes (store_tile). The same result either way.
   bool staged_epilogue = true;
 };
 

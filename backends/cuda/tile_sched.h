@@ -41,7 +41,7 @@ struct TileGemmParams {
   std::size_t ldc = 0;
   int m = 0, n = 0, k = 0;
   TileGrid grid;
-  bool staged = true;  // coop: interior tiles without C_in leave through shared memory (store_tile_staged)
+  bool staged = true;  // coop: interior tiles leave through shared memory (store_tile_plain)
 };
 
 inline TileGrid tile_grid(int m, int n, int tile_n, int group) {
