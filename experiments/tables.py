@@ -563,7 +563,11 @@ def plan_numbers(macro, machine, mword, meas):
 # run per GPU (gemm-bench's CSV of scripts/gpu/tile_gemm.sh or tile_gemm_pp.sh), macro prefix per GPU.
 TILE_GEMM_CSVS = {
     "symmTileGemmAuto": "experiments/results/h200x1/tile_gemm/*/tile_gemm_auto_h200x1.csv",
-    "symmTileGemmAutoHOne": "experiments/results/h100x1/tile_cluster/*/tile_gemm_h100x1.csv",
+    # H100: coop in clusters of two with the staged epilogue, what auto runs at every fused shape
+    # there since (tile_sched.h kTileModelH100); scripts/gpu/tile_staged.sh's staged runs.
+    "symmTileGemmAutoHOne": "experiments/results/h100x1/tile_cluster/staged/epi_staged_*_h100x1.csv",
+    # H100 before both: coop, one block per tile, the epilogue from registers (same day).
+    "symmTileGemmPlainHOne": "experiments/results/h100x1/tile_cluster/round/sched_coopcluster1_h100x1.csv",
 }
 
 
