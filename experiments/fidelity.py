@@ -220,8 +220,26 @@ def trains(group, r):
 TEAM_KEY_GROUPS = [[("team_launch_us", 0.0, 0.0, 3.0, 0.25)]]
 
 
+def calibrated_keys(machine):
+    """The keys experiments/machines/<machine>.ini has from a calibration (symmcoll fit wrote a
+    measurement beside them, not "not calibrated"): a bench key among them is not fitted here.
+    release_fence_share, where a calibration run has acquire_peer_flags rows (h100x2, h100x4:
+    apps/harness/sim/fit.cpp), is such a key."""
+    keys = set()
+    with open(os.path.join(ROOT, "experiments", "machines", machine + ".ini")) as f:
+        for line in f:
+            if "=" in line and not line.startswith("#") and "#" in line:
+                k, rest = line.split("=", 1)
+                note = rest.split("#", 1)[1].strip()
+                if not note.startswith("not calibrated"):
+                    keys.add(k.strip())
+    return keys
+
+
 def key_groups(machine):
-    return KEY_GROUPS + (TEAM_KEY_GROUPS if machine in data.TEAM_MACHINES else [])
+    groups = KEY_GROUPS + (TEAM_KEY_GROUPS if machine in data.TEAM_MACHINES else [])
+    cal = calibrated_keys(machine)
+    return [g for g in groups if not any(k[0] in cal for k in g)]
 
 
 def bench_keys(machine):

@@ -27,6 +27,7 @@ Machine odd_machine() {
   m.nvlink_ingress_GBps = 250;
   m.store_latency_us = 0.8;
   m.acquire_us = 0.35;
+  m.release_fence_share = 0.6;
   m.flag_latency_us = 1.7;
   m.load_rtt_us = 3.1;
   m.block_GBps = 41;
@@ -90,6 +91,7 @@ void expect_recovers(const Machine& in, int world) {
   expect_near_rel(out.nvlink_ingress_GBps, in.nvlink_ingress_GBps, "nvlink_ingress_GBps");
   expect_near_rel(out.store_latency_us, in.store_latency_us, "store_latency_us");
   expect_near_rel(out.acquire_us, in.acquire_us, "acquire_us");
+  EXPECT_NEAR(out.release_fence_share, in.release_fence_share, 0.01) << "release_fence_share";
   expect_near_rel(out.flag_latency_us, in.flag_latency_us, "flag_latency_us");
   expect_near_rel(out.load_rtt_us, in.load_rtt_us, "load_rtt_us");
   expect_near_rel(out.block_GBps, in.block_GBps, "block_GBps");
@@ -242,7 +244,7 @@ TEST(Calib, DataOnlyRowsDoNotMoveTheFit) {
   CalibTable t = table_for(odd_machine(), 4);
   const Machine base = machine("h200x4");
   const std::string a = fit_machine(t, base, "m", "x.csv").ini;
-  for (const char* bench : {"gemm_fused", "acquire_chain", "acquire_peer_flags"}) {
+  for (const char* bench : {"gemm_fused", "acquire_chain"}) {
     int changed = 0;
     for (CalibRow& r : t.rows)
       if (r.bench == bench) r.time_us *= 1.5, ++changed;
@@ -252,6 +254,25 @@ TEST(Calib, DataOnlyRowsDoNotMoveTheFit) {
   for (CalibRow& r : t.rows)
     if (r.bench == "gemm" && r.m == 4096 && r.n == 8192) r.time_us *= 1.5;
   EXPECT_NE(fit_machine(t, base, "m", "x.csv").ini, a);  // a fitted row does
+}
+
+// release_fence_share comes from acquire_peer_flags alone (with acquire_us): slower acquires of
+// set flags leave less of acquire_us to the release's fence; without those rows the base's value
+// stays, and the file says so.
+TEST(Calib, FenceShareFromPeerFlagAcquires) {
+  CalibTable t = table_for(odd_machine(), 2);
+  const Machine base = machine("h200x4");
+  const FitResult a = fit_machine(t, base, "m", "x.csv");
+  EXPECT_NEAR(a.machine.release_fence_share, 0.6, 0.01);
+  for (CalibRow& r : t.rows)
+    if (r.bench == "acquire_peer_flags") r.time_us += 0.1 * r.x;  // 0.1 us more per acquire
+  const FitResult b = fit_machine(t, base, "m", "x.csv");
+  EXPECT_NEAR(b.machine.release_fence_share, 0.6 - 0.1 / 0.35, 0.01);
+  EXPECT_EQ(b.machine.acquire_us, a.machine.acquire_us);
+  std::erase_if(t.rows, [](const CalibRow& r) { return r.bench == "acquire_peer_flags"; });
+  const FitResult c = fit_machine(t, base, "m", "x.csv");
+  EXPECT_EQ(c.machine.release_fence_share, base.release_fence_share);
+  EXPECT_NE(c.ini.find("release_fence_share = 0  # not calibrated"), std::string::npos) << c.ini;
 }
 
 // A host plan's call pays one launch latency, not two (streams.cpp: the streams' kick is the

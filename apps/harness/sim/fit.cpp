@@ -243,6 +243,22 @@ FitResult fit_machine(const CalibTable& t, const Machine& base, const std::strin
       note("store_latency_us", names + " (NNLS): store landing s per hop (store - acqrel)", f);
     }
   }
+  // The release's fence against the acquire (verbs.cpp: a release with something to publish pays
+  // release_fence_share x acquire_us, each acquire wait the rest once its flag is seen).
+  // acquire_peer_flags: rank 1 acquires, one after another, n flags rank 0 set over NVLink and
+  // released once, all set by then: its slope over n is what an acquire wait alone pays. Fitted on
+  // n >= 16 (below, the kernel's fixed cost hides the acquires: flat to n 8 on 2x and 4x H100).
+  {
+    const std::vector<int> idx = select([](const CalibRow& r) { return r.bench == "acquire_peer_flags" && r.x >= 16; });
+    if (m.acquire_us > 0 && need(idx, 2)) {
+      const Fit f = linear(idx, [](const CalibRow& r) { return r.x; });
+      const double a = std::max(0.0, f.p(1));
+      m.release_fence_share = std::clamp(1.0 - a / m.acquire_us, 0.0, 1.0);
+      char v[96];
+      std::snprintf(v, sizeof v, "1 - %.4g / acquire_us: the acquire of a flag already set, per flag", a);
+      note("release_fence_share", std::string("acquire_peer_flags (n >= 16): ") + v, f);
+    }
+  }
   {
     const std::vector<int> idx = bench("load_chain");
     if (need(idx, 2)) {
