@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # mm_rs.gemm_ce_tile_acc (tiles_ce) on 2 GPUs: the peers' rows as a lead chunk's GEMM then the
 # rest (the plan's default) or as one GEMM with every chunk's copy after it
-# (SYMM_TILES_CE_ONE_GEMM=1), at chunk rows 4096 (default), 2048 and 1024; the ring plan (ce) and
+# (SYMM_TILES_CE_ONE_GEMM=1: a switch of that experiment's build only, removed after it: see
+# experiments/results/h100x2/README.md tiles_ce_lead_126f909), at chunk rows 4096 (default), 2048 and 1024; the ring plan (ce) and
 # the matmul alone in each call; every row checked; each configuration twice, interleaved.
 #   scripts/gpu/tiles_ce_lead.sh 2 <out-dir>      -> lead_<mode>_<rows>_r<rep>_<m>.log
 DEFAULT_STEPS=1
