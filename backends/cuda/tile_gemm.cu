@@ -3,7 +3,7 @@
 // maps, shape choice, refusals) is tile_gemm.cpp.
 #include <cuda.h>
 
-#include "backends/cuda/tile_gemm.cuh"
+#include "backends/cuda/tile_epilogue.cuh"
 #include "backends/cuda/tile_launch.h"
 
 namespace symm::cuda::tile {

@@ -32,7 +32,7 @@ struct TileGemmOptions {
   // product has two tile rows or more and the grid two blocks); pingpong takes 0 or 1.
   int cluster = 0;
   // coop: interior tiles leave through shared memory (C_in, when given, added in the accumulators
-  // first; stmatrix, then 16-byte row stores: tile_gemm.cuh store_tile_plain); false: from
+  // first; stmatrix, then 16-byte row stores: tile_epilogue.cuh store_tile_plain); false: from
   // registers after quad transposes (store_tile). The same result either way.
   bool staged_epilogue = true;
 };

@@ -28,7 +28,7 @@
 // The producer's waits on `empty` are one thread's, in ring order, as in the coop kernel.
 #pragma once
 
-#include "backends/cuda/tile_gemm.cuh"
+#include "backends/cuda/tile_epilogue.cuh"
 
 namespace symm::cuda::tile {
 
