@@ -47,6 +47,9 @@ int cmd_bench_fused_cuda(int argc, char** argv) {
       "iters", po::value(&o.iters)->default_value(o.iters), "timed samples")(
       "warmup", po::value(&o.warmup)->default_value(o.warmup), "untimed samples first")(
       "calls", po::value(&o.calls)->default_value(o.calls), "calls per sample; 0: 20 small, 5 large")(
+      "passes", po::value(&o.passes)->default_value(o.passes),
+      "timing passes over all cases of a shape, one after the other; each row's median / p10 / p90 are the\n"
+      "medians of its passes' (clock drift from the GPUs' power state spread over every case alike)")(
       "streams", po::value(&o.streams)->default_value(o.streams),
       "streams of the fused plans, main included (2..8); not with --csv")(
       "blocks", po::value(&o.blocks)->default_value(0),
@@ -107,6 +110,7 @@ int cmd_bench_fused_cuda(int argc, char** argv) {
   o.check = !vm.count("timing-only");
   o.timing = !vm.count("no-timing");
   if (o.trace_calls < 1) fail(ErrorCode::kInvalidArgument, "--trace-calls must be at least 1");
+  if (o.passes < 1) fail(ErrorCode::kInvalidArgument, "--passes must be at least 1");
   if (!o.trace_dir.empty()) cuda::prepare_trace_dir(o.trace_dir);
   if (o.streams != 3) refuse_with_csv(o.csv, "--streams", std::to_string(o.streams), "plan streams", "3");
   if (o.blocks < 0) fail(ErrorCode::kInvalidArgument, "--blocks must be 0 (the plans' defaults) or positive");

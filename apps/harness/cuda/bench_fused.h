@@ -28,6 +28,10 @@ struct FusedBenchOptions {
   bool baselines = true;
   int iters = 20, warmup = 3;
   int calls = 0;               // per sample; 0: by work (20 small, 5 large)
+  // Timing passes: every case of a shape timed once per pass, one pass over all of them after the
+  // other; a row's median / p10 / p90 are the medians of its passes' (a GPU whose clocks drift with
+  // its power state spreads the drift over every case alike instead of favouring the first).
+  int passes = 1;
   int streams = 3;             // main + side streams of the plans
   std::size_t chunk_rows = 0;  // 0: each plan's default
   int blocks = 0;              // the plans' kernels (FusedArgs::blocks); 0: each plan's default
