@@ -48,7 +48,7 @@ int cmd_bench_fused_cuda(int argc, char** argv) {
       "warmup", po::value(&o.warmup)->default_value(o.warmup), "untimed samples first")(
       "calls", po::value(&o.calls)->default_value(o.calls), "calls per sample; 0: 20 small, 5 large")(
       "passes", po::value(&o.passes)->default_value(o.passes),
-      "timing passes over all cases of a shape, one after the other; each row's median / p10 / p90 are the\n"
+      "timing passes over all cases of a shape, one after the other; each row's median / p10 / p90 are the "
       "medians of its passes' (clock drift from the GPUs' power state spread over every case alike)")(
       "streams", po::value(&o.streams)->default_value(o.streams),
       "streams of the fused plans, main included (2..8); not with --csv")(
