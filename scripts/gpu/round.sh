@@ -2,7 +2,8 @@
 # One device call on a machine of W GPUs (one process per GPU, NVLink), after the binaries are
 # built here and carried in .carry/:
 #   1. fused bench: every algorithm (host plans and tile programs) and baseline (cublaslt,
-#      tile_gemm, nccl_cublaslt), 8b/70b x M 4096/16384, graph and eager, checked
+#      tile_gemm, nccl_cublaslt), 8b/70b x M 4096/16384, graph and eager, checked, PASSES timing
+#      passes (default 3; each row the median of its passes')
 #                                                   -> fused_<sha>_<m>.csv / .log
 #   2. PyTorch's fused ops (torch.ops.symm_mem) at the same shapes, same call   (TORCH=0: skipped)
 #                                                   -> torch_fused_<sha>_<m>.csv / .log
@@ -22,8 +23,8 @@ DEFAULT_STEPS=12345
 source scripts/gpu/nvlink_env.sh
 L="$BIN launch -n $W --"
 step1() {
-  timeout 300 $L $BIN bench --backend cuda --op ag_mm,mm_rs --algo all --dtype bf16 --shape 8b,70b --m 4096,16384 \
-    --mode both --csv "$DIR/fused_${SHA}_$M.csv" > "$DIR/fused_${SHA}_$M.log" 2>&1
+  timeout 400 $L $BIN bench --backend cuda --op ag_mm,mm_rs --algo all --dtype bf16 --shape 8b,70b --m 4096,16384 \
+    --mode both --passes ${PASSES:-3} --csv "$DIR/fused_${SHA}_$M.csv" > "$DIR/fused_${SHA}_$M.log" 2>&1
   echo "# 1 fused bench: rc $? at ${SECONDS}s"
   grep -E "FAIL|rror" "$DIR/fused_${SHA}_$M.log" | head -10
 }
