@@ -41,10 +41,7 @@ __global__ void __launch_bounds__(384, 1)
       for (int t = first; t < tiles; t += step) {
         int tm, tn;
         p.grid.coords(t, tm, tn);
-        if constexpr (CM == 1)
-          load_tile<BN>(ring, pos, &ta, &tb, tm * kTileM, tn * BN, kblocks);
-        else
-          load_tile_pair<BN>(ring, pos, &ta, &tb, (tm * CM + int(rank)) * kTileM, tn * BN, kblocks, rank);
+        load_tile<BN, CM>(ring, pos, &ta, &tb, (tm * CM + int(rank)) * kTileM, tn * BN, kblocks, rank);
       }
     }
     __syncwarp();

@@ -216,9 +216,12 @@ __device__ __forceinline__ void ring_init(const Ring& r) {
 // slice by slice of K; TMA fills what lies outside the matrices with zeros.
 // Cfg: a ring's layout (kStages, kStageBytes, kBytesA, kBoxesB): TileConfig's, or the ping-pong
 // kernel's (tile_pingpong.cuh), whose A boxes are 64 or 128 rows.
-template <class Cfg>
+// CM 2 (clusters of two, tile_gemm.cu's pairs): A into this block's ring alone, and the B boxes
+// j with j % 2 == rank into both blocks' rings (the peer loads the others). Each block's `full`
+// expects the whole stage either way; its `empty` has heard from both blocks' consumers.
+template <class Cfg, int CM = 1>
 __device__ __forceinline__ void load_tile_of(const Ring& r, RingPos& pos, const CUtensorMap* ta, const CUtensorMap* tb,
-                                             int m0, int n0, int kblocks) {
+                                             int m0, int n0, int kblocks, uint32_t rank = 0) {
   for (int kb = 0; kb < kblocks; ++kb) {
     mbar_wait(&r.empty[pos.stage], pos.phase ^ 1);
     uint8_t* st = r.stages + pos.stage * Cfg::kStageBytes;
@@ -226,34 +229,20 @@ __device__ __forceinline__ void load_tile_of(const Ring& r, RingPos& pos, const 
     mbar_expect_tx(bar, Cfg::kStageBytes);
     tma_load_2d(st, ta, bar, kb * kTileK, m0);
 #pragma unroll
-    for (int j = 0; j < Cfg::kBoxesB; ++j) tma_load_2d(st + Cfg::kBytesA + j * 8192, tb, bar, n0 + 64 * j, kb * kTileK);
+    for (int j = 0; j < Cfg::kBoxesB; ++j) {
+      uint8_t* dst = st + Cfg::kBytesA + j * 8192;
+      if constexpr (CM == 1)
+        tma_load_2d(dst, tb, bar, n0 + 64 * j, kb * kTileK);
+      else if (uint32_t(j % CM) == rank)
+        tma_load_2d_multicast(dst, tb, bar, n0 + 64 * j, kb * kTileK, uint16_t((1u << CM) - 1));
+    }
     pos.advance<Cfg::kStages>();
   }
 }
-template <int BN>
+template <int BN, int CM = 1>
 __device__ __forceinline__ void load_tile(const Ring& r, RingPos& pos, const CUtensorMap* ta, const CUtensorMap* tb,
-                                          int m0, int n0, int kblocks) {
-  load_tile_of<TileConfig<BN>>(r, pos, ta, tb, m0, n0, kblocks);
-}
-// Clusters of two: this block's A rows [m0, m0 + 128) into its own ring, and the B boxes j with
-// j % 2 == rank into both blocks' rings (the peer loads the others). Each block's `full` expects
-// the whole stage, as with load_tile; its `empty` has heard from both blocks' consumers.
-template <int BN>
-__device__ __forceinline__ void load_tile_pair(const Ring& r, RingPos& pos, const CUtensorMap* ta,
-                                               const CUtensorMap* tb, int m0, int n0, int kblocks, uint32_t rank) {
-  using Cfg = TileConfig<BN>;
-  for (int kb = 0; kb < kblocks; ++kb) {
-    mbar_wait(&r.empty[pos.stage], pos.phase ^ 1);
-    uint8_t* st = r.stages + pos.stage * Cfg::kStageBytes;
-    uint64_t* bar = &r.full[pos.stage];
-    mbar_expect_tx(bar, Cfg::kStageBytes);
-    tma_load_2d(st, ta, bar, kb * kTileK, m0);
-#pragma unroll
-    for (int j = 0; j < Cfg::kBoxesB; ++j)
-      if (uint32_t(j % 2) == rank)
-        tma_load_2d_multicast(st + Cfg::kBytesA + j * 8192, tb, bar, n0 + 64 * j, kb * kTileK, uint16_t(0x3));
-    pos.advance<Cfg::kStages>();
-  }
+                                          int m0, int n0, int kblocks, uint32_t rank = 0) {
+  load_tile_of<TileConfig<BN>, CM>(r, pos, ta, tb, m0, n0, kblocks, rank);
 }
 
 // ---- 2. consumers: C_tile = A_tile x B_tile over K ----------------------------------------------

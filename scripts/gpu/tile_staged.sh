@@ -7,12 +7,7 @@
 #                                                            -> epi_<e>_<run>_<m>.csv / .log
 #   3. ncu of both at 16384 x 3584 x 4096                   -> ncu_<e>.txt
 #   scripts/gpu/tile_staged.sh <out-dir> <machine>   (binary: .carry/symmcoll-cuda)
-set -uo pipefail
-export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
-export LD_LIBRARY_PATH=/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
-export CUDA_VISIBLE_DEVICES=0
-DIR=${1:?usage: scripts/gpu/tile_staged.sh <out-dir> <machine>}
-M=${2:?usage: scripts/gpu/tile_staged.sh <out-dir> <machine>}
+source scripts/gpu/one_gpu_env.sh  # safety variables, one GPU, DIR and M from the arguments
 BIN=${BIN:-.carry/symmcoll-cuda}
 mkdir -p "$DIR"
 nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm --format=csv > "$DIR/gpu.txt" 2>&1
