@@ -198,19 +198,21 @@ TEST(TileSched, PingpongAtShortK) {
 // tile_gemm_{coop,pingpong}_h200x1.csv, graph medians in us; 0: ping-pong ran a 64-row tile there,
 // which auto never takes): auto's pick is within 2 % of the faster of the two at every fused shape,
 // where H100's model (coop at K >= 4096) was up to 12 % off.
+// A fused shape measured with each schedule forced: graph medians in us (0: not measured).
+struct ScheduleRow {
+  int m, n, k;
+  double coop_us, pingpong_us;
+};
+
 TEST(TileSched, H200ModelPicksWhatMeasuredFastest) {
-  struct Row {
-    int m, n, k;
-    double coop_us, pingpong_us;
-  };
-  const Row rows[] = {{4096, 1792, 2048, 52.0, 0},           {4096, 1792, 4096, 87.072, 0},
+  const ScheduleRow rows[] = {{4096, 1792, 2048, 52.0, 0},           {4096, 1792, 4096, 87.072, 0},
                       {4096, 3584, 4096, 187.328, 177.728},  {4096, 3584, 8192, 339.52, 340.928},
                       {8192, 1792, 2048, 105.12, 100.224},   {8192, 1792, 4096, 188.064, 178.784},
                       {8192, 3584, 4096, 461.76, 412.992},   {8192, 3584, 8192, 711.072, 705.568},
                       {16384, 1792, 2048, 203.392, 188.672}, {16384, 1792, 4096, 371.488, 355.264},
                       {16384, 3584, 4096, 753.728, 712.576}, {16384, 3584, 8192, 1417.06, 1403.97}};
   double worst_h100 = 1.0;
-  for (const Row& r : rows) {
+  for (const ScheduleRow& r : rows) {
     const double best = r.pingpong_us > 0 ? std::min(r.coop_us, r.pingpong_us) : r.coop_us;
     auto measured = [&](const TilePlan& p) {
       return p.schedule == TileSchedule::kPingpong ? r.pingpong_us : r.coop_us;
@@ -235,18 +237,14 @@ TEST(TileSched, H200ModelPicksWhatMeasuredFastest) {
 // from tile_cluster/round/sched_pingpong_h100x1.csv): coop ran faster at every fused shape, so
 // auto keeps it; the default model (the registers epilogue's) took ping-pong at K 2048.
 TEST(TileSched, H100ModelKeepsCoopWithTheStagedEpilogue) {
-  struct Row {
-    int m, n, k;
-    double coop_us, pingpong_us;
-  };
-  const Row rows[] = {{4096, 1792, 4096, 79.8, 166.4},    {4096, 1792, 2048, 45.3, 82.2},
+  const ScheduleRow rows[] = {{4096, 1792, 4096, 79.8, 166.4},    {4096, 1792, 2048, 45.3, 82.2},
                       {4096, 3584, 8192, 310.2, 428.8},   {4096, 3584, 4096, 181.2, 210.3},
                       {8192, 1792, 4096, 180.4, 213.7},   {8192, 1792, 2048, 98.8, 109.8},
                       {8192, 3584, 8192, 631.3, 847.8},   {8192, 3584, 4096, 339.2, 434.1},
                       {16384, 1792, 4096, 339.6, 431.4},  {16384, 1792, 2048, 180.3, 215.9},
                       {16384, 3584, 8192, 1595.1, 2062.5}, {16384, 3584, 4096, 692.9, 926.3}};
   int default_pingpong = 0;
-  for (const Row& r : rows) {
+  for (const ScheduleRow& r : rows) {
     ASSERT_LT(r.coop_us, r.pingpong_us);
     const TilePlan p = choose_plan(r.m, r.n, r.k, 132, TileSchedule::kAuto, 0, 0, kTileModelH100);
     EXPECT_EQ(p.schedule, TileSchedule::kCoop) << r.m << " " << r.n << " " << r.k;
