@@ -15,7 +15,8 @@ namespace symm::apps {
 
 int cmd_gemm_bench_cuda(int argc, char** argv) {
   cuda::GemmBenchOptions o;
-  std::string shapes = "fused", dtypes = "bf16", mode = "both", impls = "tile,cublaslt", schedule = "auto", epilogue = "staged";
+  std::string shapes = "fused", dtypes = "bf16", mode = "both", impls = "tile,cublaslt", schedule = "auto",
+              epilogue = "staged";
   po::options_description d(
       "usage: symmcoll gemm-bench [options]   (one GPU, one process)\n\n"
       "Our Hopper GEMM (backends/cuda/tile_gemm.h: TMA producer warp, two wgmma consumer warpgroups,\n"

@@ -139,9 +139,7 @@ __device__ __forceinline__ void stmatrix_x4(uint32_t addr, uint32_t r0, uint32_t
 }
 // Named barriers 3 and 4 (barrier 0 is __syncthreads; the fused programs' consumers_sync is 1, the
 // ping-pong kernel's turns 1 and 2).
-__device__ __forceinline__ void consumer_bar(int wg) {
-  asm volatile("bar.sync %0, 128;" ::"r"(3 + wg) : "memory");
-}
+__device__ __forceinline__ void consumer_bar(int wg) { asm volatile("bar.sync %0, 128;" ::"r"(3 + wg) : "memory"); }
 template <class T>
 __device__ __forceinline__ uint32_t pack_u32(float x, float y) {
   const typename Out<T>::Pair p = Out<T>::pack(x, y);
@@ -197,7 +195,8 @@ __device__ __forceinline__ void prefetch_inputs(const void* c_in, std::size_t ld
   for (int s = 0; s < n_in; ++s)
     for (int i = t; i < 64 * kLines; i += 128) {
       const int row = i / kLines, line = i % kLines;
-      const auto* a = ci + std::size_t(s) * in_stride + std::size_t(m0 + wg * 64 + row) * ldc + std::size_t(n0 + 64 * line);
+      const auto* a =
+          ci + std::size_t(s) * in_stride + std::size_t(m0 + wg * 64 + row) * ldc + std::size_t(n0 + 64 * line);
       asm volatile("prefetch.global.L2 [%0];" ::"l"(a));
     }
 }
@@ -206,8 +205,8 @@ __device__ __forceinline__ void prefetch_inputs(const void* c_in, std::size_t ld
 // C_in path adds before its one rounding, so the result is the same bit for bit). Interior tiles
 // only; 4-byte loads, eight column groups at a time.
 template <int BN, class T>
-__device__ __forceinline__ void add_inputs(float (&acc)[TileConfig<BN>::kAcc], const void* c_in, std::size_t ldc, int m0,
-                                           int n0, int wg, int n_in, std::size_t in_stride) {
+__device__ __forceinline__ void add_inputs(float (&acc)[TileConfig<BN>::kAcc], const void* c_in, std::size_t ldc,
+                                           int m0, int n0, int wg, int n_in, std::size_t in_stride) {
   using O = Out<T>;
   const int t = threadIdx.x % 128, warp = t / 32, lane = t % 32, q = lane % 4;
   const int row = m0 + wg * 64 + warp * 16 + lane / 4;
@@ -222,7 +221,8 @@ __device__ __forceinline__ void add_inputs(float (&acc)[TileConfig<BN>::kAcc], c
 #pragma unroll
         for (int h = 0; h < 2; ++h)
           if (j0 + jj < BN / 8)
-            v[jj][h] = *reinterpret_cast<const typename O::Pair*>(base + std::size_t(8 * h) * ldc + std::size_t(8 * (j0 + jj)));
+            v[jj][h] = *reinterpret_cast<const typename O::Pair*>(base + std::size_t(8 * h) * ldc +
+                                                                  std::size_t(8 * (j0 + jj)));
 #pragma unroll
       for (int jj = 0; jj < 8; ++jj)
 #pragma unroll

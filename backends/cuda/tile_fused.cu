@@ -36,8 +36,8 @@
 #include <string>
 
 #include "backends/cuda/block_ctx.cuh"
-#include "backends/cuda/tile_fused.h"
 #include "backends/cuda/tile_epilogue.cuh"
+#include "backends/cuda/tile_fused.h"
 #include "backends/cuda/tile_launch.h"
 #include "backends/cuda/wait_report.cuh"
 

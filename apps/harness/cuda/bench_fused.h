@@ -27,7 +27,7 @@ struct FusedBenchOptions {
   bool graph = true, eager = true;
   bool baselines = true;
   int iters = 20, warmup = 3;
-  int calls = 0;               // per sample; 0: by work (20 small, 5 large)
+  int calls = 0;  // per sample; 0: by work (20 small, 5 large)
   // Timing passes: every case of a shape timed once per pass, one pass over all of them after the
   // other; a row's median / p10 / p90 are the medians of its passes' (a GPU whose clocks drift with
   // its power state spreads the drift over every case alike instead of favouring the first).
