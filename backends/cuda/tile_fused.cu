@@ -51,7 +51,8 @@ struct ProgramParams {
   MatArgs mat;
   // Diagnosis only (SYMM_DEBUG_MMRS_TILES, wrong results, timing runs): 1 = MmRsTiles without its
   // reduce, 2 = without its reduce and its signals; MmRsAccTiles: 1 = without its acquires, 2 =
-  // without its acquires and its epilogue inputs; 0 = the program.
+  // without its acquires and its epilogue inputs; 3 (no-wait) = AgMmTiles without its acquires
+  // (the copy engines' pushes still run beside it; the mm_rs programs take it as 2); 0 = the program.
   int debug = 0;
 };
 
@@ -171,7 +172,7 @@ __global__ void __launch_bounds__(384, 1)
           continue;
         }
         if (acquired != walk.seg) {
-          wait_acquire(h, walk.flag_slot(), 1);
+          if (pp.debug != 3) wait_acquire(h, walk.flag_slot(), 1);
           asm volatile("fence.proxy.async.global;" ::: "memory");
           acquired = walk.seg;
         }
@@ -345,7 +346,7 @@ cudaError_t launch_program(cudaStream_t stream, const DeviceHandle& h, const CUt
   static const int debug = [] {
     const char* e = std::getenv("SYMM_DEBUG_MMRS_TILES");
     const std::string v = e ? e : "";
-    return v == "no-reduce" ? 1 : v == "compute-only" ? 2 : 0;
+    return v == "no-reduce" ? 1 : v == "compute-only" ? 2 : v == "no-wait" ? 3 : 0;
   }();
   pp.debug = debug;
   if (tile_n == 256)
