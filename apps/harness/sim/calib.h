@@ -11,14 +11,15 @@
 //   pingpong_acqrel   round trips       c + 2x (f + a)                          acquire_us = a
 //   pingpong_store    round trips       c + 2x (f + a + s + 16/B)               store_latency_us = s
 //   load_chain        16-byte loads     c + x (r + 16/B)                        load_rtt_us = r
-//   acquire_peer_flags  acquires        waits on flags a peer set (all set when they start), one each,
-//                                       after the peer's release: data only, no key
+//   acquire_peer_flags  acquires        c + x w (x >= 16), w = (1 - share) a:   release_fence_share = 1 - w / a
+//                                       waits on flags a peer set (all set when they start), one each,
+//                                       after the peer's release (0.20 us each on 2x H100, 0.18 on 4x H100,
+//                                       against 1.55-1.58 us for the ping-pong's acquire/release hop:
+//                                       most of a hop is the release's fence)
 //   acquire_chain     acquires          waits on a flag the block set itself, back to back: data only, no key
-//                                       (0.18-0.19 us each on H100, as acquire_peer_flags: 0.20 us on 2x H100,
-//                                       against 1.57 us for the ping-pong's acquire/release hop, most of
-//                                       which is then the release's fence. As a key of its own beside the
-//                                       bench-fitted release_fence_share it made world 4's barriers 15-20 %
-//                                       optimistic; the share is what these rows should calibrate first)
+//                                       (0.18-0.19 us each on H100, as acquire_peer_flags. As a key of its
+//                                       own beside a bench-fitted release_fence_share it made world 4's
+//                                       barriers 15-20 % optimistic)
 //   exchange          rounds            every rank signals every peer and waits for them, launched as
 //                                       the bench launches programs: data only, no key (the floor
 //                                       under a one-kernel all-reduce: one round per call)
