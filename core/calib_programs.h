@@ -102,11 +102,12 @@ struct AcquireChain {
   }
 };
 
-// Ranks 0 and 1, block 0 (data only, as AcquireChain): rank 0 writes units(a) flags into rank 1's
+// Ranks 0 and 1, block 0: rank 0 writes units(a) flags into rank 1's
 // pad (relaxed, slots of blocks 4, 5, ... of channel kChannel), then a release flag (block 3's);
 // rank 1 waits for the release, then acquires each of the units(a) flags once, every one already
 // set by the peer: what the later waits of a barrier pay, each flag a line a peer wrote over
-// NVLink (AcquireChain's flag is one the block wrote itself). At most 32 flags.
+// NVLink (AcquireChain's flag is one the block wrote itself). At most 32 flags. Its slope
+// calibrates release_fence_share (apps/harness/sim/fit.cpp).
 struct AcquirePeerFlags {
   template <class T, class Ctx>
   SYMM_HD static void run(Ctx& ctx, const CollArgs& a) {

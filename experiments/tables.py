@@ -590,7 +590,9 @@ def tile_gemm_numbers(macro):
         macro(prefix + "Min", "%.3f" % min(ratios))
         macro(prefix + "Max", "%.3f" % max(ratios))
         macro(prefix + "Cells", str(len(ratios)))
-        macro(prefix + "GitSha", tex(", ".join(sorted({r["git_sha"][:7] for r in rows}))))
+        # A binary built from uncommitted changes says so (its commit is the one they sit on).
+        sha = lambda g: g[:7] + (" plus uncommitted changes" if g.endswith("-dirty") else "")
+        macro(prefix + "GitSha", tex(", ".join(sorted({sha(r["git_sha"]) for r in rows}))))
 
 
 # The floors (issue 20) calibrate measures beside the rows they bound, per machine word:

@@ -65,6 +65,23 @@ __global__ void __launch_bounds__(384, 1)
 #endif
 }
 
+// A launch of `blocks` blocks in clusters of two along x, with the kernel's shared memory.
+struct PairLaunch {
+  cudaLaunchConfig_t cfg{};
+  cudaLaunchAttribute cluster[1];
+  PairLaunch(int blocks, int smem_bytes, cudaStream_t stream) {
+    cfg.gridDim = dim3(unsigned(blocks));
+    cfg.blockDim = dim3(384);
+    cfg.dynamicSmemBytes = std::size_t(smem_bytes);
+    cfg.stream = stream;
+    cluster[0].id = cudaLaunchAttributeClusterDimension;
+    cluster[0].val.clusterDim.x = 2, cluster[0].val.clusterDim.y = 1, cluster[0].val.clusterDim.z = 1;
+    cfg.attrs = cluster, cfg.numAttrs = 1;
+  }
+  PairLaunch(const PairLaunch&) = delete;  // cfg.attrs points into this object
+  PairLaunch& operator=(const PairLaunch&) = delete;
+};
+
 template <int BN, class T>
 cudaError_t launch(cudaStream_t stream, const CUtensorMap& ta, const CUtensorMap& tb, const TileGemmParams& p,
                    int blocks, int cluster) {
@@ -78,16 +95,8 @@ cudaError_t launch(cudaStream_t stream, const CUtensorMap& ta, const CUtensorMap
   if (cluster != 2 || blocks % 2 != 0) return cudaErrorInvalidValue;
   const cudaError_t attr = set_max_dynamic_smem<tile_gemm_kernel<BN, T, 2>>(Cfg::kSmemBytes);
   if (attr != cudaSuccess) return attr;
-  cudaLaunchConfig_t cfg{};
-  cfg.gridDim = dim3(unsigned(blocks));
-  cfg.blockDim = dim3(384);
-  cfg.dynamicSmemBytes = Cfg::kSmemBytes;
-  cfg.stream = stream;
-  cudaLaunchAttribute at[1];
-  at[0].id = cudaLaunchAttributeClusterDimension;
-  at[0].val.clusterDim.x = 2, at[0].val.clusterDim.y = 1, at[0].val.clusterDim.z = 1;
-  cfg.attrs = at, cfg.numAttrs = 1;
-  return cudaLaunchKernelEx(&cfg, tile_gemm_kernel<BN, T, 2>, ta, tb, p);
+  const PairLaunch l(blocks, Cfg::kSmemBytes, stream);
+  return cudaLaunchKernelEx(&l.cfg, tile_gemm_kernel<BN, T, 2>, ta, tb, p);
 }
 
 template <int BN>
@@ -95,15 +104,8 @@ cudaError_t pair_clusters(int& clusters) {
   using Cfg = TileConfig<BN>;
   const cudaError_t attr = set_max_dynamic_smem<tile_gemm_kernel<BN, TileBF16, 2>>(Cfg::kSmemBytes);
   if (attr != cudaSuccess) return attr;
-  cudaLaunchConfig_t cfg{};
-  cfg.gridDim = dim3(2);
-  cfg.blockDim = dim3(384);
-  cfg.dynamicSmemBytes = Cfg::kSmemBytes;
-  cudaLaunchAttribute at[1];
-  at[0].id = cudaLaunchAttributeClusterDimension;
-  at[0].val.clusterDim.x = 2, at[0].val.clusterDim.y = 1, at[0].val.clusterDim.z = 1;
-  cfg.attrs = at, cfg.numAttrs = 1;
-  return cudaOccupancyMaxActiveClusters(&clusters, tile_gemm_kernel<BN, TileBF16, 2>, &cfg);
+  const PairLaunch l(2, Cfg::kSmemBytes, nullptr);
+  return cudaOccupancyMaxActiveClusters(&clusters, tile_gemm_kernel<BN, TileBF16, 2>, &l.cfg);
 }
 
 template <class T>

@@ -163,8 +163,10 @@ struct TileConfig {
   static constexpr int kStageBytes = kBytesA + kBytesB;
   static constexpr int kSmemLimit = 232448;  // an sm_90 block's opt-in shared memory
   static constexpr int kSlack = 1024 + 256;  // 1024-byte alignment of the ring, then the barriers
-  // After the barriers: the staged epilogue's buffers (store_tile_staged), 8 KB per consumer.
-  static constexpr int kStagingBytes = 2 * 8192;
+  // After the barriers: the staged epilogue's buffers (store_tile_staged), one per consumer: its
+  // 64 rows of one pass (64 columns of 2 bytes: 128 bytes a row).
+  static constexpr int kStagingPerConsumer = 64 * 128;
+  static constexpr int kStagingBytes = 2 * kStagingPerConsumer;
   static constexpr int kRoom = kSmemLimit - kSlack - kStagingBytes;
   static constexpr int kStages = kRoom / kStageBytes > 8 ? 8 : kRoom / kStageBytes;
   static constexpr int kSmemBytes = kStages * kStageBytes + kSlack + kStagingBytes;
@@ -187,10 +189,10 @@ struct RingPos {
   }
 };
 
-// Consumer wg's 8 KB of staging (TileConfig::kStagingBytes), after the ring's barriers.
+// Consumer wg's staging (TileConfig::kStagingPerConsumer bytes), after the ring's barriers.
 template <int BN>
 __device__ __forceinline__ uint8_t* staging_at(const Ring& r, int wg) {
-  return reinterpret_cast<uint8_t*>(r.full) + 256 + wg * 8192;
+  return reinterpret_cast<uint8_t*>(r.full) + 256 + wg * TileConfig<BN>::kStagingPerConsumer;
 }
 
 template <int BN>

@@ -237,9 +237,10 @@ TEST(Calib, ATeamMachineTakesLaunchFromTheTeamAndTheGpuFromBoth) {
 }
 
 // Rows that are data only never move the fit: the held-out GEMM rows (the fused ops' shapes), the
-// eager GEMM rows and the acquire chains (acquires of flags already set, the block's own or a
-// peer's: as a key of its own, acquire_set_us, fitted from one H100's chain at 0.19 us beside the
-// bench-fitted fence share, it made world 4's barrier-bound programs 15-20 % optimistic held out).
+// eager GEMM rows and the acquire chain (acquires of a flag the block set itself: as a key of its
+// own, acquire_set_us, fitted from one H100's chain at 0.19 us beside the bench-fitted fence share,
+// it made world 4's barrier-bound programs 15-20 % optimistic held out). acquire_peer_flags is not
+// data only: FenceShareFromPeerFlagAcquires below.
 TEST(Calib, DataOnlyRowsDoNotMoveTheFit) {
   CalibTable t = table_for(odd_machine(), 4);
   const Machine base = machine("h200x4");
