@@ -3,9 +3,13 @@
 // prediction of the same rows (apps/harness/sim/calib.cpp). Host-only.
 #pragma once
 
+#include <cstddef>
 #include <vector>
 
 namespace symm::calib {
+
+// The stride of LocalReduceChain's loads (core/calib_programs.h): one cache line each.
+inline constexpr std::size_t kLineBytes = 128;
 
 struct CalibPlan {
   std::vector<int> rounds{1, 2, 4, 8, 16, 32};                     // ping-pongs, load chains

@@ -8,6 +8,7 @@
 // launch again (epochs come from advance(), as barriers' do).
 #pragma once
 
+#include "core/calib_plan.h"
 #include "core/coll_args.h"
 #include "core/signal_pad.h"
 #include "core/verbs.h"
@@ -99,6 +100,26 @@ struct AcquireChain {
     ctx.signal(me, slot, e, MemOrder::kRelaxed);
     ctx.wait(slot, e, MemOrder::kAcquire);
     for (uint32_t i = 0; i < n; ++i) ctx.wait(slot, e, MemOrder::kAcquire);
+  }
+};
+
+// Every rank, block 0: units(a) / 8 reduces of one local source, a 16-byte vector each, one
+// after the other, each from a line of its own (`in` + 128 i, so no load finds its line in L1 and
+// every one goes to L2, where bytes a peer or a copy engine just stored are): each reduce's store
+// needs its load, so in-order issue makes a chain of local load round trips. Its slope calibrates
+// local_reduce_us, what a reduce of local sources waits before its bytes flow (apps/harness/sim/
+// fit.cpp). No peer is touched: any world runs it, one GPU too.
+struct LocalReduceChain {
+  template <class T, class Ctx>
+  SYMM_HD static void run(Ctx& ctx, const CollArgs& a) {
+    if (ctx.block() != 0) return;
+    const std::size_t n = a.count * sizeof(T) / kLineBytes, per = kVecBytes / sizeof(T);
+    const T* in = static_cast<const T*>(a.in);
+    T* out = static_cast<T*>(a.out);
+    for (std::size_t i = 0; i < n; ++i) {
+      const T* src[1] = {in + i * (kLineBytes / sizeof(T))};
+      ctx.template reduce<T>(out + i * (kLineBytes / sizeof(T)), src, 1, per, ReduceOp::kSum);
+    }
   }
 };
 

@@ -174,8 +174,8 @@ def predict(symmcoll, machine, rows, key="pred"):
 
 # ---- keys fitted from bench rows, judged only on rows the fit did not see -----------------------
 # Model keys that no calibration microbenchmark measures (backends/sim: the flagged-packet
-# protocol's link cost, polling (also a local reduce's load round trip, verbs.cpp) and a block's
-# packet reads, packets.cpp; the link cost of a block's remote loads,
+# protocol's link cost, polling and a block's packet reads, packets.cpp; a local reduce's wait
+# before its bytes flow, verbs.cpp; the link cost of a block's remote loads,
 # verbs.cpp; a copy engine's cold start, copy_engines.cpp; the share of acquire_us a release's fence
 # pays, verbs.cpp), in groups that move disjoint algorithms. Each group is fitted from GPU rows on the
 # relative error (numpy), and a row is only ever predicted with values fitted without it:
@@ -190,6 +190,9 @@ def predict(symmcoll, machine, rows, key="pred"):
 KEY_GROUPS = [
     [("ll_wire_bytes", 8.0, 1.0, 64.0, 1.0), ("ll_poll_us", 0.0, 0.0, 5.0, 0.1),  # name, start, lo, hi, step
      ("ll_read_GBps", 40.0, 5.0, 400.0, 2.0)],
+    # A reduce of local sources only (all_reduce.st_reduce, the host plans' reduces): its wait
+    # before the bytes flow (sim.h local_reduce_us), once ll_poll_us as well.
+    [("local_reduce_us", 0.0, 0.0, 3.0, 0.15)],
     [("load_link_factor", 1.0, 1.0, 1.3, 0.05)],
     [("ce_launch_us", 0.0, 0.0, 12.0, 1.0)],  # the host plans' and fused plans' peer copies
     # The release's fence against each acquire wait (verbs.cpp, signal / wait): the ping-pong that

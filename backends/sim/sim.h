@@ -71,15 +71,19 @@ struct Machine {
   // waited for packets sees the last one this long after it landed (its spin's polling: re-reading
   // the packet words until every epoch matches), before its reduction starts (0: at once). That is
   // a block's look at bytes peers stored into its own memory: one load round trip of local memory
-  // after they landed. A reduce of local sources only (all_reduce.st_reduce's received copies, a
-  // host plan's reduce of what copy engines landed) pays the same before its bytes flow, as a
-  // remote source's loads pay load_rtt_us (verbs.cpp, reduce; transfers.cpp, complete).
+  // after they landed.
   double ll_wire_bytes = 8;
   // A byte a block loads from a peer (copy / reduce from a remote source) occupies this many bytes
   // of the link's time where a stored byte occupies one (read requests travel the other way and
   // responses carry their own headers; 1: loads stream as stores do).
   double load_link_factor = 1;
   double ll_poll_us = 0;
+  // A reduce of local sources only (all_reduce.st_reduce's received copies, a host plan's reduce of
+  // what copy engines landed) waits this long before its bytes flow, as a remote source's loads pay
+  // load_rtt_us (verbs.cpp, reduce; transfers.cpp, complete): its first look at bytes that peers or
+  // copy engines stored into its memory after a flag (0: none). A key of its own, not ll_poll_us:
+  // the packet spin and this reduce are fitted from different programs' rows.
+  double local_reduce_us = 0;
   // A block's rate of reading packet bytes in reduce_ll (its spin loads every 8-byte packet of
   // every source, relaxed, and checks its epoch before it keeps the data word): a reduce_ll of n
   // sources reads 2 n bytes of packets per byte of result at most this fast (0: no per-block cap,

@@ -104,9 +104,8 @@ void Simulator::complete(uint32_t index) {
   if (x.kind != TransferKind::kBlock) return complete_stream(index);
   // An overlapped load (verbs.cpp, copy): the block goes on once the bytes have crossed; they land
   // (and a verb that needs them waits, settle_loads) a round trip later. A reduce of local sources
-  // only waits a local load's round trip instead: ll_poll_us, the same look at bytes peers stored
-  // here that a reduce_ll's spin takes (sim.h).
-  const TimePs landed_at = q_.now() + (x.remote_load ? rtt_ps_ : x.local_reduce ? ll_poll_ps_ : 0);
+  // only waits local_reduce_us instead (sim.h).
+  const TimePs landed_at = q_.now() + (x.remote_load ? rtt_ps_ : x.local_reduce ? local_reduce_ps_ : 0);
   const TimePs resume_at = x.overlapped ? q_.now() : landed_at;
   if (trace_) {
     x.slice = trace_->slice(Trace::pid(x.owner->rank), Trace::block_tid(x.owner->index), x.name, x.issued, resume_at,

@@ -89,7 +89,7 @@ void Simulator::copy(Block& b, uintptr_t dst, uintptr_t src, std::size_t bytes) 
 }
 
 // reduce<T>: one flow loading all sources at once (remote ones pay the round trip as copy's
-// loads; with none remote, a local load's round trip: machine key ll_poll_us, sim.h), fp32
+// loads; with none remote, machine key local_reduce_us, sim.h), fp32
 // accumulation, one rounding to T, then a store to dst with the rules of copy.
 void Simulator::reduce(Block& b, DType t, uintptr_t dst, const void* const* srcs, int n, std::size_t count,
                        ReduceOp op) {
@@ -132,7 +132,7 @@ void Simulator::reduce(Block& b, DType t, uintptr_t dst, const void* const* srcs
       host_src[k] = read_heap(s.space, s.off, bytes);
     }
   }
-  x.local_reduce = !x.remote_load;  // waits a local load's round trip, ll_poll_us (transfers.cpp)
+  x.local_reduce = !x.remote_load;  // waits local_reduce_us (transfers.cpp)
   if (x.posted && over_link(me, d.space)) {
     add_use(res_egress(me), 1);
     add_use(res_ingress(d.space), 1);

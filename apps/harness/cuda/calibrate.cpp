@@ -323,6 +323,11 @@ int calibrate_rank(Runtime& rt, const calib::CalibPlan& plan, std::size_t half, 
   // A chain of acquires of a flag already set (no peer: every world, one GPU too; data only).
   for (int n : plan.rounds)
     c.row("acquire_chain", 1, true, n, c.program(P::kAcquireChain, std::size_t(n) * kVecBytes, 1), 20);
+  // A chain of reduces of one local vector, each from a line of its own (every world, one GPU too):
+  // local_reduce_us.
+  for (int n : plan.rounds)
+    c.row("local_reduce_chain", 1, true, n,
+          c.program(P::kLocalReduceChain, std::size_t(n) * calib::kLineBytes, 1), 20);
   // Back-to-back calls of a kernel longer than the launch interval, launched as the bench launches
   // device programs, in a graph and eager: eager's extra cost per call (launch_eager_gap_us).
   for (int n : plan.rounds) {

@@ -25,6 +25,7 @@ enum class CalibProgram {
   kExchangePdl,       // every rank signals every peer and waits for them, launched as the bench launches programs
   kAcquireChain,      // acquires of a flag already set, one after another (every rank, one block)
   kAcquirePeerFlags,  // acquires of flags a peer set, one after another (ranks 0 and 1, one block)
+  kLocalReduceChain,  // reduces of one local vector, one after another (every rank, one block)
   kCopyLocal,
   kCopyPeer,
   kCopyScatter,

@@ -20,6 +20,8 @@
 //                                       (0.18-0.19 us each on H100, as acquire_peer_flags. As a key of its
 //                                       own beside a bench-fitted release_fence_share it made world 4's
 //                                       barriers 15-20 % optimistic)
+//   local_reduce_chain  reduces         c + x r: reduces of one local 16-byte vector, each from     local_reduce_us = r
+//                                       a line of its own (L2, not L1), one after another
 //   exchange          rounds            every rank signals every peer and waits for them, launched as
 //                                       the bench launches programs: data only, no key (the floor
 //                                       under a one-kernel all-reduce: one round per call)

@@ -270,6 +270,18 @@ FitResult fit_machine(const CalibTable& t, const Machine& base, const std::strin
       c_lines.insert(c_lines.end(), idx.begin(), idx.end());
     }
   }
+  // What a reduce of local sources only waits before its bytes flow (transfers.cpp): the slope of
+  // local_reduce_chain, a block's reduces of one local vector one after another, each from a line
+  // of its own (a round trip to L2, where bytes peers stored land).
+  {
+    const std::vector<int> idx = bench("local_reduce_chain");
+    if (need(idx, 2)) {
+      const Fit f = linear(
+          idx, [](const CalibRow& r) { return r.x; }, [&](const CalibRow& r) { return r.time_us - r.x * vec_us; });
+      m.local_reduce_us = std::max(0.0, f.p(1));
+      note("local_reduce_us", "local_reduce_chain: t = c + n (wait + 16 B at the block rate)", f);
+    }
+  }
   // A host plan's stream flag operation: plan_flag is a write_flag and its wait_flag per call (in a
   // graph; the fork and join are free in the model), so each costs half of it.
   {
