@@ -123,6 +123,33 @@ struct LocalReduceChain {
   }
 };
 
+// Ranks 0 and 1, block 0: LocalReduceChain over lines a peer has just stored. With n = bytes /
+// 256: rank 0 copies n lines of its `in` into the first half of rank 1's `out` in one bulk copy and
+// releases a flag; rank 1 acquires it, then reduces the 16-byte vector at the head of each of those
+// n lines, one after another, into the second half of its `out`: what all_reduce.st_reduce's local reduce reads (its peers' pushes, after their
+// flags). The slope over lines calibrates local_reduce_us where a run has these rows (fit.cpp).
+struct PeerReduceChain {
+  template <class T, class Ctx>
+  SYMM_HD static void run(Ctx& ctx, const CollArgs& a) {
+    if (ctx.block() != 0 || ctx.rank() > 1) return;
+    const std::size_t n = a.count * sizeof(T) / (2 * kLineBytes), per = kVecBytes / sizeof(T);
+    const uint32_t e = ctx.advance(pad::counter(4, kCounter));
+    const uint32_t slot = pad::flag(kChannel, 40, 0);
+    if (ctx.rank() == 0) {
+      ctx.copy(ctx.peer(a.out, 1), a.in, n * kLineBytes);
+      ctx.signal(1, slot, e, MemOrder::kRelease);
+      return;
+    }
+    ctx.wait(slot, e, MemOrder::kAcquire);
+    const T* landed = static_cast<const T*>(a.out);
+    T* dst = static_cast<T*>(a.out) + n * (kLineBytes / sizeof(T));
+    for (std::size_t i = 0; i < n; ++i) {
+      const T* src[1] = {landed + i * (kLineBytes / sizeof(T))};
+      ctx.template reduce<T>(dst + i * (kLineBytes / sizeof(T)), src, 1, per, ReduceOp::kSum);
+    }
+  }
+};
+
 // Ranks 0 and 1, block 0: rank 0 writes units(a) flags into rank 1's
 // pad (relaxed, slots of blocks 4, 5, ... of channel kChannel), then a release flag (block 3's);
 // rank 1 waits for the release, then acquires each of the units(a) flags once, every one already

@@ -278,17 +278,22 @@ TEST(Calib, FenceShareFromPeerFlagAcquires) {
   EXPECT_NE(c.ini.find("release_fence_share = 0  # not calibrated"), std::string::npos) << c.ini;
 }
 
-// local_reduce_us comes from local_reduce_chain's slope alone (not ll_poll_us, the packet spin's,
-// which no microbenchmark measures); without those rows the base's value stays, and the file says so.
-TEST(Calib, LocalReduceWaitFromTheLocalReduceChain) {
+// local_reduce_us comes from the reduce chains' slope alone (not ll_poll_us, the packet spin's,
+// which no microbenchmark measures): peer_reduce_chain's (lines a peer stored) where a run has
+// them, else local_reduce_chain's; without either the base's value stays, and the file says so.
+TEST(Calib, LocalReduceWaitFromTheReduceChains) {
   CalibTable t = table_for(odd_machine(), 2);
   const Machine base = machine("h200x4");
   const FitResult a = fit_machine(t, base, "m", "x.csv");
   expect_near_rel(a.machine.local_reduce_us, 0.27, "local_reduce_us");
   EXPECT_EQ(a.machine.ll_poll_us, base.ll_poll_us);
-  for (CalibRow& r : t.rows)
-    if (r.bench == "local_reduce_chain") r.time_us += 0.1 * r.x;  // 0.1 us more per reduce
+  for (CalibRow& r : t.rows) {
+    if (r.bench == "peer_reduce_chain") r.time_us += 0.1 * r.x;   // 0.1 us more per reduce
+    if (r.bench == "local_reduce_chain") r.time_us += 0.3 * r.x;  // not read beside peer rows
+  }
   expect_near_rel(fit_machine(t, base, "m", "x.csv").machine.local_reduce_us, 0.37, "local_reduce_us");
+  std::erase_if(t.rows, [](const CalibRow& r) { return r.bench == "peer_reduce_chain"; });
+  expect_near_rel(fit_machine(t, base, "m", "x.csv").machine.local_reduce_us, 0.57, "local_reduce_us");
   std::erase_if(t.rows, [](const CalibRow& r) { return r.bench == "local_reduce_chain"; });
   const FitResult c = fit_machine(t, base, "m", "x.csv");
   EXPECT_EQ(c.machine.local_reduce_us, base.local_reduce_us);

@@ -319,6 +319,7 @@ int calibrate_rank(Runtime& rt, const calib::CalibPlan& plan, std::size_t half, 
     c.row("load_chain", 1, true, n, c.program(P::kLoadChain, b, 1), 20);
     c.row("exchange", 2, true, n, c.program(P::kExchangePdl, b, 2), 20);
     c.row("acquire_peer_flags", 1, true, n, c.program(P::kAcquirePeerFlags, b, 1), 20);
+    c.row("peer_reduce_chain", 1, true, n, c.program(P::kPeerReduceChain, std::size_t(n) * 2 * calib::kLineBytes, 1), 20);
   }
   // A chain of acquires of a flag already set (no peer: every world, one GPU too; data only).
   for (int n : plan.rounds)

@@ -26,6 +26,7 @@ enum class CalibProgram {
   kAcquireChain,      // acquires of a flag already set, one after another (every rank, one block)
   kAcquirePeerFlags,  // acquires of flags a peer set, one after another (ranks 0 and 1, one block)
   kLocalReduceChain,  // reduces of one local vector, one after another (every rank, one block)
+  kPeerReduceChain,   // the same over lines a peer just stored (ranks 0 and 1, one block)
   kCopyLocal,
   kCopyPeer,
   kCopyScatter,

@@ -45,6 +45,7 @@ void launch_calib(CalibProgram p, const DeviceHandle& h, const CollArgs& a, int 
     case CalibProgram::kAcquireChain: go<AcquireChain>(h, a, blocks, s); break;
     case CalibProgram::kAcquirePeerFlags: go<AcquirePeerFlags, true>(h, a, blocks, s); break;
     case CalibProgram::kLocalReduceChain: go<LocalReduceChain>(h, a, blocks, s); break;
+    case CalibProgram::kPeerReduceChain: go<PeerReduceChain, true>(h, a, blocks, s); break;
     case CalibProgram::kCopyLocal: go<BulkCopy<Pattern::kLocal>>(h, a, blocks, s); break;
     case CalibProgram::kCopyPeer: go<BulkCopy<Pattern::kPeer>>(h, a, blocks, s); break;
     case CalibProgram::kCopyScatter: go<BulkCopy<Pattern::kScatter>>(h, a, blocks, s); break;

@@ -11,6 +11,7 @@
 
 #include "apps/harness/sim/calib.h"
 #include "core/algos/tile_gemm.h"
+#include "core/calib_plan.h"
 
 namespace symm::sim {
 namespace {
@@ -271,16 +272,23 @@ FitResult fit_machine(const CalibTable& t, const Machine& base, const std::strin
     }
   }
   // What a reduce of local sources only waits before its bytes flow (transfers.cpp): the slope of
-  // local_reduce_chain, a block's reduces of one local vector one after another, each from a line
-  // of its own (a round trip to L2, where bytes peers stored land).
-  {
-    const std::vector<int> idx = bench("local_reduce_chain");
-    if (need(idx, 2)) {
-      const Fit f = linear(
-          idx, [](const CalibRow& r) { return r.x; }, [&](const CalibRow& r) { return r.time_us - r.x * vec_us; });
-      m.local_reduce_us = std::max(0.0, f.p(1));
-      note("local_reduce_us", "local_reduce_chain: t = c + n (wait + 16 B at the block rate)", f);
-    }
+  // a block's reduces of one 16-byte vector one after another, each from a line of its own (a
+  // round trip to L2). peer_reduce_chain's lines are a peer's stores after its flag, what the local
+  // reduces read (all_reduce.st_reduce): those rows where a run has them (two ranks), else
+  // local_reduce_chain's (lines the block's GPU wrote; one GPU too).
+  // Per line the peer chain also carries the peer's copy of the line (128 B at the block rate).
+  for (const bool peer : {true, false}) {
+    const std::vector<int> idx = bench(peer ? "peer_reduce_chain" : "local_reduce_chain");
+    if (!need(idx, 2)) continue;
+    const double line_us = vec_us * (peer ? 1.0 + double(calib::kLineBytes) / 16.0 : 1.0);
+    const Fit f = linear(
+        idx, [](const CalibRow& r) { return r.x; }, [&](const CalibRow& r) { return r.time_us - r.x * line_us; });
+    m.local_reduce_us = std::max(0.0, f.p(1));
+    note("local_reduce_us",
+         peer ? "peer_reduce_chain: t = c + n (wait + 16 B + the peer's 128-B line at the block rate)"
+              : "local_reduce_chain: t = c + n (wait + 16 B at the block rate)",
+         f);
+    break;
   }
   // A host plan's stream flag operation: plan_flag is a write_flag and its wait_flag per call (in a
   // graph; the fork and join are free in the model), so each costs half of it.
