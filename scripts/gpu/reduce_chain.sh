@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Two-GPU device call (kind nvidia-h100-x2 or nvidia-h200-x2; the GPUs that come name the rows):
+#   1. calibrate at world 2 over NVLink, with peer_reduce_chain (reduces of lines the peer just
+#      stored, after its flag: local_reduce_us) and local_reduce_chain  -> <out>/calibrate_<m>.csv / .log
+#   2. calibrate as an in-process team of 2 ranks on GPU 0 (the peer's stores from the same GPU)
+#                                                        -> <out>/calibrate_team_<m1>.csv / .log
+#   scripts/gpu/reduce_chain.sh <out-dir>   (binary: .carry/symmcoll-cuda)
+set -uo pipefail
+export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
+export LD_LIBRARY_PATH=/opt/torch/.venv/lib/python3.12/site-packages/nvidia/nccl/lib:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
+DIR=${1:?usage: scripts/gpu/reduce_chain.sh <out-dir>}
+mkdir -p "$DIR"
+BIN=.carry/symmcoll-cuda
+nvidia-smi -L | tee "$DIR/gpus.txt"
+if nvidia-smi -L | head -1 | grep -q H200; then G=h200; else G=h100; fi
+M=${G}x2 M1=${G}x1
+SECONDS=0
+timeout 300 env CUDA_VISIBLE_DEVICES=0,1 $BIN launch -n 2 -- $BIN calibrate --backend cuda \
+  --csv "$DIR/calibrate_$M.csv" > "$DIR/calibrate_$M.log" 2>&1
+echo "# calibrate world 2: rc $? at ${SECONDS}s"
+grep -E "error|FAIL" "$DIR/calibrate_$M.log" | head
+grep -E "^(peer|local)_reduce_chain|^acquire_peer" "$DIR/calibrate_$M.csv"
+timeout 200 env CUDA_VISIBLE_DEVICES=0 $BIN calibrate --backend cuda --world 2 \
+  --csv "$DIR/calibrate_team_$M1.csv" > "$DIR/calibrate_team_$M1.log" 2>&1
+echo "# calibrate team of 2 on one GPU: rc $? at ${SECONDS}s"
+grep -E "error|FAIL" "$DIR/calibrate_team_$M1.log" | head
+grep -E "^(peer|local)_reduce_chain" "$DIR/calibrate_team_$M1.csv"
