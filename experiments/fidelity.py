@@ -192,7 +192,7 @@ KEY_GROUPS = [
      ("ll_read_GBps", 40.0, 5.0, 400.0, 2.0)],
     # A reduce of local sources only (all_reduce.st_reduce, the host plans' reduces): its wait
     # before the bytes flow (sim.h local_reduce_us), once ll_poll_us as well. Calibrated where a
-    # run has local_reduce_chain rows (calibrated_keys: the H100 machines), fitted elsewhere.
+    # run has peer_reduce_chain rows (calibrated_keys: the H100 machines), fitted elsewhere.
     [("local_reduce_us", 0.0, 0.0, 3.0, 0.15)],
     [("load_link_factor", 1.0, 1.0, 1.3, 0.05)],
     [("ce_launch_us", 0.0, 0.0, 12.0, 1.0)],  # the host plans' and fused plans' peer copies
@@ -228,7 +228,7 @@ def calibrated_keys(machine):
     """The keys experiments/machines/<machine>.ini has from a calibration (symmcoll fit wrote a
     measurement beside them, not "not calibrated"): a bench key among them is not fitted here.
     release_fence_share, where a calibration run has acquire_peer_flags rows (h100x2, h100x4:
-    apps/harness/sim/fit.cpp), and local_reduce_us, where one has local_reduce_chain rows (every
+    apps/harness/sim/fit.cpp), and local_reduce_us, where one has peer_reduce_chain rows (every
     H100 machine: experiments/Makefile LOCAL_REDUCE_CALIB_H100), are such keys."""
     keys = set()
     with open(os.path.join(ROOT, "experiments", "machines", machine + ".ini")) as f:

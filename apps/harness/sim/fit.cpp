@@ -276,16 +276,19 @@ FitResult fit_machine(const CalibTable& t, const Machine& base, const std::strin
   // round trip to L2). peer_reduce_chain's lines are a peer's stores after its flag, what the local
   // reduces read (all_reduce.st_reduce): those rows where a run has them (two ranks), else
   // local_reduce_chain's (lines the block's GPU wrote; one GPU too).
-  // Per line the peer chain also carries the peer's copy of the line (128 B at the block rate).
+  // Per line the peer chain also carries the peer's copy of the line (128 B at the block rate). It
+  // is fitted on n >= 16: below, the wait for the peer's flag hides the chain (flat to n 4 on 2x
+  // H100), as in acquire_peer_flags.
   for (const bool peer : {true, false}) {
-    const std::vector<int> idx = bench(peer ? "peer_reduce_chain" : "local_reduce_chain");
+    const std::vector<int> idx = peer ? select([](const CalibRow& r) { return r.bench == "peer_reduce_chain" && r.x >= 16; })
+                                      : bench("local_reduce_chain");
     if (!need(idx, 2)) continue;
     const double line_us = vec_us * (peer ? 1.0 + double(calib::kLineBytes) / 16.0 : 1.0);
     const Fit f = linear(
         idx, [](const CalibRow& r) { return r.x; }, [&](const CalibRow& r) { return r.time_us - r.x * line_us; });
     m.local_reduce_us = std::max(0.0, f.p(1));
     note("local_reduce_us",
-         peer ? "peer_reduce_chain: t = c + n (wait + 16 B + the peer's 128-B line at the block rate)"
+         peer ? "peer_reduce_chain (n >= 16): t = c + n (wait + 16 B + the peer's 128-B line at the block rate)"
               : "local_reduce_chain: t = c + n (wait + 16 B at the block rate)",
          f);
     break;
