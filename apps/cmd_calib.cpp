@@ -28,8 +28,9 @@ namespace {
 const char* kCalibrateUsage =
     "usage: symmcoll calibrate --backend cuda|sim --csv FILE [options]\n"
     "\n"
-    "Runs the calibration microbenchmarks (launch, flag ping-pong, remote load chain, copies by\n"
-    "block count and pattern, copy engine, GEMM) and writes one row per setting, the command\n"
+    "Runs the calibration microbenchmarks (launch, flag ping-pong, remote load chain, acquire and\n"
+    "local reduce chains, copies by block count and pattern, copy engine, GEMM) and writes one row\n"
+    "per setting (apps/harness/sim/calib.h lists them and the key each sets), the command\n"
     "line in the CSV's first comment. GPUs: symmcoll launch -n N -- symmcoll calibrate --backend\n"
     "cuda --csv experiments/results/<machine>/calibrate_<machine>.csv, or N ranks in one process on\n"
     "one GPU (the rows that need a peer get one; its HBM, not NVLink): symmcoll calibrate --backend\n"

@@ -366,6 +366,20 @@ def affected(symmcoll, machine, rows, tmp, group):
     return sorted({r["algo"] for r, x, y in zip(rows, a, b) if x is not None and x != y})
 
 
+def ini_values(machine):
+    """Every key = value of experiments/machines/<machine>.ini (numbers only)."""
+    vals = {}
+    with open(os.path.join(ROOT, "experiments", "machines", machine + ".ini")) as f:
+        for line in f:
+            if "=" in line and not line.startswith("#"):
+                k, v = line.split("=", 1)
+                try:
+                    vals[k.strip()] = float(v.split("#")[0])
+                except ValueError:
+                    pass
+    return vals
+
+
 def fallback_values(machine, group):
     """A group's values for a fold with no rows of its own machine to fit them on (the held-out
     algorithm is the only one the group moves there, e.g. the one LL program measured on the H100
@@ -438,6 +452,11 @@ def held_out(symmcoll, machine, rows):
         if other:
             og = GroupFit(symmcoll, other[0], measured_rows(other[0]), tmp)
             vals, ntrain = og.fit()
+            # A key this machine fits that the partner has calibrated (local_reduce_us: the H100
+            # team's reduce chain, not the H200 team's) takes the partner's calibrated value.
+            for k, v in ini_values(other[0]).items():
+                if k not in vals and any(k == b[0] for b in bench_keys(machine)):
+                    vals[k] = v
             predict(symmcoll, ini_with(machine, vals, tmp, "lomo_test"), rows, "pred_lomo")
             folds.append(("LOMO: fitted on %s, predicts every row here" % other[0], other[0], ntrain, vals))
     return folds
