@@ -107,7 +107,7 @@ struct AcquireChain {
 // after the other, each from a line of its own (`in` + 128 i, so no load finds its line in L1 and
 // every one goes to L2, where bytes a peer or a copy engine just stored are): each reduce's store
 // needs its load, so in-order issue makes a chain of local load round trips. Its slope calibrates
-// local_reduce_us, what a reduce of local sources waits before its bytes flow (apps/harness/sim/
+// local_load_us, what a copy or reduce of local sources waits for its loads (apps/harness/sim/
 // fit.cpp). No peer is touched: any world runs it, one GPU too.
 struct LocalReduceChain {
   template <class T, class Ctx>
@@ -126,8 +126,9 @@ struct LocalReduceChain {
 // Ranks 0 and 1, block 0: LocalReduceChain over lines a peer has just stored. With n = bytes /
 // 256: rank 0 copies n lines of its `in` into the first half of rank 1's `out` in one bulk copy and
 // releases a flag; rank 1 acquires it, then reduces the 16-byte vector at the head of each of those
-// n lines, one after another, into the second half of its `out`: what all_reduce.st_reduce's local reduce reads (its peers' pushes, after their
-// flags). The slope over lines calibrates local_reduce_us where a run has these rows (fit.cpp).
+// n lines, one after another, into the second half of its `out`: what all_reduce.st_reduce's local reduce reads (its
+// peers' pushes, after their flags). The slope over lines calibrates local_load_us where a run has these rows
+// (fit.cpp).
 struct PeerReduceChain {
   template <class T, class Ctx>
   SYMM_HD static void run(Ctx& ctx, const CollArgs& a) {

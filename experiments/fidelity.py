@@ -190,10 +190,10 @@ def predict(symmcoll, machine, rows, key="pred"):
 KEY_GROUPS = [
     [("ll_wire_bytes", 8.0, 1.0, 64.0, 1.0), ("ll_poll_us", 0.0, 0.0, 5.0, 0.1),  # name, start, lo, hi, step
      ("ll_read_GBps", 40.0, 5.0, 400.0, 2.0)],
-    # A reduce of local sources only (all_reduce.st_reduce, the host plans' reduces): its wait
-    # before the bytes flow (sim.h local_reduce_us), once ll_poll_us as well. Calibrated where a
-    # run has peer_reduce_chain rows (calibrated_keys: the H100 machines), fitted elsewhere.
-    [("local_reduce_us", 0.0, 0.0, 3.0, 0.15)],
+    # A copy or reduce of local sources only: its loads' round trip (sim.h local_load_us), once
+    # part of ll_poll_us. Calibrated by peer_reduce_chain rows (calibrated_keys: every shipped
+    # machine has them), fitted only on a machine that has none.
+    [("local_load_us", 0.0, 0.0, 3.0, 0.15)],
     [("load_link_factor", 1.0, 1.0, 1.3, 0.05)],
     [("ce_launch_us", 0.0, 0.0, 12.0, 1.0)],  # the host plans' and fused plans' peer copies
     # The release's fence against each acquire wait (verbs.cpp, signal / wait): the ping-pong that
@@ -228,8 +228,8 @@ def calibrated_keys(machine):
     """The keys experiments/machines/<machine>.ini has from a calibration (symmcoll fit wrote a
     measurement beside them, not "not calibrated"): a bench key among them is not fitted here.
     release_fence_share, where a calibration run has acquire_peer_flags rows (h100x2, h100x4:
-    apps/harness/sim/fit.cpp), and local_reduce_us, where one has peer_reduce_chain rows (every
-    H100 machine: experiments/Makefile LOCAL_REDUCE_CALIB_H100), are such keys."""
+    apps/harness/sim/fit.cpp), and local_load_us, from peer_reduce_chain rows (experiments/Makefile
+    LOCAL_LOAD_CALIB_H100), are such keys."""
     keys = set()
     with open(os.path.join(ROOT, "experiments", "machines", machine + ".ini")) as f:
         for line in f:
@@ -452,8 +452,8 @@ def held_out(symmcoll, machine, rows):
         if other:
             og = GroupFit(symmcoll, other[0], measured_rows(other[0]), tmp)
             vals, ntrain = og.fit()
-            # A key this machine fits that the partner has calibrated (local_reduce_us: the H100
-            # team's reduce chain, not the H200 team's) takes the partner's calibrated value.
+            # A key this machine fits that the partner has calibrated (a machine without
+            # local_load_us's rows beside one with them) takes the partner's calibrated value.
             for k, v in ini_values(other[0]).items():
                 if k not in vals and any(k == b[0] for b in bench_keys(machine)):
                     vals[k] = v

@@ -30,7 +30,7 @@ Simulator::Simulator(const RunSpec& spec, Workload work, std::vector<int> call_b
       peer_kernel_ps_(us_to_ps(spec.machine.peer_kernel_us)),
       stream_op_ps_(us_to_ps(spec.machine.stream_op_us)),
       ll_poll_ps_(us_to_ps(spec.machine.ll_poll_us)),
-      local_reduce_ps_(us_to_ps(spec.machine.local_reduce_us)),
+      local_load_ps_(us_to_ps(spec.machine.local_load_us)),
       fence_ps_(us_to_ps(spec.machine.acquire_us * spec.machine.release_fence_share)),
       acquire_wait_ps_(acquire_ps_ - fence_ps_),
       plan_kernel_ps_(us_to_ps(spec.machine.launch_graph_us)),

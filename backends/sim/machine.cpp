@@ -47,7 +47,7 @@ std::vector<Key> keys_of(Machine& m) {
       {"ll_wire_bytes", &m.ll_wire_bytes, nullptr},
       {"load_link_factor", &m.load_link_factor, nullptr},
       {"ll_poll_us", &m.ll_poll_us, nullptr, true},
-      {"local_reduce_us", &m.local_reduce_us, nullptr, true},
+      {"local_load_us", &m.local_load_us, nullptr, true},
       {"ll_read_GBps", &m.ll_read_GBps, nullptr, true},
       {"copy_engines", nullptr, &m.copy_engines},
       {"ce_startup_us", &m.ce_startup_us, nullptr},

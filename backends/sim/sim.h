@@ -78,12 +78,14 @@ struct Machine {
   // responses carry their own headers; 1: loads stream as stores do).
   double load_link_factor = 1;
   double ll_poll_us = 0;
-  // A reduce of local sources only (all_reduce.st_reduce's received copies, a host plan's reduce of
-  // what copy engines landed) waits this long before its bytes flow, as a remote source's loads pay
-  // load_rtt_us (verbs.cpp, reduce; transfers.cpp, complete): its first look at bytes that peers or
-  // copy engines stored into its memory after a flag (0: none). A key of its own, not ll_poll_us:
-  // the packet spin and this reduce are fitted from different programs' rows.
-  double local_reduce_us = 0;
+  // A copy or reduce whose sources are all in its rank's memory waits this long for its loads, as a
+  // remote source's loads pay load_rtt_us (verbs.cpp, copy and reduce; transfers.cpp, complete):
+  // a load round trip to the L2, which its stores wait for (0: none). all_reduce.st_reduce pays it
+  // for each of its pushes (a copy of its input per rank) and for its reduce of the received
+  // copies. Calibrated by calibrate's peer_reduce_chain (a block's reduces of one vector from each
+  // of the lines a peer just stored: 0.235 us on 2x H100) or local_reduce_chain (lines of its own:
+  // 0.245). A key of its own, not ll_poll_us (the packet spin's, which no microbenchmark measures).
+  double local_load_us = 0;
   // A block's rate of reading packet bytes in reduce_ll (its spin loads every 8-byte packet of
   // every source, relaxed, and checks its epoch before it keeps the data word): a reduce_ll of n
   // sources reads 2 n bytes of packets per byte of result at most this fast (0: no per-block cap,

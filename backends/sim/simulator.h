@@ -144,8 +144,7 @@ struct Transfer {
   bool posted = false;       // lands store_latency after the block resumes
   bool overlapped = false;   // a remote load whose round trip overlaps the block's next loads (verbs.cpp)
   bool ll = false;           // flagged packets of epoch ll_epoch (put_ll)
-  bool local_reduce =
-      false;  // a reduce of local sources only: pays local_reduce_us (sim.h) as remote loads pay the rtt
+  bool local_load = false;   // sources all local (copy, reduce): pays local_load_us (sim.h) as remote loads the rtt
   uint32_t ll_epoch = 0;
   uint32_t slice = kNoSlice;  // trace: its slice, once complete
   int dst_space = 0;          // a rank, or kMcSpace: the same offset on every rank
@@ -366,7 +365,7 @@ class Simulator {
   const int world_, blocks_;  // blocks_: the most any call uses (the stride of blocks_v_)
   const bool data_, race_;
   const TimePs launch_ps_, rtt_ps_, store_ps_, flag_ps_, acquire_ps_, peer_kernel_ps_, stream_op_ps_, ll_poll_ps_,
-      local_reduce_ps_;
+      local_load_ps_;
   // acquire_us split by release_fence_share: the fence of a release with something to publish, and
   // what each acquire wait pays once its flag is seen (the two add up to acquire_us).
   const TimePs fence_ps_, acquire_wait_ps_;

@@ -28,7 +28,7 @@ Transfer& Simulator::take_transfer(const char* name, uint32_t& index) {
   x.ce = 0;
   x.name = name;
   x.issued = q_.now();
-  x.remote_load = x.posted = x.ll = x.overlapped = x.local_reduce = false;
+  x.remote_load = x.posted = x.ll = x.overlapped = x.local_load = false;
   x.slice = kNoSlice;
   x.rows = 0;
   return x;
@@ -103,9 +103,9 @@ void Simulator::complete(uint32_t index) {
   Transfer& x = xfers_[index];
   if (x.kind != TransferKind::kBlock) return complete_stream(index);
   // An overlapped load (verbs.cpp, copy): the block goes on once the bytes have crossed; they land
-  // (and a verb that needs them waits, settle_loads) a round trip later. A reduce of local sources
-  // only waits local_reduce_us instead (sim.h).
-  const TimePs landed_at = q_.now() + (x.remote_load ? rtt_ps_ : x.local_reduce ? local_reduce_ps_ : 0);
+  // (and a verb that needs them waits, settle_loads) a round trip later. A copy or reduce of
+  // local sources only waits local_load_us instead (sim.h).
+  const TimePs landed_at = q_.now() + (x.remote_load ? rtt_ps_ : x.local_load ? local_load_ps_ : 0);
   const TimePs resume_at = x.overlapped ? q_.now() : landed_at;
   if (trace_) {
     x.slice = trace_->slice(Trace::pid(x.owner->rank), Trace::block_tid(x.owner->index), x.name, x.issued, resume_at,

@@ -43,10 +43,10 @@ uintptr_t Simulator::peer_addr(Block& b, uintptr_t p, int r) {
 //                            peer already in flight included) and the block's end first wait until
 //                            every such load has landed (settle_loads). n consecutive loads from n
 //                            peers thus pay their transfers and one round trip, not n.
-//   local src, remote dst    posted stores: the block spends the transfer (issue) time and
-//                            continues; the bytes land store_latency_us after that and stay "in
-//                            flight" until then
-//   local -> local           an HBM transfer; the bytes land when it ends
+//   local src, remote dst    posted stores: the block spends the transfer (issue) time and its
+//                            loads' round trip (local_load_us) and continues; the bytes land
+//                            store_latency_us after that and stay "in flight" until then
+//   local -> local           an HBM transfer and local_load_us; the bytes land when it ends
 void Simulator::copy(Block& b, uintptr_t dst, uintptr_t src, std::size_t bytes) {
   if (bytes == 0) return;
   const Loc s = decode(b, src, bytes, "copy"), d = decode(b, dst, bytes, "copy");
@@ -60,6 +60,7 @@ void Simulator::copy(Block& b, uintptr_t dst, uintptr_t src, std::size_t bytes) 
   uint32_t index;
   Transfer& x = new_transfer(b, "copy", index);
   x.remote_load = s.space != me;
+  x.local_load = !x.remote_load;  // its stores wait for its local loads: local_load_us (transfers.cpp)
   x.posted = d.space != me;
   if (overlap) {
     x.overlapped = true;
@@ -89,7 +90,7 @@ void Simulator::copy(Block& b, uintptr_t dst, uintptr_t src, std::size_t bytes) 
 }
 
 // reduce<T>: one flow loading all sources at once (remote ones pay the round trip as copy's
-// loads; with none remote, machine key local_reduce_us, sim.h), fp32
+// loads; with none remote, machine key local_load_us, sim.h), fp32
 // accumulation, one rounding to T, then a store to dst with the rules of copy.
 void Simulator::reduce(Block& b, DType t, uintptr_t dst, const void* const* srcs, int n, std::size_t count,
                        ReduceOp op) {
@@ -132,7 +133,7 @@ void Simulator::reduce(Block& b, DType t, uintptr_t dst, const void* const* srcs
       host_src[k] = read_heap(s.space, s.off, bytes);
     }
   }
-  x.local_reduce = !x.remote_load;  // waits local_reduce_us (transfers.cpp)
+  x.local_load = !x.remote_load;  // waits local_load_us (transfers.cpp)
   if (x.posted && over_link(me, d.space)) {
     add_use(res_egress(me), 1);
     add_use(res_ingress(d.space), 1);

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One-GPU device call (kind nvidia-h200 or nvidia-h100-x1; whichever GPU comes names the rows):
 #   1. scripts/gpu/single.sh: the per-GPU calibration, with local_reduce_chain (a block's reduces
-#      of one local vector one after another, each from a line of its own: local_reduce_us)
+#      of one local vector one after another, each from a line of its own: local_load_us)
 #                                                        -> <out>/calib/calibrate_<m>.csv / .log
 #   2. on an H200 only: scripts/gpu/tile_cluster2.sh, the tile GEMM beside cuBLASLt at the fused
 #      shapes with the staged epilogue (H200's tile model was last measured before it)

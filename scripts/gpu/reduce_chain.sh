@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Two-GPU device call (kind nvidia-h100-x2 or nvidia-h200-x2; the GPUs that come name the rows):
 #   1. calibrate at world 2 over NVLink, with peer_reduce_chain (reduces of lines the peer just
-#      stored, after its flag: local_reduce_us) and local_reduce_chain  -> <out>/calibrate_<m>.csv / .log
+#      stored, after its flag: local_load_us) and local_reduce_chain  -> <out>/calibrate_<m>.csv / .log
 #   2. calibrate as an in-process team of 2 ranks on GPU 0 (the peer's stores from the same GPU)
 #                                                        -> <out>/calibrate_team_<m1>.csv / .log
 #   scripts/gpu/reduce_chain.sh <out-dir>   (binary: .carry/symmcoll-cuda)

@@ -17,12 +17,12 @@ namespace {
 
 using namespace symm_test;
 
-// The latency line of `run`.
-std::string latency(const std::string& machine) {
+// The predicted latency of `run`, us (-1: none printed).
+double latency(const std::string& machine) {
   const Out r = symmcoll("run --machine " + machine + " --world 4 --algo two_shot --bytes 1M --timing-only");
   EXPECT_EQ(r.code, 0) << r.out;
   const auto at = r.out.find("predicted latency");
-  return at == std::string::npos ? "" : r.out.substr(at, r.out.find('\n', at) - at);
+  return at == std::string::npos ? -1 : std::stod(r.out.substr(at + std::string("predicted latency").size()));
 }
 
 TEST(CliCalib, CalibrateThenFitGivesAMachineThatPredictsTheSame) {
@@ -40,7 +40,12 @@ TEST(CliCalib, CalibrateThenFitGivesAMachineThatPredictsTheSame) {
   ASSERT_NE(at, std::string::npos) << shipped;
   const std::string value = shipped.substr(at + 1, shipped.find("  #", at) - at - 1);  // "flag_latency_us = X"
   EXPECT_NE(first.find(value + "  # pingpong_relaxed"), std::string::npos) << value << "\n" << first;
-  EXPECT_EQ(latency(ini), latency("h200x4"));
+  // The same prediction to 0.01 %: the rows are not exactly the model's straight lines (a block's
+  // local load wait, local_load_us, makes the scatter rows' intercepts differ by ~0.05 us between
+  // sizes, so the egress rate comes back 0.02 % off).
+  const double want = latency("h200x4");
+  ASSERT_GT(want, 0);
+  EXPECT_NEAR(latency(ini), want, 1e-4 * want);
   // Deterministic: the same rows give the same bytes.
   r = symmcoll("fit --calibration " + csv + " --out " + ini + " --base " + src);
   ASSERT_EQ(r.code, 0) << r.out;

@@ -48,7 +48,7 @@ Machine odd_machine() {
   m.gemm_tile_n = 256;
   m.mma_TFLOPs = 610;  // the tile GEMM apart from cuBLASLt's rate, with a fixed cost per tile
   m.mma_tile_us = 1.9;
-  m.local_reduce_us = 0.27;  // apart from ll_poll_us (not calibrated)
+  m.local_load_us = 0.27;  // apart from ll_poll_us (not calibrated)
   return m;
 }
 
@@ -111,7 +111,7 @@ void expect_recovers(const Machine& in, int world) {
   EXPECT_EQ(out.gemm_tile_n, in.gemm_tile_n);
   expect_near_rel(out.mma_TFLOPs, in.mma_TFLOPs, "mma_TFLOPs");
   expect_near_rel(out.mma_tile_us, in.mma_tile_us, "mma_tile_us");
-  expect_near_rel(out.local_reduce_us, in.local_reduce_us, "local_reduce_us");
+  expect_near_rel(out.local_load_us, in.local_load_us, "local_load_us");
   // The one key no microbenchmark measures comes from the base, and the file says so.
   EXPECT_EQ(out.nvls_GBps, base.nvls_GBps);
   EXPECT_NE(f.ini.find("nvls_GBps = " + std::to_string(int(base.nvls_GBps)) + "  # not calibrated: as in h200x8.ini"),
@@ -278,26 +278,26 @@ TEST(Calib, FenceShareFromPeerFlagAcquires) {
   EXPECT_NE(c.ini.find("release_fence_share = 0  # not calibrated"), std::string::npos) << c.ini;
 }
 
-// local_reduce_us comes from the reduce chains' slope alone (not ll_poll_us, the packet spin's,
+// local_load_us comes from the reduce chains' slope alone (not ll_poll_us, the packet spin's,
 // which no microbenchmark measures): peer_reduce_chain's (lines a peer stored) where a run has
 // them, else local_reduce_chain's; without either the base's value stays, and the file says so.
 TEST(Calib, LocalReduceWaitFromTheReduceChains) {
   CalibTable t = table_for(odd_machine(), 2);
   const Machine base = machine("h200x4");
   const FitResult a = fit_machine(t, base, "m", "x.csv");
-  expect_near_rel(a.machine.local_reduce_us, 0.27, "local_reduce_us");
+  expect_near_rel(a.machine.local_load_us, 0.27, "local_load_us");
   EXPECT_EQ(a.machine.ll_poll_us, base.ll_poll_us);
   for (CalibRow& r : t.rows) {
     if (r.bench == "peer_reduce_chain") r.time_us += 0.1 * r.x;   // 0.1 us more per reduce
     if (r.bench == "local_reduce_chain") r.time_us += 0.3 * r.x;  // not read beside peer rows
   }
-  expect_near_rel(fit_machine(t, base, "m", "x.csv").machine.local_reduce_us, 0.37, "local_reduce_us");
+  expect_near_rel(fit_machine(t, base, "m", "x.csv").machine.local_load_us, 0.37, "local_load_us");
   std::erase_if(t.rows, [](const CalibRow& r) { return r.bench == "peer_reduce_chain"; });
-  expect_near_rel(fit_machine(t, base, "m", "x.csv").machine.local_reduce_us, 0.57, "local_reduce_us");
+  expect_near_rel(fit_machine(t, base, "m", "x.csv").machine.local_load_us, 0.57, "local_load_us");
   std::erase_if(t.rows, [](const CalibRow& r) { return r.bench == "local_reduce_chain"; });
   const FitResult c = fit_machine(t, base, "m", "x.csv");
-  EXPECT_EQ(c.machine.local_reduce_us, base.local_reduce_us);
-  EXPECT_NE(c.ini.find("local_reduce_us = " + fmt_like(base.local_reduce_us) + "  # not calibrated"), std::string::npos)
+  EXPECT_EQ(c.machine.local_load_us, base.local_load_us);
+  EXPECT_NE(c.ini.find("local_load_us = " + fmt_like(base.local_load_us) + "  # not calibrated"), std::string::npos)
       << c.ini;
 }
 

@@ -257,20 +257,22 @@ struct LocalReduce {
   }
 };
 
-// A reduce of local sources only waits local_reduce_us before its bytes land (verbs.cpp,
-// transfers.cpp); a remote source pays load_rtt_us instead, a copy nothing; ll_poll_us (the packet
-// spin's) is not this key.
+// A reduce or copy of local sources only waits local_load_us before its bytes land (verbs.cpp,
+// transfers.cpp: its stores wait for its loads); a remote source pays load_rtt_us instead;
+// ll_poll_us (the packet spin's) is not this key.
 TEST(Golden, ALocalReduceWaitsALocalLoadRoundTrip) {
   RunSpec s = golden_spec(2, 2000, 1);
   // 2000 B from each of 2 local sources under the 1 GB/s cap over 4000 B loaded: 4 us.
   EXPECT_DOUBLE_EQ(time_of<LocalReduce<true>>(s), 1 + 4);
   s.machine.ll_poll_us = 0.5;
   EXPECT_DOUBLE_EQ(time_of<LocalReduce<true>>(s), 1 + 4);
-  s.machine.local_reduce_us = 0.25;
+  s.machine.local_load_us = 0.25;
   EXPECT_DOUBLE_EQ(time_of<LocalReduce<true>>(s), 1 + 4 + 0.25);
   // one_shot's reduce loads from a peer: its 2 us round trip, as in OneShotAllReduce (9).
   EXPECT_DOUBLE_EQ(run(s).time_us, 9);
-  // A local copy: 2000 B at the 1 GB/s cap, nothing more.
+  // A local copy: 2000 B at the 1 GB/s cap and its loads' round trip.
+  EXPECT_DOUBLE_EQ(time_of<LocalReduce<false>>(s), 1 + 2 + 0.25);
+  s.machine.local_load_us = 0;
   EXPECT_DOUBLE_EQ(time_of<LocalReduce<false>>(s), 1 + 2);
 }
 

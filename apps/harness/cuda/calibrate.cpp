@@ -319,16 +319,16 @@ int calibrate_rank(Runtime& rt, const calib::CalibPlan& plan, std::size_t half, 
     c.row("load_chain", 1, true, n, c.program(P::kLoadChain, b, 1), 20);
     c.row("exchange", 2, true, n, c.program(P::kExchangePdl, b, 2), 20);
     c.row("acquire_peer_flags", 1, true, n, c.program(P::kAcquirePeerFlags, b, 1), 20);
-    c.row("peer_reduce_chain", 1, true, n, c.program(P::kPeerReduceChain, std::size_t(n) * 2 * calib::kLineBytes, 1), 20);
+    c.row("peer_reduce_chain", 1, true, n, c.program(P::kPeerReduceChain, std::size_t(n) * 2 * calib::kLineBytes, 1),
+          20);
   }
   // A chain of acquires of a flag already set (no peer: every world, one GPU too; data only).
   for (int n : plan.rounds)
     c.row("acquire_chain", 1, true, n, c.program(P::kAcquireChain, std::size_t(n) * kVecBytes, 1), 20);
   // A chain of reduces of one local vector, each from a line of its own (every world, one GPU too):
-  // local_reduce_us.
+  // local_load_us.
   for (int n : plan.rounds)
-    c.row("local_reduce_chain", 1, true, n,
-          c.program(P::kLocalReduceChain, std::size_t(n) * calib::kLineBytes, 1), 20);
+    c.row("local_reduce_chain", 1, true, n, c.program(P::kLocalReduceChain, std::size_t(n) * calib::kLineBytes, 1), 20);
   // Back-to-back calls of a kernel longer than the launch interval, launched as the bench launches
   // device programs, in a graph and eager: eager's extra cost per call (launch_eager_gap_us).
   for (int n : plan.rounds) {

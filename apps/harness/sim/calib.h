@@ -20,9 +20,9 @@
 //                                       (0.18-0.19 us each on H100, as acquire_peer_flags. As a key of its
 //                                       own beside a bench-fitted release_fence_share it made world 4's
 //                                       barriers 15-20 % optimistic)
-//   local_reduce_chain  reduces         c + x r: reduces of one local 16-byte vector, each from     local_reduce_us = r
+//   local_reduce_chain  reduces         c + x r: reduces of one local 16-byte vector, each from     local_load_us = r
 //                                       a line of its own (L2, not L1), one after another
-//   peer_reduce_chain   reduces         the same over lines a peer just stored (one bulk copy,   local_reduce_us = r
+//   peer_reduce_chain   reduces         the same over lines a peer just stored (one bulk copy,   local_load_us = r
 //                                       a release; the reducer acquires first): where a run has
 //                                       them, these rows set the key (what st_reduce's reduce reads)
 //   exchange          rounds            every rank signals every peer and waits for them, launched as

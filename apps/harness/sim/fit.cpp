@@ -201,6 +201,30 @@ FitResult fit_machine(const CalibTable& t, const Machine& base, const std::strin
     }
   }
   const double vec_us = 16.0 / (m.block_GBps * 1e3);  // one 16-byte vector at the block rate
+  // What a copy or reduce of local sources only waits for its loads (transfers.cpp): the slope of
+  // a block's reduces of one 16-byte vector one after another, each from a line of its own (a
+  // round trip to L2). peer_reduce_chain's lines are a peer's stores after its flag, what the local
+  // reduces read (all_reduce.st_reduce): those rows where a run has them (two ranks), else
+  // local_reduce_chain's (lines the block's GPU wrote; one GPU too). Before the ping-pongs: a hop of
+  // pingpong_store copies a vector from local memory, which pays it.
+  // Per line the peer chain also carries the peer's copy of the line (128 B at the block rate). It
+  // is fitted on n >= 16: below, the wait for the peer's flag hides the chain (flat to n 4 on 2x
+  // H100), as in acquire_peer_flags.
+  for (const bool peer : {true, false}) {
+    const std::vector<int> idx =
+        peer ? select([](const CalibRow& r) { return r.bench == "peer_reduce_chain" && r.x >= 16; })
+             : bench("local_reduce_chain");
+    if (!need(idx, 2)) continue;
+    const double line_us = vec_us * (peer ? 1.0 + double(calib::kLineBytes) / 16.0 : 1.0);
+    const Fit f = linear(
+        idx, [](const CalibRow& r) { return r.x; }, [&](const CalibRow& r) { return r.time_us - r.x * line_us; });
+    m.local_load_us = std::max(0.0, f.p(1));
+    note("local_load_us",
+         peer ? "peer_reduce_chain (n >= 16): t = c + n (wait + 16 B + the peer's 128-B line at the block rate)"
+              : "local_reduce_chain: t = c + n (wait + 16 B at the block rate)",
+         f);
+    break;
+  }
   // The intercepts of the relaxed ping-pong and the load chain: a kernel that reaches a peer,
   // with no hop (peer_kernel_us below).
   double c_pingpong = -1, c_load = -1;
@@ -209,7 +233,8 @@ FitResult fit_machine(const CalibTable& t, const Machine& base, const std::strin
     // The three ping-pongs at once, each with its own intercept, hops sharing costs:
     //   relaxed  t = c1 + 2x f
     //   acqrel   t = c2 + 2x (f + a)           a: the acquire (acquire_us)
-    //   store    t = c3 + 2x (f + a + s)       s: the store's landing before the release (+ the vector)
+    //   store    t = c3 + 2x (f + a + s)       s: the store's landing before the release (+ the vector
+    //                                          and its local load, local_load_us)
     // Without acqrel rows a is not separable: it is fixed at 0 and s absorbs it.
     const std::vector<int> a = bench("pingpong_relaxed"), q = bench("pingpong_acqrel"), b = bench("pingpong_store");
     if (need(a, 2) && need(b, 2)) {
@@ -227,7 +252,7 @@ FitResult fit_machine(const CalibTable& t, const Machine& base, const std::strin
       for (int i : b) {
         const CalibRow& r = R[std::size_t(i)];
         d.push_back({0, 0, 1, 2 * r.x, acq ? 2 * r.x : 0, 2 * r.x});
-        tt.push_back(r.time_us - 2 * r.x * vec_us);
+        tt.push_back(r.time_us - 2 * r.x * (vec_us + m.local_load_us));
       }
       idx = a;
       if (acq) idx.insert(idx.end(), q.begin(), q.end());
@@ -270,28 +295,6 @@ FitResult fit_machine(const CalibTable& t, const Machine& base, const std::strin
       c_load = f.p(0);
       c_lines.insert(c_lines.end(), idx.begin(), idx.end());
     }
-  }
-  // What a reduce of local sources only waits before its bytes flow (transfers.cpp): the slope of
-  // a block's reduces of one 16-byte vector one after another, each from a line of its own (a
-  // round trip to L2). peer_reduce_chain's lines are a peer's stores after its flag, what the local
-  // reduces read (all_reduce.st_reduce): those rows where a run has them (two ranks), else
-  // local_reduce_chain's (lines the block's GPU wrote; one GPU too).
-  // Per line the peer chain also carries the peer's copy of the line (128 B at the block rate). It
-  // is fitted on n >= 16: below, the wait for the peer's flag hides the chain (flat to n 4 on 2x
-  // H100), as in acquire_peer_flags.
-  for (const bool peer : {true, false}) {
-    const std::vector<int> idx = peer ? select([](const CalibRow& r) { return r.bench == "peer_reduce_chain" && r.x >= 16; })
-                                      : bench("local_reduce_chain");
-    if (!need(idx, 2)) continue;
-    const double line_us = vec_us * (peer ? 1.0 + double(calib::kLineBytes) / 16.0 : 1.0);
-    const Fit f = linear(
-        idx, [](const CalibRow& r) { return r.x; }, [&](const CalibRow& r) { return r.time_us - r.x * line_us; });
-    m.local_reduce_us = std::max(0.0, f.p(1));
-    note("local_reduce_us",
-         peer ? "peer_reduce_chain (n >= 16): t = c + n (wait + 16 B + the peer's 128-B line at the block rate)"
-              : "local_reduce_chain: t = c + n (wait + 16 B at the block rate)",
-         f);
-    break;
   }
   // A host plan's stream flag operation: plan_flag is a write_flag and its wait_flag per call (in a
   // graph; the fork and join are free in the model), so each costs half of it.
