@@ -20,6 +20,7 @@ and per launch mode, and lists every row beyond 20%. Needs numpy for the bench k
 """
 import argparse
 import csv
+import json
 import os
 import statistics
 import subprocess
@@ -657,6 +658,17 @@ def main():
             w.writerow([r["source"], r["op"], r["algo"], r["dtype"], r["bytes"], r["blocks"], r["graph"], *r["mnk"],
                         "%.4f" % r["meas"], "%.4f" % r["p10"], "%.4f" % r["p90"], "%.4f" % r["pred"],
                         "%.4f" % r["pred_lomo"] if "pred_lomo" in r else "", r.get("fold", "")])
+    # The summary the paper's fidelity table reads (experiments/tables.py fidelity): the numbers above.
+    summary = {"machine": a.machine, "team": bool(team), "rows": n, "lomo_partner": LOMO_PARTNER.get(a.machine),
+               "loao": {"median": med, "max": mx, "signed": sgn, "beyond": over},
+               "ranking": {"right": right, "cells": cells}}
+    if lomo:
+        summary["lomo"] = {"median": lmed, "max": lmx, "signed": lsgn, "beyond": lover}
+        lc, lr, _ = ranking(lomo)
+        summary["lomo_ranking"] = {"right": lr, "cells": lc}
+    with open(out[:-len(".md")] + ".json", "w") as f:
+        json.dump(summary, f, indent=1, sort_keys=True)
+        f.write("\n")
     print("fidelity %s: %d rows, median %.1f%%, max %.1f%%, %d beyond 20%% -> %s" % (a.machine, n, 100 * med, 100 * mx,
                                                                                      over, os.path.relpath(out, ROOT)))
 
