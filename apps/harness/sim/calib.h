@@ -9,7 +9,8 @@
 //   launch            0                 L                                       launch_graph_us / launch_eager_us
 //   pingpong_relaxed  round trips       c + 2x f                                flag_latency_us = f
 //   pingpong_acqrel   round trips       c + 2x (f + a)                          acquire_us = a
-//   pingpong_store    round trips       c + 2x (f + a + s + 16/B)               store_latency_us = s
+//   pingpong_store    round trips       c + 2x (f + a + s + 16/B + l)           store_latency_us = s
+//                                       (l: local_load_us, the hop's copy loads its vector first)
 //   load_chain        16-byte loads     c + x (r + 16/B)                        load_rtt_us = r
 //   acquire_peer_flags  acquires        c + x w (x >= 16), w = (1 - share) a:   release_fence_share = 1 - w / a
 //                                       waits on flags a peer set (all set when they start), one each,
