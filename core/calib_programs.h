@@ -109,31 +109,36 @@ struct AcquireChain {
 // needs its load, so in-order issue makes a chain of local load round trips. Its slope calibrates
 // local_load_us, what a copy or reduce of local sources waits for its loads (apps/harness/sim/
 // fit.cpp). No peer is touched: any world runs it, one GPU too.
+// The chain itself: n reduces of the vector at the head of each of n lines from `from`, one
+// after another, each into the same line of `to`.
+template <class T, class Ctx>
+SYMM_HD void reduce_line_heads(Ctx& ctx, const T* from, T* to, std::size_t n) {
+  constexpr std::size_t kStride = kLineBytes / sizeof(T), kPer = kVecBytes / sizeof(T);
+  for (std::size_t i = 0; i < n; ++i) {
+    const T* src[1] = {from + i * kStride};
+    ctx.template reduce<T>(to + i * kStride, src, 1, kPer, ReduceOp::kSum);
+  }
+}
+
 struct LocalReduceChain {
   template <class T, class Ctx>
   SYMM_HD static void run(Ctx& ctx, const CollArgs& a) {
     if (ctx.block() != 0) return;
-    const std::size_t n = a.count * sizeof(T) / kLineBytes, per = kVecBytes / sizeof(T);
-    const T* in = static_cast<const T*>(a.in);
-    T* out = static_cast<T*>(a.out);
-    for (std::size_t i = 0; i < n; ++i) {
-      const T* src[1] = {in + i * (kLineBytes / sizeof(T))};
-      ctx.template reduce<T>(out + i * (kLineBytes / sizeof(T)), src, 1, per, ReduceOp::kSum);
-    }
+    reduce_line_heads<T>(ctx, static_cast<const T*>(a.in), static_cast<T*>(a.out), a.count * sizeof(T) / kLineBytes);
   }
 };
 
 // Ranks 0 and 1, block 0: LocalReduceChain over lines a peer has just stored. With n = bytes /
 // 256: rank 0 copies n lines of its `in` into the first half of rank 1's `out` in one bulk copy and
 // releases a flag; rank 1 acquires it, then reduces the 16-byte vector at the head of each of those
-// n lines, one after another, into the second half of its `out`: what all_reduce.st_reduce's local reduce reads (its
-// peers' pushes, after their flags). The slope over lines calibrates local_load_us where a run has these rows
-// (fit.cpp).
+// n lines, one after another, into the second half of its `out`: what all_reduce.st_reduce's
+// local reduce reads (its peers' pushes, after their flags). The slope over lines calibrates
+// local_load_us where a run has these rows (fit.cpp).
 struct PeerReduceChain {
   template <class T, class Ctx>
   SYMM_HD static void run(Ctx& ctx, const CollArgs& a) {
     if (ctx.block() != 0 || ctx.rank() > 1) return;
-    const std::size_t n = a.count * sizeof(T) / (2 * kLineBytes), per = kVecBytes / sizeof(T);
+    const std::size_t n = a.count * sizeof(T) / (2 * kLineBytes);
     const uint32_t e = ctx.advance(pad::counter(4, kCounter));
     const uint32_t slot = pad::flag(kChannel, 40, 0);
     if (ctx.rank() == 0) {
@@ -142,12 +147,8 @@ struct PeerReduceChain {
       return;
     }
     ctx.wait(slot, e, MemOrder::kAcquire);
-    const T* landed = static_cast<const T*>(a.out);
-    T* dst = static_cast<T*>(a.out) + n * (kLineBytes / sizeof(T));
-    for (std::size_t i = 0; i < n; ++i) {
-      const T* src[1] = {landed + i * (kLineBytes / sizeof(T))};
-      ctx.template reduce<T>(dst + i * (kLineBytes / sizeof(T)), src, 1, per, ReduceOp::kSum);
-    }
+    T* landed = static_cast<T*>(a.out);
+    reduce_line_heads<T>(ctx, landed, landed + n * (kLineBytes / sizeof(T)), n);
   }
 };
 
