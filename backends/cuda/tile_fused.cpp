@@ -3,10 +3,12 @@
 #include "backends/cuda/tile_fused.h"
 
 #include <cstdint>
+#include <cstdlib>
 #include <string>
 
 #include "backends/cuda/check.h"
 #include "backends/cuda/residency.h"
+#include "backends/cuda/tile_gemm.h"
 #include "backends/cuda/tile_launch.h"
 
 namespace symm::cuda {
@@ -24,9 +26,32 @@ int tile_program_width(TileProgram p, const MatArgs& a, int world, int blocks) {
   return cost(256, 1.0) <= cost(128, 0.88) ? 256 : 128;
 }
 
+namespace {
+// Diagnosis only (timing runs; wrong results): SYMM_DEBUG_AGMM_GEMM=coop-c1 | coop-c2 runs, in
+// place of ag_mm's tile program, the plain coop GEMM (tile_gemm.h, gemm-bench's kernel) over the
+// whole gathered A without a wait, in clusters of 1 or 2 (TMA multicast of B): is the program's
+// time beside the copy engines its walk, or any of our GEMMs there, and do clusters change it?
+// 0: off.
+int debug_agmm_cluster() {
+  static const int c = [] {
+    const char* e = std::getenv("SYMM_DEBUG_AGMM_GEMM");
+    const std::string v = e ? e : "";
+    return v == "coop-c1" ? 1 : v == "coop-c2" ? 2 : 0;
+  }();
+  return c;
+}
+}  // namespace
+
 void launch_tile_program(TileProgram p, DType t, const DeviceHandle& h, const MatArgs& a, int blocks,
                          cudaStream_t stream) {
   if (t != DType::kBF16 && t != DType::kFP16) fail(ErrorCode::kUnsupported, "tile programs: bf16 and fp16 only");
+  if (p == TileProgram::kAgMm && debug_agmm_cluster() > 0) {
+    TileGemmOptions o;
+    o.schedule = tile::TileSchedule::kCoop;
+    o.cluster = debug_agmm_cluster();
+    tile_gemm(stream, gemm_args(a.a2, a.b, a.c, a.m, a.n, a.k, t), o);
+    return;
+  }
   const bool ag = p == TileProgram::kAgMm,
              rs = p == TileProgram::kMmRsPull || p == TileProgram::kMmRsPush || p == TileProgram::kMmRsAcc;
   const int w = h.world;
