@@ -29,14 +29,14 @@ int tile_program_width(TileProgram p, const MatArgs& a, int world, int blocks) {
 namespace {
 // Diagnosis only (timing runs; wrong results): SYMM_DEBUG_AGMM_GEMM=coop-c1 | coop-c2 runs, in
 // place of ag_mm's tile program, the plain coop GEMM (tile_gemm.h, gemm-bench's kernel) over the
-// whole gathered A without a wait, in clusters of 1 or 2 (TMA multicast of B): is the program's
-// time beside the copy engines its walk, or any of our GEMMs there, and do clusters change it?
-// 0: off.
-int debug_agmm_cluster() {
+// whole gathered A without a wait, in clusters of 1 or 2 (TMA multicast of B); =program the
+// TileGemm program (this file's kernel, its grid order) over the gathered A: is the program's time
+// beside the copy engines its walk, its kernel, or any of our GEMMs there? 0: off, 3: program.
+int debug_agmm_gemm() {
   static const int c = [] {
     const char* e = std::getenv("SYMM_DEBUG_AGMM_GEMM");
     const std::string v = e ? e : "";
-    return v == "coop-c1" ? 1 : v == "coop-c2" ? 2 : 0;
+    return v == "coop-c1" ? 1 : v == "coop-c2" ? 2 : v == "program" ? 3 : 0;
   }();
   return c;
 }
@@ -45,12 +45,17 @@ int debug_agmm_cluster() {
 void launch_tile_program(TileProgram p, DType t, const DeviceHandle& h, const MatArgs& a, int blocks,
                          cudaStream_t stream) {
   if (t != DType::kBF16 && t != DType::kFP16) fail(ErrorCode::kUnsupported, "tile programs: bf16 and fp16 only");
-  if (p == TileProgram::kAgMm && debug_agmm_cluster() > 0) {
+  if (p == TileProgram::kAgMm && (debug_agmm_gemm() == 1 || debug_agmm_gemm() == 2)) {
     TileGemmOptions o;
     o.schedule = tile::TileSchedule::kCoop;
-    o.cluster = debug_agmm_cluster();
+    o.cluster = debug_agmm_gemm();
     tile_gemm(stream, gemm_args(a.a2, a.b, a.c, a.m, a.n, a.k, t), o);
     return;
+  }
+  if (p == TileProgram::kAgMm && debug_agmm_gemm() == 3) {
+    MatArgs g = a;
+    g.a = a.a2;
+    return launch_tile_program(TileProgram::kGemm, t, h, g, blocks, stream);
   }
   const bool ag = p == TileProgram::kAgMm,
              rs = p == TileProgram::kMmRsPull || p == TileProgram::kMmRsPush || p == TileProgram::kMmRsAcc;
