@@ -52,7 +52,10 @@ struct ProgramParams {
   // Diagnosis only (SYMM_DEBUG_MMRS_TILES, wrong results, timing runs): 1 = MmRsTiles without its
   // reduce, 2 = without its reduce and its signals; MmRsAccTiles: 1 = without its acquires, 2 =
   // without its acquires and its epilogue inputs; 3 (no-wait) = AgMmTiles without its acquires
-  // (the copy engines' pushes still run beside it; the mm_rs programs take it as 2); 0 = the program.
+  // (the copy engines' pushes still run beside it; the mm_rs programs take it as 2); 4
+  // (own-from-work) = AgMmTiles loading my own rows from my slot of the gathered A, which the plan
+  // never writes, instead of my shard (the shard the copy engines read meanwhile; the mm_rs programs
+  // take it as 2); 0 = the program.
   int debug = 0;
 };
 
@@ -168,7 +171,10 @@ __global__ void __launch_bounds__(384, 1)
         const symm::TileGrid g = walk.grid();
         const uint32_t j = walk.local(t);
         if (walk.seg == 0) {  // my own rows, from my shard
-          load_tile<BN>(ring, pos, &ta, &tb, int(g.row0(j)), int(g.col0(j)), kblocks);
+          if (pp.debug == 4)  // diagnosis: from my (never written) slot of the gathered A instead
+            load_tile<BN>(ring, pos, &ta2, &tb, int(uint32_t(me) * walk.rows + g.row0(j)), int(g.col0(j)), kblocks);
+          else
+            load_tile<BN>(ring, pos, &ta, &tb, int(g.row0(j)), int(g.col0(j)), kblocks);
           continue;
         }
         if (acquired != walk.seg) {
@@ -346,7 +352,7 @@ cudaError_t launch_program(cudaStream_t stream, const DeviceHandle& h, const CUt
   static const int debug = [] {
     const char* e = std::getenv("SYMM_DEBUG_MMRS_TILES");
     const std::string v = e ? e : "";
-    return v == "no-reduce" ? 1 : v == "compute-only" ? 2 : v == "no-wait" ? 3 : 0;
+    return v == "no-reduce" ? 1 : v == "compute-only" ? 2 : v == "no-wait" ? 3 : v == "own-from-work" ? 4 : 0;
   }();
   pp.debug = debug;
   if (tile_n == 256)
