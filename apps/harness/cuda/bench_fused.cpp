@@ -103,6 +103,12 @@ class FusedBench {
     cudaStream_t st = rt_.stream();
     SYMM_CUDA_CHECK(cudaMemcpyAsync(const_cast<void*>(a_dev), a_host.data(), fb.a, cudaMemcpyHostToDevice, st));
     if (ag) SYMM_CUDA_CHECK(cudaMemcpyAsync(a_plain.get(), a_host.data(), fb.a, cudaMemcpyHostToDevice, st));
+    // ag_mm: my slot of the gathered A holds my shard too, though no plan reads it there (they read
+    // the shard): memory a diagnosis reads instead holds real values, not a constant whose products
+    // draw less power (the GPUs run at their power limit in these GEMMs).
+    if (ag)
+      SYMM_CUDA_CHECK(cudaMemcpyAsync(static_cast<char*>(work) + std::size_t(me) * fb.a, a_host.data(), fb.a,
+                                      cudaMemcpyHostToDevice, st));
     SYMM_CUDA_CHECK(cudaMemcpyAsync(b.get(), b_host.data(), fb.b, cudaMemcpyHostToDevice, st));
     rt_.sync();
 
