@@ -33,6 +33,9 @@ import data  # noqa: E402
 BANDS = [(0, 64 << 10, "<= 64K"), (64 << 10, 1 << 20, "64K-1M"), (1 << 20, 16 << 20, "1M-16M"),
          (16 << 20, 1 << 40, "> 16M")]
 LIMIT = 0.20
+# The issue's targets: held-out median and max error, the ranking's share of cells, and leave one
+# machine out's median (the summary JSON carries them to the paper's table, experiments/tables.py).
+GOALS = {"median": 0.05, "max": LIMIT, "ranking": 0.90, "lomo_median": 0.10}
 
 
 def band(b):
@@ -175,8 +178,8 @@ def predict(symmcoll, machine, rows, key="pred"):
 
 # ---- keys fitted from bench rows, judged only on rows the fit did not see -----------------------
 # Model keys that no calibration microbenchmark measures (backends/sim: the flagged-packet
-# protocol's link cost, polling and a block's packet reads, packets.cpp; a local reduce's wait
-# before its bytes flow, verbs.cpp; the link cost of a block's remote loads,
+# protocol's link cost, polling and a block's packet reads, packets.cpp; where no calibration has
+# it, a copy's or reduce's wait for its local loads, verbs.cpp; the link cost of a block's remote loads,
 # verbs.cpp; a copy engine's cold start, copy_engines.cpp; the share of acquire_us a release's fence
 # pays, verbs.cpp), in groups that move disjoint algorithms. Each group is fitted from GPU rows on the
 # relative error (numpy), and a row is only ever predicted with values fitted without it:
@@ -389,12 +392,7 @@ def fallback_values(machine, group):
     vals = {k[0]: k[1] for k in group}
     if machine in FIT_MACHINES:
         return vals
-    with open(os.path.join(ROOT, "experiments", "machines", machine + ".ini")) as f:
-        for line in f:
-            k = line.split("=")[0].strip()
-            if k in vals and not line.startswith("#"):
-                vals[k] = float(line.split("=")[1].split("#")[0])
-    return vals
+    return {k: ini_values(machine).get(k, v) for k, v in vals.items()}
 
 
 class GroupFit:
@@ -542,7 +540,7 @@ def main():
     missing = [r for r in rows if "pred" not in r]
     rows = [r for r in rows if "pred" in r]
     n, med, mx, sgn, over = stats(rows)
-    ok = "met" if med <= 0.05 and mx <= LIMIT else "NOT met"
+    ok = "met" if med <= GOALS["median"] and mx <= GOALS["max"] else "NOT met"
     lomo = [dict(r, pred=r["pred_lomo"]) for r in rows if "pred_lomo" in r]
     team = a.machine in data.TEAM_MACHINES
     lines = ["# Simulator fidelity on %s (held out)" % (
@@ -573,7 +571,7 @@ def main():
         ln, lmed, lmx, lsgn, lover = stats(lomo)
         lines += ["**Leave one machine out (bench keys fitted on %s only): %d rows, median %.1f%%, max %.1f%%, median "
                   "signed %+.1f%%, %d beyond 20%%.** Target (median <= 10%%): %s." % (
-                      folds[-1][1], ln, 100 * lmed, 100 * lmx, 100 * lsgn, lover, "met" if lmed <= 0.10 else "NOT met"),
+                      folds[-1][1], ln, 100 * lmed, 100 * lmx, 100 * lsgn, lover, "met" if lmed <= GOALS["lomo_median"] else "NOT met"),
                   ""]
     lines += ["### Folds: the bench keys' fitted values", "",
               "| fold | fitted on | training rows | %s |" % " | ".join(k[0] for k in bench_keys(a.machine)),
@@ -599,7 +597,7 @@ def main():
     if cells:
         lines += ["**Ranking: the algorithm predicted fastest measured fastest (within the fastest's p90) in %d of %d "
                   "cells (%.0f%%).** Target (>= 90%%): %s." % (right, cells, 100.0 * right / cells,
-                                                          "met" if right >= 0.9 * cells else "NOT met"), ""]
+                                                          "met" if right >= GOALS["ranking"] * cells else "NOT met"), ""]
     if lomo:
         lc, lr, _ = ranking(lomo)
         if lc:
@@ -660,6 +658,7 @@ def main():
                         "%.4f" % r["pred_lomo"] if "pred_lomo" in r else "", r.get("fold", "")])
     # The summary the paper's fidelity table reads (experiments/tables.py fidelity): the numbers above.
     summary = {"machine": a.machine, "team": bool(team), "rows": n, "lomo_partner": LOMO_PARTNER.get(a.machine),
+               "goals": GOALS,
                "loao": {"median": med, "max": mx, "signed": sgn, "beyond": over},
                "ranking": {"right": right, "cells": cells}}
     if lomo:

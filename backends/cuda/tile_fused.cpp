@@ -45,14 +45,15 @@ int debug_agmm_gemm() {
 void launch_tile_program(TileProgram p, DType t, const DeviceHandle& h, const MatArgs& a, int blocks,
                          cudaStream_t stream) {
   if (t != DType::kBF16 && t != DType::kFP16) fail(ErrorCode::kUnsupported, "tile programs: bf16 and fp16 only");
-  if (p == TileProgram::kAgMm && (debug_agmm_gemm() == 1 || debug_agmm_gemm() == 2)) {
+  const int debug = p == TileProgram::kAgMm ? debug_agmm_gemm() : 0;
+  if (debug == 1 || debug == 2) {
     TileGemmOptions o;
     o.schedule = tile::TileSchedule::kCoop;
-    o.cluster = debug_agmm_gemm();
+    o.cluster = debug;
     tile_gemm(stream, gemm_args(a.a2, a.b, a.c, a.m, a.n, a.k, t), o);
     return;
   }
-  if (p == TileProgram::kAgMm && debug_agmm_gemm() == 3) {
+  if (debug == 3) {
     MatArgs g = a;
     g.a = a.a2;
     return launch_tile_program(TileProgram::kGemm, t, h, g, blocks, stream);

@@ -53,9 +53,9 @@ struct ProgramParams {
   // reduce, 2 = without its reduce and its signals; MmRsAccTiles: 1 = without its acquires, 2 =
   // without its acquires and its epilogue inputs; 3 (no-wait) = AgMmTiles without its acquires
   // (the copy engines' pushes still run beside it; the mm_rs programs take it as 2); 4
-  // (own-from-work) = AgMmTiles loading my own rows from my slot of the gathered A, which the plan
-  // never writes, instead of my shard (the shard the copy engines read meanwhile; the mm_rs programs
-  // take it as 2); 0 = the program.
+  // (own-from-work) = AgMmTiles loading my own rows from my slot of the gathered A (no plan writes
+  // it; the fused bench fills it with my shard) instead of my shard (the shard the copy engines read meanwhile; the
+  // mm_rs programs take it as 2); 0 = the program.
   int debug = 0;
 };
 
@@ -171,7 +171,7 @@ __global__ void __launch_bounds__(384, 1)
         const symm::TileGrid g = walk.grid();
         const uint32_t j = walk.local(t);
         if (walk.seg == 0) {  // my own rows, from my shard
-          if (pp.debug == 4)  // diagnosis: from my (never written) slot of the gathered A instead
+          if (pp.debug == 4)  // diagnosis: from my slot of the gathered A instead
             load_tile<BN>(ring, pos, &ta2, &tb, int(uint32_t(me) * walk.rows + g.row0(j)), int(g.col0(j)), kblocks);
           else
             load_tile<BN>(ring, pos, &ta, &tb, int(g.row0(j)), int(g.col0(j)), kblocks);

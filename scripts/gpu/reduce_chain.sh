@@ -5,16 +5,11 @@
 #   2. calibrate as an in-process team of 2 ranks on GPU 0 (the peer's stores from the same GPU)
 #                                                        -> <out>/calibrate_team_<m1>.csv / .log
 #   scripts/gpu/reduce_chain.sh <out-dir>   (binary: .carry/symmcoll-cuda)
-set -uo pipefail
-export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
-export LD_LIBRARY_PATH=/opt/torch/.venv/lib/python3.12/site-packages/nvidia/nccl/lib:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
-DIR=${1:?usage: scripts/gpu/reduce_chain.sh <out-dir>}
-mkdir -p "$DIR"
-BIN=.carry/symmcoll-cuda
+set -- 2 "${1:?usage: scripts/gpu/reduce_chain.sh <out-dir>}"
+DEFAULT_STEPS=1
+source scripts/gpu/nvlink_env.sh  # safety variables, GPUs 0 and 1, BIN, DIR, M (h100x2 / h200x2), GPU
 nvidia-smi -L | tee "$DIR/gpus.txt"
-if nvidia-smi -L | head -1 | grep -q H200; then G=h200; else G=h100; fi
-M=${G}x2 M1=${G}x1
-SECONDS=0
+M1=${GPU}x1
 timeout 300 env CUDA_VISIBLE_DEVICES=0,1 $BIN launch -n 2 -- $BIN calibrate --backend cuda \
   --csv "$DIR/calibrate_$M.csv" > "$DIR/calibrate_$M.log" 2>&1
 echo "# calibrate world 2: rc $? at ${SECONDS}s"

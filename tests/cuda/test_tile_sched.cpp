@@ -194,16 +194,16 @@ TEST(TileSched, PingpongAtShortK) {
     }
 }
 
-// H200's model against what one H200 measured (experiments/results/h200x1/tile_gemm/v4,
-// tile_gemm_{coop,pingpong}_h200x1.csv, graph medians in us; 0: ping-pong ran a 64-row tile there,
-// which auto never takes): auto's pick is within 2 % of the faster of the two at every fused shape,
-// where H100's model (coop at K >= 4096) was up to 12 % off.
 // A fused shape measured with each schedule forced: graph medians in us (0: not measured).
 struct ScheduleRow {
   int m, n, k;
   double coop_us, pingpong_us;
 };
 
+// H200's model against what one H200 measured (experiments/results/h200x1/tile_gemm/v4,
+// tile_gemm_{coop,pingpong}_h200x1.csv, graph medians in us; 0: ping-pong ran a 64-row tile there,
+// which auto never takes): auto's pick is within 2 % of the faster of the two at every fused shape,
+// where H100's model (coop at K >= 4096) was up to 12 % off.
 TEST(TileSched, H200ModelPicksWhatMeasuredFastest) {
   const ScheduleRow rows[] = {{4096, 1792, 2048, 52.0, 0},           {4096, 1792, 4096, 87.072, 0},
                               {4096, 3584, 4096, 187.328, 177.728},  {4096, 3584, 8192, 339.52, 340.928},
