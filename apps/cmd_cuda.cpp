@@ -153,11 +153,13 @@ int cmd_bench_cuda(int argc, char** argv) {
       "trace-calls", po::value(&o.trace_calls)->default_value(1),
       "with --trace: calls traced back to back per launch mode")(
       "trace", po::value(&o.trace_dir),
-      "folder (made if missing): after timing each host plan, one call of it per launch mode traced on the GPU, "
-      "<op>.<algo>.<dtype>.<size>.{graph,eager}.json, a Chrome trace (Perfetto) with the simulator's tracks and "
-      "names: a span per verb on its stream (CUDA events before and after; in a graph, event-record nodes, the "
-      "second replay), every rank's zero its own call start")("heap", po::value(&heap)->default_value(heap),
-                                                              "symmetric heap per rank; 0 = what the sizes need")(
+      "folder (made if missing): after timing each case, --trace-calls calls of it per launch mode traced on the "
+      "GPU, <op>.<algo>.<dtype>.<size>.{graph,eager}.json, a Chrome trace (Perfetto) with the simulator's tracks "
+      "and names. A host plan: a span per verb on its stream (CUDA events before and after; in a graph, "
+      "event-record nodes, the second replay). A device program: a track per block, a span per verb from the "
+      "block's entry into it to its entry into the next (stamped inside the kernel: SM cycles, placed by the "
+      "global timer). Every rank's zero is its own first call's start")(
+      "heap", po::value(&heap)->default_value(heap), "symmetric heap per rank; 0 = what the sizes need")(
       "wait-timeout-cycles", po::value(&o.timeout_cycles)->default_value(0),
       "bound of every spin-wait in clock cycles; 0 = SYMM_WAIT_TIMEOUT_CYCLES, else SYMM_WAIT_TIMEOUT_S "
       "seconds (default 2) at the device clock (see 'bounds' below)")("csv", po::value(&o.csv),

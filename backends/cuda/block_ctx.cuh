@@ -46,7 +46,9 @@ class BlockCtx {
   static constexpr int kWorldLimit = kNodeWorld;
   static_assert(kWorldLimit == 8, "reduce / reduce_ll / put_ll unroll for at most 8 sources");
 
-  __device__ BlockCtx(const DeviceHandle& h, uint32_t* smem_word) : h_(h), smem_(smem_word) {}
+  __device__ BlockCtx(const DeviceHandle& h, uint32_t* smem_word) : h_(h), smem_(smem_word) {
+    if (h_.trace) stamp(VerbId::kStart, 0, false);
+  }
 
   __device__ int rank() const { return h_.rank; }
   __device__ int world() const { return h_.world; }
@@ -61,6 +63,7 @@ class BlockCtx {
   }
 
   __device__ void copy(void* dst, const void* src, std::size_t bytes) {
+    stamp(VerbId::kCopy, uint32_t(bytes));
     flush_wait();
     constexpr int kU = 4;
     const std::size_t n = bytes / kVecBytes, stride = blockDim.x;
@@ -80,6 +83,7 @@ class BlockCtx {
 
   template <class T>
   __device__ void reduce(T* dst, const T* const* srcs, int nsrc, std::size_t count, ReduceOp op) {
+    stamp(VerbId::kReduce, uint32_t(count * sizeof(T)));
     flush_wait();
     const std::size_t n = count * sizeof(T) / kVecBytes;
     auto* d = reinterpret_cast<uint4*>(dst);
@@ -100,6 +104,7 @@ class BlockCtx {
   // host launches a multimem program).
   template <class T>
   __device__ void multimem_reduce(T* mc, std::size_t count, ReduceOp op) {
+    stamp(VerbId::kMultimemReduce, uint32_t(count * sizeof(T)));
     flush_wait();
     const std::size_t n = count * sizeof(T) / kVecBytes;
     uint4* p = reinterpret_cast<uint4*>(mc);
@@ -113,6 +118,7 @@ class BlockCtx {
 
   // Flagged packets: ll_packets.cuh says why each 8-byte packet needs no fence.
   __device__ void put_ll(void* const* dsts, const void* const* srcs, int n, std::size_t bytes, uint32_t epoch) {
+    stamp(VerbId::kPutLl, uint32_t(bytes));
     flush_wait();
     const std::size_t nv = bytes / kVecBytes;
     // Measured on 4x H200 (experiments/results/h200x4/runs: 6aa5a19a vs 5d823ca2): issuing all n transfers
@@ -154,6 +160,7 @@ class BlockCtx {
   template <class T>
   __device__ void reduce_ll(T* dst, const void* const* srcs, int nsrc, std::size_t count, uint32_t epoch, ReduceOp op,
                             int plain = -1) {
+    stamp(VerbId::kReduceLl, uint32_t(count * sizeof(T)));
     flush_wait();
     const std::size_t n = count * sizeof(T) / kVecBytes;
     auto* d = reinterpret_cast<uint4*>(dst);
@@ -173,6 +180,7 @@ class BlockCtx {
   template <class T>
   __device__ void mma_tile(T* c, std::size_t ldc, const T* a, std::size_t lda, const T* b, std::size_t ldb, int m,
                            int n, int k, const T* c_in = nullptr, int n_in = 0, std::size_t in_stride = 0) {
+    stamp(VerbId::kMmaTile, uint32_t(m) << 16 | uint32_t(n));
     flush_wait();
     detail::mma_tile_wmma<T>(c, ldc, a, lda, b, ldb, m, n, k, c_in, n_in, in_stride);
     pending_ = true;
@@ -182,8 +190,10 @@ class BlockCtx {
   // check folds away for valid ones (barrier orders are checked at compile time).
   __device__ void signal(int peer_rank, uint32_t slot, uint32_t value, MemOrder order) {
     if (!is_signal_order(order)) __trap();
-    flush_wait();
     const bool release = order == MemOrder::kRelease;
+    stamp(release ? VerbId::kSignalRelease : VerbId::kSignal,
+          uint32_t(peer_rank) | (release && pending_ ? kFenced : 0));
+    flush_wait();
     if (release && pending_) {
       __syncthreads();
       if (threadIdx.x == 0) asm volatile("fence.acq_rel.sys;" ::: "memory");
@@ -198,6 +208,7 @@ class BlockCtx {
   __device__ void wait(uint32_t slot, uint32_t value, MemOrder order) {
     if (!is_wait_order(order)) __trap();
     const bool acquire = order == MemOrder::kAcquire;
+    stamp(acquire ? VerbId::kWaitAcquire : VerbId::kWait, slot);
     if (threadIdx.x == 0) {
       const uint32_t* f = h_.pad_local + slot;
       const long long t0 = clock64();
@@ -222,6 +233,7 @@ class BlockCtx {
   }
 
   __device__ uint32_t advance(uint32_t slot) {
+    stamp(VerbId::kAdvance, slot);
     flush_wait();
     // Only this block ever writes its counters, so after the first read of a launch every
     // thread can track the value itself: later advances of the same slot skip the global load
@@ -245,7 +257,10 @@ class BlockCtx {
   }
 
   // Called by the kernel after the program so a trailing wait's bar.sync is not lost.
-  __device__ void finish() { flush_wait(); }
+  __device__ void finish() {
+    flush_wait();
+    stamp(VerbId::kEnd, stamps_ + 1);
+  }
 
  private:
   // reduce_ll's unrolling by source count (the loads of every source in flight at once).
@@ -262,6 +277,27 @@ class BlockCtx {
     if (nsrc <= 4) return detail::reduce_ll_n<T, 4, 2, kPlain>(d, s, nsrc, plain, n, epoch, op, to, h_.poison, miss);
     return detail::reduce_ll_n<T, 8, 1, kPlain>(d, s, nsrc, plain, n, epoch, op, to, h_.poison, miss);
   }
+  // A traced call (verb_trace.h): the block meets (so the stamp is when every thread is through
+  // the verb before, and a wait's thread 0 has seen its flag), then thread 0 writes the stamp. No
+  // barrier for the start: there is nothing before it. Untraced: nothing (a uniform branch).
+  __device__ void stamp(VerbId v, uint32_t arg, bool sync = true) {
+    if (!h_.trace) return;
+    if (sync) {
+      __syncthreads();
+      wait_sync_ = false;  // this barrier is the one a wait deferred
+    }
+    const uint32_t last = h_.trace_cap - 1;  // the end's slot once the others are full
+    if (threadIdx.x == 0 && (stamps_ < last || v == VerbId::kEnd)) {
+      VerbStamp* s = h_.trace + std::size_t(blockIdx.x) * h_.trace_cap + min(stamps_, last);
+      unsigned long long gt;
+      asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(gt));
+      s->clk = static_cast<unsigned long long>(clock64());
+      s->gt = gt;
+      s->verb = uint32_t(v);
+      s->arg = arg;
+    }
+    ++stamps_;
+  }
   __device__ void flush_wait() {
     if (wait_sync_) {
       __syncthreads();
@@ -275,6 +311,7 @@ class BlockCtx {
   bool wait_sync_ = false;              // thread 0 finished waits the other threads have not synced on
   uint32_t cached_slot_ = 0xFFFFFFFFu;  // the counter slot last advanced, and its value
   uint32_t cached_value_ = 0;
+  uint32_t stamps_ = 0;  // stamps this block made (a traced call)
 };
 
 static_assert(BlockVerbs<BlockCtx>);

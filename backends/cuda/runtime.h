@@ -66,6 +66,12 @@ class Runtime {
   void set_timeout_cycles(unsigned long long c) { h_.timeout_cycles = c; }
   unsigned long long timeout_cycles() const { return h_.timeout_cycles; }
   double stream_timeout_s() const { return stream_timeout_s_; }
+  // A traced call (verb_trace.h): every kernel launched with handle() from now on stamps its
+  // verbs into `stamps` (cap per block); nullptr: untraced (the default).
+  void set_verb_trace(VerbStamp* stamps, uint32_t cap) {
+    h_.trace = stamps;
+    h_.trace_cap = stamps ? cap : 0;
+  }
   // Multicast address of heap offset 0 (NVLS set up by NCCL), or nullptr.
   char* heap_mc() const { return heap_mc_; }
 

@@ -171,6 +171,9 @@ void Bench::run_size(Op op, DType t, std::size_t bytes, uint64_t seed, bool chec
     if (!o_.trace_dir.empty() && c.plan())
       trace_case(rt_, plan_exec(), o_.trace_dir, op_name(op), c.info->id, dtype_name(t), format_size(bytes),
                  enqueue(c, op, t, bytes, count, &plan), o_.graph, o_.eager, o_.trace_calls);
+    else if (!o_.trace_dir.empty() && c.info)  // a device program: its verbs, block by block
+      trace_program_case(rt_, o_.trace_dir, op_name(op), c.info->id, dtype_name(t), format_size(bytes),
+                         enqueue(c, op, t, bytes, count, &plan), plan.blocks, o_.graph, o_.eager, o_.trace_calls);
   }
 }
 

@@ -1,8 +1,11 @@
 // `bench --backend cuda --trace DIR`: calls of a host plan (eager, and captured in a graph), traced on the GPU
-// (backends/cuda/plan_trace.h), written as the simulator writes its traces (backends/sim/trace.h:
-// a process per rank, a track per stream, the same slice names), so `symmcoll run --trace` of the
-// same call opens beside it in Perfetto.
+// (backends/cuda/plan_trace.h), or of a device program (its verbs stamped inside the kernel,
+// backends/cuda/verb_trace.h), written as the simulator writes its traces (backends/sim/trace.h:
+// a process per rank, a track per stream or per block, the same slice names), so `symmcoll run
+// --trace` of the same call opens beside it in Perfetto.
 #pragma once
+
+#include <cuda_runtime.h>
 
 #include <functional>
 #include <string>
@@ -34,5 +37,20 @@ void trace_call(Runtime& rt, PlanExec& exec, const std::string& path, const std:
 void trace_case(Runtime& rt, PlanExec& exec, const std::string& dir, const std::string& op, const std::string& algo,
                 const std::string& dtype, const std::string& what, const std::function<void()>& enqueue, bool graph,
                 bool eager, int calls);
+
+// A device program's calls traced the same way (eager; graph: captured, the second replay), every
+// block's verbs stamped inside the kernel (verb_trace.h): `enqueue` launches one call of it with
+// rt.handle() on `blocks` blocks. Each rank's zero is the earliest block start of its first call;
+// the trace's blocks are tracks, the calls are on the host track. Prints the path with the SM clock
+// the cycles were converted with and the global timer's tick (rank 0).
+void trace_program_call(Runtime& rt, const std::string& path, const std::function<void()>& enqueue, bool graph,
+                        int calls, int blocks);
+void trace_program_case(Runtime& rt, const std::string& dir, const std::string& op, const std::string& algo,
+                        const std::string& dtype, const std::string& what, const std::function<void()>& enqueue,
+                        int blocks, bool graph, bool eager, int calls);
+
+// The SM clock in GHz (cycles per global-timer nanosecond), from one thread spinning 200 us on `s`
+// (verb_probe.cu); 0 if the global timer did not move.
+double measure_sm_ghz(cudaStream_t s);
 
 }  // namespace symm::cuda

@@ -39,6 +39,103 @@ void write_rank_trace(const std::string& path, int rank, int device, const std::
   t.finish();
 }
 
+VerbTrace verb_spans(const std::vector<VerbStamp>& stamps, int calls, int blocks, uint32_t cap, double sm_ghz) {
+  if (calls < 1 || blocks < 1 || cap < 2 || stamps.size() != std::size_t(calls) * blocks * cap || !(sm_ghz > 0))
+    fail(ErrorCode::kInternal, "verb trace: " + std::to_string(stamps.size()) + " stamps for " + std::to_string(calls) +
+                                   " calls of " + std::to_string(blocks) + " blocks");
+  VerbTrace out;
+  struct Placed {
+    std::vector<double> t_ns;  // each stamp's time on the global timer's scale
+    const VerbStamp* s;
+    std::size_t n;
+  };
+  std::vector<Placed> placed;
+  double zero = 0;
+  bool any = false;
+  for (int c = 0; c < calls; ++c)
+    for (int b = 0; b < blocks; ++b) {
+      const VerbStamp* s = stamps.data() + (std::size_t(c) * blocks + b) * cap;
+      std::size_t n = 0;
+      while (n < cap && s[n].verb != uint32_t(VerbId::kNone)) ++n;
+      if (n < 2 || s[0].verb != uint32_t(VerbId::kStart) || s[n - 1].verb != uint32_t(VerbId::kEnd))
+        fail(ErrorCode::kInternal, "verb trace: call " + std::to_string(c) + ", block " + std::to_string(b) +
+                                       " left no start and end stamps (did its kernel run traced?)");
+      if (s[n - 1].arg > n) out.lost += s[n - 1].arg - n;
+      double offset = 0;
+      for (std::size_t i = 0; i < n; ++i) offset += double(s[i].gt) - double(s[i].clk) / sm_ghz;
+      offset /= double(n);
+      Placed p{std::vector<double>(n), s, n};
+      for (std::size_t i = 0; i < n; ++i) {
+        p.t_ns[i] = offset + double(s[i].clk) / sm_ghz;
+        if (i && s[i].gt > s[i - 1].gt) {
+          const double step = double(s[i].gt - s[i - 1].gt);
+          if (out.tick_ns == 0 || step < out.tick_ns) out.tick_ns = step;
+        }
+      }
+      if (!any || p.t_ns[0] < zero) zero = p.t_ns[0];
+      any = true;
+      placed.push_back(std::move(p));
+    }
+  auto us = [&](double ns) { return (ns - zero) / 1000.0; };
+  for (int c = 0; c < calls; ++c) {
+    const std::string call = "\"call\":" + std::to_string(c);
+    double begin = 0, end = 0;
+    for (int b = 0; b < blocks; ++b) {
+      const Placed& p = placed[std::size_t(c) * blocks + b];
+      begin = b ? std::min(begin, p.t_ns.front()) : p.t_ns.front();
+      end = b ? std::max(end, p.t_ns.back()) : p.t_ns.back();
+    }
+    out.spans.push_back({c, -1, "call", call + ",\"blocks\":" + std::to_string(blocks), us(begin), us(end)});
+    for (int b = 0; b < blocks; ++b) {
+      const Placed& p = placed[std::size_t(c) * blocks + b];
+      out.spans.push_back({c, b, "block", call, us(p.t_ns.front()), us(p.t_ns.back())});
+      // Verb i lasts from its stamp to the next; where stamps were lost, the last kept verb runs
+      // to the end (its args say so).
+      for (std::size_t i = 1; i + 1 < p.n; ++i) {
+        const VerbId v = VerbId(p.s[i].verb);
+        const uint32_t arg = p.s[i].arg;
+        std::string args = call;
+        switch (v) {
+          case VerbId::kCopy:
+          case VerbId::kReduce:
+          case VerbId::kMultimemReduce:
+          case VerbId::kPutLl:
+          case VerbId::kReduceLl: args += ",\"bytes\":" + std::to_string(arg); break;
+          case VerbId::kSignal: args += ",\"peer\":" + std::to_string(arg & 0xFFFF); break;
+          case VerbId::kSignalRelease:
+            args += ",\"peer\":" + std::to_string(arg & 0xFFFF) + ",\"fence\":" + ((arg & kFenced) ? "1" : "0");
+            break;
+          case VerbId::kWait:
+          case VerbId::kWaitAcquire:
+          case VerbId::kAdvance: args += ",\"slot\":" + std::to_string(arg); break;
+          case VerbId::kMmaTile:
+            args += ",\"m\":" + std::to_string(arg >> 16) + ",\"n\":" + std::to_string(arg & 0xFFFF);
+            break;
+          default: break;
+        }
+        if (i + 2 == p.n && p.s[p.n - 1].arg > p.n) args += ",\"stamps_lost_after\":1";
+        out.spans.push_back({c, b, verb_name(v), args, us(p.t_ns[i]), us(p.t_ns[i + 1])});
+      }
+    }
+  }
+  return out;
+}
+
+void write_block_trace(const std::string& part, int rank, int device, const VerbTrace& vt) {
+  sim::Trace t(part);
+  const int pid = sim::Trace::pid(rank);
+  t.process_name(pid, "rank " + std::to_string(rank) + " (GPU " + std::to_string(device) + ", measured)");
+  t.thread_name(pid, sim::Trace::kHostTid, "calls (GPU)");
+  for (const VerbSpan& s : vt.spans) {
+    const bool call = s.block < 0;
+    const int tid = call ? sim::Trace::kHostTid : sim::Trace::block_tid(s.block);
+    if (!call) t.thread_name(pid, tid, "block " + std::to_string(s.block));
+    const bool encloses = call || std::string(s.name) == "block";
+    t.slice(pid, tid, s.name, ps(s.begin_us), ps(std::max(s.end_us, s.begin_us)), s.args, encloses);
+  }
+  t.finish();
+}
+
 namespace {
 
 // The events of one part: what lies between its "traceEvents":[ and its closing ].

@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# Device programs traced verb by verb inside their kernels (bench --trace, backends/cuda/verb_trace.h),
+# on whatever came: with 2+ GPUs, world 2 over NVLink (graph and eager); always, a team of 2 ranks on
+# GPU 0 (eager: a team's graph is one graph of every rank). The timed rows of the same cases come
+# first (untraced), so the traced calls' cost shows beside them.
+#   scripts/gpu/verb_trace.sh <out-dir> [sizes] [calls]   (binary: .carry/symmcoll-cuda)
+# -> <out>/nvlink/{bench_<m>.csv,.log,traces/}  <out>/team/{bench_<m1>.csv,.log,traces/}
+OUT=${1:?usage: scripts/gpu/verb_trace.sh <out-dir> [sizes] [calls]}
+SIZES=${2:-4K,64K,1M}
+CALLS=${3:-20}
+NG=$(nvidia-smi -L | grep -c GPU)
+W=$(( NG >= 2 ? 2 : 1 ))
+set -- $W "$OUT"
+DEFAULT_STEPS=1
+source scripts/gpu/nvlink_env.sh  # safety variables, GPUs, BIN, SHA, DIR, M, GPU
+nvidia-smi -L | tee "$DIR/gpus.txt"
+$BIN --version | tee "$DIR/version.txt"
+CASES=(
+  "all_reduce st_reduce,ld_reduce,st_ll_reduce,rs_ld_ag_st,rs_ld_ag_ld"
+  "reduce_scatter ld_reduce,st_ll_reduce"
+  "all_gather st,ld,st_ll"
+)
+run_cases() {  # <label> <csv-stem> <mode> <extra bench args> <command before 'bench'...>
+  local label=$1 stem=$2 mode=$3 extra=$4; shift 4
+  mkdir -p "$DIR/$label/traces"
+  for c in "${CASES[@]}"; do
+    set -- $c "$@"
+    local op=$1 algos=$2; shift 2
+    timeout 240 "$@" bench --backend cuda $extra --op "$op" --algo "$algos" --sizes "$SIZES" --mode "$mode" \
+      --check-up-to 1M --trace "$DIR/$label/traces" --trace-calls "$CALLS" \
+      --csv "$DIR/$label/${stem}_$op.csv" > "$DIR/$label/${stem}_$op.log" 2>&1
+    echo "# $label $op: rc $? at ${SECONDS}s"
+    grep -E "FAIL|error|Error" "$DIR/$label/${stem}_$op.log" | head -5
+    grep -c "# trace:" "$DIR/$label/${stem}_$op.log"
+    grep "# trace:" "$DIR/$label/${stem}_$op.log" | head -2
+  done
+}
+if [ "$W" -ge 2 ]; then
+  run_cases nvlink "bench_$M" both "" env CUDA_VISIBLE_DEVICES=0,1 $BIN launch -n 2 -- $BIN
+fi
+run_cases team "bench_${GPU}x1" eager "--world 2" env CUDA_VISIBLE_DEVICES=0 $BIN
