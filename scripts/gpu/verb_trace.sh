@@ -39,3 +39,36 @@ if [ "$W" -ge 2 ]; then
   run_cases nvlink "bench_$M" both "" env CUDA_VISIBLE_DEVICES=0,1 $BIN launch -n 2 -- $BIN
 fi
 run_cases team "bench_${GPU}x1" eager "--world 2" env CUDA_VISIBLE_DEVICES=0 $BIN
+# Step 2, when .carry/old/symmcoll-cuda is there (main before tracing): what the untraced kernels
+# cost with the stamp branch in every verb, old and new binary interleaved twice, timing only.
+OLD=.carry/old/symmcoll-cuda
+if [ -x "$OLD" ]; then
+  CMP=(
+    "all_reduce st_reduce,ld_reduce,st_ll_reduce,rs_ld_ag_st"
+    "reduce_scatter ld_reduce,st_ll_reduce"
+    "all_gather st,ld,st_ll"
+  )
+  mkdir -p "$DIR/cmp"
+  for rep in 1 2; do
+    for bin in old new; do
+      B=$BIN; [ $bin = old ] && B=$OLD
+      for c in "${CMP[@]}"; do
+        set -- $c
+        if [ "$W" -ge 2 ]; then
+          timeout 120 env CUDA_VISIBLE_DEVICES=0,1 $B launch -n 2 -- $B bench --backend cuda --op $1 --algo $2 \
+            --sizes "$SIZES" --mode both --timing-only --csv "$DIR/cmp/cmp_${bin}${rep}_nvlink_$1.csv" \
+            >> "$DIR/cmp/cmp_nvlink.log" 2>&1 || echo "# $bin $rep nvlink $1 failed" >> "$DIR/cmp/cmp_nvlink.log"
+        fi
+        timeout 120 env CUDA_VISIBLE_DEVICES=0 $B bench --backend cuda --world 2 --op $1 --algo $2 \
+          --sizes "$SIZES" --mode both --timing-only --csv "$DIR/cmp/cmp_${bin}${rep}_team_$1.csv" \
+          >> "$DIR/cmp/cmp_team.log" 2>&1 || echo "# $bin $rep team $1 failed" >> "$DIR/cmp/cmp_team.log"
+      done
+    done
+    echo "# compare rep $rep at ${SECONDS}s"
+  done
+  for l in nvlink team; do
+    ls "$DIR"/cmp/cmp_*_${l}_*.csv > /dev/null 2>&1 &&
+      python3 scripts/gpu/compare_bins.py "$DIR"/cmp/cmp_*_${l}_*.csv > "$DIR/cmp/compare_$l.txt" 2>&1
+    echo "## $l"; tail -40 "$DIR/cmp/compare_$l.txt"
+  done
+fi

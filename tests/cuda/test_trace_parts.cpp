@@ -109,6 +109,10 @@ TEST_F(TraceParts, ATraceFolderThatIsAFileIsRefused) {
 
 // A device program's stamps (verb_trace.h) as spans: cycles at a 2 GHz SM clock, a global timer that
 // ticks every microsecond, two calls of two blocks.
+// The global timer counts from 1970 (~1.8e18 ns, where a double's steps are 256 ns) and a
+// multiprocessor's cycle counter from its boot; the stamps carry both as such.
+constexpr unsigned long long kEpochNs = 1795000000000000000ull;
+
 std::vector<VerbStamp> program_stamps(uint32_t cap, double block1_start_ns, uint32_t blocks_end_arg = 0) {
   struct Step {
     VerbId v;
@@ -124,11 +128,11 @@ std::vector<VerbStamp> program_stamps(uint32_t cap, double block1_start_ns, uint
     for (int b = 0; b < 2; ++b) {
       // Each block's cycle counter has its own origin (its SM's); the global timer is one clock.
       const double start_ns = 1e6 + c * 10000.0 + (b ? block1_start_ns : 0.0);
-      const unsigned long long clk0 = 123456789ull * (b + 1);
+      const unsigned long long clk0 = 123456789012345ull * (b + 1);
       for (std::size_t i = 0; i < steps.size(); ++i) {
         VerbStamp& s = out[(std::size_t(c) * 2 + b) * cap + i];
         s.clk = clk0 + (unsigned long long)(steps[i].ns * 2.0);
-        s.gt = (unsigned long long)(std::floor((start_ns + steps[i].ns) / 1000.0) * 1000.0);
+        s.gt = kEpochNs + (unsigned long long)(std::floor((start_ns + steps[i].ns) / 1000.0) * 1000.0);
         s.verb = uint32_t(steps[i].v);
         s.arg = steps[i].v == VerbId::kEnd && blocks_end_arg ? blocks_end_arg : steps[i].arg;
       }
@@ -179,6 +183,15 @@ TEST_F(TraceParts, LostStampsAndUnrunBlocksAreSaid) {
     EXPECT_NE(std::string(e.what()).find("call 1, block 1"), std::string::npos) << e.what();
   }
   EXPECT_THROW(verb_spans(unrun, 2, 3, 8, 2.0), Error);  // the sizes do not match
+}
+
+TEST_F(TraceParts, TheRawStampsAreKeptBesideTheTrace) {
+  prepare_trace_dir(dir_);
+  const std::string path = dir_ + "/s.csv";
+  write_stamps_csv(path, program_stamps(8, 700.0), 2, 2, 8, 2.0);
+  const std::string t = slurp(path);
+  EXPECT_EQ(count(t, "\n"), 2u + 2 * 2 * 7) << t;  // two header lines, 7 stamps a block
+  EXPECT_NE(t.find("0,0,3,signal.release,65537,123456789013945,"), std::string::npos) << t;
 }
 
 TEST_F(TraceParts, AProgramsPartHasATrackPerBlock) {

@@ -68,7 +68,8 @@ void trace_program_call(Runtime& rt, const std::string& path, const std::functio
   const std::size_t per_call = std::size_t(blocks) * kVerbStampsPerBlock;
   const std::size_t bytes = per_call * calls * sizeof(VerbStamp);
   VerbStamp* d = nullptr;
-  SYMM_CUDA_CHECK(cudaMalloc(&d, bytes));
+  SYMM_CUDA_CHECK(cudaMalloc(&d, bytes + 2 * sizeof(unsigned long long)));  // the stamps, the clock probe's two words
+  auto* probe = reinterpret_cast<unsigned long long*>(reinterpret_cast<char*>(d) + bytes);
   std::unique_ptr<VerbStamp, decltype(&cudaFree)> buf(d, &cudaFree);
   rt.set_context("tracing " + std::to_string(calls) + (graph ? " graph" : " eager") + " call(s) for " + path);
   rt.barrier();  // every rank's previous work drained: the traced calls start alike
@@ -96,11 +97,18 @@ void trace_program_call(Runtime& rt, const std::string& path, const std::functio
   rt.set_verb_trace(nullptr, 0);
   rt.sync();
   g.reset();
+  // Everything that may wait for the whole GPU (the free) before the ranks meet: after it, a rank
+  // of a team that went on to its next call would wait here for a kernel of its peer's that waits
+  // for this rank (seen on one H100: the next case's check timed out).
   std::vector<VerbStamp> host(per_call * calls);
-  SYMM_CUDA_CHECK(cudaMemcpy(host.data(), d, bytes, cudaMemcpyDeviceToHost));
-  const double ghz = measure_sm_ghz(rt.stream());
+  SYMM_CUDA_CHECK(cudaMemcpyAsync(host.data(), d, bytes, cudaMemcpyDeviceToHost, rt.stream()));
+  const double ghz = measure_sm_ghz(rt.stream(), probe);  // synchronises the stream
+  buf.reset();
+  rt.barrier();
   if (!(ghz > 0)) fail(ErrorCode::kInternal, "SM clock probe: no time passed on the GPU's global timer");
   const VerbTrace vt = verb_spans(host, calls, blocks, kVerbStampsPerBlock, ghz);
+  write_stamps_csv(path + ".stamps.rank" + std::to_string(rt.rank()) + ".csv", host, calls, blocks,
+                   kVerbStampsPerBlock, ghz);
   write_block_trace(trace_part(path, rt.rank()), rt.rank(), rt.device(), vt);
   rt.barrier();  // every part written
   if (rt.rank() == 0) {

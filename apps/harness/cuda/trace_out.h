@@ -50,7 +50,8 @@ void trace_program_case(Runtime& rt, const std::string& dir, const std::string& 
                         int blocks, bool graph, bool eager, int calls);
 
 // The SM clock in GHz (cycles per global-timer nanosecond), from one thread spinning 200 us on `s`
-// (verb_probe.cu); 0 if the global timer did not move.
-double measure_sm_ghz(cudaStream_t s);
+// and writing two words of device memory at `scratch` (verb_probe.cu); synchronises `s`; 0 if the
+// global timer did not move.
+double measure_sm_ghz(cudaStream_t s, unsigned long long* scratch);
 
 }  // namespace symm::cuda

@@ -52,6 +52,11 @@ VerbTrace verb_spans(const std::vector<VerbStamp>& stamps, int calls, int blocks
   std::vector<Placed> placed;
   double zero = 0;
   bool any = false;
+  // Times are kept as integers from a base until they are small: the global timer counts
+  // nanoseconds since 1970 (~1.8e18), where a double's steps are 256 ns.
+  unsigned long long base = ~0ull;
+  for (int c = 0; c < calls; ++c)
+    for (int b = 0; b < blocks; ++b) base = std::min(base, stamps[(std::size_t(c) * blocks + b) * cap].gt);
   for (int c = 0; c < calls; ++c)
     for (int b = 0; b < blocks; ++b) {
       const VerbStamp* s = stamps.data() + (std::size_t(c) * blocks + b) * cap;
@@ -61,12 +66,15 @@ VerbTrace verb_spans(const std::vector<VerbStamp>& stamps, int calls, int blocks
         fail(ErrorCode::kInternal, "verb trace: call " + std::to_string(c) + ", block " + std::to_string(b) +
                                        " left no start and end stamps (did its kernel run traced?)");
       if (s[n - 1].arg > n) out.lost += s[n - 1].arg - n;
+      // Nanoseconds from `base` (global timer) and cycles from the block's start (its SM's counter).
+      auto gt = [&](std::size_t i) { return double(static_cast<long long>(s[i].gt - base)); };
+      auto cyc = [&](std::size_t i) { return double(static_cast<long long>(s[i].clk - s[0].clk)) / sm_ghz; };
       double offset = 0;
-      for (std::size_t i = 0; i < n; ++i) offset += double(s[i].gt) - double(s[i].clk) / sm_ghz;
+      for (std::size_t i = 0; i < n; ++i) offset += gt(i) - cyc(i);
       offset /= double(n);
       Placed p{std::vector<double>(n), s, n};
       for (std::size_t i = 0; i < n; ++i) {
-        p.t_ns[i] = offset + double(s[i].clk) / sm_ghz;
+        p.t_ns[i] = offset + cyc(i);
         if (i && s[i].gt > s[i - 1].gt) {
           const double step = double(s[i].gt - s[i - 1].gt);
           if (out.tick_ns == 0 || step < out.tick_ns) out.tick_ns = step;
@@ -119,6 +127,23 @@ VerbTrace verb_spans(const std::vector<VerbStamp>& stamps, int calls, int blocks
     }
   }
   return out;
+}
+
+void write_stamps_csv(const std::string& path, const std::vector<VerbStamp>& stamps, int calls, int blocks,
+                      uint32_t cap, double sm_ghz) {
+  std::string text = "# SM clock " + std::to_string(sm_ghz) + " GHz\ncall,block,index,verb,arg,clk,gt_ns\n";
+  for (int c = 0; c < calls; ++c)
+    for (int b = 0; b < blocks; ++b)
+      for (uint32_t i = 0; i < cap; ++i) {
+        const VerbStamp& s = stamps[(std::size_t(c) * blocks + b) * cap + i];
+        if (s.verb == uint32_t(VerbId::kNone)) break;
+        text += std::to_string(c) + "," + std::to_string(b) + "," + std::to_string(i) + "," +
+                verb_name(VerbId(s.verb)) + "," + std::to_string(s.arg) + "," + std::to_string(s.clk) + "," +
+                std::to_string(s.gt) + "\n";
+      }
+  OutputFile out(path);
+  out.write(text);
+  out.commit();
 }
 
 void write_block_trace(const std::string& part, int rank, int device, const VerbTrace& vt) {

@@ -46,6 +46,10 @@ struct VerbTrace {
 // Throws kInternal naming the call and block whose stamps do not start with a start and end with
 // an end (a block that did not run, or a buffer the kernels did not write).
 VerbTrace verb_spans(const std::vector<VerbStamp>& stamps, int calls, int blocks, uint32_t cap, double sm_ghz);
+// The raw stamps beside the trace, for a second look without the GPU: `path` (a CSV: call, block,
+// index, verb, arg, cycles, global timer ns; unwritten stamps left out). Throws kIo if it cannot.
+void write_stamps_csv(const std::string& path, const std::vector<VerbStamp>& stamps, int calls, int blocks,
+                      uint32_t cap, double sm_ghz);
 // Writes rank r's part of a device program's trace as the simulator writes one (a track per block,
 // tid block + 1, its verbs' slices inside a "block" slice; the calls on the host track).
 void write_block_trace(const std::string& part, int rank, int device, const VerbTrace& t);

@@ -23,17 +23,12 @@ __global__ void sm_clock_probe(unsigned long long ns, unsigned long long* out) {
 
 }  // namespace
 
-double measure_sm_ghz(cudaStream_t s) {
-  unsigned long long* d = nullptr;
-  SYMM_CUDA_CHECK(cudaMalloc(&d, 2 * sizeof(unsigned long long)));
+double measure_sm_ghz(cudaStream_t s, unsigned long long* scratch) {
   unsigned long long h[2] = {0, 0};
-  sm_clock_probe<<<1, 1, 0, s>>>(200000ull, d);
-  const cudaError_t launched = cudaGetLastError();
-  const cudaError_t copied =
-      launched == cudaSuccess ? cudaMemcpyAsync(h, d, sizeof h, cudaMemcpyDeviceToHost, s) : launched;
-  const cudaError_t synced = copied == cudaSuccess ? cudaStreamSynchronize(s) : copied;
-  cudaFree(d);
-  SYMM_CUDA_CHECK(synced);
+  sm_clock_probe<<<1, 1, 0, s>>>(200000ull, scratch);
+  SYMM_CUDA_CHECK(cudaGetLastError());
+  SYMM_CUDA_CHECK(cudaMemcpyAsync(h, scratch, sizeof h, cudaMemcpyDeviceToHost, s));
+  SYMM_CUDA_CHECK(cudaStreamSynchronize(s));
   return h[1] ? double(h[0]) / double(h[1]) : 0.0;  // 0: no time passed (the caller fails)
 }
 
