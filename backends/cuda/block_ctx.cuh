@@ -41,13 +41,17 @@
 
 namespace symm::cuda {
 
-class BlockCtx {
+// kTraced: the kernel stamps its verbs (verb_trace.h) into the handle's buffer; a separate
+// instantiation (program_kernel's), so untraced kernels carry no trace code: a runtime branch in
+// every verb cost 3-7 % at 4-64 KiB on 2x H100 (experiments/results/h100x2/verb_trace_a08f924).
+template <bool kTraced>
+class BlockCtxT {
  public:
   static constexpr int kWorldLimit = kNodeWorld;
   static_assert(kWorldLimit == 8, "reduce / reduce_ll / put_ll unroll for at most 8 sources");
 
-  __device__ BlockCtx(const DeviceHandle& h, uint32_t* smem_word) : h_(h), smem_(smem_word) {
-    if (h_.trace) stamp(VerbId::kStart, 0, false);
+  __device__ BlockCtxT(const DeviceHandle& h, uint32_t* smem_word) : h_(h), smem_(smem_word) {
+    stamp(VerbId::kStart, 0, false);
   }
 
   __device__ int rank() const { return h_.rank; }
@@ -277,26 +281,28 @@ class BlockCtx {
     if (nsrc <= 4) return detail::reduce_ll_n<T, 4, 2, kPlain>(d, s, nsrc, plain, n, epoch, op, to, h_.poison, miss);
     return detail::reduce_ll_n<T, 8, 1, kPlain>(d, s, nsrc, plain, n, epoch, op, to, h_.poison, miss);
   }
-  // A traced call (verb_trace.h): the block meets (so the stamp is when every thread is through
+  // A traced kernel (verb_trace.h): the block meets (so the stamp is when every thread is through
   // the verb before, and a wait's thread 0 has seen its flag), then thread 0 writes the stamp. No
-  // barrier for the start: there is nothing before it. Untraced: nothing (a uniform branch).
+  // barrier for the start: there is nothing before it. Untraced: no code at all.
   __device__ void stamp(VerbId v, uint32_t arg, bool sync = true) {
-    if (!h_.trace) return;
-    if (sync) {
-      __syncthreads();
-      wait_sync_ = false;  // this barrier is the one a wait deferred
+    if constexpr (kTraced) {
+      if (!h_.trace) return;  // a traced kernel launched without a buffer: nothing to write
+      if (sync) {
+        __syncthreads();
+        wait_sync_ = false;  // this barrier is the one a wait deferred
+      }
+      const uint32_t last = h_.trace_cap - 1;  // the end's slot once the others are full
+      if (threadIdx.x == 0 && (stamps_ < last || v == VerbId::kEnd)) {
+        VerbStamp* s = h_.trace + std::size_t(blockIdx.x) * h_.trace_cap + min(stamps_, last);
+        unsigned long long gt;
+        asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(gt));
+        s->clk = static_cast<unsigned long long>(clock64());
+        s->gt = gt;
+        s->verb = uint32_t(v);
+        s->arg = arg;
+      }
+      ++stamps_;
     }
-    const uint32_t last = h_.trace_cap - 1;  // the end's slot once the others are full
-    if (threadIdx.x == 0 && (stamps_ < last || v == VerbId::kEnd)) {
-      VerbStamp* s = h_.trace + std::size_t(blockIdx.x) * h_.trace_cap + min(stamps_, last);
-      unsigned long long gt;
-      asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(gt));
-      s->clk = static_cast<unsigned long long>(clock64());
-      s->gt = gt;
-      s->verb = uint32_t(v);
-      s->arg = arg;
-    }
-    ++stamps_;
   }
   __device__ void flush_wait() {
     if (wait_sync_) {
@@ -314,6 +320,8 @@ class BlockCtx {
   uint32_t stamps_ = 0;  // stamps this block made (a traced call)
 };
 
+using BlockCtx = BlockCtxT<false>;
 static_assert(BlockVerbs<BlockCtx>);
+static_assert(BlockVerbs<BlockCtxT<true>>);
 
 }  // namespace symm::cuda

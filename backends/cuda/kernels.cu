@@ -42,6 +42,12 @@ void launch_program(const AlgoInfo& algo, DType t, const DeviceHandle& h, const 
                     cudaStream_t s) {
   with_program(algo, [&]<class P>() {
     with_type(t, [&]<class T>() {
+      if (h.trace) {  // a traced call (verb_trace.h): the instantiation that stamps its verbs
+        check_residency(reinterpret_cast<const void*>(&program_kernel<P, T, true>), h, blocks, threads,
+                        algo.id.c_str());
+        launch_program_kernel<P, T, true>(h, a, blocks, threads, s, programmatic_launch());
+        return;
+      }
       check_residency(reinterpret_cast<const void*>(&program_kernel<P, T>), h, blocks, threads, algo.id.c_str());
       launch_program_kernel<P, T>(h, a, blocks, threads, s, programmatic_launch());
     });

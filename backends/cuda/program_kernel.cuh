@@ -22,14 +22,16 @@
 
 namespace symm::cuda {
 
-template <class P, class T>
+// kTraced: the instantiation whose verbs stamp into h.trace (verb_trace.h; launch_program picks it
+// for a handle that carries a buffer).
+template <class P, class T, bool kTraced = false>
 __global__ void __launch_bounds__(512) program_kernel(const __grid_constant__ DeviceHandle h, const CollArgs a) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
   asm volatile("griddepcontrol.wait;" ::: "memory");
   asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
 #endif
   __shared__ uint32_t word;
-  BlockCtx ctx(h, &word);
+  BlockCtxT<kTraced> ctx(h, &word);
   P::template run<T>(ctx, a);
   ctx.finish();
 }
@@ -37,7 +39,7 @@ __global__ void __launch_bounds__(512) program_kernel(const __grid_constant__ De
 // program_kernel<P, T> on `blocks` x `threads` on stream `s`, with PDL when `pdl` (the
 // collectives: programmatic_launch(); a host plan's kernels, which follow stream waits and
 // copies rather than kernels, launch plainly).
-template <class P, class T>
+template <class P, class T, bool kTraced = false>
 void launch_program_kernel(const DeviceHandle& h, const CollArgs& a, int blocks, int threads, cudaStream_t s,
                            bool pdl) {
   cudaLaunchConfig_t cfg{};
@@ -50,7 +52,7 @@ void launch_program_kernel(const DeviceHandle& h, const CollArgs& a, int blocks,
   attr[0].val.programmaticStreamSerializationAllowed = 1;
   cfg.attrs = attr;
   cfg.numAttrs = pdl ? 1 : 0;
-  SYMM_CUDA_CHECK(cudaLaunchKernelEx(&cfg, program_kernel<P, T>, h, a));
+  SYMM_CUDA_CHECK(cudaLaunchKernelEx(&cfg, program_kernel<P, T, kTraced>, h, a));
 }
 
 }  // namespace symm::cuda

@@ -1,18 +1,21 @@
 #!/usr/bin/env bash
 # Device programs traced verb by verb inside their kernels (bench --trace, backends/cuda/verb_trace.h),
-# on whatever came: with 2+ GPUs, world 2 over NVLink (graph and eager); always, a team of 2 ranks on
-# GPU 0 (eager: a team's graph is one graph of every rank). The timed rows of the same cases come
-# first (untraced), so the traced calls' cost shows beside them.
+# on whatever came: over NVLink at world 2 (and 4 with 4+ GPUs), graph and eager; always, a team of
+# 2 ranks on GPU 0 (eager: a team's graph is one graph of every rank). The timed rows of the same
+# cases come first (untraced), so the traced calls' cost shows beside them. Then, when
+# .carry/old/symmcoll-cuda is there (main before tracing), old and new binary untraced, interleaved
+# twice, timing only: what tracing costs the kernels that are not traced.
 #   scripts/gpu/verb_trace.sh <out-dir> [sizes] [calls]   (binary: .carry/symmcoll-cuda)
-# -> <out>/nvlink/{bench_<m>.csv,.log,traces/}  <out>/team/{bench_<m1>.csv,.log,traces/}
+# -> <out>/nvlink_w<W>/{bench_<m>_<op>.csv,.log,traces/}  <out>/team_w2/...  <out>/cmp/compare_*.txt
 OUT=${1:?usage: scripts/gpu/verb_trace.sh <out-dir> [sizes] [calls]}
 SIZES=${2:-4K,64K,1M}
 CALLS=${3:-20}
 NG=$(nvidia-smi -L | grep -c GPU)
-W=$(( NG >= 2 ? 2 : 1 ))
+W=$(( NG >= 4 ? 4 : NG >= 2 ? 2 : 1 ))
 set -- $W "$OUT"
 DEFAULT_STEPS=1
 source scripts/gpu/nvlink_env.sh  # safety variables, GPUs, BIN, SHA, DIR, M, GPU
+WORLDS="2"; [ "$W" -ge 4 ] && WORLDS="2 4"; [ "$W" -lt 2 ] && WORLDS=""
 nvidia-smi -L | tee "$DIR/gpus.txt"
 $BIN --version | tee "$DIR/version.txt"
 CASES=(
@@ -26,21 +29,17 @@ run_cases() {  # <label> <csv-stem> <mode> <extra bench args> <command before 'b
   for c in "${CASES[@]}"; do
     set -- $c "$@"
     local op=$1 algos=$2; shift 2
-    timeout 240 "$@" bench --backend cuda $extra --op "$op" --algo "$algos" --sizes "$SIZES" --mode "$mode" \
+    timeout 200 "$@" bench --backend cuda $extra --op "$op" --algo "$algos" --sizes "$SIZES" --mode "$mode" \
       --check-up-to 1M --trace "$DIR/$label/traces" --trace-calls "$CALLS" \
       --csv "$DIR/$label/${stem}_$op.csv" > "$DIR/$label/${stem}_$op.log" 2>&1
-    echo "# $label $op: rc $? at ${SECONDS}s"
+    echo "# $label $op: rc $? at ${SECONDS}s, $(grep -c '# trace:' "$DIR/$label/${stem}_$op.log") traces"
     grep -E "FAIL|error|Error" "$DIR/$label/${stem}_$op.log" | head -5
-    grep -c "# trace:" "$DIR/$label/${stem}_$op.log"
-    grep "# trace:" "$DIR/$label/${stem}_$op.log" | head -2
   done
 }
-if [ "$W" -ge 2 ]; then
-  run_cases nvlink "bench_$M" both "" env CUDA_VISIBLE_DEVICES=0,1 $BIN launch -n 2 -- $BIN
-fi
-run_cases team "bench_${GPU}x1" eager "--world 2" env CUDA_VISIBLE_DEVICES=0 $BIN
-# Step 2, when .carry/old/symmcoll-cuda is there (main before tracing): what the untraced kernels
-# cost with the stamp branch in every verb, old and new binary interleaved twice, timing only.
+for w in $WORLDS; do
+  run_cases nvlink_w$w "bench_${GPU}x$w" both "" env CUDA_VISIBLE_DEVICES=$(seq -s, 0 $((w - 1))) $BIN launch -n $w -- $BIN
+done
+run_cases team_w2 "bench_${GPU}x1" eager "--world 2" env CUDA_VISIBLE_DEVICES=0 $BIN
 OLD=.carry/old/symmcoll-cuda
 if [ -x "$OLD" ]; then
   CMP=(
@@ -54,12 +53,13 @@ if [ -x "$OLD" ]; then
       B=$BIN; [ $bin = old ] && B=$OLD
       for c in "${CMP[@]}"; do
         set -- $c
-        if [ "$W" -ge 2 ]; then
-          timeout 120 env CUDA_VISIBLE_DEVICES=0,1 $B launch -n 2 -- $B bench --backend cuda --op $1 --algo $2 \
-            --sizes "$SIZES" --mode both --timing-only --csv "$DIR/cmp/cmp_${bin}${rep}_nvlink_$1.csv" \
-            >> "$DIR/cmp/cmp_nvlink.log" 2>&1 || echo "# $bin $rep nvlink $1 failed" >> "$DIR/cmp/cmp_nvlink.log"
-        fi
-        timeout 120 env CUDA_VISIBLE_DEVICES=0 $B bench --backend cuda --world 2 --op $1 --algo $2 \
+        for w in $WORLDS; do
+          timeout 100 env CUDA_VISIBLE_DEVICES=$(seq -s, 0 $((w - 1))) $B launch -n $w -- $B bench --backend cuda \
+            --op $1 --algo $2 --sizes "$SIZES" --mode both --timing-only \
+            --csv "$DIR/cmp/cmp_${bin}${rep}_nvlink_w${w}_$1.csv" >> "$DIR/cmp/cmp_nvlink.log" 2>&1 ||
+            echo "# $bin $rep nvlink w$w $1 failed" >> "$DIR/cmp/cmp_nvlink.log"
+        done
+        timeout 100 env CUDA_VISIBLE_DEVICES=0 $B bench --backend cuda --world 2 --op $1 --algo $2 \
           --sizes "$SIZES" --mode both --timing-only --csv "$DIR/cmp/cmp_${bin}${rep}_team_$1.csv" \
           >> "$DIR/cmp/cmp_team.log" 2>&1 || echo "# $bin $rep team $1 failed" >> "$DIR/cmp/cmp_team.log"
       done
@@ -69,6 +69,6 @@ if [ -x "$OLD" ]; then
   for l in nvlink team; do
     ls "$DIR"/cmp/cmp_*_${l}_*.csv > /dev/null 2>&1 &&
       python3 scripts/gpu/compare_bins.py "$DIR"/cmp/cmp_*_${l}_*.csv > "$DIR/cmp/compare_$l.txt" 2>&1
-    echo "## $l"; tail -40 "$DIR/cmp/compare_$l.txt"
+    echo "## $l"; cat "$DIR/cmp/compare_$l.txt"
   done
 fi
