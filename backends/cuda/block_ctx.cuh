@@ -32,6 +32,7 @@
 #include "backends/cuda/ll_packets.cuh"
 #include "backends/cuda/multimem.cuh"
 #include "backends/cuda/vec_math.cuh"
+#include "backends/cuda/verb_trace.h"
 #include "backends/cuda/wait_report.cuh"
 #include "core/verbs.h"
 
@@ -41,16 +42,18 @@
 
 namespace symm::cuda {
 
-// kTraced: the kernel stamps its verbs (verb_trace.h) into the handle's buffer; a separate
-// instantiation (program_kernel's), so untraced kernels carry no trace code: a runtime branch in
-// every verb cost 3-7 % at 4-64 KiB on 2x H100 (experiments/results/h100x2/verb_trace_a08f924).
+// kTraced: the kernel stamps its verbs into a buffer (verb_trace.h; traced_program_kernel), an
+// instantiation of its own, so untraced kernels carry no trace code: a runtime branch in every
+// verb, with the buffer in the handle, cost 3-7 % at 4-64 KiB on 2x H100
+// (experiments/results/h100x2/verb_trace/README.md).
 template <bool kTraced>
 class BlockCtxT {
  public:
   static constexpr int kWorldLimit = kNodeWorld;
   static_assert(kWorldLimit == 8, "reduce / reduce_ll / put_ll unroll for at most 8 sources");
 
-  __device__ BlockCtxT(const DeviceHandle& h, uint32_t* smem_word) : h_(h), smem_(smem_word) {
+  __device__ BlockCtxT(const DeviceHandle& h, uint32_t* smem_word, VerbTraceBuf trace = {})
+      : h_(h), smem_(smem_word), trace_(trace) {
     stamp(VerbId::kStart, 0, false);
   }
 
@@ -286,14 +289,14 @@ class BlockCtxT {
   // barrier for the start: there is nothing before it. Untraced: no code at all.
   __device__ void stamp(VerbId v, uint32_t arg, bool sync = true) {
     if constexpr (kTraced) {
-      if (!h_.trace) return;  // a traced kernel launched without a buffer: nothing to write
+      if (!trace_.stamps) return;  // a traced kernel launched without a buffer: nothing to write
       if (sync) {
         __syncthreads();
         wait_sync_ = false;  // this barrier is the one a wait deferred
       }
-      const uint32_t last = h_.trace_cap - 1;  // the end's slot once the others are full
+      const uint32_t last = trace_.cap - 1;  // the end's slot once the others are full
       if (threadIdx.x == 0 && (stamps_ < last || v == VerbId::kEnd)) {
-        VerbStamp* s = h_.trace + std::size_t(blockIdx.x) * h_.trace_cap + min(stamps_, last);
+        VerbStamp* s = trace_.stamps + std::size_t(blockIdx.x) * trace_.cap + min(stamps_, last);
         unsigned long long gt;
         asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(gt));
         s->clk = static_cast<unsigned long long>(clock64());
@@ -313,6 +316,7 @@ class BlockCtxT {
 
   const DeviceHandle& h_;
   uint32_t* smem_;
+  VerbTraceBuf trace_;                  // kTraced only
   bool pending_ = true;                 // data verbs (or the launch's predecessors) not yet covered by a fence
   bool wait_sync_ = false;              // thread 0 finished waits the other threads have not synced on
   uint32_t cached_slot_ = 0xFFFFFFFFu;  // the counter slot last advanced, and its value

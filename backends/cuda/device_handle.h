@@ -6,7 +6,6 @@
 
 #include <cstdint>
 
-#include "backends/cuda/verb_trace.h"
 #include "core/common.h"
 
 namespace symm::cuda {
@@ -47,10 +46,6 @@ struct DeviceHandle {
   // spinning out each wait's bound. Read only when a wait's first look fails (no cost to a
   // wait that is already satisfied); cleared by the host only after it has read the report.
   uint32_t* poison = nullptr;
-  // A traced call (verb_trace.h): block b stamps its verbs into trace[b * trace_cap ...]; nullptr
-  // (every timed and checked call): no stamps.
-  VerbStamp* trace = nullptr;
-  uint32_t trace_cap = 0;
   // Host side only: how many ranks of this rank's team share its GPU (an in-process team, team.h;
   // 1 with one process per GPU). Above 1, every launch first checks that all of their blocks fit
   // on the GPU at once (residency_refusal), since a rank's waits end only when its peers run.

@@ -39,17 +39,13 @@ __global__ void multimem_base_kernel(ncclWindow_t win, const ncclDevComm dc, voi
 }  // namespace
 
 void launch_program(const AlgoInfo& algo, DType t, const DeviceHandle& h, const CollArgs& a, int blocks, int threads,
-                    cudaStream_t s) {
+                    cudaStream_t s, const VerbTraceBuf& trace) {
   with_program(algo, [&]<class P>() {
     with_type(t, [&]<class T>() {
-      if (h.trace) {  // a traced call (verb_trace.h): the instantiation that stamps its verbs
-        check_residency(reinterpret_cast<const void*>(&program_kernel<P, T, true>), h, blocks, threads,
-                        algo.id.c_str());
-        launch_program_kernel<P, T, true>(h, a, blocks, threads, s, programmatic_launch());
-        return;
-      }
-      check_residency(reinterpret_cast<const void*>(&program_kernel<P, T>), h, blocks, threads, algo.id.c_str());
-      launch_program_kernel<P, T>(h, a, blocks, threads, s, programmatic_launch());
+      const void* k = trace.stamps ? reinterpret_cast<const void*>(&traced_program_kernel<P, T>)
+                                   : reinterpret_cast<const void*>(&program_kernel<P, T>);
+      check_residency(k, h, blocks, threads, algo.id.c_str());
+      launch_program_kernel<P, T>(h, a, blocks, threads, s, programmatic_launch(), trace);
     });
   });
 }

@@ -7,6 +7,7 @@
 
 #include "backends/cuda/device_handle.h"
 #include "backends/cuda/host_logic.h"
+#include "backends/cuda/verb_trace.h"
 #include "core/coll_args.h"
 #include "core/registry.h"
 
@@ -15,9 +16,10 @@ namespace symm::cuda {
 // Enqueue the core program of registry entry `algo` for element type `t` on `blocks` x
 // `threads`. Every device program of core/dispatch.h's list x dtype is instantiated behind it,
 // which is also the compile-time proof that all of core/ is valid sm_90a device code. The caller has already refused
-// multicast programs (multicast_refusal) and checked arguments (plan_launch).
+// multicast programs (multicast_refusal) and checked arguments (plan_launch). With a stamp buffer
+// in `trace` (a traced call, verb_trace.h), the program's traced kernel.
 void launch_program(const AlgoInfo& algo, DType t, const DeviceHandle& h, const CollArgs& a, int blocks, int threads,
-                    cudaStream_t s);
+                    cudaStream_t s, const VerbTraceBuf& trace = {});
 // Whether device-program kernels launch with programmatic dependent launch (PDL): their launch
 // overlaps the end of the kernel before them on the stream, their blocks start only once it has
 // completed (program_kernel.cuh). Process-wide, default on; set before any launch.

@@ -22,26 +22,41 @@
 
 namespace symm::cuda {
 
-// kTraced: the instantiation whose verbs stamp into h.trace (verb_trace.h; launch_program picks it
-// for a handle that carries a buffer).
-template <class P, class T, bool kTraced = false>
+template <class P, class T>
 __global__ void __launch_bounds__(512) program_kernel(const __grid_constant__ DeviceHandle h, const CollArgs a) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
   asm volatile("griddepcontrol.wait;" ::: "memory");
   asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
 #endif
   __shared__ uint32_t word;
-  BlockCtxT<kTraced> ctx(h, &word);
+  BlockCtx ctx(h, &word);
+  P::template run<T>(ctx, a);
+  ctx.finish();
+}
+
+// The same program with every block's verbs stamped into `trace` (verb_trace.h): a traced call's
+// kernel (launch_program picks it when its trace buffer is set). A kernel of its own, so that
+// program_kernel's parameters and code stay exactly what they are without tracing.
+template <class P, class T>
+__global__ void __launch_bounds__(512)
+    traced_program_kernel(const __grid_constant__ DeviceHandle h, const CollArgs a, const VerbTraceBuf trace) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.wait;" ::: "memory");
+  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+#endif
+  __shared__ uint32_t word;
+  BlockCtxT<true> ctx(h, &word, trace);
   P::template run<T>(ctx, a);
   ctx.finish();
 }
 
 // program_kernel<P, T> on `blocks` x `threads` on stream `s`, with PDL when `pdl` (the
 // collectives: programmatic_launch(); a host plan's kernels, which follow stream waits and
-// copies rather than kernels, launch plainly).
-template <class P, class T, bool kTraced = false>
-void launch_program_kernel(const DeviceHandle& h, const CollArgs& a, int blocks, int threads, cudaStream_t s,
-                           bool pdl) {
+// copies rather than kernels, launch plainly); traced_program_kernel<P, T> when `trace` has a
+// buffer.
+template <class P, class T>
+void launch_program_kernel(const DeviceHandle& h, const CollArgs& a, int blocks, int threads, cudaStream_t s, bool pdl,
+                           const VerbTraceBuf& trace = {}) {
   cudaLaunchConfig_t cfg{};
   cfg.gridDim = dim3(unsigned(blocks));
   cfg.blockDim = dim3(unsigned(threads));
@@ -52,7 +67,10 @@ void launch_program_kernel(const DeviceHandle& h, const CollArgs& a, int blocks,
   attr[0].val.programmaticStreamSerializationAllowed = 1;
   cfg.attrs = attr;
   cfg.numAttrs = pdl ? 1 : 0;
-  SYMM_CUDA_CHECK(cudaLaunchKernelEx(&cfg, program_kernel<P, T, kTraced>, h, a));
+  if (trace.stamps)
+    SYMM_CUDA_CHECK(cudaLaunchKernelEx(&cfg, traced_program_kernel<P, T>, h, a, trace));
+  else
+    SYMM_CUDA_CHECK(cudaLaunchKernelEx(&cfg, program_kernel<P, T>, h, a));
 }
 
 }  // namespace symm::cuda

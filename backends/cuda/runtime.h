@@ -32,6 +32,7 @@
 #include "backends/cuda/device_handle.h"
 #include "backends/cuda/host_logic.h"
 #include "backends/cuda/rank_memory.h"
+#include "backends/cuda/verb_trace.h"
 
 namespace symm::cuda {
 
@@ -66,12 +67,10 @@ class Runtime {
   void set_timeout_cycles(unsigned long long c) { h_.timeout_cycles = c; }
   unsigned long long timeout_cycles() const { return h_.timeout_cycles; }
   double stream_timeout_s() const { return stream_timeout_s_; }
-  // A traced call (verb_trace.h): every kernel launched with handle() from now on stamps its
-  // verbs into `stamps` (cap per block); nullptr: untraced (the default).
-  void set_verb_trace(VerbStamp* stamps, uint32_t cap) {
-    h_.trace = stamps;
-    h_.trace_cap = stamps ? cap : 0;
-  }
+  // A traced call (verb_trace.h): the device programs launched with verb_trace() from now on
+  // stamp their verbs into `stamps` (cap per block); nullptr: untraced (the default).
+  void set_verb_trace(VerbStamp* stamps, uint32_t cap) { verb_trace_ = VerbTraceBuf{stamps, stamps ? cap : 0}; }
+  const VerbTraceBuf& verb_trace() const { return verb_trace_; }
   // Multicast address of heap offset 0 (NVLS set up by NCCL), or nullptr.
   char* heap_mc() const { return heap_mc_; }
 
@@ -103,6 +102,7 @@ class Runtime {
   void finish_setup(unsigned long long timeout_cycles);
 
   DeviceHandle h_;
+  VerbTraceBuf verb_trace_;
   ncclComm_t comm_ = nullptr;
   Team* team_ = nullptr;
   int device_ = 0;

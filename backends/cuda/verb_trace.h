@@ -1,7 +1,8 @@
 // A device program's verbs timed inside its kernel on the GPU (`symmcoll bench --backend cuda
 // --trace DIR` of a device program): the measured counterpart of the simulator's block tracks.
 //
-// When a kernel's handle carries a stamp buffer (DeviceHandle::trace), every block stamps the
+// A traced call launches each program's traced instantiation (traced_program_kernel, with a stamp
+// buffer, VerbTraceBuf), whose every block stamps the
 // moment it enters each verb (BlockCtx::stamp, block_ctx.cuh): a __syncthreads, then thread 0
 // reads its multiprocessor's cycle counter (clock64) and the GPU's global timer (%globaltimer)
 // and writes them with the verb's id. A verb's span is from its stamp to the next one (the last
@@ -53,6 +54,13 @@ struct VerbStamp {
   uint32_t arg;
 };
 static_assert(sizeof(VerbStamp) == 24);
+
+// Where a traced kernel stamps (an argument of the traced kernel only: the untraced kernels keep
+// their parameters and code exactly as without tracing): block b at stamps[b * cap ...].
+struct VerbTraceBuf {
+  VerbStamp* stamps = nullptr;
+  uint32_t cap = 0;
+};
 
 // Stamps per block per call. A block that makes more keeps its first kVerbStampsPerBlock - 1 and
 // its end in the last slot (the end's arg tells the host how many were lost).

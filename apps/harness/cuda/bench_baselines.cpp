@@ -97,12 +97,13 @@ std::function<void()> Bench::enqueue(const Case& c, Op op, DType t, std::size_t 
     a.op = o_.rop;
     if (rt_.heap_mc()) a.out_mc = rt_.heap_mc() + (static_cast<char*>(b.out) - rt_.heap());
     const DeviceHandle* h = &rt_.handle();
+    const VerbTraceBuf* trace = &rt_.verb_trace();  // set only while a call is traced (trace_out.h)
     const AlgoInfo* info = c.info;
     const LaunchPlan p = *plan;
     if (test_.skip_rank == rt_.rank()) return [=]() { NvtxRange r(label->c_str()); };  // testing: never calls
     return [=]() {
       NvtxRange r(label->c_str());
-      launch_program(*info, t, *h, a, p.blocks, p.threads, s);
+      launch_program(*info, t, *h, a, p.blocks, p.threads, s, *trace);
     };
   }
   ncclComm_t comm = c.ce ? ce_.comm : rt_.comm();
