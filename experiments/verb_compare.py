@@ -3,7 +3,7 @@
 
     experiments/verb_compare.py TRACE.json --machine MACHINE [--symmcoll build/apps/symmcoll] [--csv OUT]
 
-TRACE.json is a measured device-program trace from `symmcoll bench --backend cuda ... --trace DIR`
+TRACE.json (or .json.xz) is a measured device-program trace from `symmcoll bench --backend cuda ... --trace DIR`
 (DIR/<op>.<algo>.<dtype>.<size>.<graph|eager>.json: every block's verbs stamped inside the kernel,
 backends/cuda/verb_trace.h). This runs the same call on the simulator (`symmcoll run --timing-only
 --trace` on experiments/machines/MACHINE.ini at the trace's world, block count, size and launch
@@ -20,6 +20,7 @@ kernel).
 import argparse
 import csv
 import json
+import lzma
 import os
 import statistics
 import subprocess
@@ -32,7 +33,7 @@ NOT_VERBS = {"block", "flag seen", "packets seen", "call"}
 
 def parse_name(path):
     """<op>.<algo id>.<dtype>.<size>.<mode>.json -> (op, algo, dtype, size, mode)."""
-    parts = os.path.basename(path).split(".")
+    parts = os.path.basename(path).removesuffix(".xz").split(".")
     if len(parts) < 7 or parts[-1] != "json" or parts[-2] not in ("graph", "eager"):
         raise SystemExit(f"{path}: not a trace of bench --trace (<op>.<algo>.<dtype>.<size>.<graph|eager>.json)")
     return parts[0], ".".join(parts[1:-4]), parts[-4], parts[-3], parts[-2]
@@ -94,7 +95,7 @@ def main():
     ap.add_argument("--csv", help="also write the table here")
     a = ap.parse_args()
     op, algo, dtype, size, mode = parse_name(a.trace)
-    with open(a.trace) as f:
+    with (lzma.open if a.trace.endswith(".xz") else open)(a.trace, "rt") as f:
         meas = json.load(f)["traceEvents"]
     ranks = {e["pid"] for e in meas if e.get("ph") == "X"}
     nblocks = max((e["tid"] for e in meas if e.get("ph") == "X" and e["tid"] < 999), default=0)

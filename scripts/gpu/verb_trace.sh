@@ -7,6 +7,8 @@
 # twice, timing only: what tracing costs the kernels that are not traced.
 #   scripts/gpu/verb_trace.sh <out-dir> [sizes] [calls]   (binary: .carry/symmcoll-cuda)
 # -> <out>/nvlink_w<W>/{bench_<m>_<op>.csv,.log,traces/}  <out>/team_w2/...  <out>/cmp/compare_*.txt
+# The traces below 1M are kept as .json.xz; of 1M and above only their raw stamps
+# (<trace>.stamps.rank<r>.csv.xz): the device tool's files must stay small.
 OUT=${1:?usage: scripts/gpu/verb_trace.sh <out-dir> [sizes] [calls]}
 SIZES=${2:-4K,64K,1M}
 CALLS=${3:-20}
@@ -72,3 +74,9 @@ if [ -x "$OLD" ]; then
     echo "## $l"; cat "$DIR/cmp/compare_$l.txt"
   done
 fi
+# Keep the files small enough to come back.
+for f in "$DIR"/*/traces/*.json; do
+  case "$f" in *.1M.*|*.4M.*|*.16M.*) rm -f "$f" ;; *) xz -T4 -9 "$f" ;; esac
+done
+xz -T4 -9 "$DIR"/*/traces/*.csv 2>/dev/null
+du -sh "$DIR"
