@@ -2,6 +2,7 @@
 """A device program's verbs, measured against the simulator's, step by step.
 
     experiments/verb_compare.py TRACE.json --machine MACHINE [--symmcoll build/apps/symmcoll] [--csv OUT]
+    experiments/verb_compare.py DIR --machine MACHINE --table OUT.md [--mode graph|eager] [--title T]
 
 TRACE.json (or .json.xz) is a measured device-program trace from `symmcoll bench --backend cuda ... --trace DIR`
 (DIR/<op>.<algo>.<dtype>.<size>.<graph|eager>.json: every block's verbs stamped inside the kernel,
@@ -16,6 +17,10 @@ shows in the release that follows). `advance` (the epoch counter) has no slice i
 and is listed as measured only. Also: the block from its start to its end, and the call from the
 earliest block start to the latest block end (no launch on either side: the stamps are inside the
 kernel).
+
+With --table, every trace of one launch mode in DIR: a summary per verb (the median over the cases
+of simulated - measured: where the model's time goes wrong, mechanism by mechanism) and each
+case's steps, as markdown (`make experiments` writes experiments/tables/verbs_<machine>.md).
 """
 import argparse
 import csv
@@ -87,23 +92,19 @@ def quant(v, q):
     return v[min(len(v) - 1, int(q * (len(v) - 1) + 0.5))]
 
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("trace")
-    ap.add_argument("--machine", required=True, help="a name from experiments/machines/ or a path to an .ini")
-    ap.add_argument("--symmcoll", default=os.path.join(ROOT, "build", "apps", "symmcoll"))
-    ap.add_argument("--csv", help="also write the table here")
-    a = ap.parse_args()
-    op, algo, dtype, size, mode = parse_name(a.trace)
-    with (lzma.open if a.trace.endswith(".xz") else open)(a.trace, "rt") as f:
+def compare(trace, machine, symmcoll):
+    """(op, algo, size, mode, world, blocks, rows): rows are (verb, measured durations, simulated
+    median or None), the steps first, then the block and the call."""
+    op, algo, dtype, size, mode = parse_name(trace)
+    with (lzma.open if trace.endswith(".xz") else open)(trace, "rt") as f:
         meas = json.load(f)["traceEvents"]
     ranks = {e["pid"] for e in meas if e.get("ph") == "X"}
     nblocks = max((e["tid"] for e in meas if e.get("ph") == "X" and e["tid"] < 999), default=0)
     if not nblocks:
-        raise SystemExit(f"{a.trace}: no block tracks (a host plan's trace? this compares device programs)")
+        raise SystemExit(f"{trace}: no block tracks (a host plan's trace? this compares device programs)")
     with tempfile.TemporaryDirectory() as tmp:
         sim_path = os.path.join(tmp, "sim.json")
-        cmd = [a.symmcoll, "run", "--machine", a.machine, "--op", op, "--algo", algo, "--dtype", dtype, "--bytes",
+        cmd = [symmcoll, "run", "--machine", machine, "--op", op, "--algo", algo, "--dtype", dtype, "--bytes",
                size, "--blocks", str(nblocks), "--mode", mode, "--world", str(len(ranks)), "--timing-only",
                "--trace", sim_path]
         r = subprocess.run(cmd, capture_output=True, text=True)
@@ -126,25 +127,95 @@ def main():
         rows.append((name, [], statistics.median(durs)))
     rows.append(("(block: start to end)", m_blocks, statistics.median(s_blocks)))
     rows.append(("(call: first start to last end)", m_calls, statistics.median(s_calls)))
-    print(f"{op} {algo} {dtype} {size} {mode}: world {len(ranks)}, {nblocks} blocks; measured {a.trace}, "
-          f"simulated on {a.machine}")
+    return op, algo, size, mode, len(ranks), nblocks, rows
+
+
+def cells(durs, sim_d):
+    med = statistics.median(durs) if durs else None
+    return [f"{med:.3f}" if med is not None else "-", f"{quant(durs, 0.1):.3f}" if durs else "-",
+            f"{quant(durs, 0.9):.3f}" if durs else "-", f"{sim_d:.3f}" if sim_d is not None else "-",
+            f"{sim_d - med:+.3f}" if med is not None and sim_d is not None else "-"]
+
+
+def size_bytes(size):
+    units = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
+    return int(size[:-1]) * units[size[-1]] if size[-1] in units else int(size)
+
+
+def table(directory, machine, symmcoll, mode, out, title):
+    """Every trace of `mode` in `directory`: a summary per verb (the median over cases of simulated
+    - measured) and each case's steps."""
+    names = sorted(n for n in os.listdir(directory) if n.endswith((f".{mode}.json", f".{mode}.json.xz")))
+    if not names:
+        raise SystemExit(f"{directory}: no {mode} traces")
+    cases = [compare(os.path.join(directory, n), machine, symmcoll) for n in names]
+    cases.sort(key=lambda c: (c[0], c[1], size_bytes(c[2])))
+    by_verb = {}
+    for _, _, _, _, _, _, rows in cases:
+        for name, durs, sim_d in rows:
+            if durs and sim_d is not None and not name.startswith("("):
+                by_verb.setdefault(name, []).append((statistics.median(durs), sim_d))
+            if durs and sim_d is None:
+                by_verb.setdefault(name, []).append((statistics.median(durs), None))
+    rel = os.path.relpath(directory, ROOT)
+    lines = [f"# {title}", "",
+             f"Every block's verbs stamped inside the kernel on the GPU (`symmcoll bench --backend cuda --trace`, "
+             f"backends/cuda/verb_trace.h: {rel}/, {mode} calls) beside the same call simulated on "
+             f"experiments/machines/{machine}.ini (`symmcoll run --trace`). A verb's time is from the block's entry "
+             "into it to its entry into the next, on both sides (experiments/verb_compare.py); measured: the median "
+             "over calls, ranks and blocks; `advance` (the epoch counter) has no slice in the simulator. Generated by "
+             "experiments/verb_compare.py; do not edit.", "",
+             "## Per verb, over the cases below", "",
+             "| verb | cases | measured median us | simulated median us | median of sim - meas |",
+             "|---|---:|---:|---:|---:|"]
+    for name in sorted(by_verb, key=lambda n: -len(by_verb[n])):
+        pairs = by_verb[name]
+        meas = statistics.median(m for m, _ in pairs)
+        sims = [s for _, s in pairs if s is not None]
+        diffs = [s - m for m, s in pairs if s is not None]
+        lines.append(f"| {name} | {len(pairs)} | {meas:.3f} | " +
+                     (f"{statistics.median(sims):.3f} | {statistics.median(diffs):+.3f} |" if sims else "- | - |"))
+    lines += ["", "## Each case", "",
+              "| algorithm | size | blocks | step | verb | measured median us | p10 | p90 | simulated us | sim - meas |",
+              "|---|---:|---:|---:|---|---:|---:|---:|---:|---:|"]
+    for op, algo, size, _, world, blocks, rows in cases:
+        for i, (name, durs, sim_d) in enumerate(rows):
+            step = str(i + 1) if not name.startswith("(") else ""
+            lines.append(f"| {algo} | {size} | {blocks} | {step} | {name} | " + " | ".join(cells(durs, sim_d)) + " |")
+    text = "\n".join(lines) + "\n"
+    with open(out, "w") as f:
+        f.write(text)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("trace", help="a trace, or with --table a folder of them")
+    ap.add_argument("--machine", required=True, help="a name from experiments/machines/ or a path to an .ini")
+    ap.add_argument("--symmcoll", default=os.path.join(ROOT, "build", "apps", "symmcoll"))
+    ap.add_argument("--csv", help="also write the table here")
+    ap.add_argument("--table", metavar="OUT.md", help="TRACE is a folder: every trace of --mode in it, one table")
+    ap.add_argument("--mode", default="graph", choices=("graph", "eager"), help="with --table")
+    ap.add_argument("--title", default="Device programs verb by verb: measured and simulated")
+    a = ap.parse_args()
+    if a.table:
+        table(a.trace, a.machine, a.symmcoll, a.mode, a.table, a.title)
+        return 0
+    op, algo, size, mode, world, nblocks, rows = compare(a.trace, a.machine, a.symmcoll)
+    print(f"{op} {algo} {size} {mode}: world {world}, {nblocks} blocks; measured {a.trace}, simulated on {a.machine}")
     print()
     print("| step | verb | measured median us | p10 | p90 | simulated us | sim - meas |")
     print("|---:|---|---:|---:|---:|---:|---:|")
-    table = []
+    table_rows = []
     for i, (name, durs, sim_d) in enumerate(rows):
-        med = statistics.median(durs) if durs else None
-        cells = [f"{med:.3f}" if med is not None else "-", f"{quant(durs, 0.1):.3f}" if durs else "-",
-                 f"{quant(durs, 0.9):.3f}" if durs else "-", f"{sim_d:.3f}" if sim_d is not None else "-",
-                 f"{sim_d - med:+.3f}" if med is not None and sim_d is not None else "-"]
         step = str(i + 1) if not name.startswith("(") else ""
-        print(f"| {step} | {name} | " + " | ".join(cells) + " |")
-        table.append([step, name] + cells)
+        c = cells(durs, sim_d)
+        print(f"| {step} | {name} | " + " | ".join(c) + " |")
+        table_rows.append([step, name] + c)
     if a.csv:
         with open(a.csv, "w", newline="") as f:
             w = csv.writer(f)
             w.writerow(["step", "verb", "measured_us", "p10_us", "p90_us", "simulated_us", "sim_minus_meas_us"])
-            w.writerows(table)
+            w.writerows(table_rows)
     return 0
 
 

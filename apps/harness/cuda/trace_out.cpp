@@ -107,8 +107,8 @@ void trace_program_call(Runtime& rt, const std::string& path, const std::functio
   rt.barrier();
   if (!(ghz > 0)) fail(ErrorCode::kInternal, "SM clock probe: no time passed on the GPU's global timer");
   const VerbTrace vt = verb_spans(host, calls, blocks, kVerbStampsPerBlock, ghz);
-  write_stamps_csv(path + ".stamps.rank" + std::to_string(rt.rank()) + ".csv", host, calls, blocks,
-                   kVerbStampsPerBlock, ghz);
+  write_stamps_csv(path + ".stamps.rank" + std::to_string(rt.rank()) + ".csv", host, calls, blocks, kVerbStampsPerBlock,
+                   ghz);
   write_block_trace(trace_part(path, rt.rank()), rt.rank(), rt.device(), vt);
   rt.barrier();  // every part written
   if (rt.rank() == 0) {
