@@ -84,6 +84,22 @@ class VerbCompare(unittest.TestCase):
         block = [r for r in rows if r["verb"] == "(block: start to end)"][0]
         self.assertEqual(block["measured_us"], "3.700")
 
+    def test_a_folder_becomes_a_table_and_the_papers_summary(self):
+        d = os.path.dirname(self.own(NAME))
+        md, tex = os.path.join(self.dir, "verbs.md"), os.path.join(self.dir, "verbs.tex")
+        for args in ([d, "--machine", "h200x2", "--table", md],
+                     ["2 ranks=" + md, "--machine", "-", "--paper-table", tex]):
+            subprocess.run([sys.executable, TOOL, *args, "--symmcoll", SYMMCOLL], check=True, capture_output=True)
+        with open(md) as f:
+            text = f.read()
+        # One case of five verbs, each matching itself: every per-verb median error is zero.
+        self.assertIn("| signal.release | 1 |", text)
+        self.assertEqual(text.count("| +0.000 |"), 4 + 5 + 2, text)  # 4 verbs summed up, 5 steps, block, call
+        with open(tex) as f:
+            t = f.read()
+        self.assertIn("\\texttt{wait.acquire} &", t)
+        self.assertIn("\\begin{table*}", t)
+
     def own(self, name):
         path = os.path.join(self.dir, "own", name)
         os.makedirs(os.path.dirname(path), exist_ok=True)
