@@ -18,6 +18,7 @@
 #if SYMM_HAVE_CUDA
 #include "apps/cmd_cuda.h"
 #include "apps/harness/cuda/calibrate.h"
+#include "apps/harness/cuda/trace_parts.h"
 #endif
 
 namespace po = boost::program_options;
@@ -55,8 +56,8 @@ std::vector<std::string> split_calibrations(const std::vector<std::string>& v) {
 }  // namespace
 
 int cmd_calibrate(int argc, char** argv) {
-  std::string backend, machine = "h200x4", csv;
-  int world = 0;
+  std::string backend, machine = "h200x4", csv, trace_dir;
+  int world = 0, trace_calls = 10;
   po::options_description d("calibrate options", 110, 50);
   // clang-format off
   d.add_options()
@@ -65,7 +66,12 @@ int cmd_calibrate(int argc, char** argv) {
       ("machine,m", po::value(&machine)->default_value(machine), "sim: the machine file to predict from")
       ("world,w", po::value(&world)->default_value(world),
        "sim: ranks (0: the machine's GPU count); cuda: N ranks as threads of this process (2..8, no launch)")
-      ("csv", po::value(&csv)->required(), "write the rows here");
+      ("csv", po::value(&csv)->required(), "write the rows here")
+      ("trace", po::value(&trace_dir),
+       "cuda: folder (made if missing): after the rows, the ping-pongs and chains at 16 rounds traced verb by verb "
+       "inside their kernels (calibrate.<row>.bf16.n16.{graph,eager}.json, the simulator's block tracks; "
+       "experiments/verb_compare.py prints their steps)")
+      ("trace-calls", po::value(&trace_calls)->default_value(trace_calls), "cuda, with --trace: calls traced per row");
   // clang-format on
   po::variables_map vm;
   parse_args(argc, argv, d, vm);
@@ -77,13 +83,18 @@ int cmd_calibrate(int argc, char** argv) {
   if (backend == "cuda") {
 #if SYMM_HAVE_CUDA
     if (world != 0) prepare_team(world, "calibrate --backend cuda");
-    return cuda::calibrate_main(csv, command_line(argc, argv), world);
+    if (trace_calls < 1) fail(ErrorCode::kInvalidArgument, "--trace-calls must be at least 1");
+    if (!trace_dir.empty()) cuda::prepare_trace_dir(trace_dir);
+    return cuda::calibrate_main(csv, command_line(argc, argv), world, trace_dir, trace_calls);
 #else
     fail(ErrorCode::kInvalidArgument,
          "--backend cuda: this build has no CUDA backend (nvcc not found at configure time)");
 #endif
   }
   if (backend != "sim") fail(ErrorCode::kInvalidArgument, "--backend '" + backend + "' is not cuda or sim");
+  if (!trace_dir.empty())
+    fail(ErrorCode::kInvalidArgument,
+         "--trace: the simulator's rows are predictions (symmcoll run --trace traces a call)");
   const sim::Machine m = for_option("--machine", [&] { return sim::Machine::by_name(machine); });
   const int w = world ? world : m.gpus;
   if (w < 2 || w > m.gpus)

@@ -16,7 +16,8 @@ first; stores are posted: a copy's span is its loads and the issue of its stores
 shows in the release that follows). `advance` (the epoch counter) has no slice in the simulator
 and is listed as measured only. Also: the block from its start to its end, and the call from the
 earliest block start to the latest block end (no launch on either side: the stamps are inside the
-kernel).
+kernel). A calibration microbenchmark's trace (`symmcoll calibrate --backend cuda --trace DIR`,
+calibrate.<row>.bf16.n16.<mode>.json) has no call to simulate: its steps are printed measured only.
 
 With --table, every trace of one launch mode in DIR: a summary per verb (the median over the cases
 of simulated - measured: where the model's time goes wrong, mechanism by mechanism) and each
@@ -122,6 +123,12 @@ def compare(trace, machine, symmcoll):
     nblocks = max((e["tid"] for e in meas if e.get("ph") == "X" and e["tid"] < 999), default=0)
     if not nblocks:
         raise SystemExit(f"{trace}: no block tracks (a host plan's trace? this compares device programs)")
+    m_seqs, m_blocks, m_calls = block_verbs(meas, True)
+    if op == "calibrate":  # a calibration microbenchmark (calibrate --trace): no call to simulate
+        rows = [(name, durs, None) for name, durs in steps(m_seqs)]
+        rows.append(("(block: start to end)", m_blocks, None))
+        rows.append(("(call: first start to last end)", m_calls, None))
+        return op, algo, size, mode, len(ranks), nblocks, rows
     with tempfile.TemporaryDirectory() as tmp:
         sim_path = os.path.join(tmp, "sim.json")
         cmd = [symmcoll, "run", "--machine", machine, "--op", op, "--algo", algo, "--dtype", dtype, "--bytes",
@@ -132,7 +139,6 @@ def compare(trace, machine, symmcoll):
             raise SystemExit(" ".join(cmd) + " failed:\n" + r.stdout + r.stderr)
         with open(sim_path) as f:
             sim = json.load(f)["traceEvents"]
-    m_seqs, m_blocks, m_calls = block_verbs(meas, True)
     s_seqs, s_blocks, s_calls = block_verbs(sim, False)
     # Pair the steps in order by name; measured verbs the simulator has no slice for stand alone.
     m_steps, s_steps = steps(m_seqs), steps(s_seqs)

@@ -45,7 +45,7 @@ namespace symm::cuda {
 // kTraced: the kernel stamps its verbs into a buffer (verb_trace.h; traced_program_kernel), an
 // instantiation of its own, so untraced kernels carry no trace code: a runtime branch in every
 // verb, with the buffer in the handle, cost 3-7 % at 4-64 KiB on 2x H100
-// (experiments/results/h100x2/verb_trace/README.md).
+// (experiments/results/h100x2/README.md, verb_trace_a08f924).
 template <bool kTraced>
 class BlockCtxT {
  public:

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "apps/harness/cuda/bench_common.h"
+#include "apps/harness/cuda/trace_out.h"
 #include "backends/cuda/check.h"
 #include "backends/cuda/gemm.h"
 #include "backends/cuda/host_logic.h"
@@ -62,7 +63,8 @@ class Calibrator {
     a.count = bytes / sizeof(bf16);
     const DeviceHandle h = rt_.handle();
     cudaStream_t s = rt_.stream();
-    return [=]() { launch_calib(p, h, a, blocks, s); };
+    const VerbTraceBuf* trace = &rt_.verb_trace();  // set only while a call is traced (calibrate --trace)
+    return [=]() { launch_calib(p, h, a, blocks, s, *trace); };
   }
 
   const std::string& rows() const { return out_; }
@@ -285,9 +287,36 @@ void gemm_rows(Calibrator& c, Runtime& rt, const calib::CalibPlan& plan) {
   SYMM_CUDA_CHECK(cudaFree(cm));
 }
 
+// calibrate --trace: the ping-pongs and chains at 16 rounds, each traced verb by verb (trace_out.h):
+// what every round's fence, flag, acquire, load or reduce costs inside the kernel, beside the rows'
+// time per round. Graph calls as the rows are timed (a team: eager, its graph being every rank's).
+void trace_rows(Calibrator& c, Runtime& rt, const std::string& dir, int calls, bool peers) {
+  using P = CalibProgram;
+  constexpr int n = 16;
+  const std::size_t vecs = std::size_t(n) * kVecBytes, lines = std::size_t(n) * calib::kLineBytes;
+  struct Traced {
+    const char* row;
+    P program;
+    std::size_t bytes;
+    bool peer;
+  };
+  const Traced list[] = {{"pingpong_relaxed", P::kPingPongRelaxed, vecs, true},
+                         {"pingpong_acqrel", P::kPingPongAcqRel, vecs, true},
+                         {"pingpong_store", P::kPingPongStore, vecs, true},
+                         {"load_chain", P::kLoadChain, vecs, true},
+                         {"acquire_peer_flags", P::kAcquirePeerFlags, vecs, true},
+                         {"peer_reduce_chain", P::kPeerReduceChain, 2 * lines, true},
+                         {"acquire_chain", P::kAcquireChain, vecs, false},
+                         {"local_reduce_chain", P::kLocalReduceChain, lines, false}};
+  for (const Traced& t : list)
+    if (peers || !t.peer)
+      trace_program_case(rt, dir, "calibrate", t.row, "bf16", "n" + std::to_string(n), c.program(t.program, t.bytes, 1),
+                         1, /*graph=*/true, /*eager=*/rt.team() != nullptr, calls);
+}
+
 // One rank's calibration (a process of a launch, or a thread of a team).
 int calibrate_rank(Runtime& rt, const calib::CalibPlan& plan, std::size_t half, const std::string& csv,
-                   const std::string& command) {
+                   const std::string& command, const std::string& trace_dir, int trace_calls) {
   const int me = rt.rank(), world = rt.world();
   const bool peers = world >= 2;
   Calibrator c(rt, half);
@@ -390,6 +419,7 @@ int calibrate_rank(Runtime& rt, const calib::CalibPlan& plan, std::size_t half, 
   gemm_rows(c, rt, plan);
   if (rt.team()) rt.barrier();
   plan_rows(c, rt);
+  if (!trace_dir.empty()) trace_rows(c, rt, trace_dir, trace_calls, peers);
   rt.barrier();
   if (me == 0) {
     std::ostringstream f;
@@ -406,7 +436,8 @@ int calibrate_rank(Runtime& rt, const calib::CalibPlan& plan, std::size_t half, 
 
 }  // namespace
 
-int calibrate_main(const std::string& csv, const std::string& command, int team_world) {
+int calibrate_main(const std::string& csv, const std::string& command, int team_world, const std::string& trace_dir,
+                   int trace_calls) {
   const RankEnv env = rank_env(process_env());
   // --world N: an in-process team; else the launcher's ranks, or one rank alone.
   const CommandRanks ranks =
@@ -425,11 +456,12 @@ int calibrate_main(const std::string& csv, const std::string& command, int team_
   const std::size_t half = std::size_t(biggest) + (4u << 20);
   // Timeout 0: the runtime converts SYMM_WAIT_TIMEOUT_S (or its default) at the device clock.
   if (ranks.team)
-    return run_in_process(ranks.world, 2 * half, 0,
-                          [&](Runtime& rt) { return calibrate_rank(rt, plan, half, csv, command); });
+    return run_in_process(ranks.world, 2 * half, 0, [&](Runtime& rt) {
+      return calibrate_rank(rt, plan, half, csv, command, trace_dir, trace_calls);
+    });
   Runtime rt(env, 2 * half, 0);
   try {
-    return calibrate_rank(rt, plan, half, csv, command);
+    return calibrate_rank(rt, plan, half, csv, command, trace_dir, trace_calls);
   } catch (...) {
     rt.abort();  // a peer may wait in NCCL for this rank: wait for nothing more
     throw;

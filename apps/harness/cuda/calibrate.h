@@ -9,6 +9,7 @@
 #include <string>
 
 #include "backends/cuda/device_handle.h"
+#include "backends/cuda/verb_trace.h"
 #include "core/coll_args.h"
 
 namespace symm::cuda {
@@ -32,11 +33,17 @@ enum class CalibProgram {
   kCopyScatter,
   kCopyIncast
 };
-void launch_calib(CalibProgram p, const DeviceHandle& h, const CollArgs& a, int blocks, cudaStream_t s);
+// With a stamp buffer in `trace` (calibrate --trace), the program's traced kernel (verb_trace.h).
+void launch_calib(CalibProgram p, const DeviceHandle& h, const CollArgs& a, int blocks, cudaStream_t s,
+                  const VerbTraceBuf& trace = {});
 
 // Runs every microbenchmark and writes `csv` (rank 0); `command` is recorded as its first
 // comment. team_world > 0: an in-process team of that many ranks (team.h; one GPU is enough, and
-// the rows that need a peer get one), else the launcher's ranks. Returns the process exit code.
-int calibrate_main(const std::string& csv, const std::string& command, int team_world = 0);
+// the rows that need a peer get one), else the launcher's ranks. trace_dir non-empty: after the
+// rows, the ping-pongs and chains at 16 rounds traced verb by verb (trace_calls calls each, graph;
+// a team: eager) into trace_dir/calibrate.<row>.bf16.n16.<graph|eager>.json. Returns the process
+// exit code.
+int calibrate_main(const std::string& csv, const std::string& command, int team_world = 0,
+                   const std::string& trace_dir = {}, int trace_calls = 10);
 
 }  // namespace symm::cuda

@@ -12,44 +12,48 @@ namespace {
 // Waits: the program waits for a peer, so in an in-process team every rank's blocks must be
 // resident (residency.h); the bulk copies wait for no one.
 template <class P, bool kWaits = false>
-void go(const DeviceHandle& h, const CollArgs& a, int blocks, cudaStream_t s) {
-  if (kWaits)
-    check_residency(reinterpret_cast<const void*>(&program_kernel<P, bf16>), h, blocks, kDefaultThreads,
-                    "a calibration ping-pong");
-  program_kernel<P, bf16><<<blocks, kDefaultThreads, 0, s>>>(h, a);
+void go(const DeviceHandle& h, const CollArgs& a, int blocks, cudaStream_t s, const VerbTraceBuf& trace) {
+  const void* k = trace.stamps ? reinterpret_cast<const void*>(&traced_program_kernel<P, bf16>)
+                               : reinterpret_cast<const void*>(&program_kernel<P, bf16>);
+  if (kWaits) check_residency(k, h, blocks, kDefaultThreads, "a calibration ping-pong");
+  if (trace.stamps)
+    traced_program_kernel<P, bf16><<<blocks, kDefaultThreads, 0, s>>>(h, a, trace);
+  else
+    program_kernel<P, bf16><<<blocks, kDefaultThreads, 0, s>>>(h, a);
 }
 }  // namespace
 
-void launch_calib(CalibProgram p, const DeviceHandle& h, const CollArgs& a, int blocks, cudaStream_t s) {
+void launch_calib(CalibProgram p, const DeviceHandle& h, const CollArgs& a, int blocks, cudaStream_t s,
+                  const VerbTraceBuf& trace) {
   using namespace calib;
   switch (p) {
-    case CalibProgram::kEmpty: go<Empty>(h, a, blocks, s); break;
+    case CalibProgram::kEmpty: go<Empty>(h, a, blocks, s, trace); break;
     case CalibProgram::kEmptyPdl:
-      launch_program_kernel<Empty, bf16>(h, a, blocks, kDefaultThreads, s, /*pdl=*/h.gpu_ranks <= 1);
+      launch_program_kernel<Empty, bf16>(h, a, blocks, kDefaultThreads, s, /*pdl=*/h.gpu_ranks <= 1, trace);
       break;
-    case CalibProgram::kPingPongRelaxed: go<PingPongRelaxed, true>(h, a, blocks, s); break;
-    case CalibProgram::kPingPongAcqRel: go<PingPongAcqRel, true>(h, a, blocks, s); break;
-    case CalibProgram::kPingPongStore: go<PingPongStore, true>(h, a, blocks, s); break;
-    case CalibProgram::kLoadChain: go<LoadChain, true>(h, a, blocks, s); break;
+    case CalibProgram::kPingPongRelaxed: go<PingPongRelaxed, true>(h, a, blocks, s, trace); break;
+    case CalibProgram::kPingPongAcqRel: go<PingPongAcqRel, true>(h, a, blocks, s, trace); break;
+    case CalibProgram::kPingPongStore: go<PingPongStore, true>(h, a, blocks, s, trace); break;
+    case CalibProgram::kLoadChain: go<LoadChain, true>(h, a, blocks, s, trace); break;
     case CalibProgram::kLoadChainPdl:
       check_residency(reinterpret_cast<const void*>(&program_kernel<LoadChain, bf16>), h, blocks, kDefaultThreads,
                       "a calibration load chain");
       // As the bench: programmatic dependent launch, off where ranks share a GPU.
-      launch_program_kernel<LoadChain, bf16>(h, a, blocks, kDefaultThreads, s, /*pdl=*/h.gpu_ranks <= 1);
+      launch_program_kernel<LoadChain, bf16>(h, a, blocks, kDefaultThreads, s, /*pdl=*/h.gpu_ranks <= 1, trace);
       break;
     case CalibProgram::kExchangePdl:
       check_residency(reinterpret_cast<const void*>(&program_kernel<Exchange, bf16>), h, blocks, kDefaultThreads,
                       "a calibration exchange");
-      launch_program_kernel<Exchange, bf16>(h, a, blocks, kDefaultThreads, s, /*pdl=*/h.gpu_ranks <= 1);
+      launch_program_kernel<Exchange, bf16>(h, a, blocks, kDefaultThreads, s, /*pdl=*/h.gpu_ranks <= 1, trace);
       break;
-    case CalibProgram::kAcquireChain: go<AcquireChain>(h, a, blocks, s); break;
-    case CalibProgram::kAcquirePeerFlags: go<AcquirePeerFlags, true>(h, a, blocks, s); break;
-    case CalibProgram::kLocalReduceChain: go<LocalReduceChain>(h, a, blocks, s); break;
-    case CalibProgram::kPeerReduceChain: go<PeerReduceChain, true>(h, a, blocks, s); break;
-    case CalibProgram::kCopyLocal: go<BulkCopy<Pattern::kLocal>>(h, a, blocks, s); break;
-    case CalibProgram::kCopyPeer: go<BulkCopy<Pattern::kPeer>>(h, a, blocks, s); break;
-    case CalibProgram::kCopyScatter: go<BulkCopy<Pattern::kScatter>>(h, a, blocks, s); break;
-    case CalibProgram::kCopyIncast: go<BulkCopy<Pattern::kIncast>>(h, a, blocks, s); break;
+    case CalibProgram::kAcquireChain: go<AcquireChain>(h, a, blocks, s, trace); break;
+    case CalibProgram::kAcquirePeerFlags: go<AcquirePeerFlags, true>(h, a, blocks, s, trace); break;
+    case CalibProgram::kLocalReduceChain: go<LocalReduceChain>(h, a, blocks, s, trace); break;
+    case CalibProgram::kPeerReduceChain: go<PeerReduceChain, true>(h, a, blocks, s, trace); break;
+    case CalibProgram::kCopyLocal: go<BulkCopy<Pattern::kLocal>>(h, a, blocks, s, trace); break;
+    case CalibProgram::kCopyPeer: go<BulkCopy<Pattern::kPeer>>(h, a, blocks, s, trace); break;
+    case CalibProgram::kCopyScatter: go<BulkCopy<Pattern::kScatter>>(h, a, blocks, s, trace); break;
+    case CalibProgram::kCopyIncast: go<BulkCopy<Pattern::kIncast>>(h, a, blocks, s, trace); break;
   }
   SYMM_CUDA_CHECK(cudaGetLastError());
 }
