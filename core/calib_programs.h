@@ -174,18 +174,25 @@ struct AcquirePeerFlags {
   }
 };
 
-// Rank 0, block 0: units(a) remote loads of 16 bytes from rank 1's `in`, one after the other
-// (each copy's store needs its load: in-order issue makes a chain of round trips).
-struct LoadChain {
+// Rank 0, block 0: one remote load of 16 bytes from each kStride bytes of rank 1's `in` (count *
+// sizeof(T) / kStride of them), one after the other (each copy's store needs its load: in-order
+// issue makes a chain of round trips). LoadChain: 16 (back to back: two loads share each 32-byte
+// sector and the second is served by the cache, 1.0 and 0.19 us by turns on 2x H100 by calibrate
+// --trace, so its slope is their mean); LoadChainLines: a line each (kLineBytes), every load a
+// round trip over the link.
+template <std::size_t kStride>
+struct LoadChainT {
   template <class T, class Ctx>
   SYMM_HD static void run(Ctx& ctx, const CollArgs& a) {
     if (ctx.block() != 0 || ctx.rank() != 0) return;
-    const std::size_t n = units<T>(a);
+    const std::size_t n = a.count * sizeof(T) / kStride;
     const char* src = static_cast<const char*>(ctx.peer(a.in, 1));
     char* dst = static_cast<char*>(a.out);
-    for (std::size_t i = 0; i < n; ++i) ctx.copy(dst + i * kVecBytes, src + i * kVecBytes, kVecBytes);
+    for (std::size_t i = 0; i < n; ++i) ctx.copy(dst + i * kVecBytes, src + i * kStride, kVecBytes);
   }
 };
+using LoadChain = LoadChainT<kVecBytes>;
+using LoadChainLines = LoadChainT<kLineBytes>;
 
 // Bulk copies of `bytes` (count * sizeof(T)) split evenly over the blocks, by pattern:
 //   kLocal    every rank: its `in` to its own `out` (HBM)

@@ -40,7 +40,7 @@ NOT_VERBS = {"block", "flag seen", "packets seen", "call"}
 def parse_name(path):
     """<op>.<algo id>.<dtype>.<size>.<mode>.json -> (op, algo, dtype, size, mode)."""
     parts = os.path.basename(path).removesuffix(".xz").split(".")
-    if len(parts) < 7 or parts[-1] != "json" or parts[-2] not in ("graph", "eager"):
+    if len(parts) < 6 or parts[-1] != "json" or parts[-2] not in ("graph", "eager"):
         raise SystemExit(f"{path}: not a trace of bench --trace (<op>.<algo>.<dtype>.<size>.<graph|eager>.json)")
     return parts[0], ".".join(parts[1:-4]), parts[-4], parts[-3], parts[-2]
 
@@ -98,7 +98,8 @@ def base(name):
 
 
 def steps(seqs):
-    """Per step index: the verb's name (the most common at that step) and every duration."""
+    """Per step index: the verb's name (the most common at that step) and every duration. Ranks
+    whose programs differ (a ping-pong's two sides) count at a step only where their verb is that one."""
     out = []
     for seq in seqs.values():
         for i, (name, dur) in enumerate(seq):
@@ -282,7 +283,8 @@ def main():
         table(a.trace, a.machine, a.symmcoll, a.mode, a.table, a.title)
         return 0
     op, algo, size, mode, world, nblocks, rows = compare(a.trace, a.machine, a.symmcoll)
-    print(f"{op} {algo} {size} {mode}: world {world}, {nblocks} blocks; measured {a.trace}, simulated on {a.machine}")
+    sim = "measured only (a calibration microbenchmark)" if op == "calibrate" else f"simulated on {a.machine}"
+    print(f"{op} {algo} {size} {mode}: world {world}, {nblocks} blocks; measured {a.trace}, {sim}")
     print()
     print("| step | verb | measured median us | p10 | p90 | simulated us | sim - meas |")
     print("|---:|---|---:|---:|---:|---:|---:|")

@@ -23,6 +23,7 @@ enum class CalibProgram {
   kPingPongStore,
   kLoadChain,
   kLoadChainPdl,      // the same, launched as the bench launches device programs (programmatic dependent launch)
+  kLoadChainLines,    // the same, a line apart: every load a round trip over the link
   kExchangePdl,       // every rank signals every peer and waits for them, launched as the bench launches programs
   kAcquireChain,      // acquires of a flag already set, one after another (every rank, one block)
   kAcquirePeerFlags,  // acquires of flags a peer set, one after another (ranks 0 and 1, one block)

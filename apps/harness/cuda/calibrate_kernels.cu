@@ -35,6 +35,7 @@ void launch_calib(CalibProgram p, const DeviceHandle& h, const CollArgs& a, int 
     case CalibProgram::kPingPongAcqRel: go<PingPongAcqRel, true>(h, a, blocks, s, trace); break;
     case CalibProgram::kPingPongStore: go<PingPongStore, true>(h, a, blocks, s, trace); break;
     case CalibProgram::kLoadChain: go<LoadChain, true>(h, a, blocks, s, trace); break;
+    case CalibProgram::kLoadChainLines: go<LoadChainLines, true>(h, a, blocks, s, trace); break;
     case CalibProgram::kLoadChainPdl:
       check_residency(reinterpret_cast<const void*>(&program_kernel<LoadChain, bf16>), h, blocks, kDefaultThreads,
                       "a calibration load chain");

@@ -11,7 +11,10 @@
 //   pingpong_acqrel   round trips       c + 2x (f + a)                          acquire_us = a
 //   pingpong_store    round trips       c + 2x (f + a + s + 16/B + l)           store_latency_us = s
 //                                       (l: local_load_us, the hop's copy loads its vector first)
-//   load_chain        16-byte loads     c + x (r + 16/B)                        load_rtt_us = r
+//   load_chain        16-byte loads     c + x (r + 16/B), back to back: two loads per 32-byte sector,
+//                                       the second from the cache (data only where load_chain_lines
+//                                       rows are read: its slope is the mean of a round trip and a hit)
+//   load_chain_lines  16-byte loads     c + x (r + 16/B), a line apart: every load a round trip       load_rtt_us = r
 //   acquire_peer_flags  acquires        c + x w (x >= 16), w = (1 - share) a:   release_fence_share = 1 - w / a
 //                                       waits on flags a peer set (all set when they start), one each,
 //                                       after the peer's release (0.20 us each on 2x H100, 0.18 on 4x H100,

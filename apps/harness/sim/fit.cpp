@@ -296,6 +296,19 @@ FitResult fit_machine(const CalibTable& t, const Machine& base, const std::strin
       c_lines.insert(c_lines.end(), idx.begin(), idx.end());
     }
   }
+  {
+    // The same a line apart (every load a round trip; load_chain's back-to-back loads share sectors,
+    // calib.h): where a run has these rows, they set the round trip (its intercept stays load_chain's,
+    // the one peer_kernel_us was defined by). From 4 loads: below, the first round trips hide
+    // behind the kernel's start (load_chain: 1 and 2 loads take the same time).
+    const std::vector<int> idx = select([](const CalibRow& r) { return r.bench == "load_chain_lines" && r.x >= 4; });
+    if (need(idx, 2)) {
+      const Fit f = linear(
+          idx, [](const CalibRow& r) { return r.x; }, [&](const CalibRow& r) { return r.time_us - r.x * vec_us; });
+      m.load_rtt_us = f.p(1);
+      note("load_rtt_us", "load_chain_lines (n >= 4): t = c + n (rtt + 16 B at the block rate), a line apart", f);
+    }
+  }
   // A host plan's stream flag operation: plan_flag is a write_flag and its wait_flag per call (in a
   // graph; the fork and join are free in the model), so each costs half of it.
   {
