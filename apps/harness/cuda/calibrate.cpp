@@ -303,6 +303,7 @@ void trace_rows(Calibrator& c, Runtime& rt, const std::string& dir, int calls, b
   const Traced list[] = {{"pingpong_relaxed", P::kPingPongRelaxed, vecs, true},
                          {"pingpong_acqrel", P::kPingPongAcqRel, vecs, true},
                          {"pingpong_store", P::kPingPongStore, vecs, true},
+                         {"pingpong_relaxed_flush", P::kPingPongRelaxedFlush, vecs, true},
                          {"load_chain", P::kLoadChain, vecs, true},
                          {"load_chain_lines", P::kLoadChainLines, lines, true},
                          {"acquire_peer_flags", P::kAcquirePeerFlags, vecs, true},
@@ -346,6 +347,7 @@ int calibrate_rank(Runtime& rt, const calib::CalibPlan& plan, std::size_t half, 
     c.row("pingpong_relaxed", 1, true, n, c.program(P::kPingPongRelaxed, b, 1), 20);
     c.row("pingpong_acqrel", 1, true, n, c.program(P::kPingPongAcqRel, b, 1), 20);
     c.row("pingpong_store", 1, true, n, c.program(P::kPingPongStore, b, 1), 20);
+    c.row("pingpong_relaxed_flush", 1, true, n, c.program(P::kPingPongRelaxedFlush, b, 1), 20);
     c.row("load_chain", 1, true, n, c.program(P::kLoadChain, b, 1), 20);
     c.row("load_chain_lines", 1, true, n, c.program(P::kLoadChainLines, std::size_t(n) * calib::kLineBytes, 1), 20);
     c.row("exchange", 2, true, n, c.program(P::kExchangePdl, b, 2), 20);

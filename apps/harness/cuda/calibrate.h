@@ -21,6 +21,7 @@ enum class CalibProgram {
   kPingPongRelaxed,
   kPingPongAcqRel,
   kPingPongStore,
+  kPingPongRelaxedFlush,  // the relaxed ping-pong with a local 16-byte copy after each signal (data only)
   kLoadChain,
   kLoadChainPdl,      // the same, launched as the bench launches device programs (programmatic dependent launch)
   kLoadChainLines,    // the same, a line apart: every load a round trip over the link

@@ -34,6 +34,7 @@ void launch_calib(CalibProgram p, const DeviceHandle& h, const CollArgs& a, int 
     case CalibProgram::kPingPongRelaxed: go<PingPongRelaxed, true>(h, a, blocks, s, trace); break;
     case CalibProgram::kPingPongAcqRel: go<PingPongAcqRel, true>(h, a, blocks, s, trace); break;
     case CalibProgram::kPingPongStore: go<PingPongStore, true>(h, a, blocks, s, trace); break;
+    case CalibProgram::kPingPongRelaxedFlush: go<PingPongRelaxedFlush, true>(h, a, blocks, s, trace); break;
     case CalibProgram::kLoadChain: go<LoadChain, true>(h, a, blocks, s, trace); break;
     case CalibProgram::kLoadChainLines: go<LoadChainLines, true>(h, a, blocks, s, trace); break;
     case CalibProgram::kLoadChainPdl:

@@ -160,6 +160,7 @@ std::vector<CalibRow> simulate_calibration(const Machine& m, int world, const Ca
     add("pingpong_relaxed", 1, true, n, sim_time<PingPongRelaxed>(m, world, b, 1, true));
     add("pingpong_acqrel", 1, true, n, sim_time<PingPongAcqRel>(m, world, b, 1, true));
     add("pingpong_store", 1, true, n, sim_time<PingPongStore>(m, world, b, 1, true));
+    add("pingpong_relaxed_flush", 1, true, n, sim_time<PingPongRelaxedFlush>(m, world, b, 1, true));
     add("load_chain", 1, true, n, sim_time<LoadChain>(m, world, b, 1, true));
     add("load_chain_lines", 1, true, n, sim_time<LoadChainLines>(m, world, std::size_t(n) * kLineBytes, 1, true));
     add("exchange", 2, true, n, sim_time<Exchange>(m, world, b, 2, true));
