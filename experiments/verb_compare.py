@@ -66,7 +66,7 @@ def block_verbs(events, per_call):
             continue
         if name in NOT_VERBS or e["dur"] == 0 and name.endswith("seen"):
             continue
-        seqs.setdefault(key, []).append((e["ts"], name, e["dur"], args.get("fence")))
+        seqs.setdefault(key, []).append((e["ts"], name, e["dur"], args))
     # A verb lasts from its start to the next verb's (the block's end for the last): the measured
     # spans are that by construction; the simulator's slices end when the verb's own work does, and
     # a block held between verbs (its first reach to a peer, peer_kernel_us) shows in the gap.
@@ -79,10 +79,14 @@ def block_verbs(events, per_call):
 
 def kind(seq, i):
     """The verb's name, with what sets its cost apart where the trace says it: a release that fenced
-    or reused the block's last fence (measured traces: their "fence" argument), a signal or wait
-    right after another (a flag to the next peer; a flag that has usually arrived by then)."""
-    name, fence = seq[i][1], seq[i][3]
+    or reused the block's last fence, a copy or reduce with a source in a peer's memory or none
+    (measured traces: their "fence" and "remote" arguments), a signal or wait right after another
+    (a flag to the next peer; a flag that has usually arrived by then)."""
+    name, args = seq[i][1], seq[i][3]
+    fence = args.get("fence")
     after_same = i > 0 and seq[i - 1][1] == name
+    if name in ("copy", "reduce") and "remote" in args:
+        return name + (" (remote)" if args["remote"] else " (local)")
     if name.startswith("signal"):
         q = [] if fence is None else ["fence" if fence else "no fence"]
         if after_same:

@@ -70,7 +70,7 @@ class BlockCtxT {
   }
 
   __device__ void copy(void* dst, const void* src, std::size_t bytes) {
-    stamp(VerbId::kCopy, uint32_t(bytes));
+    stamp(VerbId::kCopy, sized(bytes, remote(src)));
     flush_wait();
     constexpr int kU = 4;
     const std::size_t n = bytes / kVecBytes, stride = blockDim.x;
@@ -90,7 +90,7 @@ class BlockCtxT {
 
   template <class T>
   __device__ void reduce(T* dst, const T* const* srcs, int nsrc, std::size_t count, ReduceOp op) {
-    stamp(VerbId::kReduce, uint32_t(count * sizeof(T)));
+    stamp(VerbId::kReduce, sized(count * sizeof(T), remote(srcs, nsrc)));
     flush_wait();
     const std::size_t n = count * sizeof(T) / kVecBytes;
     auto* d = reinterpret_cast<uint4*>(dst);
@@ -283,6 +283,26 @@ class BlockCtxT {
     if (nsrc <= 2) return detail::reduce_ll_n<T, 2, 4, kPlain>(d, s, nsrc, plain, n, epoch, op, to, h_.poison, miss);
     if (nsrc <= 4) return detail::reduce_ll_n<T, 4, 2, kPlain>(d, s, nsrc, plain, n, epoch, op, to, h_.poison, miss);
     return detail::reduce_ll_n<T, 8, 1, kPlain>(d, s, nsrc, plain, n, epoch, op, to, h_.poison, miss);
+  }
+  // A traced kernel's stamp arguments (verb_trace.h): how many of a copy's or reduce's sources are
+  // in a peer's heap (each rank's heap is one window in this process's address space).
+  __device__ uint32_t remote(const void* p) const {
+    if constexpr (kTraced) {
+      const char* c = static_cast<const char*>(p);
+      for (int r = 0; r < h_.world; ++r)
+        if (r != h_.rank && c >= h_.heap_peer[r] && c < h_.heap_peer[r] + h_.heap_bytes) return 1;
+    }
+    return 0;
+  }
+  template <class T>
+  __device__ uint32_t remote(const T* const* srcs, int n) const {
+    uint32_t k = 0;
+    if constexpr (kTraced)
+      for (int i = 0; i < n; ++i) k += remote(srcs[i]);
+    return k;
+  }
+  static __device__ uint32_t sized(std::size_t bytes, uint32_t remote_sources) {
+    return uint32_t(bytes < kStampBytesMax ? bytes : kStampBytesMax) | remote_sources << kStampRemoteShift;
   }
   // A traced kernel (verb_trace.h): the block meets (so the stamp is when every thread is through
   // the verb before, and a wait's thread 0 has seen its flag), then thread 0 writes the stamp. No

@@ -30,8 +30,8 @@ enum class VerbId : uint32_t {
   kNone = 0,  // an unwritten stamp (the host zeroes the buffer)
   kStart,     // the block starts its program (after a programmatic launch's wait)
   kAdvance,
-  kCopy,
-  kReduce,
+  kCopy,    // arg: bytes | remote sources << kStampRemoteShift
+  kReduce,  // arg: the same
   kMultimemReduce,
   kPutLl,
   kReduceLl,
@@ -45,6 +45,9 @@ enum class VerbId : uint32_t {
 };
 
 inline constexpr uint32_t kFenced = 1u << 16;
+// A copy's or reduce's arg: its bytes (saturated at kStampBytesMax) and, from bit
+// kStampRemoteShift, how many of its sources are in a peer's memory.
+inline constexpr uint32_t kStampRemoteShift = 24, kStampBytesMax = (1u << kStampRemoteShift) - 1;
 
 // One stamp: 24 bytes, written by thread 0 of the block.
 struct VerbStamp {

@@ -119,9 +119,12 @@ std::vector<VerbStamp> program_stamps(uint32_t cap, double block1_start_ns, uint
     uint32_t arg;
     double ns;  // since the block's start
   };
-  const std::vector<Step> steps = {{VerbId::kStart, 0, 0},           {VerbId::kAdvance, 9, 100},
-                                   {VerbId::kCopy, 2048, 300},       {VerbId::kSignalRelease, 1 | kFenced, 800},
-                                   {VerbId::kWaitAcquire, 41, 1500}, {VerbId::kReduce, 2048, 2900},
+  const std::vector<Step> steps = {{VerbId::kStart, 0, 0},
+                                   {VerbId::kAdvance, 9, 100},
+                                   {VerbId::kCopy, 2048 | 1u << kStampRemoteShift, 300},
+                                   {VerbId::kSignalRelease, 1 | kFenced, 800},
+                                   {VerbId::kWaitAcquire, 41, 1500},
+                                   {VerbId::kReduce, 2048, 2900},
                                    {VerbId::kEnd, 6, 3400}};
   std::vector<VerbStamp> out(2 * 2 * cap);
   for (int c = 0; c < 2; ++c)
@@ -151,7 +154,7 @@ TEST_F(TraceParts, AProgramsStampsBecomeEachBlocksVerbSpans) {
   EXPECT_EQ(call0.block, -1);
   const VerbSpan& copy = vt.spans[3];  // call 0, block 0: block, advance, copy
   EXPECT_STREQ(copy.name, "copy");
-  EXPECT_EQ(copy.args, "\"call\":0,\"bytes\":2048");
+  EXPECT_EQ(copy.args, "\"call\":0,\"bytes\":2048,\"remote\":1");
   // Durations come from the cycles, exactly: 500 ns of copy, 1.4 us of waiting.
   EXPECT_NEAR(copy.end_us - copy.begin_us, 0.5, 1e-9);
   EXPECT_STREQ(vt.spans[4].name, "signal.release");

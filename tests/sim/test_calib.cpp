@@ -153,10 +153,27 @@ TEST(Calib, AChangedRowChangesTheFile) {
   const Machine base = machine("h200x4");
   const std::string a = fit_machine(t, base, "m", "x.csv").ini;
   for (CalibRow& r : t.rows)
-    if (r.bench == "load_chain" && r.x == 8) r.time_us *= 1.1;
+    if (r.bench == "load_chain_lines" && r.x == 8) r.time_us *= 1.1;
   const FitResult b = fit_machine(t, base, "m", "x.csv");
   EXPECT_NE(b.ini, a);
   EXPECT_GT(b.machine.load_rtt_us, 3.1 * 1.01);  // the change moved the key it belongs to
+}
+
+// The round trip comes from the chain a line apart where a run has it, else from the 16-byte one
+// (whose back-to-back loads share sectors on a GPU); the 16-byte chain's intercept still defines
+// peer_kernel_us.
+TEST(Calib, TheLineApartChainSetsTheRoundTrip) {
+  CalibTable t = table_for(odd_machine(), 4);
+  const Machine base = machine("h200x4");
+  for (CalibRow& r : t.rows)
+    if (r.bench == "load_chain") r.time_us -= 0.5 * r.x;  // cheaper per load, as a GPU's cache makes it
+  const FitResult lines = fit_machine(t, base, "m", "x.csv");
+  EXPECT_NEAR(lines.machine.load_rtt_us, 3.1, 0.031);
+  EXPECT_NE(lines.ini.find("load_chain_lines (n >= 4)"), std::string::npos);
+  std::erase_if(t.rows, [](const CalibRow& r) { return r.bench == "load_chain_lines"; });
+  const FitResult chain = fit_machine(t, base, "m", "x.csv");
+  EXPECT_NEAR(chain.machine.load_rtt_us, 2.6, 0.026);
+  EXPECT_NEAR(chain.machine.peer_kernel_us, lines.machine.peer_kernel_us, 1e-9);
 }
 
 TEST(Calib, RowsThatDetermineNothingAreRefused) {

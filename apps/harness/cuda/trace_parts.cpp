@@ -106,6 +106,9 @@ VerbTrace verb_spans(const std::vector<VerbStamp>& stamps, int calls, int blocks
         switch (v) {
           case VerbId::kCopy:
           case VerbId::kReduce:
+            args += ",\"bytes\":" + std::to_string(arg & kStampBytesMax) +
+                    ",\"remote\":" + std::to_string(arg >> kStampRemoteShift);
+            break;
           case VerbId::kMultimemReduce:
           case VerbId::kPutLl:
           case VerbId::kReduceLl: args += ",\"bytes\":" + std::to_string(arg); break;
