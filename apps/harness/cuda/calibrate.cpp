@@ -310,10 +310,12 @@ void trace_rows(Calibrator& c, Runtime& rt, const std::string& dir, int calls, b
                          {"peer_reduce_chain", P::kPeerReduceChain, 2 * lines, true},
                          {"acquire_chain", P::kAcquireChain, vecs, false},
                          {"local_reduce_chain", P::kLocalReduceChain, lines, false}};
+  std::string rounds = "n";  // appended piece by piece: GCC 12 warns (-Wrestrict, a false positive) on "n" + ...
+  rounds += std::to_string(n);
   for (const Traced& t : list)
     if (peers || !t.peer)
-      trace_program_case(rt, dir, "calibrate", t.row, "bf16", "n" + std::to_string(n), c.program(t.program, t.bytes, 1),
-                         1, /*graph=*/true, /*eager=*/rt.team() != nullptr, calls);
+      trace_program_case(rt, dir, "calibrate", t.row, "bf16", rounds, c.program(t.program, t.bytes, 1), 1,
+                         /*graph=*/true, /*eager=*/rt.team() != nullptr, calls);
 }
 
 // One rank's calibration (a process of a launch, or a thread of a team).
