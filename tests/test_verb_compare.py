@@ -100,6 +100,31 @@ class VerbCompare(unittest.TestCase):
         self.assertIn("\\texttt{wait.acquire} &", t)
         self.assertIn("\\begin{table*}", t)
 
+    def test_a_stamps_cost_is_the_traced_call_over_the_timed_one(self):
+        # One graph trace of 2 blocks x 4 verbs (6 stamps a block), a call span of 10 us; the timed
+        # row beside it 9.5 us, of which h200x2.ini's launch_graph_us is launch.
+        traces = os.path.join(self.dir, "run", "traces")
+        os.makedirs(traces)
+        events = []
+        for tid in (1, 2):
+            events.append({"name": "block", "ph": "X", "pid": 1, "tid": tid, "ts": 0.0, "dur": 10.0, "args": {"call": 0}})
+            for k, name in enumerate(("advance", "copy", "signal.release", "wait.acquire")):
+                events.append({"name": name, "ph": "X", "pid": 1, "tid": tid, "ts": 2.5 * k, "dur": 2.5,
+                               "args": {"call": 0}})
+        with open(os.path.join(traces, NAME), "w") as f:
+            json.dump({"traceEvents": events}, f)
+        with open(os.path.join(self.dir, "run", "bench_x.csv"), "w") as f:
+            f.write("# a comment\nalgo,bytes,graph,time_us_median\nall_reduce.st_reduce,4096,1,9.5\n"
+                    "all_reduce.st_reduce,4096,0,12.0\n")
+        out = os.path.join(self.dir, "cost.md")
+        subprocess.run([sys.executable, TOOL, traces, "--machine", "h200x2", "--stamp-cost", out], check=True,
+                       capture_output=True)
+        with open(os.path.join(ROOT, "experiments", "machines", "h200x2.ini")) as f:
+            launch = next(float(x.split("=")[1].split("#")[0]) for x in f if x.startswith("launch_graph_us"))
+        with open(out) as f:
+            text = f.read()
+        self.assertIn(f"| all_reduce.st_reduce | 4K | 10.000 | 9.500 | 6 | {(10.0 - (9.5 - launch)) / 6:+.3f} |", text)
+
     def own(self, name):
         path = os.path.join(self.dir, "own", name)
         os.makedirs(os.path.dirname(path), exist_ok=True)
