@@ -22,16 +22,23 @@
 
 namespace symm::cuda {
 
-template <class P, class T>
-__global__ void __launch_bounds__(512) program_kernel(const __grid_constant__ DeviceHandle h, const CollArgs a) {
+// Both kernels' body: the programmatic-launch wait, a block context over the rank's handle, the
+// program, the block's end-of-kernel flush.
+template <class P, class T, bool kTraced>
+__device__ __forceinline__ void run_program(const DeviceHandle& h, const CollArgs& a, const VerbTraceBuf& trace) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
   asm volatile("griddepcontrol.wait;" ::: "memory");
   asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
 #endif
   __shared__ uint32_t word;
-  BlockCtx ctx(h, &word);
+  BlockCtxT<kTraced> ctx(h, &word, trace);
   P::template run<T>(ctx, a);
   ctx.finish();
+}
+
+template <class P, class T>
+__global__ void __launch_bounds__(512) program_kernel(const __grid_constant__ DeviceHandle h, const CollArgs a) {
+  run_program<P, T, false>(h, a, VerbTraceBuf{});
 }
 
 // The same program with every block's verbs stamped into `trace` (verb_trace.h): a traced call's
@@ -40,14 +47,7 @@ __global__ void __launch_bounds__(512) program_kernel(const __grid_constant__ De
 template <class P, class T>
 __global__ void __launch_bounds__(512)
     traced_program_kernel(const __grid_constant__ DeviceHandle h, const CollArgs a, const VerbTraceBuf trace) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  asm volatile("griddepcontrol.wait;" ::: "memory");
-  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
-#endif
-  __shared__ uint32_t word;
-  BlockCtxT<true> ctx(h, &word, trace);
-  P::template run<T>(ctx, a);
-  ctx.finish();
+  run_program<P, T, true>(h, a, trace);
 }
 
 // program_kernel<P, T> on `blocks` x `threads` on stream `s`, with PDL when `pdl` (the

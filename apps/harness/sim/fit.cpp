@@ -286,25 +286,26 @@ FitResult fit_machine(const CalibTable& t, const Machine& base, const std::strin
     }
   }
   {
+    // A chain of remote loads: t = c + n (rtt + 16 B at the block rate).
+    auto chain = [&](const std::vector<int>& idx) {
+      return linear(
+          idx, [](const CalibRow& r) { return r.x; }, [&](const CalibRow& r) { return r.time_us - r.x * vec_us; });
+    };
     const std::vector<int> idx = bench("load_chain");
     if (need(idx, 2)) {
-      const Fit f = linear(
-          idx, [](const CalibRow& r) { return r.x; }, [&](const CalibRow& r) { return r.time_us - r.x * vec_us; });
+      const Fit f = chain(idx);
       m.load_rtt_us = f.p(1);
       note("load_rtt_us", "load_chain: t = c + n (rtt + 16 B at the block rate)", f);
       c_load = f.p(0);
       c_lines.insert(c_lines.end(), idx.begin(), idx.end());
     }
-  }
-  {
     // The same a line apart (every load a round trip; load_chain's back-to-back loads share sectors,
     // calib.h): where a run has these rows, they set the round trip (its intercept stays load_chain's,
     // the one peer_kernel_us was defined by). From 4 loads: below, the first round trips hide
     // behind the kernel's start (load_chain: 1 and 2 loads take the same time).
-    const std::vector<int> idx = select([](const CalibRow& r) { return r.bench == "load_chain_lines" && r.x >= 4; });
-    if (need(idx, 2)) {
-      const Fit f = linear(
-          idx, [](const CalibRow& r) { return r.x; }, [&](const CalibRow& r) { return r.time_us - r.x * vec_us; });
+    const std::vector<int> lines = select([](const CalibRow& r) { return r.bench == "load_chain_lines" && r.x >= 4; });
+    if (need(lines, 2)) {
+      const Fit f = chain(lines);
       m.load_rtt_us = f.p(1);
       note("load_rtt_us", "load_chain_lines (n >= 4): t = c + n (rtt + 16 B at the block rate), a line apart", f);
     }
