@@ -79,14 +79,15 @@ def block_verbs(events, per_call):
 
 def kind(seq, i):
     """The verb's name, with what sets its cost apart where the trace says it: a release that fenced
-    or reused the block's last fence, a copy or reduce with a source in a peer's memory or none
+    or reused the block's last fence, a copy or reduce with a source in a peer's memory or none (its
+    destination may be either: a push to a peer is a copy of an own source)
     (measured traces: their "fence" and "remote" arguments), a signal or wait right after another
     (a flag to the next peer; a flag that has usually arrived by then)."""
     name, args = seq[i][1], seq[i][3]
     fence = args.get("fence")
     after_same = i > 0 and seq[i - 1][1] == name
     if name in ("copy", "reduce") and "remote" in args:
-        return name + (" (remote)" if args["remote"] else " (local)")
+        return name + (" (peer source)" if args["remote"] else " (own source)")
     if name.startswith("signal"):
         q = [] if fence is None else ["fence" if fence else "no fence"]
         if after_same:
