@@ -4,12 +4,20 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
+#include <string>
 #include <vector>
+
+#include "core/common.h"
 
 namespace symm::calib {
 
 // The stride of LocalReduceChain's loads (core/calib_programs.h): one cache line each.
 inline constexpr std::size_t kLineBytes = 128;
+
+// The most rounds a ping-pong or exchange call may run: each call owns this many flag values
+// (calib_programs.h round_value).
+inline constexpr uint32_t kMaxRounds = 1024;
 
 struct CalibPlan {
   std::vector<int> rounds{1, 2, 4, 8, 16, 32};                     // ping-pongs, load chains
@@ -42,6 +50,13 @@ struct CalibPlan {
       for (int split : {1, 2, 4, 8})
         for (int m : {512, 1024, 2048, 4096, 8192, 16384}) v.push_back({m, nk.n, nk.k / split});
     return v;
+  }
+  // Refuses round counts the programs cannot run (kInvalidArgument).
+  void check() const {
+    for (int n : rounds)
+      if (n < 1 || uint32_t(n) > kMaxRounds)
+        fail(ErrorCode::kInvalidArgument,
+             "calibration plan: " + std::to_string(n) + " rounds (1.." + std::to_string(kMaxRounds) + ")");
   }
 };
 

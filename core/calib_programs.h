@@ -23,18 +23,26 @@ SYMM_HD std::size_t units(const CollArgs& a) {
 // The flag channel and counter the ping-pong uses (barriers use channel 0 and counter 0).
 inline constexpr int kChannel = 3, kCounter = 3;
 
+// The flag value of round i (1-based) of the call whose counter is `epoch` (advance()'s value) in
+// the programs that signal once per round (PingPong, Exchange): every call owns kMaxRounds values,
+// whatever its round count, so a call's values exceed those of every call before it. (A stride
+// of the call's own round count, as before, let a call of 16 rounds after calls of 32 find its
+// flags already set: calibrate --trace's first traced ping-pong, 16 rounds after the timed rows'
+// 32, "ran" 4.4x faster with every wait passing at its first look.) 32-bit flags hold 2^22 calls;
+// kMaxRounds is in calib_plan.h, whose check() keeps every plan's rounds within it.
+SYMM_HD constexpr uint32_t round_value(uint32_t epoch, uint32_t i) { return (epoch - 1) * kMaxRounds + i; }
+
 // Nothing: the launch alone.
 struct Empty {
   template <class T, class Ctx>
   SYMM_HD static void run(Ctx&, const CollArgs&) {}
 };
 
-// Ranks 0 and 1, block 0: units(a) round trips on one flag each way. kStore: each hop first
-// stores 16 bytes into the peer's `out` and publishes them with a release signal (the receiver
-// acquires): the hop then costs a store landing plus a flag. kFlush: after each signal, a copy of
-// 16 bytes from the rank's own `in` to its `out` (a local load and store between the flag's store and the
-// wait: traced, with a barrier and a store there, the relaxed ping-pong ran 4.4x faster on 2x H100,
-// calibrate --trace; data only). Other ranks and blocks return.
+// Ranks 0 and 1, block 0: units(a) round trips (at most kMaxRounds) on one flag each way. kStore:
+// each hop first stores 16 bytes into the peer's `out` and publishes them with a release signal
+// (the receiver acquires): the hop then costs a store landing plus a flag. kFlush: after each
+// signal, a copy of 16 bytes from the rank's own `in` to its `out` (a local load and store
+// between the flag's store and the wait; data only). Other ranks and blocks return.
 template <MemOrder kSignal, MemOrder kWait, bool kStore, bool kFlush = false>
 struct PingPong {
   template <class T, class Ctx>
@@ -42,7 +50,7 @@ struct PingPong {
     if (ctx.block() != 0 || ctx.rank() > 1) return;
     const int me = ctx.rank(), peer = 1 - me;
     const uint32_t n = uint32_t(units<T>(a));
-    const uint32_t base = (ctx.advance(pad::counter(0, kCounter)) - 1) * n;
+    const uint32_t epoch = ctx.advance(pad::counter(0, kCounter));
     const uint32_t mine = pad::flag(kChannel, 0, peer);  // the flag the peer writes into my pad
     char* dst = static_cast<char*>(ctx.peer(a.out, peer));
     const char* src = static_cast<const char*>(a.in);
@@ -54,11 +62,11 @@ struct PingPong {
     };
     for (uint32_t i = 1; i <= n; ++i) {
       if (me == 0) {
-        hop(base + i);
-        ctx.wait(mine, base + i, kWait);
+        hop(round_value(epoch, i));
+        ctx.wait(mine, round_value(epoch, i), kWait);
       } else {
-        ctx.wait(mine, base + i, kWait);
-        hop(base + i);
+        ctx.wait(mine, round_value(epoch, i), kWait);
+        hop(round_value(epoch, i));
       }
     }
   }
@@ -79,12 +87,12 @@ struct Exchange {
     if (ctx.block() != 1) return;
     const int me = ctx.rank(), w = ctx.world();
     const uint32_t n = uint32_t(units<T>(a));
-    const uint32_t base = (ctx.advance(pad::counter(1, kCounter)) - 1) * n;
+    const uint32_t epoch = ctx.advance(pad::counter(1, kCounter));
     for (uint32_t i = 1; i <= n; ++i) {
       for (int r = 0; r < w; ++r)
-        if (r != me) ctx.signal(r, pad::flag(kChannel, 1, me), base + i, MemOrder::kRelaxed);
+        if (r != me) ctx.signal(r, pad::flag(kChannel, 1, me), round_value(epoch, i), MemOrder::kRelaxed);
       for (int r = 0; r < w; ++r)
-        if (r != me) ctx.wait(pad::flag(kChannel, 1, r), base + i, MemOrder::kRelaxed);
+        if (r != me) ctx.wait(pad::flag(kChannel, 1, r), round_value(epoch, i), MemOrder::kRelaxed);
     }
   }
 };

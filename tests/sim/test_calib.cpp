@@ -9,6 +9,8 @@
 #include <sstream>
 
 #include "apps/harness/sim/calib.h"
+#include "backends/sim/testing.h"
+#include "core/calib_programs.h"
 #include "core/fused.h"
 
 namespace symm::sim {
@@ -432,6 +434,36 @@ TEST(Calib, ExchangeIsAOneWayTripPerRound) {
       prev = t;
     }
   }
+}
+
+// A ping-pong call with fewer rounds than the call before it on the same signal pads (calibrate
+// --trace's first traced case, 16 rounds after the timed rows' 32) must still wait for every
+// round's flag: each call owns kMaxRounds flag values (calib_programs.h round_value). With the
+// old stride of the call's own round count, the second call found every flag already set and its
+// 16 round trips took no flag time at all.
+struct ShrinkingPingPong {  // call 1: 32 rounds, call 2: 16 (its own counter, block 7's)
+  template <class T, class Ctx>
+  static void run(Ctx& ctx, const CollArgs& a) {
+    if (ctx.block() != 0) return;
+    const uint32_t call = ctx.advance(pad::counter(7, calib::kCounter));
+    CollArgs b = a;
+    b.count = (call % 2 == 1 ? 32 : 16) * kVecBytes / sizeof(T);
+    calib::PingPongRelaxed::run<T>(ctx, b);
+  }
+};
+
+TEST(Calib, APingPongAfterALongerOneStillWaits) {
+  const Machine m = machine("h200x4");
+  RunSpec s = timing_spec(m, 2, 32 * kVecBytes, 1);
+  s.calls = 2;  // the second call is timed
+  const double t = run_program<ShrinkingPingPong>(s).time_us;
+  EXPECT_GT(t, 16 * 2 * m.flag_latency_us) << "16 round trips of two one-way flags each";
+  for (uint32_t e = 1; e < 4; ++e)
+    EXPECT_LT(calib::round_value(e, calib::kMaxRounds), calib::round_value(e + 1, 1)) << "call " << e;
+  EXPECT_NO_THROW(calib::CalibPlan().check());
+  calib::CalibPlan too_many;
+  too_many.rounds.push_back(int(calib::kMaxRounds) + 1);
+  EXPECT_THROW(too_many.check(), Error);
 }
 
 }  // namespace

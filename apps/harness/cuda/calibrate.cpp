@@ -321,6 +321,7 @@ void trace_rows(Calibrator& c, Runtime& rt, const std::string& dir, int calls, b
 // One rank's calibration (a process of a launch, or a thread of a team).
 int calibrate_rank(Runtime& rt, const calib::CalibPlan& plan, std::size_t half, const std::string& csv,
                    const std::string& command, const std::string& trace_dir, int trace_calls) {
+  plan.check();
   const int me = rt.rank(), world = rt.world();
   const bool peers = world >= 2;
   Calibrator c(rt, half);

@@ -147,6 +147,7 @@ double sim_time(const Machine& m, int world, std::size_t bytes, int blocks, bool
 
 std::vector<CalibRow> simulate_calibration(const Machine& m, int world, const CalibPlan& plan) {
   using namespace calib;
+  plan.check();
   std::vector<CalibRow> rows;
   auto add = [&](const char* bench, int blocks, bool graph, double x, double t) {
     rows.push_back(CalibRow{bench, world, blocks, graph, x, t});
