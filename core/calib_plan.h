@@ -51,6 +51,7 @@ struct CalibPlan {
         for (int m : {512, 1024, 2048, 4096, 8192, 16384}) v.push_back({m, nk.n, nk.k / split});
     return v;
   }
+#if !defined(__CUDA_ARCH__)
   // Refuses round counts the programs cannot run (kInvalidArgument).
   void check() const {
     for (int n : rounds)
@@ -58,6 +59,7 @@ struct CalibPlan {
         fail(ErrorCode::kInvalidArgument,
              "calibration plan: " + std::to_string(n) + " rounds (1.." + std::to_string(kMaxRounds) + ")");
   }
+#endif
 };
 
 }  // namespace symm::calib
