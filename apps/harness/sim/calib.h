@@ -12,7 +12,7 @@
 //   pingpong_store    round trips       c + 2x (f + a + s + 16/B + l)           store_latency_us = s
 //                                       (l: local_load_us, the hop's copy loads its vector first)
 //   pingpong_relaxed_flush  round trips  the relaxed ping-pong with a local 16-byte copy after each signal:
-//                                       data only, no key (does a store after the flag's speed its crossing?)
+//                                       data only, no key (a local store and load between the flag and the spin)
 //   load_chain        16-byte loads     c + x (r + 16/B), back to back: two loads per 32-byte sector,
 //                                       the second from the cache (data only where load_chain_lines
 //                                       rows are read: its slope is the mean of a round trip and a hit)
