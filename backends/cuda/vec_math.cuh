@@ -74,46 +74,46 @@ __device__ __forceinline__ float apply(float a, float b, ReduceOp op) {
   return op == ReduceOp::kMax ? (a > b ? a : b) : (a < b ? a : b);
 }
 
-// kN sources (at most; nsrc <= kN is predicated), kU vectors per thread per step: kN * kU
-// 16-byte loads are in flight per thread before the first use, which is what hides the
-// ~1-2 us NVLink load latency.
+// kN sources (at most; nsrc <= kN is predicated), kU vectors per thread from vector i (stride
+// apart): all kN * kU 16-byte loads are issued before the first use, which is what hides the
+// ~1 us NVLink load round trip: the sources' round trips overlap instead of adding up.
+template <class T, int kN, int kU>
+__device__ __forceinline__ void reduce_vectors(uint4* dst, const uint4* const* src, int nsrc, std::size_t i,
+                                               std::size_t stride, ReduceOp op) {
+  constexpr int kPer = Vec<T>::kPer;
+  uint4 v[kN][kU];
+#pragma unroll
+  for (int s = 0; s < kN; ++s)
+#pragma unroll
+    for (int u = 0; u < kU; ++u)
+      if (s < nsrc) v[s][u] = src[s][i + u * stride];
+#pragma unroll
+  for (int u = 0; u < kU; ++u) {
+    float acc[kPer], f[kPer];
+    unpack<T>(v[0][u], acc);
+#pragma unroll
+    for (int s = 1; s < kN; ++s) {
+      if (s < nsrc) {
+        unpack<T>(v[s][u], f);
+#pragma unroll
+        for (int k = 0; k < kPer; ++k) acc[k] = apply(acc[k], f[k], op);
+      }
+    }
+    dst[i + u * stride] = pack<T>(acc);
+  }
+}
+
+// A block's n-vector reduction of nsrc <= kN sources: kU vectors per thread per step, then the
+// rest one vector per thread per step, every source's load of a step still in flight together.
+// (The rest once loaded one source after another, each waiting for the one before: a reduce of
+// a peer's vector and its own cost two round trips where a copy costs one; every small reduce
+// took that path: verb traces on 2x / 4x H100, experiments/tables/verbs_*.md.)
 template <class T, int kN, int kU>
 __device__ __forceinline__ void reduce_n(uint4* dst, const uint4* const* src, int nsrc, std::size_t n, ReduceOp op) {
-  constexpr int kPer = Vec<T>::kPer;
   const std::size_t stride = blockDim.x;
   std::size_t i = threadIdx.x;
-  for (; i + (kU - 1) * stride < n; i += kU * stride) {
-    uint4 v[kN][kU];
-#pragma unroll
-    for (int s = 0; s < kN; ++s)
-#pragma unroll
-      for (int u = 0; u < kU; ++u)
-        if (s < nsrc) v[s][u] = src[s][i + u * stride];
-#pragma unroll
-    for (int u = 0; u < kU; ++u) {
-      float acc[kPer], f[kPer];
-      unpack<T>(v[0][u], acc);
-#pragma unroll
-      for (int s = 1; s < kN; ++s) {
-        if (s < nsrc) {
-          unpack<T>(v[s][u], f);
-#pragma unroll
-          for (int k = 0; k < kPer; ++k) acc[k] = apply(acc[k], f[k], op);
-        }
-      }
-      dst[i + u * stride] = pack<T>(acc);
-    }
-  }
-  for (; i < n; i += stride) {
-    float acc[kPer], f[kPer];
-    unpack<T>(src[0][i], acc);
-    for (int s = 1; s < nsrc; ++s) {
-      unpack<T>(src[s][i], f);
-#pragma unroll
-      for (int k = 0; k < kPer; ++k) acc[k] = apply(acc[k], f[k], op);
-    }
-    dst[i] = pack<T>(acc);
-  }
+  for (; i + (kU - 1) * stride < n; i += kU * stride) reduce_vectors<T, kN, kU>(dst, src, nsrc, i, stride, op);
+  for (; i < n; i += stride) reduce_vectors<T, kN, 1>(dst, src, nsrc, i, stride, op);
 }
 
 }  // namespace symm::cuda::detail
