@@ -16,6 +16,7 @@ import csv
 import glob
 import os
 import re
+import statistics
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "plots"))
@@ -596,6 +597,34 @@ def tile_gemm_numbers(macro):
         macro(prefix + "GitSha", tex(", ".join(sorted({sha(r["git_sha"]) for r in rows}))))
 
 
+# The CUDA reduce's fix (every source's load issued first): old binary against new, untraced,
+# interleaved twice on 4x H100 (scripts/gpu/verb_trace.sh's cmp/). symmReduceFix{Min,Max}: the
+# smallest and largest gain (% less time, mean of the repetitions) over the graph cells of the
+# programs with a reduce (all_reduce and reduce_scatter, not the LL ones: reduce_ll loaded every
+# source at once before), symmReduceFixGitSha: the new binary's commit.
+REDUCE_FIX_CMP = "experiments/results/h100x4/reduce_fix_7492238/cmp"
+
+
+def reduce_fix_numbers(macro):
+    cells = {}
+    for path in glob.glob(os.path.join(data.ROOT, REDUCE_FIX_CMP, "cmp_*_nvlink_*.csv")):
+        which = "old" if "_old" in os.path.basename(path) else "new"
+        for r in csv.DictReader(ln for ln in open(path) if not ln.startswith("#")):
+            ours = r["algo"].startswith(r["op"] + ".")  # NCCL's rows sit beside ours
+            if not ours or r["graph"] != "1" or r["op"] not in ("all_reduce", "reduce_scatter") or "_ll" in r["algo"]:
+                continue
+            key = (r["algo"], r["world"], r["bytes"])
+            cells.setdefault(key, {"old": [], "new": [], "sha": set()})[which].append(float(r["time_us_median"]))
+            if which == "new":
+                cells[key]["sha"].add(r["git_sha"][:7])
+    gains = [100 * (1 - statistics.mean(c["new"]) / statistics.mean(c["old"]))
+             for c in cells.values() if c["old"] and c["new"]]
+    if gains:
+        macro("symmReduceFixMin", "%.0f" % min(gains))
+        macro("symmReduceFixMax", "%.0f" % max(gains))
+        macro("symmReduceFixGitSha", tex(", ".join(sorted(set().union(*(c["sha"] for c in cells.values()))))))
+
+
 # The floors (issue 20) calibrate measures beside the rows they bound, per machine word:
 # symmFloorExchange<m> (us per call, one round, graph), symmFloorCeOneWay<m> / symmFloorCeTwoWay<m>
 # (GB/s per direction of one 128 MiB cudaMemcpyAsync into the next rank, alone / every rank at
@@ -648,6 +677,7 @@ def numbers():
 
     tile_gemm_numbers(macro)
     floor_numbers(macro)
+    reduce_fix_numbers(macro)
     baseline = data.by(data.baseline_rows(), machine="h200x4")
     algos = set()
     for machine, mword in MACHINE_WORDS.items():
