@@ -14,6 +14,8 @@ namespace symm::calib {
 
 // The stride of LocalReduceChain's loads (core/calib_programs.h): one cache line each.
 inline constexpr std::size_t kLineBytes = 128;
+// The piece each copy of PeerCopyChain moves (core/calib_programs.h): 16 bytes per thread of 256.
+inline constexpr std::size_t kCopyPieceBytes = 4096;
 
 // The most rounds a ping-pong or exchange call may run: each call owns this many flag values
 // (calib_programs.h round_value).

@@ -208,6 +208,27 @@ struct LoadChainT {
 using LoadChain = LoadChainT<kVecBytes>;
 using LoadChainLines = LoadChainT<kLineBytes>;
 
+// Rank 0, block 0: copies of kCopyPieceBytes each (one 16-byte vector per thread of a 256-thread
+// share of the block), one after the other, copy i from peer 1 + i % (world - 1) and from its own
+// kCopyPieceBytes of that peer's `in` (count * sizeof(T) / kCopyPieceBytes copies): what a program's
+// successive copies from its peers cost (all_gather.ld's, the second half of rs_ld_ag_ld), where
+// load_chain_lines is one thread's 16-byte loads. Verb traces on 4x H100 put such a copy at 1.3 us
+// (world 4) and 1.0 (world 2) against load_chain_lines' 0.865 us round trip, each copy after the
+// one before (the simulator overlaps copies from different peers). Data only, no key.
+struct PeerCopyChain {
+  template <class T, class Ctx>
+  SYMM_HD static void run(Ctx& ctx, const CollArgs& a) {
+    if (ctx.block() != 0 || ctx.rank() != 0) return;
+    const std::size_t n = a.count * sizeof(T) / kCopyPieceBytes;
+    const int peers = ctx.world() - 1;
+    char* dst = static_cast<char*>(a.out);
+    for (std::size_t i = 0; i < n; ++i) {
+      const char* src = static_cast<const char*>(ctx.peer(a.in, 1 + int(i % std::size_t(peers))));
+      ctx.copy(dst + i * kCopyPieceBytes, src + i * kCopyPieceBytes, kCopyPieceBytes);
+    }
+  }
+};
+
 // Bulk copies of `bytes` (count * sizeof(T)) split evenly over the blocks, by pattern:
 //   kLocal    every rank: its `in` to its own `out` (HBM)
 //   kPeer     rank 0 only: its `in` to rank 1's `out` (one link; per-block rate at few blocks)

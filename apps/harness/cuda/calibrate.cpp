@@ -306,6 +306,7 @@ void trace_rows(Calibrator& c, Runtime& rt, const std::string& dir, int calls, b
                          {"pingpong_relaxed_flush", P::kPingPongRelaxedFlush, vecs, true},
                          {"load_chain", P::kLoadChain, vecs, true},
                          {"load_chain_lines", P::kLoadChainLines, lines, true},
+                         {"peer_copy_chain", P::kPeerCopyChain, std::size_t(n) * calib::kCopyPieceBytes, true},
                          {"acquire_peer_flags", P::kAcquirePeerFlags, vecs, true},
                          {"peer_reduce_chain", P::kPeerReduceChain, 2 * lines, true},
                          {"acquire_chain", P::kAcquireChain, vecs, false},
@@ -353,6 +354,7 @@ int calibrate_rank(Runtime& rt, const calib::CalibPlan& plan, std::size_t half, 
     c.row("pingpong_relaxed_flush", 1, true, n, c.program(P::kPingPongRelaxedFlush, b, 1), 20);
     c.row("load_chain", 1, true, n, c.program(P::kLoadChain, b, 1), 20);
     c.row("load_chain_lines", 1, true, n, c.program(P::kLoadChainLines, std::size_t(n) * calib::kLineBytes, 1), 20);
+    c.row("peer_copy_chain", 1, true, n, c.program(P::kPeerCopyChain, std::size_t(n) * calib::kCopyPieceBytes, 1), 20);
     c.row("exchange", 2, true, n, c.program(P::kExchangePdl, b, 2), 20);
     c.row("acquire_peer_flags", 1, true, n, c.program(P::kAcquirePeerFlags, b, 1), 20);
     c.row("peer_reduce_chain", 1, true, n, c.program(P::kPeerReduceChain, std::size_t(n) * 2 * calib::kLineBytes, 1),

@@ -22,6 +22,7 @@ enum class CalibProgram {
   kPingPongAcqRel,
   kPingPongStore,
   kPingPongRelaxedFlush,  // the relaxed ping-pong with a local 16-byte copy after each signal (data only)
+  kPeerCopyChain,         // rank 0's 4 KiB copies from its peers in turn, one after another (data only)
   kLoadChain,
   kLoadChainPdl,      // the same, launched as the bench launches device programs (programmatic dependent launch)
   kLoadChainLines,    // the same, a line apart: every load a round trip over the link

@@ -37,6 +37,7 @@ void launch_calib(CalibProgram p, const DeviceHandle& h, const CollArgs& a, int 
     case CalibProgram::kPingPongRelaxedFlush: go<PingPongRelaxedFlush, true>(h, a, blocks, s, trace); break;
     case CalibProgram::kLoadChain: go<LoadChain, true>(h, a, blocks, s, trace); break;
     case CalibProgram::kLoadChainLines: go<LoadChainLines, true>(h, a, blocks, s, trace); break;
+    case CalibProgram::kPeerCopyChain: go<PeerCopyChain, true>(h, a, blocks, s, trace); break;
     case CalibProgram::kLoadChainPdl:
       check_residency(reinterpret_cast<const void*>(&program_kernel<LoadChain, bf16>), h, blocks, kDefaultThreads,
                       "a calibration load chain");

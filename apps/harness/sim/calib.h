@@ -17,6 +17,9 @@
 //                                       the second from the cache (data only where load_chain_lines
 //                                       rows are read: its slope is the mean of a round trip and a hit)
 //   load_chain_lines  16-byte loads     c + x (r + 16/B), a line apart: every load a round trip       load_rtt_us = r
+//   peer_copy_chain   4 KiB copies      rank 0's copies from its peers in turn (1, 2, .., world-1), one
+//                                       after another: data only, no key (what a program's successive
+//                                       copies from peers cost, beside load_chain_lines' single loads)
 //   acquire_peer_flags  acquires        c + x w (x >= 16), w = (1 - share) a:   release_fence_share = 1 - w / a
 //                                       waits on flags a peer set (all set when they start), one each,
 //                                       after the peer's release (0.20 us each on 2x H100, 0.18 on 4x H100,
