@@ -212,9 +212,10 @@ using LoadChainLines = LoadChainT<kLineBytes>;
 // share of the block), one after the other, copy i from peer 1 + i % (world - 1) and from its own
 // kCopyPieceBytes of that peer's `in` (count * sizeof(T) / kCopyPieceBytes copies): what a program's
 // successive copies from its peers cost (all_gather.ld's, the second half of rs_ld_ag_ld), where
-// load_chain_lines is one thread's 16-byte loads. Verb traces on 4x H100 put such a copy at 1.3 us
-// (world 4) and 1.0 (world 2) against load_chain_lines' 0.865 us round trip, each copy after the
-// one before (the simulator overlaps copies from different peers). Data only, no key.
+// load_chain_lines is one thread's 16-byte loads. On 4x H100: 1.05 us a copy at world 2 and at
+// world 4 (turning to another peer costs nothing more), each copy after the one before, against
+// 0.80 us for load_chain_lines in the same runs (experiments/results/h100x4/calib_copy_7ed6471);
+// the simulator overlaps copies from different peers. Data only, no key.
 struct PeerCopyChain {
   template <class T, class Ctx>
   SYMM_HD static void run(Ctx& ctx, const CollArgs& a) {
