@@ -230,6 +230,31 @@ struct PeerCopyChain {
   }
 };
 
+// Rank 0, block 0: count * sizeof(T) / kLineBytes rounds of a 16-byte copy from a line of its own
+// `in` to a line of `out` (its own: FenceChainLocal; rank 1's: FenceChainPeer, a store over the
+// link) and a release signal to itself, so that every round's release fences (a data verb since
+// the last one): what a release's fence costs with a local store, or a remote store, to publish,
+// timed (calibrate --trace puts the acquire/release ping-pong's fence at ~1.65 us and the programs'
+// at 1.75-1.95, each with a stamp). Nobody waits for the flags. Data only, no key.
+template <bool kPeer>
+struct FenceChainT {
+  template <class T, class Ctx>
+  SYMM_HD static void run(Ctx& ctx, const CollArgs& a) {
+    if (ctx.block() != 0 || ctx.rank() != 0) return;
+    const std::size_t n = a.count * sizeof(T) / kLineBytes;
+    const uint32_t e = ctx.advance(pad::counter(5, kCounter));
+    const uint32_t slot = pad::flag(kChannel, 41, 0);
+    const char* src = static_cast<const char*>(a.in);
+    char* dst = static_cast<char*>(kPeer ? ctx.peer(a.out, 1) : a.out);
+    for (std::size_t i = 0; i < n; ++i) {
+      ctx.copy(dst + i * kLineBytes, src + i * kLineBytes, kVecBytes);
+      ctx.signal(0, slot, round_value(e, uint32_t(i + 1)), MemOrder::kRelease);
+    }
+  }
+};
+using FenceChainLocal = FenceChainT<false>;
+using FenceChainPeer = FenceChainT<true>;
+
 // Bulk copies of `bytes` (count * sizeof(T)) split evenly over the blocks, by pattern:
 //   kLocal    every rank: its `in` to its own `out` (HBM)
 //   kPeer     rank 0 only: its `in` to rank 1's `out` (one link; per-block rate at few blocks)

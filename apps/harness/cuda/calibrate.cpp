@@ -307,6 +307,8 @@ void trace_rows(Calibrator& c, Runtime& rt, const std::string& dir, int calls, b
                          {"load_chain", P::kLoadChain, vecs, true},
                          {"load_chain_lines", P::kLoadChainLines, lines, true},
                          {"peer_copy_chain", P::kPeerCopyChain, std::size_t(n) * calib::kCopyPieceBytes, true},
+                         {"fence_chain_local", P::kFenceChainLocal, lines, false},
+                         {"fence_chain_peer", P::kFenceChainPeer, lines, true},
                          {"acquire_peer_flags", P::kAcquirePeerFlags, vecs, true},
                          {"peer_reduce_chain", P::kPeerReduceChain, 2 * lines, true},
                          {"acquire_chain", P::kAcquireChain, vecs, false},
@@ -355,6 +357,7 @@ int calibrate_rank(Runtime& rt, const calib::CalibPlan& plan, std::size_t half, 
     c.row("load_chain", 1, true, n, c.program(P::kLoadChain, b, 1), 20);
     c.row("load_chain_lines", 1, true, n, c.program(P::kLoadChainLines, std::size_t(n) * calib::kLineBytes, 1), 20);
     c.row("peer_copy_chain", 1, true, n, c.program(P::kPeerCopyChain, std::size_t(n) * calib::kCopyPieceBytes, 1), 20);
+    c.row("fence_chain_peer", 1, true, n, c.program(P::kFenceChainPeer, std::size_t(n) * calib::kLineBytes, 1), 20);
     c.row("exchange", 2, true, n, c.program(P::kExchangePdl, b, 2), 20);
     c.row("acquire_peer_flags", 1, true, n, c.program(P::kAcquirePeerFlags, b, 1), 20);
     c.row("peer_reduce_chain", 1, true, n, c.program(P::kPeerReduceChain, std::size_t(n) * 2 * calib::kLineBytes, 1),
@@ -363,6 +366,9 @@ int calibrate_rank(Runtime& rt, const calib::CalibPlan& plan, std::size_t half, 
   // A chain of acquires of a flag already set (no peer: every world, one GPU too; data only).
   for (int n : plan.rounds)
     c.row("acquire_chain", 1, true, n, c.program(P::kAcquireChain, std::size_t(n) * kVecBytes, 1), 20);
+  // A chain of releases, each after a 16-byte copy into the rank's own memory (data only).
+  for (int n : plan.rounds)
+    c.row("fence_chain_local", 1, true, n, c.program(P::kFenceChainLocal, std::size_t(n) * calib::kLineBytes, 1), 20);
   // A chain of reduces of one local vector, each from a line of its own (every world, one GPU too):
   // local_load_us.
   for (int n : plan.rounds)

@@ -23,6 +23,8 @@ enum class CalibProgram {
   kPingPongStore,
   kPingPongRelaxedFlush,  // the relaxed ping-pong with a local 16-byte copy after each signal (data only)
   kPeerCopyChain,         // rank 0's 4 KiB copies from its peers in turn, one after another (data only)
+  kFenceChainLocal,       // rank 0's 16-byte copies into its own memory, each published by a release (data only)
+  kFenceChainPeer,        // the same into rank 1's memory (data only)
   kLoadChain,
   kLoadChainPdl,      // the same, launched as the bench launches device programs (programmatic dependent launch)
   kLoadChainLines,    // the same, a line apart: every load a round trip over the link

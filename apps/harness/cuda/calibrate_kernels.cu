@@ -38,6 +38,8 @@ void launch_calib(CalibProgram p, const DeviceHandle& h, const CollArgs& a, int 
     case CalibProgram::kLoadChain: go<LoadChain, true>(h, a, blocks, s, trace); break;
     case CalibProgram::kLoadChainLines: go<LoadChainLines, true>(h, a, blocks, s, trace); break;
     case CalibProgram::kPeerCopyChain: go<PeerCopyChain, true>(h, a, blocks, s, trace); break;
+    case CalibProgram::kFenceChainLocal: go<FenceChainLocal>(h, a, blocks, s, trace); break;
+    case CalibProgram::kFenceChainPeer: go<FenceChainPeer>(h, a, blocks, s, trace); break;
     case CalibProgram::kLoadChainPdl:
       check_residency(reinterpret_cast<const void*>(&program_kernel<LoadChain, bf16>), h, blocks, kDefaultThreads,
                       "a calibration load chain");

@@ -20,6 +20,9 @@
 //   peer_copy_chain   4 KiB copies      rank 0's copies from its peers in turn (1, 2, .., world-1), one
 //                                       after another: data only, no key (what a program's successive
 //                                       copies from peers cost, beside load_chain_lines' single loads)
+//   fence_chain_local / fence_chain_peer  rounds  rank 0's 16-byte copy into its own / rank 1's memory, then a
+//                                       release signal to itself, every round: data only, no key (what a
+//                                       release's fence costs with a local or a remote store to publish)
 //   acquire_peer_flags  acquires        c + x w (x >= 16), w = (1 - share) a:   release_fence_share = 1 - w / a
 //                                       waits on flags a peer set (all set when they start), one each,
 //                                       after the peer's release (0.20 us each on 2x H100, 0.18 on 4x H100,
