@@ -22,7 +22,9 @@
 //                                       copies from peers cost, beside load_chain_lines' single loads)
 //   fence_chain_local / fence_chain_peer  rounds  rank 0's 16-byte copy into its own / rank 1's memory, then a
 //                                       release signal to itself, every round: data only, no key (what a
-//                                       release's fence costs with a local or a remote store to publish)
+//                                       release's fence costs with a local or a remote store to publish:
+//                                       1.76-1.86 us a round on H100, ~1.6 of it the fence, over NVLink and
+//                                       on one GPU alike, experiments/results/h100x4/calib_fence_f369908)
 //   acquire_peer_flags  acquires        c + x w (x >= 16), w = (1 - share) a:   release_fence_share = 1 - w / a
 //                                       waits on flags a peer set (all set when they start), one each,
 //                                       after the peer's release (0.20 us each on 2x H100, 0.18 on 4x H100,
