@@ -14,9 +14,9 @@ CSV (experiments/baselines/), so re-running `make experiments` re-derives the pa
 
 import csv
 import glob
+import importlib.util
 import os
 import re
-import statistics
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "plots"))
@@ -605,24 +605,26 @@ def tile_gemm_numbers(macro):
 REDUCE_FIX_CMP = "experiments/results/h100x4/reduce_fix_7492238/cmp"
 
 
+def _compare_bins():
+    """scripts/gpu/compare_bins.py (old binary against new, as the GPU scripts print it), by path:
+    that folder also holds a targets.py of its own."""
+    spec = importlib.util.spec_from_file_location(
+        "compare_bins", os.path.join(data.ROOT, "scripts", "gpu", "compare_bins.py"))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
 def reduce_fix_numbers(macro):
-    cells = {}
-    for path in glob.glob(os.path.join(data.ROOT, REDUCE_FIX_CMP, "cmp_*_nvlink_*.csv")):
-        which = "old" if "_old" in os.path.basename(path) else "new"
-        for r in csv.DictReader(ln for ln in open(path) if not ln.startswith("#")):
-            ours = r["algo"].startswith(r["op"] + ".")  # NCCL's rows sit beside ours
-            if not ours or r["graph"] != "1" or r["op"] not in ("all_reduce", "reduce_scatter") or "_ll" in r["algo"]:
-                continue
-            key = (r["algo"], r["world"], r["bytes"])
-            cells.setdefault(key, {"old": [], "new": [], "sha": set()})[which].append(float(r["time_us_median"]))
-            if which == "new":
-                cells[key]["sha"].add(r["git_sha"][:7])
-    gains = [100 * (1 - statistics.mean(c["new"]) / statistics.mean(c["old"]))
-             for c in cells.values() if c["old"] and c["new"]]
+    compare_bins = _compare_bins()
+    cells, shas = compare_bins.read_cells(glob.glob(os.path.join(data.ROOT, REDUCE_FIX_CMP, "cmp_*_nvlink_*.csv")))
+    gains = [-compare_bins.change(c) for (op, algo, _, mode, _), c in cells.items()
+             if op in ("all_reduce", "reduce_scatter") and "_ll" not in algo and mode == "graph"
+             and c["old"] and c["new"]]
     if gains:
         macro("symmReduceFixMin", "%.0f" % min(gains))
         macro("symmReduceFixMax", "%.0f" % max(gains))
-        macro("symmReduceFixGitSha", tex(", ".join(sorted(set().union(*(c["sha"] for c in cells.values()))))))
+        macro("symmReduceFixGitSha", tex(", ".join(sorted(g[:7] for g in shas["new"]))))
 
 
 # The floors (issue 20) calibrate measures beside the rows they bound, per machine word:

@@ -14,8 +14,11 @@ import statistics
 import sys
 
 
-def main(paths):
+def read_cells(paths):
+    """{(op, algorithm, world, mode, bytes): {"old": [medians], "new": [medians]}} over our rows of
+    `paths`, and {"old": {git sha}, "new": {git sha}} of the binaries that made them."""
     cells = collections.defaultdict(lambda: collections.defaultdict(list))
+    shas = {"old": set(), "new": set()}
     for path in paths:
         m = re.match(r"[^_]+_(old|new)\d*_", os.path.basename(path))
         if not m:
@@ -27,15 +30,26 @@ def main(paths):
                 key = (r["op"], r["algo"].split(".", 1)[1], int(r["world"]),
                        "graph" if r["graph"] == "1" else "eager", int(r["bytes"]))
                 cells[key][m.group(1)].append(float(r["time_us_median"]))
+                shas[m.group(1)].add(r["git_sha"])
+    return cells, shas
+
+
+def change(cell):
+    """The change of the mean of the new binary's medians over the old's, in %."""
+    old, new = cell["old"], cell["new"]
+    return 100 * (statistics.mean(new) - statistics.mean(old)) / statistics.mean(old)
+
+
+def main(paths):
+    cells, _ = read_cells(paths)
     print(f"{'op':15s} {'algorithm':13s} {'world':>5s} {'mode':5s} {'bytes':>8s}  "
           f"{'old medians (us)':22s} {'new medians (us)':22s} change")
     for key in sorted(cells):
         old, new = cells[key]["old"], cells[key]["new"]
         if not old or not new:
             continue
-        change = 100 * (statistics.mean(new) - statistics.mean(old)) / statistics.mean(old)
         print(f"{key[0]:15s} {key[1]:13s} {key[2]:5d} {key[3]:5s} {key[4]:8d}  "
-              f"{' '.join(f'{x:.2f}' for x in old):22s} {' '.join(f'{x:.2f}' for x in new):22s} {change:+.1f}%")
+              f"{' '.join(f'{x:.2f}' for x in old):22s} {' '.join(f'{x:.2f}' for x in new):22s} {change(cells[key]):+.1f}%")
 
 
 if __name__ == "__main__":

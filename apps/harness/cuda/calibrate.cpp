@@ -287,37 +287,46 @@ void gemm_rows(Calibrator& c, Runtime& rt, const calib::CalibPlan& plan) {
   SYMM_CUDA_CHECK(cudaFree(cm));
 }
 
+// The rows timed at every round count of the plan (x = rounds, loads, copies or reduces), each a
+// program whose call moves round_bytes per round, on `blocks` blocks; peer: it needs a second rank;
+// traced: calibrate --trace traces it (exchange, launched as the bench launches, is not).
+struct RoundRow {
+  const char* row;
+  CalibProgram program;
+  std::size_t round_bytes;
+  int blocks;
+  bool peer;
+  bool traced;
+};
+constexpr RoundRow kRoundRows[] = {
+    {"pingpong_relaxed", CalibProgram::kPingPongRelaxed, kVecBytes, 1, true, true},
+    {"pingpong_acqrel", CalibProgram::kPingPongAcqRel, kVecBytes, 1, true, true},
+    {"pingpong_store", CalibProgram::kPingPongStore, kVecBytes, 1, true, true},
+    {"pingpong_relaxed_flush", CalibProgram::kPingPongRelaxedFlush, kVecBytes, 1, true, true},
+    {"load_chain", CalibProgram::kLoadChain, kVecBytes, 1, true, true},
+    {"load_chain_lines", CalibProgram::kLoadChainLines, calib::kLineBytes, 1, true, true},
+    {"peer_copy_chain", CalibProgram::kPeerCopyChain, calib::kCopyPieceBytes, 1, true, true},
+    {"fence_chain_peer", CalibProgram::kFenceChainPeer, calib::kLineBytes, 1, true, true},
+    {"exchange", CalibProgram::kExchangePdl, kVecBytes, 2, true, false},
+    {"acquire_peer_flags", CalibProgram::kAcquirePeerFlags, kVecBytes, 1, true, true},
+    {"peer_reduce_chain", CalibProgram::kPeerReduceChain, 2 * calib::kLineBytes, 1, true, true},
+    // No peer: every world, one GPU too.
+    {"acquire_chain", CalibProgram::kAcquireChain, kVecBytes, 1, false, true},  // a flag already set (data only)
+    {"fence_chain_local", CalibProgram::kFenceChainLocal, calib::kLineBytes, 1, false, true},    // data only
+    {"local_reduce_chain", CalibProgram::kLocalReduceChain, calib::kLineBytes, 1, false, true},  // local_load_us
+};
+
 // calibrate --trace: the ping-pongs and chains at 16 rounds, each traced verb by verb (trace_out.h):
 // what every round's fence, flag, acquire, load or reduce costs inside the kernel, beside the rows'
 // time per round. Graph calls as the rows are timed (a team: eager, its graph being every rank's).
 void trace_rows(Calibrator& c, Runtime& rt, const std::string& dir, int calls, bool peers) {
-  using P = CalibProgram;
   constexpr int n = 16;
-  const std::size_t vecs = std::size_t(n) * kVecBytes, lines = std::size_t(n) * calib::kLineBytes;
-  struct Traced {
-    const char* row;
-    P program;
-    std::size_t bytes;
-    bool peer;
-  };
-  const Traced list[] = {{"pingpong_relaxed", P::kPingPongRelaxed, vecs, true},
-                         {"pingpong_acqrel", P::kPingPongAcqRel, vecs, true},
-                         {"pingpong_store", P::kPingPongStore, vecs, true},
-                         {"pingpong_relaxed_flush", P::kPingPongRelaxedFlush, vecs, true},
-                         {"load_chain", P::kLoadChain, vecs, true},
-                         {"load_chain_lines", P::kLoadChainLines, lines, true},
-                         {"peer_copy_chain", P::kPeerCopyChain, std::size_t(n) * calib::kCopyPieceBytes, true},
-                         {"fence_chain_local", P::kFenceChainLocal, lines, false},
-                         {"fence_chain_peer", P::kFenceChainPeer, lines, true},
-                         {"acquire_peer_flags", P::kAcquirePeerFlags, vecs, true},
-                         {"peer_reduce_chain", P::kPeerReduceChain, 2 * lines, true},
-                         {"acquire_chain", P::kAcquireChain, vecs, false},
-                         {"local_reduce_chain", P::kLocalReduceChain, lines, false}};
   std::string rounds = "n";  // appended piece by piece: GCC 12 warns (-Wrestrict, a false positive) on "n" + ...
   rounds += std::to_string(n);
-  for (const Traced& t : list)
-    if (peers || !t.peer)
-      trace_program_case(rt, dir, "calibrate", t.row, "bf16", rounds, c.program(t.program, t.bytes, 1), 1,
+  for (const RoundRow& r : kRoundRows)
+    if (r.traced && (peers || !r.peer))
+      trace_program_case(rt, dir, "calibrate", r.row, "bf16", rounds,
+                         c.program(r.program, std::size_t(n) * r.round_bytes, r.blocks), r.blocks,
                          /*graph=*/true, /*eager=*/rt.team() != nullptr, calls);
 }
 
@@ -347,32 +356,10 @@ int calibrate_rank(Runtime& rt, const calib::CalibPlan& plan, std::size_t half, 
   // Launched as the bench launches device programs (programmatic dependent launch where ranks
   // have a GPU each), so launch_*_us are what a bench row pays.
   for (bool graph : {true, false}) c.row("launch", 1, graph, 0, c.program(P::kEmptyPdl, kVecBytes, 1), 200);
-  for (int n : plan.rounds) {
-    if (!peers) break;
-    const std::size_t b = std::size_t(n) * kVecBytes;
-    c.row("pingpong_relaxed", 1, true, n, c.program(P::kPingPongRelaxed, b, 1), 20);
-    c.row("pingpong_acqrel", 1, true, n, c.program(P::kPingPongAcqRel, b, 1), 20);
-    c.row("pingpong_store", 1, true, n, c.program(P::kPingPongStore, b, 1), 20);
-    c.row("pingpong_relaxed_flush", 1, true, n, c.program(P::kPingPongRelaxedFlush, b, 1), 20);
-    c.row("load_chain", 1, true, n, c.program(P::kLoadChain, b, 1), 20);
-    c.row("load_chain_lines", 1, true, n, c.program(P::kLoadChainLines, std::size_t(n) * calib::kLineBytes, 1), 20);
-    c.row("peer_copy_chain", 1, true, n, c.program(P::kPeerCopyChain, std::size_t(n) * calib::kCopyPieceBytes, 1), 20);
-    c.row("fence_chain_peer", 1, true, n, c.program(P::kFenceChainPeer, std::size_t(n) * calib::kLineBytes, 1), 20);
-    c.row("exchange", 2, true, n, c.program(P::kExchangePdl, b, 2), 20);
-    c.row("acquire_peer_flags", 1, true, n, c.program(P::kAcquirePeerFlags, b, 1), 20);
-    c.row("peer_reduce_chain", 1, true, n, c.program(P::kPeerReduceChain, std::size_t(n) * 2 * calib::kLineBytes, 1),
-          20);
-  }
-  // A chain of acquires of a flag already set (no peer: every world, one GPU too; data only).
   for (int n : plan.rounds)
-    c.row("acquire_chain", 1, true, n, c.program(P::kAcquireChain, std::size_t(n) * kVecBytes, 1), 20);
-  // A chain of releases, each after a 16-byte copy into the rank's own memory (data only).
-  for (int n : plan.rounds)
-    c.row("fence_chain_local", 1, true, n, c.program(P::kFenceChainLocal, std::size_t(n) * calib::kLineBytes, 1), 20);
-  // A chain of reduces of one local vector, each from a line of its own (every world, one GPU too):
-  // local_load_us.
-  for (int n : plan.rounds)
-    c.row("local_reduce_chain", 1, true, n, c.program(P::kLocalReduceChain, std::size_t(n) * calib::kLineBytes, 1), 20);
+    for (const RoundRow& r : kRoundRows)
+      if (peers || !r.peer)
+        c.row(r.row, r.blocks, true, n, c.program(r.program, std::size_t(n) * r.round_bytes, r.blocks), 20);
   // Back-to-back calls of a kernel longer than the launch interval, launched as the bench launches
   // device programs, in a graph and eager: eager's extra cost per call (launch_eager_gap_us).
   for (int n : plan.rounds) {
