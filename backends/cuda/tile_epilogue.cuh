@@ -251,4 +251,63 @@ __device__ __forceinline__ void store_tile_plain(float (&acc)[TileConfig<BN>::kA
   }
 }
 
+// ---- the asynchronous epilogue (the mm_rs tile programs: tiles bound for a peer's memory) -------
+// The staged store waits for its global stores as any store from registers does: over NVLink a
+// whole wave of blocks storing 64 KB tiles at once waits out the link (132 x 64 KB at ~370 GB/s is
+// ~23 us a wave, against ~50 us of MMAs), while the tensor cores idle. Here the tile goes into
+// shared memory whole (stmatrix, rows padded by 16 bytes: no bank conflicts) and leaves by bulk
+// copies (cp.async.bulk, one per row, issued by 64 threads of each consumer warpgroup), which drain
+// while the next tile's MMAs run. The ring gives up a stage for the room (AsyncTileConfig).
+//   store_tile_async:  before writing the staging, the issuing threads wait until the previous
+//                      tile's copies have read it (wait_group.read); any tile, edges included
+//                      (rows past m are not copied; a row's bytes end at n, a multiple of 8)
+//   tile_stores_done:  the issuing threads wait until their copies have written global memory,
+//                      then fence the async proxy against the generic one: after a barrier of
+//                      the consumers, one thread may release them (a signal) to another block or
+//                      rank
+template <int BN>
+struct AsyncStaging {
+  static constexpr int kRowBytes = BN * 2 + 16;  // a row of the tile, padded: rows 4 banks apart
+  static constexpr int kBytes = kTileM * kRowBytes;
+};
+template <int BN>
+using AsyncTileConfig = TileConfig<BN, AsyncStaging<BN>::kBytes>;
+
+__device__ __forceinline__ uint8_t* async_staging(const Ring& r) { return reinterpret_cast<uint8_t*>(r.full) + 256; }
+
+__device__ __forceinline__ void tile_stores_done() {
+  if (threadIdx.x % 128 < 64) {
+    asm volatile("cp.async.bulk.wait_group 0;" ::: "memory");
+    asm volatile("fence.proxy.async.global;" ::: "memory");
+  }
+}
+
+template <int BN, class T>
+__device__ __forceinline__ void store_tile_async(const float (&acc)[TileConfig<BN>::kAcc], void* c, std::size_t ldc,
+                                                 int m, int n, int m0, int n0, int wg, uint8_t* staging) {
+  static_assert(BN % 16 == 0, "stmatrix_x4 takes two column groups of 8");
+  constexpr int kRow = AsyncStaging<BN>::kRowBytes;
+  const int t = threadIdx.x % 128, warp = t / 32, lane = t % 32, mi = lane / 8;
+  const uint32_t base = smem_u32(staging) + uint32_t(wg * 64 * kRow);
+  if (t < 64) asm volatile("cp.async.bulk.wait_group.read 0;" ::: "memory");
+  consumer_bar(wg);                                      // the previous tile's rows have left the staging
+  const int srow = warp * 16 + (mi % 2) * 8 + lane % 8;  // the row this lane addresses for stmatrix
+#pragma unroll
+  for (int j = 0; j < BN / 8; j += 2)
+    stmatrix_x4(base + uint32_t(srow * kRow + (j + mi / 2) * 16), pack_u32<T>(acc[4 * j], acc[4 * j + 1]),
+                pack_u32<T>(acc[4 * j + 2], acc[4 * j + 3]), pack_u32<T>(acc[4 * j + 4], acc[4 * j + 5]),
+                pack_u32<T>(acc[4 * j + 6], acc[4 * j + 7]));
+  asm volatile("fence.proxy.async.shared::cta;" ::: "memory");  // stmatrix's writes, before the copies read them
+  consumer_bar(wg);
+  const int row = m0 + wg * 64 + t;
+  const int cols = n - n0 < BN ? n - n0 : BN;
+  if (t < 64 && row < m && cols > 0) {
+    auto* dst = static_cast<typename Out<T>::One*>(c) + std::size_t(row) * ldc + std::size_t(n0);
+    asm volatile("cp.async.bulk.global.shared::cta.bulk_group [%0], [%1], %2;" ::"l"(dst),
+                 "r"(base + uint32_t(t * kRow)), "r"(uint32_t(cols * 2))
+                 : "memory");
+  }
+  if (t < 64) asm volatile("cp.async.bulk.commit_group;" ::: "memory");
+}
+
 }  // namespace symm::cuda::tile
