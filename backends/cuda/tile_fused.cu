@@ -13,15 +13,14 @@
 //              data arrives through the ring's mbarriers, after the loads the acquire ordered.
 //   MmRsTiles  (core/algos/mm_rs_tile_reduce.h): the rounds over owners (MmRsTileLayout::owner),
 //              every blocks()-th tile of an owner's rows, stored into my `work` (pull) or the
-//              owner's slot (push). A tile leaves by bulk copies from shared memory that drain
-//              under the next tile's MMAs (store_tile_async); after that product the copies are
-//              complete, the consumer warpgroups meet on a named barrier and one thread releases
-//              (fence.acq_rel.sys, then st.relaxed.sys, as BlockCtx::signal) the tile's count into
-//              the owner's flag: each signal one tile later than the program's, the same values. Then the consumers
-//              reduce my rows task by task: the consumer threads acquire every flag the task needs (the same slots and
-//              values as the program's waits), one flag per thread, all at once; the named barrier extends the acquires
-//              to the 256 threads, which sum the world sources in fp32 (rank order, as BlockCtx::reduce). The epoch
-//              counter is the program's (pad::counter(b, kCounter)).
+//              owner's slot (push); after each tile's stores the consumer warpgroups meet on a
+//              named barrier and one thread releases (fence.acq_rel.sys, then st.relaxed.sys, as
+//              BlockCtx::signal) the tile's count into the owner's flag. Then the consumers reduce
+//              my rows task by task: the consumer threads acquire every flag the task needs (the
+//              same slots and values as the program's waits), one flag per thread, all at once;
+//              the named barrier extends the acquires to the 256 threads, which sum the world
+//              sources in fp32 (rank order, as BlockCtx::reduce). The epoch counter is the
+//              program's (pad::counter(b, kCounter)).
 //   MmRsAccTiles (core/algos/mm_rs_gemm_ce_tile_acc.h): every blocks()-th tile of my rows, in
 //              TileGrid's order. The program acquires a tile's chunk flags before its mma_tile;
 //              here consumer threads acquire them (one peer's flag each) after the tile's
@@ -35,7 +34,6 @@
 
 #include <cstdlib>
 #include <string>
-#include <type_traits>
 
 #include "backends/cuda/block_ctx.cuh"
 #include "backends/cuda/tile_epilogue.cuh"
@@ -127,28 +125,23 @@ __device__ void reduce_vectors(uint4* dst, const uint4* const* src, int nsrc, st
 // TT: the wgmma operand type (TileBF16 / TileF16); T: the same as core's element type.
 // kFamily: 0 TileGemm, 1 AgMmTiles, 2 MmRsTiles (pull or push at run time), 3 MmRsAccTiles: one kernel each, so a
 // program's register allocation is its own (one path's registers do not spill another's).
-// The ring and staging of family F: MmRsTiles stores its tiles asynchronously (a whole tile of
-// staging, a stage less), the others through the staged epilogue.
-template <int BN, int F>
-using FamilyConfig = std::conditional_t<F == 2, AsyncTileConfig<BN>, TileConfig<BN>>;
-
 template <int BN, class TT, class T, int kFamily>
 __global__ void __launch_bounds__(384, 1)
     tile_program_kernel(const __grid_constant__ DeviceHandle h, const __grid_constant__ CUtensorMap ta,
                         const __grid_constant__ CUtensorMap ta2, const __grid_constant__ CUtensorMap tb,
                         const ProgramParams pp) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  using Cfg = FamilyConfig<BN, kFamily>;
+  using Cfg = TileConfig<BN>;
   extern __shared__ uint8_t smem_raw[];
   __shared__ uint32_t epoch;
-  const Ring ring = ring_at<BN, Cfg>(smem_raw);
+  const Ring ring = ring_at<BN>(smem_raw);
   const MatArgs& p = pp.mat;
   const TileProgram prog = TileProgram(pp.program);
   constexpr bool mm_rs = kFamily == 2;
   const uint32_t bk = blockIdx.x, nb = gridDim.x;
   const int me = h.rank, w = h.world;
   if (threadIdx.x == 0) {
-    ring_init<BN, 1, Cfg>(ring);
+    ring_init<BN>(ring);
     if (mm_rs) {  // the program's ctx.advance(pad::counter(b, kCounter)): only this block writes it
       volatile uint32_t* ctr = h.pad_local + pad::counter(int(bk), L::kCounter);
       const uint32_t v = *ctr + 1;
@@ -202,7 +195,7 @@ __global__ void __launch_bounds__(384, 1)
       for (int i = 1; i <= w; ++i) {
         const int o = L::owner(me, w, i);
         for (uint32_t j = bk; j < g.tiles(); j += nb)
-          load_tile_of<Cfg>(ring, pos, &ta, &tb, int(uint32_t(o) * rows + g.row0(j)), int(g.col0(j)), kblocks);
+          load_tile<BN>(ring, pos, &ta, &tb, int(uint32_t(o) * rows + g.row0(j)), int(g.col0(j)), kblocks);
       }
     }
     return;
@@ -262,31 +255,19 @@ __global__ void __launch_bounds__(384, 1)
     const symm::TileGrid g(rows, p.n, BN);
     const uint32_t base = L::base(epoch);
     T* work = static_cast<T*>(p.work);
-    // A tile leaves by bulk copies that drain under the next tile's MMAs (store_tile_async), so
-    // its signal waits until then: after the next tile's product, the copies of the one before are
-    // complete (tile_stores_done), the consumers meet, and one thread releases that tile's count.
-    int signal_owner = -1;
-    uint32_t signal_count = 0;
-    auto signal_stored = [&] {
-      tile_stores_done();
-      consumers_sync();  // every issuing thread's completed copies, before the release
-      if (threadIdx.x == 128 && signal_owner >= 0 && pp.debug < 2)
-        signal_release(h, signal_owner, L::signal_slot(int(bk), me), L::signal_value(base, signal_count));
-      signal_owner = -1;
-    };
     for (int i = 1; i <= w; ++i) {  // 1. compute, owners rotated, my own rows last
       const int o = L::owner(me, w, i);
       T* dst = (push ? peer_of(h, work, o) : work) + L::dst_offset(push, o, me, rows, p.n);
       uint32_t count = 0;
       for (uint32_t j = bk; j < g.tiles(); j += nb) {
-        mma_tile<BN, TT, 1, Cfg>(acc, ring, pos, kblocks, cw);
-        signal_stored();  // the tile before this one
-        store_tile_async<BN, TT>(acc, dst, p.n, int(rows), int(p.n), int(g.row0(j)), int(g.col0(j)), cw,
-                                 async_staging(ring));
-        signal_owner = o, signal_count = ++count;
+        mma_tile<BN, TT>(acc, ring, pos, kblocks, cw);
+        store_tile_plain<BN, TT>(acc, dst, p.n, int(rows), int(p.n), int(g.row0(j)), int(g.col0(j)), cw, ring);
+        consumers_sync();  // every consumer thread's stores of the tile, before the release
+        ++count;
+        if (threadIdx.x == 128 && pp.debug < 2)
+          signal_release(h, o, L::signal_slot(int(bk), me), L::signal_value(base, count));
       }
     }
-    signal_stored();                                                       // the last tile
     for (uint32_t u = bk; u < (pp.debug ? 0 : L::tasks(rows)); u += nb) {  // 2. reduce my rows, a sub-band at a time
       // The task's flags (every rank's tiles of its tile row: world x g.tn), one per consumer
       // thread, all at once: one thread's chain of world x g.tn acquires (28 at world 2, 70B)
@@ -325,7 +306,7 @@ int family_of(int program) {
 template <int BN, class TT, class T, int F>
 cudaError_t launch_family(cudaStream_t stream, const DeviceHandle& h, const CUtensorMap& ta, const CUtensorMap& ta2,
                           const CUtensorMap& tb, const ProgramParams& pp, int blocks) {
-  using Cfg = FamilyConfig<BN, F>;
+  using Cfg = TileConfig<BN>;
   const cudaError_t attr = set_max_dynamic_smem<tile_program_kernel<BN, TT, T, F>>(Cfg::kSmemBytes);
   if (attr != cudaSuccess) return attr;
   tile_program_kernel<BN, TT, T, F><<<blocks, 384, Cfg::kSmemBytes, stream>>>(h, ta, ta2, tb, pp);

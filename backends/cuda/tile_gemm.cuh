@@ -155,11 +155,7 @@ __device__ __forceinline__ uint64_t sw128_desc(uint32_t addr, uint32_t lbo, uint
 }
 
 // ---- the ring ------------------------------------------------------------------------------
-// StagingBytes: the epilogue's shared memory after the ring's barriers. The default: the staged
-// epilogue's two buffers (store_tile_staged, one per consumer: its 64 rows of one pass, 64 columns
-// of 2 bytes: 128 bytes a row); the asynchronous epilogue takes a whole tile (AsyncTileConfig,
-// tile_epilogue.cuh), and the ring a stage less.
-template <int BN, int StagingBytes = 2 * 64 * 128>
+template <int BN>
 struct TileConfig {
   static constexpr int kBoxesB = (BN + 63) / 64;       // B is loaded as 64-column boxes
   static constexpr int kBytesA = kTileM * kTileK * 2;  // 16 KB
@@ -167,8 +163,10 @@ struct TileConfig {
   static constexpr int kStageBytes = kBytesA + kBytesB;
   static constexpr int kSmemLimit = 232448;  // an sm_90 block's opt-in shared memory
   static constexpr int kSlack = 1024 + 256;  // 1024-byte alignment of the ring, then the barriers
-  static constexpr int kStagingBytes = StagingBytes;
-  static constexpr int kStagingPerConsumer = StagingBytes / 2;
+  // After the barriers: the staged epilogue's buffers (store_tile_staged), one per consumer: its
+  // 64 rows of one pass (64 columns of 2 bytes: 128 bytes a row).
+  static constexpr int kStagingPerConsumer = 64 * 128;
+  static constexpr int kStagingBytes = 2 * kStagingPerConsumer;
   static constexpr int kRoom = kSmemLimit - kSlack - kStagingBytes;
   static constexpr int kStages = kRoom / kStageBytes > 8 ? 8 : kRoom / kStageBytes;
   static constexpr int kSmemBytes = kStages * kStageBytes + kSlack + kStagingBytes;
@@ -197,8 +195,9 @@ __device__ __forceinline__ uint8_t* staging_at(const Ring& r, int wg) {
   return reinterpret_cast<uint8_t*>(r.full) + 256 + wg * TileConfig<BN>::kStagingPerConsumer;
 }
 
-template <int BN, class Cfg = TileConfig<BN>>
+template <int BN>
 __device__ __forceinline__ Ring ring_at(uint8_t* smem_raw) {
+  using Cfg = TileConfig<BN>;
   Ring r;
   r.stages = reinterpret_cast<uint8_t*>((reinterpret_cast<uintptr_t>(smem_raw) + 1023) & ~uintptr_t(1023));
   r.full = reinterpret_cast<uint64_t*>(r.stages + Cfg::kStages * Cfg::kStageBytes);
@@ -208,9 +207,9 @@ __device__ __forceinline__ Ring ring_at(uint8_t* smem_raw) {
 
 // One thread of the block, before any other use: `full` takes the producer's one arrival (and
 // the bytes), `empty` one arrival per consumer warpgroup of each of the CM blocks of a cluster.
-template <int BN, int CM = 1, class Cfg = TileConfig<BN>>
+template <int BN, int CM = 1>
 __device__ __forceinline__ void ring_init(const Ring& r) {
-  for (int s = 0; s < Cfg::kStages; ++s) mbar_init(&r.full[s], 1), mbar_init(&r.empty[s], 2 * CM);
+  for (int s = 0; s < TileConfig<BN>::kStages; ++s) mbar_init(&r.full[s], 1), mbar_init(&r.empty[s], 2 * CM);
   mbar_init_fence();
 }
 
@@ -252,10 +251,10 @@ __device__ __forceinline__ void load_tile(const Ring& r, RingPos& pos, const CUt
 // One consumer warpgroup (wg 0 or 1: rows 64 wg .. 64 wg + 63 of the tile); acc receives the
 // product (its old values are overwritten: the first wgmma has scale-d 0).
 // CM 2: the stage is handed back to both blocks of the cluster (tile_gemm.cu's pairs).
-// Cfg: the ring's layout (ring_at's, ring_init's and the producer's).
-template <int BN, class T, int CM = 1, class Cfg = TileConfig<BN>>
+template <int BN, class T, int CM = 1>
 __device__ __forceinline__ void mma_tile(float (&acc)[TileConfig<BN>::kAcc], const Ring& r, RingPos& pos, int kblocks,
                                          int wg) {
+  using Cfg = TileConfig<BN>;
   const bool leader = threadIdx.x % 128 == 0;
   auto release = [&](int stage) {
     if constexpr (CM == 1) {
