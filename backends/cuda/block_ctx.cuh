@@ -52,8 +52,7 @@ class BlockCtxT {
   static constexpr int kWorldLimit = kNodeWorld;
   static_assert(kWorldLimit == 8, "reduce / reduce_ll / put_ll unroll for at most 8 sources");
 
-  __device__ BlockCtxT(const DeviceHandle& h, uint32_t* smem_word, VerbTraceBuf trace = {})
-      : h_(h), smem_(smem_word), trace_(trace) {
+  __device__ explicit BlockCtxT(const DeviceHandle& h, VerbTraceBuf trace = {}) : h_(h), trace_(trace) {
     stamp(VerbId::kStart, 0, false);
   }
 
@@ -242,34 +241,36 @@ class BlockCtxT {
   __device__ uint32_t advance(uint32_t slot) {
     stamp(VerbId::kAdvance, slot);
     flush_wait();
-    // Only this block ever writes its counters, so after the first read of a launch every
-    // thread can track the value itself: later advances of the same slot skip the global load
-    // and the shared-memory broadcast (a barrier's advance is then off its critical path).
-    if (slot == cached_slot_) {
-      ++cached_value_;
-      if (threadIdx.x == 0) *(h_.pad_local + slot) = cached_value_;
-      return cached_value_;
-    }
-    __syncthreads();  // the previous advance's readers are done with *smem_
-    if (threadIdx.x == 0) {
-      volatile uint32_t* c = h_.pad_local + slot;
-      const uint32_t v = *c + 1;
-      *c = v;
-      *smem_ = v;
-    }
-    __syncthreads();
+    // Only this block ever writes its counters. The first advance of a slot in a launch: every
+    // thread reads the counter itself (one load per warp, no barrier, no shared memory), so the
+    // read's round trip overlaps what the program does next until it uses the value (put_ll's
+    // and copy's loads of their sources); later advances of the same slot count in registers.
+    // The new value is stored once, after a barrier (no thread of the block can still be reading
+    // the old one), when the block turns to another slot or ends (store_counter).
+    if (slot == cached_slot_) return ++cached_value_;
+    store_counter();
     cached_slot_ = slot;
-    cached_value_ = *smem_;
+    cached_value_ = *static_cast<volatile const uint32_t*>(h_.pad_local + slot) + 1;
+    counter_dirty_ = true;
     return cached_value_;
   }
 
-  // Called by the kernel after the program so a trailing wait's bar.sync is not lost.
+  // Called by the kernel after the program so a trailing wait's bar.sync is not lost and the
+  // block's counter reaches memory for the next launch.
   __device__ void finish() {
     flush_wait();
+    store_counter();
     stamp(VerbId::kEnd, stamps_ + 1);
   }
 
  private:
+  __device__ void store_counter() {
+    if (!counter_dirty_) return;
+    __syncthreads();  // every thread's read of the old value, before it is overwritten
+    if (threadIdx.x == 0) *static_cast<volatile uint32_t*>(h_.pad_local + cached_slot_) = cached_value_;
+    counter_dirty_ = false;
+  }
+
   // reduce_ll's unrolling by source count (the loads of every source in flight at once).
   template <class T, bool kPlain>
   __device__ bool reduce_ll_by_sources(uint4* d, const ulonglong2* const* s, int nsrc, int plain, std::size_t n,
@@ -335,13 +336,13 @@ class BlockCtxT {
   }
 
   const DeviceHandle& h_;
-  uint32_t* smem_;
   VerbTraceBuf trace_;                  // kTraced only
   bool pending_ = true;                 // data verbs (or the launch's predecessors) not yet covered by a fence
   bool wait_sync_ = false;              // thread 0 finished waits the other threads have not synced on
   uint32_t cached_slot_ = 0xFFFFFFFFu;  // the counter slot last advanced, and its value
   uint32_t cached_value_ = 0;
-  uint32_t stamps_ = 0;  // stamps this block made (a traced call)
+  bool counter_dirty_ = false;  // cached_value_ not yet stored (store_counter)
+  uint32_t stamps_ = 0;         // stamps this block made (a traced call)
 };
 
 using BlockCtx = BlockCtxT<false>;

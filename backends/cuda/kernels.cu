@@ -12,8 +12,7 @@ namespace symm::cuda {
 namespace {
 
 __global__ void wait_probe_kernel(const __grid_constant__ DeviceHandle h, uint32_t slot, uint32_t value) {
-  __shared__ uint32_t word;
-  BlockCtx ctx(h, &word);
+  BlockCtx ctx(h);
   ctx.wait(slot, value, MemOrder::kAcquire);
   ctx.finish();
 }
@@ -21,8 +20,7 @@ __global__ void wait_probe_kernel(const __grid_constant__ DeviceHandle h, uint32
 // One thread's worth of reduce_ll (one 16-byte vector, four packets) on a buffer nobody writes.
 __global__ void ll_probe_kernel(const __grid_constant__ DeviceHandle h, const void* packets, float* dst,
                                 uint32_t epoch) {
-  __shared__ uint32_t word;
-  BlockCtx ctx(h, &word);
+  BlockCtx ctx(h);
   ctx.reduce_ll<float>(dst, &packets, 1, 4, epoch, ReduceOp::kSum);
   ctx.finish();
 }

@@ -30,8 +30,7 @@ __device__ __forceinline__ void run_program(const DeviceHandle& h, const CollArg
   asm volatile("griddepcontrol.wait;" ::: "memory");
   asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
 #endif
-  __shared__ uint32_t word;
-  BlockCtxT<kTraced> ctx(h, &word, trace);
+  BlockCtxT<kTraced> ctx(h, trace);
   P::template run<T>(ctx, a);
   ctx.finish();
 }
