@@ -200,7 +200,8 @@ class BlockCtxT {
     stamp(release ? VerbId::kSignalRelease : VerbId::kSignal,
           uint32_t(peer_rank) | (release && pending_ ? kFenced : 0));
     flush_wait();
-    if (release && pending_) {
+    const bool synced = release && pending_;
+    if (synced) {
       __syncthreads();
       if (threadIdx.x == 0) asm volatile("fence.acq_rel.sys;" ::: "memory");
       pending_ = false;
@@ -209,6 +210,7 @@ class BlockCtxT {
       uint32_t* f = h_.pad_peer[peer_rank] + slot;
       asm volatile("st.relaxed.sys.global.u32 [%0], %1;" ::"l"(f), "r"(value) : "memory");
     }
+    if (synced) store_counter_synced();  // after the flag: off the signal's path
   }
 
   __device__ void wait(uint32_t slot, uint32_t value, MemOrder order) {
@@ -245,9 +247,13 @@ class BlockCtxT {
     // thread reads the counter itself (one load per warp, no barrier, no shared memory), so the
     // read's round trip overlaps what the program does next until it uses the value (put_ll's
     // and copy's loads of their sources); later advances of the same slot count in registers.
-    // The new value is stored once, after a barrier (no thread of the block can still be reading
-    // the old one), when the block turns to another slot or ends (store_counter).
-    if (slot == cached_slot_) return ++cached_value_;
+    // The new value is stored by thread 0 after a barrier (no thread of the block can still be
+    // reading the old one): the next one a verb makes anyway (store_counter_synced), else one of
+    // its own when the block turns to another slot or ends (store_counter).
+    if (slot == cached_slot_) {
+      counter_dirty_ = true;
+      return ++cached_value_;
+    }
     store_counter();
     cached_slot_ = slot;
     cached_value_ = *static_cast<volatile const uint32_t*>(h_.pad_local + slot) + 1;
@@ -264,11 +270,17 @@ class BlockCtxT {
   }
 
  private:
+  // Right after a barrier of the whole block: every thread's advance (its read of the old value)
+  // came before it.
+  __device__ void store_counter_synced() {
+    if (!counter_dirty_) return;
+    if (threadIdx.x == 0) *static_cast<volatile uint32_t*>(h_.pad_local + cached_slot_) = cached_value_;
+    counter_dirty_ = false;
+  }
   __device__ void store_counter() {
     if (!counter_dirty_) return;
     __syncthreads();  // every thread's read of the old value, before it is overwritten
-    if (threadIdx.x == 0) *static_cast<volatile uint32_t*>(h_.pad_local + cached_slot_) = cached_value_;
-    counter_dirty_ = false;
+    store_counter_synced();
   }
 
   // reduce_ll's unrolling by source count (the loads of every source in flight at once).
@@ -332,6 +344,7 @@ class BlockCtxT {
     if (wait_sync_) {
       __syncthreads();
       wait_sync_ = false;
+      store_counter_synced();
     }
   }
 
