@@ -573,20 +573,31 @@ TILE_GEMM_CSVS = {
 }
 
 
+def tile_gemm_ratios(pattern):
+    """cuBLASLt's median over our tile GEMM's per fused shape and launch mode (bf16) in the newest
+    run matching `pattern` (plots/data.py run_key), with that run's rows and path: ([], [], None)
+    without one."""
+    paths = glob.glob(os.path.join(data.ROOT, pattern))
+    if not paths:
+        return [], [], None
+    runs = {}
+    for p in paths:
+        with open(p, newline="") as f:
+            runs[p] = list(csv.DictReader(f))  # gemm-bench's own schema
+    path = max(paths, key=lambda p: data.run_key(p, runs[p]))
+    rows = runs[path]
+    cell = lambda r: (r["dtype"], r["M"], r["N"], r["K"], r["graph"])
+    lt = {cell(r): float(r["time_us_median"]) for r in rows if r["impl"] == "cublaslt"}
+    ratios = [lt[cell(r)] / float(r["time_us_median"]) for r in rows
+              if r["impl"] == "tile" and r["dtype"] == "bf16" and cell(r) in lt]
+    return ratios, rows, path
+
+
 def tile_gemm_numbers(macro):
     """<prefix>{Min,Max,Cells,GitSha}: cuBLASLt's median over ours per fused shape and launch mode
-    (bf16), the smallest and largest, from the newest run (plots/data.py run_key)."""
+    (bf16), the smallest and largest, from the newest run (tile_gemm_ratios)."""
     for prefix, pattern in TILE_GEMM_CSVS.items():
-        paths = glob.glob(os.path.join(data.ROOT, pattern))
-        if not paths:
-            continue
-        runs = {p: list(csv.DictReader(open(p))) for p in paths}  # gemm-bench's own schema
-        path = max(paths, key=lambda p: data.run_key(p, runs[p]))
-        rows = runs[path]
-        cell = lambda r: (r["dtype"], r["M"], r["N"], r["K"], r["graph"])
-        lt = {cell(r): float(r["time_us_median"]) for r in rows if r["impl"] == "cublaslt"}
-        ratios = [lt[cell(r)] / float(r["time_us_median"]) for r in rows
-                  if r["impl"] == "tile" and r["dtype"] == "bf16" and cell(r) in lt]
+        ratios, rows, _ = tile_gemm_ratios(pattern)
         if not ratios:
             continue
         macro(prefix + "Min", "%.3f" % min(ratios))

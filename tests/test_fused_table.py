@@ -115,6 +115,40 @@ class FusedTable(unittest.TestCase):
         self.assertEqual(rs[6:8], ["600.0", ft.NOT_MEASURED])
         self.assertEqual(data.calibration_gemm_rows(os.path.join(self.results, "none.csv")), [])
 
+    def test_the_anchor_sets_the_published_ratios_beside_the_predicted_ones(self):
+        anchor = self.write("anchor.csv", [
+            "source,machine,world,op,algo,dtype,M,N,K,time_us,note",
+            "paper,h100x8,8,ag_mm,fused_tile_gemm,bf16,16384,3584,8192,200,x",
+            "paper,h100x8,8,ag_mm,cublas,bf16,16384,3584,8192,100,x",
+            "paper,h100x8,8,ag_mm,cublas_nccl,bf16,16384,3584,8192,400,x"])
+        saved = ft.ANCHOR
+        ft.ANCHOR = anchor
+        import tables
+        saved_gemm = dict(tables.TILE_GEMM_CSVS)
+        for key in tables.TILE_GEMM_CSVS:  # no one-GPU GEMM run: the table says nothing of it
+            tables.TILE_GEMM_CSVS[key] = os.path.join(self.results, "none", "*.csv")
+        try:
+            self.sim([("ag_mm", "cublaslt", 1, 1000.0), ("ag_mm", "seq_coll_gemm", 1, 2000.0),
+                      ("ag_mm", "ag_mm.ce_bulk_gemm", 1, 1100.0), ("ag_mm", "ag_mm.ce_tile_gemm", 1, 1200.0)])
+            inp = self.inputs()
+            cells = ft.anchor_cells(inp)
+            self.assertEqual([c[:2] for c in cells], [("predicted, fastest", "ag_mm.ce_bulk_gemm"),
+                                                      ("predicted, tile program", "ag_mm.ce_tile_gemm")])
+            self.assertAlmostEqual(cells[1][3], 1.2)
+            self.assertAlmostEqual(cells[1][4], 0.6)
+            md = "\n".join(ft.anchor_markdown(inp))
+            self.assertIn("| published, 8x H100 | fused kernel (seed 002) | 200.0 | 2.00 | 0.50 |", md)
+            self.assertNotIn("tile GEMM alone", md)
+            tex = ft.anchor_tex([inp])
+            self.assertIn("h200x2 (predicted) & ce\\_tile\\_gemm & 1200 & 1.20 & 0.60", tex)
+            ft.ANCHOR = os.path.join(self.results, "missing.csv")  # no anchor, no section
+            self.assertEqual(ft.anchor_markdown(inp), [])
+            self.assertEqual(ft.anchor_tex([inp]), "")
+        finally:
+            ft.ANCHOR = saved
+            tables.TILE_GEMM_CSVS.clear()
+            tables.TILE_GEMM_CSVS.update(saved_gemm)
+
 
 if __name__ == "__main__":
     unittest.main()
