@@ -8,7 +8,10 @@
 #   bench_small_<m>.csv/.log  all_reduce, every algorithm, 4K..1M x4, graph and eager, checked,
 #                             with programmatic dependent launch (the default) ...
 #   bench_small_nopdl_<m>.csv ... and the same with --pdl off (log appended to bench_small_<m>.log)
-# About two minutes at world 2. Multicast stays off.
+#   bench_rsag_<m>.csv/.log   reduce_scatter and all_gather, every algorithm (the LL ones included,
+#                             which the plans step leaves out), 4K..16M x4, graph and eager, checked
+#                             up to 1M, NCCL's rows in the same calls
+# About three minutes at world 2. Multicast stays off.
 set -uo pipefail
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
 export LD_LIBRARY_PATH=/opt/torch/.venv/lib/python3.12/site-packages/nvidia/nccl/lib:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
@@ -32,5 +35,11 @@ timeout 90 $B --op all_reduce --algo all --sizes 4K:1M:x4 --mode both --check-up
 timeout 90 $B --op all_reduce --algo all --sizes 4K:1M:x4 --mode both --check-up-to 1M --no-nccl --pdl off \
   --csv "$DIR/bench_small_nopdl_$M.csv" >> "$DIR/bench_small_$M.log" 2>&1 || rc=1
 echo "# small done at ${SECONDS}s (rc $rc)"
+for op in reduce_scatter all_gather; do
+  timeout 120 $B --op $op --algo all --sizes 4K:16M:x4 --mode both --check-up-to 1M \
+    --csv /tmp/rsag_$op.csv >> "$DIR/bench_rsag_$M.log" 2>&1 || rc=1
+done
+{ cat /tmp/rsag_reduce_scatter.csv; tail -n +2 /tmp/rsag_all_gather.csv; } > "$DIR/bench_rsag_$M.csv"
+echo "# reduce_scatter, all_gather 4K-16M done at ${SECONDS}s (rc $rc)"
 grep -E "FAIL|error" "$DIR"/bench_*_$M.log | head -20
 exit $rc
