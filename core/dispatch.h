@@ -19,6 +19,7 @@
 #include "core/algos/all_gather_ce_st.h"
 #include "core/algos/all_gather_ld.h"
 #include "core/algos/all_gather_st.h"
+#include "core/algos/all_gather_st_copy.h"
 #include "core/algos/all_gather_st_ll.h"
 #include "core/algos/all_reduce_ld_reduce.h"
 #include "core/algos/all_reduce_mc_ld_reduce_mc_st.h"
@@ -54,7 +55,7 @@ using DevicePrograms = TypeList<BarrierAcqRel, BarrierRelaxed,                  
                                 AllReduceLdReduce, AllReduceStReduce, AllReduceRsLdAgSt,  //
                                 AllReduceRsLdAgLd, AllReduceMcLdReduceMcSt,               //
                                 ReduceScatterLdReduce, AllGatherSt, AllGatherLd,          //
-                                AllReduceStLlReduce, ReduceScatterStLlReduce, AllGatherStLl>;
+                                AllReduceStLlReduce, ReduceScatterStLlReduce, AllGatherStLl, AllGatherStCopy>;
 using HostPlans = TypeList<AllGatherCeSt, AllGatherCeSmSt, ReduceScatterCeStRingReduce, ReduceScatterCeStChunkReduce>;
 // The fused matmul + collective plans (core/fused.h; Descriptor::kind = kFusedPlan), in `symmcoll
 // list` order: fused_algorithms(), apart from Algorithms (their arguments are matrices).

@@ -36,6 +36,7 @@ ALIASES = {
     "all_reduce.st_ll_reduce": "one_shot_ll",
     "reduce_scatter.st_ll_reduce": "push_ll",
     "all_gather.st_ll": "push_ll",
+    "all_gather.st_copy": "push_copy",
     "all_gather.ce_st": "ce",
     "all_gather.ce_sm_st": "ce_sm",
     "reduce_scatter.ce_st_ring_reduce": "ce",

@@ -1,0 +1,67 @@
+// all_gather.st_copy ("push_copy"): every rank pushes its input into every peer's scratch, then
+// each copies the pieces it received into its output, locally: all_gather.st without its entry
+// barrier, as all_reduce.st_reduce is an all-reduce without one.
+//
+//   1. e = advance(counter[block][1])               this block's epoch (st_reduce's counter)
+//   2. peer(slot(e, me), r) = in[piece] for every peer r (stores, posted)
+//      out[me * count + piece] = in[piece]          my own part, locally
+//   3. signal every peer flags[1][block][me] := e    (release: the stores above land first)
+//   4. wait my flags[1][block][r] >= e for every peer (acquire)
+//   5. out[r * count + piece] = slot(e, r) for every peer r (local loads and stores)
+//
+// all_gather.st stores straight into the peers' outputs, so it must first know that every peer
+// has entered the call (no longer reads the `out` it had): a barrier, whose release fence is the
+// most expensive verb of a small call (experiments/tables/verbs_h100x4.md: two barriers were ~8 of
+// its 11 us at 64K on 4x H100). Here the pushes land in core/algos/block_regions.h's fixed,
+// double-buffered per-block regions, which says why a rank never overwrites a half a peer is still
+// reading, so one flag trip is enough; the price is a local copy of what arrived. It shares
+// st_reduce's counter, flag channel and regions: both programs' epochs then only grow on one
+// counter per block, the premise of the regions' two halves. Each block carries at most
+// BlockRegions::kSlotBytes of a rank's input (2 MiB per rank at 64 blocks).
+//
+// Bytes over NVLink per rank: (world-1)/world * bytes (bytes = the whole output), as all_gather.st.
+#pragma once
+
+#include "core/algos/all_reduce_st_reduce.h"
+#include "core/algos/block_regions.h"
+#include "core/partition.h"
+
+namespace symm {
+
+struct AllGatherStCopy {
+  static constexpr Descriptor kDescriptor{
+      .op = Op::kAllGather,
+      .name = "st_copy",
+      .alias = "push_copy",
+      .summary = "push input into every peer's scratch (release), copy the received pieces into out locally"};
+  struct Config {
+    static constexpr int kBlockLimit = BlockRegions::kRegions;
+    static constexpr int kDefaultBlockCap = 64;
+    static constexpr std::size_t kBytesPerBlock = 8 << 10;
+    static constexpr std::size_t kPieceBytes = BlockRegions::kSlotBytes;
+    static constexpr int kChannel = AllReduceStReduce::Config::kChannel;
+    static constexpr int kCounter = AllReduceStReduce::Config::kCounter;
+  };
+
+  template <class T, class Ctx>
+  SYMM_HD static void run(Ctx& ctx, const CollArgs& a) {
+    const int me = ctx.rank(), n = ctx.world(), b = ctx.block();
+    const Range piece = split_vec<T>(a.count, ctx.blocks(), b);
+    const uint32_t e = ctx.advance(pad::counter(b, Config::kCounter));
+    const T* in = static_cast<const T*>(a.in) + piece.begin;
+    T* out = static_cast<T*>(a.out) + piece.begin;
+    char* mine = BlockRegions::slot(a.scratch, n, b, e, me);
+
+    const std::size_t bytes = piece.count * sizeof(T);
+    for (int i = 1; i < n && bytes; ++i) ctx.copy(ctx.peer(mine, (me + i) % n), in, bytes);
+    if (bytes) ctx.copy(out + std::size_t(me) * a.count, in, bytes);
+    for (int i = 1; i < n; ++i) ctx.signal((me + i) % n, pad::flag(Config::kChannel, b, me), e, MemOrder::kRelease);
+    for (int i = 1; i < n; ++i) ctx.wait(pad::flag(Config::kChannel, b, (me + i) % n), e, MemOrder::kAcquire);
+    for (int i = 1; i < n && bytes; ++i) {
+      const int r = (me + i) % n;
+      ctx.copy(out + std::size_t(r) * a.count, BlockRegions::slot(a.scratch, n, b, e, r), bytes);
+    }
+  }
+};
+
+}  // namespace symm
