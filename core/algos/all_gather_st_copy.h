@@ -14,10 +14,12 @@
 // most expensive verb of a small call (experiments/tables/verbs_h100x4.md: two barriers were ~8 of
 // its 11 us at 64K on 4x H100). Here the pushes land in core/algos/block_regions.h's fixed,
 // double-buffered per-block regions, which says why a rank never overwrites a half a peer is still
-// reading, so one flag trip is enough; the price is a local copy of what arrived. It shares
-// st_reduce's counter, flag channel and regions: both programs' epochs then only grow on one
-// counter per block, the premise of the regions' two halves. Each block carries at most
-// BlockRegions::kSlotBytes of a rank's input (2 MiB per rank at 64 blocks).
+// reading, so one flag trip is enough; the price is a local copy of what arrived. The regions are
+// its own (core/heap_layout.cpp: a fixed scratch region per program); it shares st_reduce's
+// counter and flag channel, so the values on that channel only grow whichever of the two runs,
+// and the regions' argument (a peer's flag of the call before, epoch e-1 on this counter) holds
+// across both. Each block carries at most BlockRegions::kSlotBytes of a rank's input (2 MiB per
+// rank at 64 blocks).
 //
 // Bytes over NVLink per rank: (world-1)/world * bytes (bytes = the whole output), as all_gather.st.
 #pragma once
@@ -34,13 +36,10 @@ struct AllGatherStCopy {
       .name = "st_copy",
       .alias = "push_copy",
       .summary = "push input into every peer's scratch (release), copy the received pieces into out locally"};
-  struct Config {
-    static constexpr int kBlockLimit = BlockRegions::kRegions;
+  // st_reduce's regions, block limit, counter and flag channel; all_gather.st's blocks per size.
+  struct Config : AllReduceStReduce::Config {
     static constexpr int kDefaultBlockCap = 64;
     static constexpr std::size_t kBytesPerBlock = 8 << 10;
-    static constexpr std::size_t kPieceBytes = BlockRegions::kSlotBytes;
-    static constexpr int kChannel = AllReduceStReduce::Config::kChannel;
-    static constexpr int kCounter = AllReduceStReduce::Config::kCounter;
   };
 
   template <class T, class Ctx>
