@@ -146,7 +146,7 @@ TEST(Heap, LayoutIsAlignedAndChecked) {
   const AlgoInfo& one = find_algo(Op::kAllReduce, "one_shot");
   const HeapLayout l = heap_layout(one, 4096, 4);
   const std::size_t r = fixed_scratch_bytes(4);
-  EXPECT_EQ(r, 4 * BlockRegions::scratch_bytes(4));  // three LL programs and st_reduce, a region each
+  EXPECT_EQ(r, 5 * BlockRegions::scratch_bytes(4));  // three LL programs, st_reduce and st_copy, a region each
   EXPECT_EQ(l.in, r);
   EXPECT_EQ(l.out, r + 4096u);
   EXPECT_EQ(l.total, r + 8192u);
@@ -167,7 +167,7 @@ TEST(Heap, LlScratchIsFixedAndPrivate) {
     EXPECT_LE(s.scratch + a.scratch_bytes(4096, w), fixed_scratch_bytes(w)) << a.id;
     regions.push_back({s.scratch, s.scratch + a.scratch_bytes(4096, w)});
   }
-  ASSERT_EQ(regions.size(), 4u);
+  ASSERT_EQ(regions.size(), 5u);
   std::sort(regions.begin(), regions.end());
   for (std::size_t i = 1; i < regions.size(); ++i) EXPECT_LE(regions[i - 1].second, regions[i].first);
   for (const AlgoInfo& a : algorithms())
