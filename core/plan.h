@@ -74,8 +74,10 @@
 // consumption of the previous call's flags in the waiter's stream order.
 #pragma once
 
+#include <algorithm>
 #include <concepts>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/coll_args.h"
@@ -165,7 +167,13 @@ concept HostCtx = requires(H& h, const H& ch, float* fp, void* p, const void* cp
 //   wait_flag    a plan flag, value != 0
 //   record / wait_event   0 <= e < kMaxEvents; wait_event after a record of e in this call
 //   gemm         m, n, k > 0, lda >= k, ldb >= n, ldc >= n, a, b, c not null
-//   end_call     every side stream with work is joined into the main stream ("the end of a call")
+//   end_call     every side stream with work is joined into the main stream ("the end of a call"),
+//                and no side stream has events only (record / wait_event and nothing else: forked
+//                and joined with no work between; in a CUDA graph such a stream's capture
+//                dependencies pile up call after call, so a graph of many calls grows edges as
+//                the square of its calls: 2x H100, 100 captured calls of reduce_scatter ce at 64K
+//                took 93 us each against 28.5 us with the idle stream left out,
+//                experiments/results/h100x2/graph_edges_a5a9111)
 template <class H>
 class CheckedHost {
  public:
@@ -262,6 +270,14 @@ class CheckedHost {
                 " items, up to a " + last_[std::size_t(s)] + ", are not waited for by stream " +
                 std::to_string(kMainStream) + ")",
             "a record after its last item that stream " + std::to_string(kMainStream) + " waits for (wait_event)");
+    for (int s = 1; s < streams() && s < kMaxStreams; ++s)
+      if (items_[s] && !work_[s])
+        bad(s,
+            "side stream with events only (" + std::to_string(items_[s]) +
+                " record / wait_event items and no work: in a CUDA graph its capture dependencies pile up "
+                "call after call)",
+            "work between its fork and its join, or no use at all (fork only the side streams the plan "
+            "uses: side_streams)");
   }
 
  private:
@@ -276,6 +292,8 @@ class CheckedHost {
     if (s < 0 || s >= kMaxStreams) return;  // (refused by stream(); for the compiler)
     ++items_[s];
     last_[s] = verb;
+    const std::string_view v(verb);
+    if (v != "record" && v != "wait_event") ++work_[s];
   }
   // Throws kInvalidArgument (host code: plans are enqueued from the host; nvcc's device pass also
   // reads this file, where fail() does not exist).
@@ -300,6 +318,7 @@ class CheckedHost {
   }
   H& h_;
   int items_[kMaxStreams] = {};  // items enqueued per stream in this call
+  int work_[kMaxStreams] = {};   // of them, items other than record / wait_event
   const char* last_[kMaxStreams] = {};
   Mark records_[kMaxEvents];  // the latest record of each event
   std::vector<Join> joins_;
@@ -380,6 +399,23 @@ int side_stream(const Host& h, int j) {
   return side > 0 ? 1 + j % side : kMainStream;
 }
 
+// How many side streams (1 .. that many) a plan that wants `want` of them gets: the plan forks and
+// joins exactly those. A side stream forked and joined with no work between is refused
+// (CheckedHost::end_call): in a CUDA graph its capture dependencies pile up call after call.
+template <class Host>
+int side_streams(const Host& h, int want) {
+  return std::max(0, std::min(h.streams() - 1, want));
+}
+
+// The end of a plan's call: each of side streams 1 .. used records event first_event + s, and the
+// main stream waits for each (kNoJoin, tests only: it does not).
+template <PlanFault kFault = PlanFault::kNone, class Host>
+void join_side_streams(Host& h, int first_event, int used) {
+  for (int s = 1; s <= used; ++s) h.record(s, first_event + s);
+  if constexpr (kFault != PlanFault::kNoJoin)
+    for (int s = 1; s <= used; ++s) h.wait_event(kMainStream, first_event + s);
+}
+
 // The copy-engine push both collective plans share, after plan_entry: the side streams start
 // after event 0 (recorded here on the main stream); for every chunk k and every peer q in
 // rank-swizzled order (me+1, me+2, ...: at each step every rank sends to a different peer, so
@@ -399,18 +435,24 @@ int side_stream(const Host& h, int j) {
 // `dst` / `src` give the chunk's addresses: dst a peer's (h.peer), src local. kFault plants the
 // faults of PlanFault for the tests.
 enum class PeerStreams { kOne, kRoundRobin };
+// The side streams push_chunks uses (1 .. that many; none: every copy on the main stream).
+template <class Host>
+int push_streams(const Host& h, PeerStreams peers) {
+  return side_streams(h, peers == PeerStreams::kOne ? 1 : h.world() - 1);
+}
 template <PlanFault kFault, class Host, class Dst, class Src>
 void push_chunks(Host& h, const Chunks& ch, Dst dst, Src src, PeerStreams peers) {
   const int me = h.rank(), n = h.world();
   h.record(kMainStream, 0);
-  for (int s = 1; s < h.streams(); ++s) h.wait_event(s, 0);
+  for (int s = 1; s <= push_streams(h, peers); ++s) h.wait_event(s, 0);
   for (int k = 0; k < ch.count; ++k)
     for (int i = 1; i < n; ++i) {
       const int q = (me + i) % n, s = side_stream(h, peers == PeerStreams::kOne ? 0 : i - 1);
       if (ch.size(k)) h.copy_engine(s, dst(q, k), src(q, k), ch.size(k));
       if constexpr (kFault == PlanFault::kNoFlag)
         if (k == 0 && i == 1) continue;
-      const int fs = kFault == PlanFault::kFlagOnOtherStream ? side_stream(h, s) : s;  // the next side stream
+      // kFlagOnOtherStream: the flag on the main stream, not ordered after the copy.
+      const int fs = kFault == PlanFault::kFlagOnOtherStream ? kMainStream : s;
       h.write_flag(fs, q, pad::plan_flag(pad::kPlanData, k, me), 1);
     }
 }

@@ -76,9 +76,13 @@ struct AllGatherCeSmStT {
     char* out = static_cast<char*>(c.out);
     const std::size_t my_slot = std::size_t(me) * bytes;
 
+    const bool ce = bytes > sm;
+    const int side = h.streams() - 1;
+    // The side streams it uses: the SM push's, and the copies' (round robin over the others).
+    const int used = side_streams(h, 1 + (ce && side > 1 ? ch.count * (n - 1) : 0));
     plan_entry<kFault>(h);     // step 1
     h.record(kMainStream, 0);  // step 2
-    for (int s = 1; s < h.streams(); ++s) h.wait_event(s, 0);
+    for (int s = 1; s <= used; ++s) h.wait_event(s, 0);
     const int sm_stream = side_stream(h, 0);  // step 3
     if (sm) {
       CollArgs k;
@@ -88,9 +92,7 @@ struct AllGatherCeSmStT {
       h.template launch<PushToPeers, T>(sm_stream, k, a.blocks ? a.blocks : PushToPeers::default_blocks<T>(k.count));
     }
     for (int i = 1; i < n; ++i) h.write_flag(sm_stream, (me + i) % n, pad::plan_flag(pad::kPlanData, 0, me), 1);
-    const bool ce = bytes > sm;  // step 4
-    const int side = h.streams() - 1;
-    int j = 0;
+    int j = 0;  // step 4
     for (int k = 0; ce && k < ch.count; ++k)
       for (int i = 1; i < n; ++i, ++j) {
         const int q = (me + i) % n;
@@ -112,9 +114,7 @@ struct AllGatherCeSmStT {
       h.wait_flag(kMainStream, pad::plan_flag(pad::kPlanData, 0, q), 1);
       for (int k = 0; ce && k < ch.count; ++k) h.wait_flag(kMainStream, pad::plan_flag(pad::kPlanData, 1 + k, q), 1);
     }
-    for (int s = 1; s < h.streams(); ++s) h.record(s, s);  // step 6
-    if constexpr (kFault != PlanFault::kNoJoin)
-      for (int s = 1; s < h.streams(); ++s) h.wait_event(kMainStream, s);
+    join_side_streams<kFault>(h, 0, used);  // step 6
   }
 };
 using AllGatherCeSmSt = AllGatherCeSmStT<>;

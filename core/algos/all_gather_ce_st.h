@@ -65,7 +65,7 @@ struct AllGatherCeT {
       k.count = c.count;
       h.template launch<CopyLocal, T>(kMainStream, k, a.blocks ? a.blocks : CopyLocal::default_blocks<T>(k.count));
     }
-    for (int s = 1; s < h.streams(); ++s) h.record(s, s);
+    for (int s = 1; s <= push_streams(h, PeerStreams::kOne); ++s) h.record(s, s);
     return ch;
   }
   // The consumer's side of chunk k: the main... or any stream waits for every peer's chunk k.
@@ -78,7 +78,7 @@ struct AllGatherCeT {
   template <class Host>
   static void join(Host& h) {
     if constexpr (kFault == PlanFault::kNoJoin) return;
-    for (int s = 1; s < h.streams(); ++s) h.wait_event(kMainStream, s);
+    for (int s = 1; s <= push_streams(h, PeerStreams::kOne); ++s) h.wait_event(kMainStream, s);
   }
 
   template <class T, class Host>

@@ -71,13 +71,4 @@ int mm_rs_push_peers(Host& h, const FusedArgs& f, const MmRsSlots& l) {
   return ev;
 }
 
-// The end of an mm_rs plan: every side stream records event first_event + s, the main stream
-// waits for each (kNoJoin, tests only: it does not).
-template <PlanFault kFault = PlanFault::kNone, class Host>
-void mm_rs_join(Host& h, int first_event) {
-  for (int s = 1; s < h.streams(); ++s) h.record(s, first_event + s);
-  if constexpr (kFault != PlanFault::kNoJoin)
-    for (int s = 1; s < h.streams(); ++s) h.wait_event(kMainStream, first_event + s);
-}
-
 }  // namespace symm

@@ -90,8 +90,11 @@ struct MmRsGemmCeAccT {
     const T* a = static_cast<const T*>(f.a);
     char* scratch = static_cast<char*>(f.work);
 
-    int ev = mm_rs_push_peers<T, kFault>(h, f, l);                               // steps 1-2
-    const int waiter = h.streams() > 2 ? 2 : h.streams() > 1 ? 1 : kMainStream;  // step 3
+    int ev = mm_rs_push_peers<T, kFault>(h, f, l);  // steps 1-2
+    // Step 3. kNoWait (tests only): no waits, so no waiter stream either (one with events only is
+    // refused by the host contract): the main stream records the events itself.
+    const int waiters = kFault == PlanFault::kNoWait ? 0 : 2;
+    const int waiter = side_streams(h, waiters);
     const int first_own = ev;
     for (int k = 0; k < ch.count; ++k) {
       for (int i = 1; i < n && kFault != PlanFault::kNoWait; ++i)
@@ -121,7 +124,7 @@ struct MmRsGemmCeAccT {
     };
     own(0, ch.count - 1);
     own(ch.count - 1, ch.count);
-    mm_rs_join<kFault>(h, ev);  // step 5
+    join_side_streams<kFault>(h, ev, side_streams(h, std::max(waiters, 1)));  // step 5: the copies' and the waiter's
   }
 };
 using MmRsGemmCeAcc = MmRsGemmCeAccT<>;

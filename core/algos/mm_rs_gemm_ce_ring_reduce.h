@@ -89,7 +89,7 @@ struct MmRsGemmCeRingReduceT {
       h.template launch<LocalReduceRing, T>(reducer, r,
                                             f.blocks ? f.blocks : LocalReduceRing::default_blocks<T>(r.count, cap));
     }
-    mm_rs_join<kFault>(h, ev);  // step 5
+    join_side_streams<kFault>(h, ev, side_streams(h, 1));  // step 5: the copies' (and reducer's) stream
   }
 };
 using MmRsGemmCeRingReduce = MmRsGemmCeRingReduceT<>;

@@ -159,7 +159,7 @@ struct MmRsGemmCeTileAccT {
     h.template launch<MmRsAccTiles<kFault>, T>(kMainStream, c, tile_blocks(f.sms, tiles));
     for (int k = 0; k < ch.count; ++k)  // step 4
       for (int i = 1; i < n; ++i) h.wait_flag(kMainStream, pad::plan_flag(pad::kPlanData, k, (me + n - i) % n), 1);
-    mm_rs_join<kFault>(h, ev);  // step 5
+    join_side_streams<kFault>(h, ev, side_streams(h, 1));  // step 5: the copies' stream
   }
 };
 using MmRsGemmCeTileAcc = MmRsGemmCeTileAccT<>;

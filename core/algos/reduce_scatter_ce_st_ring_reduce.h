@@ -55,7 +55,8 @@ struct ReduceScatterCeT {
     push_chunks<kFault>(
         h, ch, [&](int q, int k) { return h.peer(scratch, q) + std::size_t(me) * bytes + ch.begin(k); },
         [&](int q, int k) { return in + std::size_t(q) * bytes + ch.begin(k); }, PeerStreams::kRoundRobin);
-    for (int s = 1; s < h.streams(); ++s) h.record(s, s);
+    const int side = push_streams(h, PeerStreams::kRoundRobin);
+    for (int s = 1; s <= side; ++s) h.record(s, s);
 
     auto reduce = [&](std::size_t begin, std::size_t size) {
       if (!size) return;
@@ -82,7 +83,7 @@ struct ReduceScatterCeT {
       reduce(0, bytes);
     }
     if constexpr (kFault != PlanFault::kNoJoin)
-      for (int s = 1; s < h.streams(); ++s) h.wait_event(kMainStream, s);
+      for (int s = 1; s <= side; ++s) h.wait_event(kMainStream, s);
   }
 };
 using ReduceScatterCeStRingReduce = ReduceScatterCeT<false>;
