@@ -62,6 +62,10 @@ def _shard_above(limit):
     return lambda r: r["bytes"] // max(1, r["world"]) > limit
 
 
+def _shard_below(limit):
+    return lambda r: r["bytes"] // max(1, r["world"]) < limit
+
+
 def _always(r):
     return True
 
@@ -104,6 +108,14 @@ PLAN_CHANGES = [
     # plain data (at more ranks they still send it to themselves: f0c558d).
     ("0b93303", "world 2: the LL reductions read their own part as plain data (no packets to themselves)",
      {"all_reduce.st_ll_reduce": _world(2), "reduce_scatter.st_ll_reduce": _world(2)}),
+    # A side stream forked and joined with no work (the second of the default three where the
+    # plan's copies take one): gone, graph and eager alike (in a graph of many calls it had made
+    # the graph grow as the square of its calls; experiments/results/h100x2/graph_edges_a5a9111).
+    ("f605212", "plans fork and join only the side streams they use",
+     {"all_gather.ce_st": _always, "all_gather.ce_sm_st": _shard_below(4 << 20),
+      "reduce_scatter.ce_st_ring_reduce": _world(2), "reduce_scatter.ce_st_chunk_reduce": _world(2),
+      "ag_mm.ce_chunk_gemm": _always, "ag_mm.ce_bulk_gemm": _always, "ag_mm.ce_tile_gemm": _always,
+      "mm_rs.gemm_ce_ring_reduce": _always, "mm_rs.gemm_ce_tile_acc": _always}),
 ]
 
 

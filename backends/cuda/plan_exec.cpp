@@ -65,6 +65,9 @@ PlanExec::PlanExec(const DeviceHandle& h, cudaStream_t main, int streams, int th
   SYMM_CUDA_CHECK(cudaMallocHost(&probe_host_, sizeof(uint32_t)));
   write_fn_ = driver_fn("cuStreamWriteValue32");
   wait_fn_ = driver_fn("cuStreamWaitValue32");
+  batch_fn_ = driver_fn("cuStreamBatchMemOp");
+  pending_.resize(std::size_t(streams));
+  if (const char* e = std::getenv("SYMM_PLAN_BATCH_MEMOPS")) batch_enabled_ = std::string(e) != "0";
   gemm_ = std::make_unique<GemmRunner>(streams, h_.gpu_ranks);
 }
 
@@ -92,10 +95,21 @@ cudaEvent_t PlanExec::event(int e) {
 }
 
 // The verbs' arguments were checked by core/plan.h's CheckedHost (plans.cu runs every plan through it).
+// Default flags: a memory fence before the write, scoped to the stream (release).
 void PlanExec::write_flag(int s, int peer, uint32_t slot, uint32_t value) {
-  // Default flags: a memory fence before the write, scoped to the stream (release).
-  check_cu(reinterpret_cast<WriteFn>(write_fn_)(stream(s), CUdeviceptr(h_.pad_peer[peer] + slot), value,
-                                                CU_STREAM_WRITE_VALUE_DEFAULT),
+  const CUdeviceptr a = CUdeviceptr(h_.pad_peer[peer] + slot);
+  if (batching()) {
+    Pending& p = pending_[std::size_t(s)];
+    if (!p.waits.empty()) flush(s);  // a write after a wait: after the wait's reset (plan_exec.h)
+    CUstreamBatchMemOpParams op{};
+    op.writeValue.operation = CU_STREAM_MEM_OP_WRITE_VALUE_32;
+    op.writeValue.address = a;
+    op.writeValue.value = value;
+    op.writeValue.flags = CU_STREAM_WRITE_VALUE_DEFAULT;
+    p.ops.push_back(op);
+    return;
+  }
+  check_cu(reinterpret_cast<WriteFn>(write_fn_)(stream(s), a, value, CU_STREAM_WRITE_VALUE_DEFAULT),
            "cuStreamWriteValue32");
   // In a team graph (team_graph.h) the flag is also an edge: from this node to its wait's.
   if (FlagEdges* e = capturing_team_edges()) e->add_write(h_.rank, peer, slot, value, captured_node(stream(s)));
@@ -103,6 +117,24 @@ void PlanExec::write_flag(int s, int peer, uint32_t slot, uint32_t value) {
 
 void PlanExec::wait_flag(int s, uint32_t slot, uint32_t value) {
   const CUdeviceptr a = CUdeviceptr(h_.pad_local + slot);
+  if (batching()) {
+    Pending& p = pending_[std::size_t(s)];
+    CUstreamBatchMemOpParams op{};
+    op.waitValue.operation = CU_STREAM_MEM_OP_WAIT_VALUE_32;
+    op.waitValue.address = a;
+    op.waitValue.value = value;
+    op.waitValue.flags = CU_STREAM_WAIT_VALUE_EQ;
+    p.ops.push_back(op);
+    CUstreamBatchMemOpParams reset{};
+    reset.writeValue.operation = CU_STREAM_MEM_OP_WRITE_VALUE_32;
+    reset.writeValue.address = a;
+    reset.writeValue.value = 0;
+    reset.writeValue.flags = CU_STREAM_WRITE_VALUE_DEFAULT;
+    p.resets.push_back(reset);
+    p.waits.push_back(PlanWait{s, slot, value, nullptr});
+    if (p.ops.size() + p.resets.size() >= 128) flush(s);  // the driver takes at most 256 per batch
+    return;
+  }
   check_cu(reinterpret_cast<WriteFn>(wait_fn_)(stream(s), a, value, CU_STREAM_WAIT_VALUE_EQ), "cuStreamWaitValue32");
   if (FlagEdges* e = capturing_team_edges()) e->add_wait(h_.rank, slot, value, captured_node(stream(s)));
   // Consume: back to 0 for the next call (stream-ordered after the wait). With the default
@@ -111,14 +143,36 @@ void PlanExec::wait_flag(int s, uint32_t slot, uint32_t value) {
   // fence before a reset costs nothing that matters.
   check_cu(reinterpret_cast<WriteFn>(write_fn_)(stream(s), a, 0, CU_STREAM_WRITE_VALUE_DEFAULT),
            "cuStreamWriteValue32");
+  cudaEvent_t e = next_wait_event();
+  record_event(e, stream(s));  // a graph replay records it too: the watchdog reads it after each
+  waits_.push_back(PlanWait{s, slot, value, e});
+}
+
+bool PlanExec::batching() const { return batch_enabled_ && !tracer_ && !capturing_team_edges(); }
+
+cudaEvent_t PlanExec::next_wait_event() {
   if (next_wait_event_ == wait_events_.size()) {
     cudaEvent_t e;
     SYMM_CUDA_CHECK(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
     wait_events_.push_back(e);
   }
-  cudaEvent_t e = wait_events_[next_wait_event_++];
-  record_event(e, stream(s));  // a graph replay records it too: the watchdog reads it after each
-  waits_.push_back(PlanWait{s, slot, value, e});
+  return wait_events_[next_wait_event_++];
+}
+
+void PlanExec::flush(int s) {
+  Pending& p = pending_[std::size_t(s)];
+  if (p.ops.empty()) return;
+  std::vector<CUstreamBatchMemOpParams> ops = std::move(p.ops);
+  ops.insert(ops.end(), p.resets.begin(), p.resets.end());
+  using BatchFn = CUresult(CUDAAPI*)(CUstream, unsigned int, CUstreamBatchMemOpParams*, unsigned int);
+  check_cu(reinterpret_cast<BatchFn>(batch_fn_)(stream(s), unsigned(ops.size()), ops.data(), 0), "cuStreamBatchMemOp");
+  if (!p.waits.empty()) {
+    cudaEvent_t e = next_wait_event();
+    record_event(e, stream(s));  // after the whole batch: each of its waits has passed
+    for (PlanWait& w : p.waits) w.after = e;
+    waits_.insert(waits_.end(), p.waits.begin(), p.waits.end());
+  }
+  p = Pending{};
 }
 
 cudaStream_t PlanExec::stream(int s) {
@@ -131,6 +185,7 @@ cudaStream_t PlanExec::stream(int s) {
 }
 
 void PlanExec::begin_call() {
+  for (Pending& p : pending_) p = Pending{};  // a call that failed half-way leaves none behind
   // The trace's zero before the fork: every side stream starts after it.
   if (tracer_) tracer_->begin_call(streams_[0]);
   SYMM_CUDA_CHECK(cudaEventRecord(fork_, streams_[0]));
@@ -139,6 +194,7 @@ void PlanExec::begin_call() {
 }
 
 void PlanExec::end_call() {
+  for (int s = 0; s < streams(); ++s) flush(s);
   in_call_ = false;
   for (std::size_t i = 1; i < streams_.size(); ++i) {
     if (!used_[i]) continue;
@@ -149,23 +205,36 @@ void PlanExec::end_call() {
 }
 
 std::string PlanExec::describe_stuck_wait() {
+  // A flag's value, read through a copy on the probe stream (the stuck stream does not hold it
+  // up), polled for at most a second, with nothing that synchronizes the device (which would
+  // never return); "?" if it could not be read.
+  auto read_flag = [&](uint32_t slot) -> std::string {
+    if (cudaMemcpyAsync(probe_host_, h_.pad_local + slot, sizeof(uint32_t), cudaMemcpyDeviceToHost, probe_) !=
+        cudaSuccess)
+      return "?";
+    const auto t0 = std::chrono::steady_clock::now();
+    cudaError_t q;
+    while ((q = cudaStreamQuery(probe_)) == cudaErrorNotReady &&
+           std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() < 1.0)
+      std::this_thread::sleep_for(std::chrono::microseconds(50));
+    return q == cudaSuccess ? std::to_string(*probe_host_) : "?";
+  };
   for (std::size_t i = 0; i < waits_.size(); ++i) {
-    const PlanWait& w = waits_[i];
-    if (cudaEventQuery(w.after) != cudaErrorNotReady) continue;
-    // The first wait (in enqueue order) that has not passed. Read the flag's value through a
-    // copy on the probe stream (the stuck stream does not hold it up), polled for at most a
-    // second, with nothing that synchronizes the device (which would never return).
-    std::string seen = "?";
-    if (cudaMemcpyAsync(probe_host_, h_.pad_local + w.slot, sizeof(uint32_t), cudaMemcpyDeviceToHost, probe_) ==
-        cudaSuccess) {
-      const auto t0 = std::chrono::steady_clock::now();
-      cudaError_t q;
-      while ((q = cudaStreamQuery(probe_)) == cudaErrorNotReady &&
-             std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() < 1.0)
-        std::this_thread::sleep_for(std::chrono::microseconds(50));
-      if (q == cudaSuccess) seen = std::to_string(*probe_host_);
+    if (cudaEventQuery(waits_[i].after) != cudaErrorNotReady) continue;
+    // The first wait (in enqueue order) whose event has not completed. The waits of one batch
+    // share an event, and a batch resets its flags only after all its waits: the stuck one is the
+    // first of them whose flag does not hold its value yet (the first, if all seem to).
+    std::size_t k = i;
+    std::string seen = read_flag(waits_[i].slot);
+    for (std::size_t j = i; j < waits_.size() && waits_[j].after == waits_[i].after; ++j) {
+      const std::string v = j == i ? seen : read_flag(waits_[j].slot);
+      if (v != std::to_string(waits_[j].value)) {
+        k = j, seen = v;
+        break;
+      }
     }
-    return describe_stuck_plan_wait(h_.rank, w.stream, w.slot, w.value, seen, i, waits_.size());  // host_logic.h
+    const PlanWait& w = waits_[k];
+    return describe_stuck_plan_wait(h_.rank, w.stream, w.slot, w.value, seen, k, waits_.size());  // host_logic.h
   }
   return "";
 }

@@ -10,8 +10,17 @@
 // cudaMemcpyAsync (copy engines), stream memory operations, event record / wait (the events
 // recorded after each flag wait are external event nodes, cudaEventRecordExternal, so the
 // watchdog can read them in graph replays too).
+//
+// A stream's consecutive flag writes and waits go to the GPU as one batch (cuStreamBatchMemOp,
+// enqueued when the stream gets its next other item or the call ends): the writes, then the
+// waits, then the waits' resets, one watchdog event after the batch. A write after a wait starts
+// a new batch (a reset must land before this rank's next write: a peer may answer that write with
+// its next call's flag). Not while a tracer times each verb, nor in an in-process team's graph
+// capture (each flag there is also an edge from its own node); SYMM_PLAN_BATCH_MEMOPS=0 turns it
+// off (one driver call per flag, as before).
 #pragma once
 
+#include <cuda.h>
 #include <cuda_runtime.h>
 
 #include <memory>
@@ -74,6 +83,9 @@ class PlanExec {
   void wait_flag(int s, uint32_t slot, uint32_t value);
   void gemm(int s, const GemmArgs& g) { gemm_->run(stream(s), s, g); }
   void prime_gemm(const GemmArgs& g) { gemm_->prime(stream(0), g); }
+  // Enqueues stream s's pending flag writes and waits as one batch (see above); nothing if none.
+  // CudaHost calls it before any other item on s, end_call for every stream.
+  void flush(int s);
   void begin_call();  // records the fork on main (side streams wait for it on first use)
   void end_call();    // joins the side streams the call used into main
 
@@ -108,6 +120,17 @@ class PlanExec {
   int threads_;
   void* write_fn_ = nullptr;  // cuStreamWriteValue32
   void* wait_fn_ = nullptr;   // cuStreamWaitValue32
+  void* batch_fn_ = nullptr;  // cuStreamBatchMemOp
+  // A stream's flag operations not yet enqueued (flush): writes and waits in order, then the
+  // waits' resets; the waits for the watchdog (their event set at the flush).
+  struct Pending {
+    std::vector<CUstreamBatchMemOpParams> ops, resets;
+    std::vector<PlanWait> waits;
+  };
+  std::vector<Pending> pending_;  // per stream
+  bool batch_enabled_ = true;     // SYMM_PLAN_BATCH_MEMOPS != 0
+  bool batching() const;          // enabled, not traced, not a team graph's capture
+  cudaEvent_t next_wait_event();
 };
 
 }  // namespace symm::cuda
