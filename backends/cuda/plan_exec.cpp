@@ -66,7 +66,6 @@ PlanExec::PlanExec(const DeviceHandle& h, cudaStream_t main, int streams, int th
   write_fn_ = driver_fn("cuStreamWriteValue32");
   wait_fn_ = driver_fn("cuStreamWaitValue32");
   batch_fn_ = driver_fn("cuStreamBatchMemOp");
-  pending_.resize(std::size_t(streams));
   if (const char* e = std::getenv("SYMM_PLAN_BATCH_MEMOPS")) batch_enabled_ = std::string(e) != "0";
   gemm_ = std::make_unique<GemmRunner>(streams, h_.gpu_ranks);
 }
@@ -99,8 +98,10 @@ cudaEvent_t PlanExec::event(int e) {
 void PlanExec::write_flag(int s, int peer, uint32_t slot, uint32_t value) {
   const CUdeviceptr a = CUdeviceptr(h_.pad_peer[peer] + slot);
   if (batching()) {
-    Pending& p = pending_[std::size_t(s)];
-    if (!p.waits.empty()) flush(s);  // a write after a wait: after the wait's reset (plan_exec.h)
+    // Another stream's batch, or a write after a wait (after the wait's reset: plan_exec.h).
+    if (pending_stream_ != s || !pending_.waits.empty()) flush();
+    pending_stream_ = s;
+    Pending& p = pending_;
     CUstreamBatchMemOpParams op{};
     op.writeValue.operation = CU_STREAM_MEM_OP_WRITE_VALUE_32;
     op.writeValue.address = a;
@@ -118,7 +119,9 @@ void PlanExec::write_flag(int s, int peer, uint32_t slot, uint32_t value) {
 void PlanExec::wait_flag(int s, uint32_t slot, uint32_t value) {
   const CUdeviceptr a = CUdeviceptr(h_.pad_local + slot);
   if (batching()) {
-    Pending& p = pending_[std::size_t(s)];
+    if (pending_stream_ != s) flush();
+    pending_stream_ = s;
+    Pending& p = pending_;
     CUstreamBatchMemOpParams op{};
     op.waitValue.operation = CU_STREAM_MEM_OP_WAIT_VALUE_32;
     op.waitValue.address = a;
@@ -132,7 +135,7 @@ void PlanExec::wait_flag(int s, uint32_t slot, uint32_t value) {
     reset.writeValue.flags = CU_STREAM_WRITE_VALUE_DEFAULT;
     p.resets.push_back(reset);
     p.waits.push_back(PlanWait{s, slot, value, nullptr});
-    if (p.ops.size() + p.resets.size() >= 128) flush(s);  // the driver takes at most 256 per batch
+    if (p.ops.size() + p.resets.size() >= 128) flush();  // the driver takes at most 256 per batch
     return;
   }
   check_cu(reinterpret_cast<WriteFn>(wait_fn_)(stream(s), a, value, CU_STREAM_WAIT_VALUE_EQ), "cuStreamWaitValue32");
@@ -159,8 +162,9 @@ cudaEvent_t PlanExec::next_wait_event() {
   return wait_events_[next_wait_event_++];
 }
 
-void PlanExec::flush(int s) {
-  Pending& p = pending_[std::size_t(s)];
+void PlanExec::flush() {
+  Pending& p = pending_;
+  const int s = pending_stream_;
   if (p.ops.empty()) return;
   std::vector<CUstreamBatchMemOpParams> ops = std::move(p.ops);
   ops.insert(ops.end(), p.resets.begin(), p.resets.end());
@@ -185,7 +189,8 @@ cudaStream_t PlanExec::stream(int s) {
 }
 
 void PlanExec::begin_call() {
-  for (Pending& p : pending_) p = Pending{};  // a call that failed half-way leaves none behind
+  pending_ = Pending{};  // a call that failed half-way leaves none behind
+  pending_stream_ = -1;
   // The trace's zero before the fork: every side stream starts after it.
   if (tracer_) tracer_->begin_call(streams_[0]);
   SYMM_CUDA_CHECK(cudaEventRecord(fork_, streams_[0]));
@@ -194,7 +199,7 @@ void PlanExec::begin_call() {
 }
 
 void PlanExec::end_call() {
-  for (int s = 0; s < streams(); ++s) flush(s);
+  flush();
   in_call_ = false;
   for (std::size_t i = 1; i < streams_.size(); ++i) {
     if (!used_[i]) continue;

@@ -11,13 +11,17 @@
 // recorded after each flag wait are external event nodes, cudaEventRecordExternal, so the
 // watchdog can read them in graph replays too).
 //
-// A stream's consecutive flag writes and waits go to the GPU as one batch (cuStreamBatchMemOp,
-// enqueued when the stream gets its next other item or the call ends): the writes, then the
-// waits, then the waits' resets, one watchdog event after the batch. A write after a wait starts
-// a new batch (a reset must land before this rank's next write: a peer may answer that write with
-// its next call's flag). Not while a tracer times each verb, nor in an in-process team's graph
-// capture (each flag there is also an edge from its own node); SYMM_PLAN_BATCH_MEMOPS=0 turns it
-// off (one driver call per flag, as before).
+// A plan's consecutive flag writes and waits on one stream (no other verb between them, on any
+// stream) go to the GPU as one batch (cuStreamBatchMemOp, enqueued before the next other verb or
+// at the call's end): the writes, then the waits, then the waits' resets, one watchdog event after
+// the batch. A write after a wait starts a new batch (a reset must land before this rank's next
+// write: a peer may answer that write with its next call's flag). Nothing is enqueued later than
+// a verb after it: a verb may block the host (a lazily loaded kernel, an allocation that
+// synchronizes the device), and a flag write held back past it would never reach the peers whose
+// waits hold the device (mm_rs ce_acc at world 4 hung, with no watchdog report, in the GPU suite
+// when a stream's writes waited for that stream's next item; this is the likely cause). Not while a tracer times each
+// verb, nor in an in-process team's graph capture (each flag there is also an edge from its own node);
+// SYMM_PLAN_BATCH_MEMOPS=0 turns it off (one driver call per flag, as before).
 #pragma once
 
 #include <cuda.h>
@@ -83,9 +87,9 @@ class PlanExec {
   void wait_flag(int s, uint32_t slot, uint32_t value);
   void gemm(int s, const GemmArgs& g) { gemm_->run(stream(s), s, g); }
   void prime_gemm(const GemmArgs& g) { gemm_->prime(stream(0), g); }
-  // Enqueues stream s's pending flag writes and waits as one batch (see above); nothing if none.
-  // CudaHost calls it before any other item on s, end_call for every stream.
-  void flush(int s);
+  // Enqueues the pending flag writes and waits as one batch (see above); nothing if none.
+  // CudaHost calls it before every other verb, end_call at the end.
+  void flush();
   void begin_call();  // records the fork on main (side streams wait for it on first use)
   void end_call();    // joins the side streams the call used into main
 
@@ -127,9 +131,10 @@ class PlanExec {
     std::vector<CUstreamBatchMemOpParams> ops, resets;
     std::vector<PlanWait> waits;
   };
-  std::vector<Pending> pending_;  // per stream
-  bool batch_enabled_ = true;     // SYMM_PLAN_BATCH_MEMOPS != 0
-  bool batching() const;          // enabled, not traced, not a team graph's capture
+  Pending pending_;
+  int pending_stream_ = -1;    // the stream pending_ is for
+  bool batch_enabled_ = true;  // SYMM_PLAN_BATCH_MEMOPS != 0
+  bool batching() const;       // enabled, not traced, not a team graph's capture
   cudaEvent_t next_wait_event();
 };
 

@@ -41,13 +41,13 @@ class CudaHost : public RankView {
   using RankView::RankView;
   template <class Program, class T>
   void launch(int s, const CollArgs& a, int blocks) {
-    x_.flush(s);  // the stream's pending flag operations first (plan_exec.h)
+    x_.flush();  // the pending flag operations first (plan_exec.h)
     traced(
         s, "launch", [&] { return "\"blocks\":" + std::to_string(blocks); },
         [&] { launch_untraced<Program, T>(s, a, blocks); });
   }
   void copy_engine(int s, void* dst, const void* src, std::size_t bytes) {
-    x_.flush(s);
+    x_.flush();
     traced(
         s, "copy_engine",
         [&] {
@@ -66,15 +66,15 @@ class CudaHost : public RankView {
         s, "wait_flag", [&] { return flag_args(slot, value); }, [&] { x_.wait_flag(s, slot, value); });
   }
   void record(int s, int e) {
-    x_.flush(s);
+    x_.flush();
     SYMM_CUDA_CHECK(cudaEventRecord(x_.event(e), x_.stream(s)));
   }
   void wait_event(int s, int e) {
-    x_.flush(s);
+    x_.flush();
     SYMM_CUDA_CHECK(cudaStreamWaitEvent(x_.stream(s), x_.event(e), 0));
   }
   void gemm(int s, const GemmArgs& g) {
-    x_.flush(s);
+    x_.flush();
     traced(
         s, "gemm",
         [&] {
