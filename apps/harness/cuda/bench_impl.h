@@ -141,6 +141,7 @@ class Bench {
   // Enqueues `launch` under a ~1 ms spin bound and returns the kTimeout message the sync
   // reports ("" when it finished); other errors propagate. The previous bound is restored.
   std::string timeout_message(const std::function<void()>& launch);
+  void probe_plan_wait();  // --probe-timeout: a host plan's stuck stream wait, named (bench_probe.cpp)
   void expect_probe(const char* what, const std::string& msg, const std::string& want);
 
   // bench_output.cpp
