@@ -15,7 +15,7 @@ import data  # noqa: E402
 import fidelity  # noqa: E402
 
 BEFORE = "e6bc023"  # older than PLAN_CHANGES from 4f1e9e1 on
-OWN, BIG, PUSH, CAP, CHUNKS, HALF, ONE, PLAIN = (c[0] for c in fidelity.PLAN_CHANGES[:8])
+OWN, BIG, PUSH, CAP, CHUNKS, HALF, ONE, PLAIN, IDLE = (c[0] for c in fidelity.PLAN_CHANGES[:9])
 
 
 def row(algo, sha, shard=64 << 20, world=2):
@@ -24,7 +24,7 @@ def row(algo, sha, shard=64 << 20, world=2):
 
 class Stale(unittest.TestCase):
     def setUp(self):
-        if any(data.is_ancestor(BEFORE, c) is not True for c in (PUSH, CAP, CHUNKS, HALF, ONE)):
+        if any(data.is_ancestor(BEFORE, c) is not True for c in (PUSH, CAP, CHUNKS, HALF, ONE, IDLE)):
             self.skipTest("git cannot order this repository's commits here")
 
     def commit(self, r):
@@ -37,27 +37,29 @@ class Stale(unittest.TestCase):
         self.assertIsNone(self.commit(row("mm_rs.gemm_ce_acc", ONE + "-dirty")))
 
     def test_the_newest_change_a_row_predates_is_named(self):
-        self.assertEqual(self.commit(row("ag_mm.ce_chunk_gemm", BEFORE)), HALF)
-        self.assertEqual(self.commit(row("ag_mm.ce_chunk_gemm", CHUNKS)), HALF)
-        self.assertEqual(self.commit(row("ag_mm.ce_bulk_gemm", BEFORE)), CHUNKS)
-        self.assertIsNone(self.commit(row("ag_mm.ce_bulk_gemm", CHUNKS)))
-        # One peer (world 2): the copies were on one side stream already.
-        self.assertEqual(self.commit(row("ag_mm.ce_bulk_gemm", CHUNKS, world=4)), ONE)
-        self.assertIsNone(self.commit(row("all_gather.ce_st", CHUNKS)))
-        self.assertEqual(self.commit(row("all_gather.ce_st", BEFORE, shard=16 << 20)), OWN)
-        self.assertEqual(self.commit(row("all_gather.ce_st", CHUNKS, world=8)), ONE)
-        self.assertEqual(self.commit(row("reduce_scatter.ce_st_ring_reduce", BEFORE)), CAP)
-        self.assertEqual(self.commit(row("reduce_scatter.ce_st_chunk_reduce", BEFORE)), PUSH)
+        # IDLE (no idle side stream) changed every ag_mm copy-engine plan: it is newer than HALF.
+        self.assertEqual(self.commit(row("ag_mm.ce_chunk_gemm", BEFORE)), IDLE)
+        self.assertEqual(self.commit(row("ag_mm.ce_chunk_gemm", HALF)), IDLE)
+        self.assertIsNone(self.commit(row("ag_mm.ce_chunk_gemm", IDLE)))
+        self.assertEqual(self.commit(row("mm_rs.gemm_ce_acc", BEFORE)), ONE)
+        self.assertEqual(self.commit(row("reduce_scatter.ce_st_ring_reduce", BEFORE, world=4)), CAP)
+        self.assertEqual(self.commit(row("reduce_scatter.ce_st_chunk_reduce", BEFORE, world=4)), PUSH)
+        # IDLE touched the reduce-scatters at world 2 only (one peer: one side stream of two used).
+        self.assertEqual(self.commit(row("reduce_scatter.ce_st_ring_reduce", CAP)), IDLE)
+        self.assertIsNone(self.commit(row("reduce_scatter.ce_st_ring_reduce", CAP, world=4)))
+        self.assertEqual(self.commit(row("all_gather.ce_sm_st", BEFORE, shard=16 << 20)), OWN)
+        # ... and all_gather ce_sm below 4 MiB a shard (its SMs carry every byte: no copy stream).
+        self.assertEqual(self.commit(row("all_gather.ce_sm_st", OWN, shard=1 << 20)), IDLE)
 
     def test_a_shard_the_change_leaves_alone_stays(self):
         # One 4 MiB chunk per peer: the same verbs before and after push_chunks.
-        self.assertIsNone(self.commit(row("reduce_scatter.ce_st_chunk_reduce", BEFORE, shard=4 << 20)))
-        self.assertEqual(self.commit(row("reduce_scatter.ce_st_chunk_reduce", BEFORE, shard=8 << 20)), PUSH)
+        self.assertIsNone(self.commit(row("reduce_scatter.ce_st_chunk_reduce", BEFORE, shard=4 << 20, world=4)))
+        self.assertEqual(self.commit(row("reduce_scatter.ce_st_chunk_reduce", BEFORE, shard=8 << 20, world=4)), PUSH)
         # The all-gathers' chunks are 128 MiB since BIG (32 MiB before it): push_chunks changed
         # nothing for them at 128 MiB a shard.
-        self.assertIsNone(self.commit(row("all_gather.ce_st", BIG, shard=128 << 20)))
-        self.assertEqual(self.commit(row("all_gather.ce_st", OWN, shard=64 << 20)), BIG)
-        self.assertEqual(self.commit(row("all_gather.ce_st", OWN, shard=16 << 20)), None)
+        self.assertIsNone(self.commit(row("all_gather.ce_sm_st", BIG, shard=128 << 20)))
+        self.assertEqual(self.commit(row("all_gather.ce_sm_st", OWN, shard=64 << 20)), BIG)
+        self.assertEqual(self.commit(row("all_gather.ce_sm_st", OWN, shard=16 << 20)), None)
 
     def test_a_change_to_one_world_leaves_the_others(self):
         # The LL reductions' plain own part is world 2's only: their rows at 4 ranks stay.

@@ -92,6 +92,17 @@ Loc Simulator::decode_host(int rank, int s, uintptr_t a, std::size_t bytes, cons
 void Simulator::enqueue(int rank, int s, StreamItem& it) {
   Stream& st = stream_at(rank, s);
   it.order = ++enqueued_;
+  // A flag item joins the batch of the flag item enqueued just before it on the same stream (a
+  // write: unless that batch holds a wait), as the CUDA backend batches them (plan_exec.h).
+  if (batch_.size() < std::size_t(world_)) batch_.resize(std::size_t(world_));
+  FlagBatch& b = batch_[std::size_t(rank)];
+  if (it.kind == ItemKind::kWriteFlag || it.kind == ItemKind::kWaitFlag) {
+    it.batched = b.stream == s && !(it.kind == ItemKind::kWriteFlag && b.waits);
+    if (!it.batched) b = FlagBatch{s, false};
+    if (it.kind == ItemKind::kWaitFlag) b.waits = true;
+  } else {
+    b = FlagBatch{};
+  }
   if (it.kind == ItemKind::kRecord) it.seq = ++events_[std::size_t(rank)][std::size_t(it.event)].enqueued;
   if (it.kind == ItemKind::kWaitEvent) {
     // CUDA semantics: a wait binds to the latest record enqueued before it; none is a plan bug.

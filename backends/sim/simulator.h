@@ -422,7 +422,12 @@ class Simulator {
   std::vector<std::deque<int>> ce_waiting_;    // per GPU: streams waiting for one (rank * streams_n_ + s)
   std::vector<int> gemms_;                     // per rank: GEMMs running (they hold the SMs)
   uint64_t enqueued_ = 0;                      // host plans: items enqueued so far (host order)
-  std::vector<std::deque<int>> sm_waiting_;    // per rank: streams whose kernel waits for the SMs
+  struct FlagBatch {
+    int stream = -1;     // the stream of the batch the last item enqueued joined; -1: not a flag item
+    bool waits = false;  // the batch holds a wait (a write after it starts a new one)
+  };
+  std::vector<FlagBatch> batch_;             // per rank, within a call (StreamItem::batched)
+  std::vector<std::deque<int>> sm_waiting_;  // per rank: streams whose kernel waits for the SMs
   std::unordered_map<uint64_t, Stream*> stream_waiters_;
   TimePs ce_startup_ps_ = 0;
   TimePs ce_launch_ps_ = 0;    // a cold peer copy's start beyond ce_startup_ps_ (copy_engines.cpp)

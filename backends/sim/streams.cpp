@@ -21,7 +21,9 @@
 //               then resets it to 0 (consumed). Never satisfied: a deadlock naming rank, stream,
 //               slot, expected and seen value.
 //               Both flag items take stream_op_us of the stream's time (the write's flag leaves
-//               after it; the wait's stream goes on after it): calibrate's plan_flag row.
+//               after it; the wait's stream goes on after it): calibrate's plan_flag row. A flag
+//               item enqueued right after another of the same stream (StreamItem::batched: one
+//               cuStreamBatchMemOp on CUDA) takes none of its own.
 //   record      free; the event holds the stream's clock. wait_event: done once that record ran,
 //               joining its clock.
 //   gemm        gemm.cpp
@@ -46,6 +48,8 @@ uint32_t Simulator::stream_epoch(Stream& s) {
 void Simulator::run_plan_call(Host& h) {
   const int r = h.rank;
   for (EventRec& e : events_[std::size_t(r)]) e = EventRec{};
+  if (batch_.size() < std::size_t(world_)) batch_.resize(std::size_t(world_));
+  batch_[std::size_t(r)] = FlagBatch{};  // a call's first flag item starts a batch (CUDA: end_call flushes)
   for (int s = 0; s < streams_n_; ++s) {
     Stream& st = stream_at(r, s);
     st.after_copy = false;
@@ -183,8 +187,9 @@ void Simulator::start_item(Stream& s) {
         slice = trace_->slice(Trace::pid(me), Trace::kStreamTid + s.index, "write_flag", q_.now(), q_.now(),
                               "\"peer\":" + std::to_string(it.peer) + ",\"slot\":" + std::to_string(it.slot) +
                                   ",\"value\":" + std::to_string(it.value));
-      send_flag(me, FlagLand{it.peer, it.slot, it.value, std::move(snap), slice, me, s.index}, stream_op_ps_);
-      return done_after(s, stream_op_ps_);
+      const TimePs op = it.batched ? 0 : stream_op_ps_;  // a batch's later items ride on its first
+      send_flag(me, FlagLand{it.peer, it.slot, it.value, std::move(snap), slice, me, s.index}, op);
+      return done_after(s, op);
     }
     case ItemKind::kWaitFlag: {
       const uint64_t key = uint64_t(me) * pad::kPadSlots + it.slot;
@@ -245,7 +250,7 @@ void Simulator::consume_flag(Stream& s, uint64_t key) {
                     trace_->slice(Trace::pid(s.rank), Trace::kStreamTid + s.index, "flag seen", q_.now(), q_.now()));
   }
   flags_[key] = 0;
-  done_after(s, stream_op_ps_);
+  done_after(s, s.items.front().batched ? 0 : stream_op_ps_);
 }
 
 void Simulator::done_after(Stream& s, TimePs ps) {

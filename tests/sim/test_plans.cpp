@@ -285,6 +285,19 @@ TEST(Plans, ColdPeerCopyPaysCeLaunch) {
   EXPECT_LE(r.max_rel_err, r.err_bound);
 }
 
+// Consecutive flag items of one stream are one batch (StreamItem::batched, as CUDA's
+// cuStreamBatchMemOp): with stream_op_us = 1 the golden call takes 3 us more, not 4: the entry
+// handshake's write and wait (one batch on the main stream), the side stream's data flag, the
+// main stream's wait for the peer's (a launch before it starts a new batch).
+TEST(Plans, ConsecutiveFlagItemsOfAStreamShareOneStreamOp) {
+  RunSpec s = tiny_all_gather_ce();
+  const double base = run(s).time_us;
+  s.machine.stream_op_us = 1.0;
+  const RunResult r = run(s);
+  EXPECT_NEAR(r.time_us - base, 3.0, 1e-9);
+  EXPECT_LE(r.max_rel_err, r.err_bound);
+}
+
 // A peer copy's local side is not charged to HBM (copy_engines.cpp): with HBM slow enough that the
 // engine's read alone would fill it (500 B/us against the engine's 1000 B/us read, charged at half),
 // the own slot's copy_local kernel beside it still leaves the golden time unchanged.
