@@ -47,6 +47,16 @@ void* captured_node(cudaStream_t s) {
   return deps[0];
 }
 
+// A batch's flag write (cuStreamBatchMemOp): default flags, a fence before it (release).
+CUstreamBatchMemOpParams write_op(CUdeviceptr a, uint32_t value) {
+  CUstreamBatchMemOpParams op{};
+  op.writeValue.operation = CU_STREAM_MEM_OP_WRITE_VALUE_32;
+  op.writeValue.address = a;
+  op.writeValue.value = value;
+  op.writeValue.flags = CU_STREAM_WRITE_VALUE_DEFAULT;
+  return op;
+}
+
 }  // namespace
 
 PlanExec::PlanExec(const DeviceHandle& h, cudaStream_t main, int streams, int threads) : h_(h), threads_(threads) {
@@ -101,13 +111,7 @@ void PlanExec::write_flag(int s, int peer, uint32_t slot, uint32_t value) {
     // Another stream's batch, or a write after a wait (after the wait's reset: plan_exec.h).
     if (pending_stream_ != s || !pending_.waits.empty()) flush();
     pending_stream_ = s;
-    Pending& p = pending_;
-    CUstreamBatchMemOpParams op{};
-    op.writeValue.operation = CU_STREAM_MEM_OP_WRITE_VALUE_32;
-    op.writeValue.address = a;
-    op.writeValue.value = value;
-    op.writeValue.flags = CU_STREAM_WRITE_VALUE_DEFAULT;
-    p.ops.push_back(op);
+    pending_.ops.push_back(write_op(a, value));
     return;
   }
   check_cu(reinterpret_cast<WriteFn>(write_fn_)(stream(s), a, value, CU_STREAM_WRITE_VALUE_DEFAULT),
@@ -128,12 +132,7 @@ void PlanExec::wait_flag(int s, uint32_t slot, uint32_t value) {
     op.waitValue.value = value;
     op.waitValue.flags = CU_STREAM_WAIT_VALUE_EQ;
     p.ops.push_back(op);
-    CUstreamBatchMemOpParams reset{};
-    reset.writeValue.operation = CU_STREAM_MEM_OP_WRITE_VALUE_32;
-    reset.writeValue.address = a;
-    reset.writeValue.value = 0;
-    reset.writeValue.flags = CU_STREAM_WRITE_VALUE_DEFAULT;
-    p.resets.push_back(reset);
+    p.resets.push_back(write_op(a, 0));
     p.waits.push_back(PlanWait{s, slot, value, nullptr});
     if (p.ops.size() + p.resets.size() >= 128) flush();  // the driver takes at most 256 per batch
     return;

@@ -91,15 +91,17 @@ TEST(HostContract, EveryViolationIsOneLineNamingRankStreamAndVerb) {
 // The end of a call: every side stream with work is joined into the main stream, directly or
 // through another stream the main stream waits for; an unjoined one is refused naming rank and
 // stream, how many of its items nothing waits for and the last of them.
+// One call of `plan` through the contract; its refusal ("" if none).
+std::string end_of(const std::function<void(CheckedHost<RecordingHost>&)>& plan) {
+  return refusal([&] {
+    RecordingHost h;
+    checked_call(h, [&](CheckedHost<RecordingHost>& c) { plan(c); });
+  });
+}
+
 TEST(HostContract, EveryUsedSideStreamIsJoinedAtTheEndOfTheCall) {
   char buf[64] = {};
   const uint32_t flag = pad::plan_flag(pad::kPlanData, 0, 2);
-  auto end_of = [&](const std::function<void(CheckedHost<RecordingHost>&)>& plan) {
-    return refusal([&] {
-      RecordingHost h;
-      checked_call(h, [&](CheckedHost<RecordingHost>& c) { plan(c); });
-    });
-  };
   // Joined: directly; through stream 1 (2 -> 1 -> main); an unused stream needs nothing.
   EXPECT_EQ(end_of([&](auto& c) {
               c.record(0, 0);
@@ -155,12 +157,6 @@ TEST(HostContract, EveryUsedSideStreamIsJoinedAtTheEndOfTheCall) {
 TEST(HostContract, ASideStreamWithEventsOnlyIsRefused) {
   char buf[64] = {};
   const uint32_t flag = pad::plan_flag(pad::kPlanData, 0, 2);
-  auto end_of = [&](const std::function<void(CheckedHost<RecordingHost>&)>& plan) {
-    return refusal([&] {
-      RecordingHost h;
-      checked_call(h, [&](CheckedHost<RecordingHost>& c) { plan(c); });
-    });
-  };
   const std::string idle = end_of([&](auto& c) {
     c.record(0, 0);
     c.wait_event(1, 0);
