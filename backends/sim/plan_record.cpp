@@ -93,10 +93,12 @@ void Simulator::enqueue(int rank, int s, StreamItem& it) {
   Stream& st = stream_at(rank, s);
   it.order = ++enqueued_;
   // A flag item joins the batch of the flag item enqueued just before it on the same stream (a
-  // write: unless that batch holds a wait), as the CUDA backend batches them (plan_exec.h).
+  // write: unless that batch holds a wait), as the CUDA backend batches them (plan_exec.h); not
+  // in a team's graph (there each flag is also a graph edge from its own node: no batches).
   if (batch_.size() < std::size_t(world_)) batch_.resize(std::size_t(world_));
   FlagBatch& b = batch_[std::size_t(rank)];
-  if (it.kind == ItemKind::kWriteFlag || it.kind == ItemKind::kWaitFlag) {
+  const bool batches = !(spec_.graph && m_.team);
+  if (batches && (it.kind == ItemKind::kWriteFlag || it.kind == ItemKind::kWaitFlag)) {
     it.batched = b.stream == s && !(it.kind == ItemKind::kWriteFlag && b.waits);
     if (!it.batched) b = FlagBatch{s, false};
     if (it.kind == ItemKind::kWaitFlag) b.waits = true;
