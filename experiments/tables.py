@@ -638,6 +638,46 @@ def reduce_fix_numbers(macro):
         macro("symmReduceFixGitSha", tex(", ".join(sorted(g[:7] for g in shas["new"]))))
 
 
+# Host plans in CUDA graphs (2x H100, experiments/results/h100x2/graph_edges_a5a9111): the
+# reduce-scatter's copy-engine plan (ring_reduce) at 64K, graph, us per call: with the default three
+# streams (an idle side stream before f605212) at 100 and 200 calls per graph (symmGraphIdle{Hundred,
+# TwoHundred}), with two (no idle one) at 200 (symmGraphLeanTwoHundred), and after the fix at 100
+# (symmGraphFixedHundred). Flag batches (4x H100, experiments/results/h100x4/batch_memops_a33523d,
+# same binary, SYMM_PLAN_BATCH_MEMOPS=0 / 1, mean of the interleaved repetitions), world 4, graph:
+# symmBatchRsFourK{Off,On} (reduce_scatter ce at 4K), symmBatchAgSmOneM{Off,On} (all_gather ce_sm at 1M).
+GRAPH_EDGES = "experiments/results/h100x2/graph_edges_a5a9111"
+BATCH_AB = "experiments/results/h100x4/batch_memops_a33523d"
+
+
+def _row_time(path, algo, nbytes):
+    for r in csv.DictReader(open(path)):
+        if r["algo"] == algo and int(r["bytes"]) == nbytes and r["graph"] == "1":
+            return float(r["time_us_median"])
+    return None
+
+
+def plan_graph_numbers(macro):
+    rs = "reduce_scatter.ce_st_ring_reduce"
+    edges = os.path.join(data.ROOT, GRAPH_EDGES)
+    cells = {"symmGraphIdleHundred": ("4_streams/d_100_3.csv", rs, 65536),
+             "symmGraphIdleTwoHundred": ("4_streams/d_200_3.csv", rs, 65536),
+             "symmGraphLeanTwoHundred": ("4_streams/d_200_2.csv", rs, 65536),
+             "symmGraphFixedHundred": ("5_fixed_f605212/calls_100_reduce_scatter.csv", rs, 65536)}
+    for name, (rel, algo, nbytes) in cells.items():
+        path = os.path.join(edges, rel)
+        t = _row_time(path, algo, nbytes) if os.path.exists(path) else None
+        if t is not None:
+            macro(name, "%.1f" % t)
+    ab = os.path.join(data.ROOT, BATCH_AB)
+    for name, op, algo, nbytes in (("symmBatchRsFourK", "reduce_scatter", rs, 4096),
+                                   ("symmBatchAgSmOneM", "all_gather", "all_gather.ce_sm_st", 1 << 20)):
+        for b, word in (("0", "Off"), ("1", "On")):
+            ts = [_row_time(p, algo, nbytes) for p in sorted(glob.glob(os.path.join(ab, "ab_w4_%s_batch%s_*.csv" % (op, b))))]
+            ts = [t for t in ts if t is not None]
+            if ts:
+                macro(name + word, "%.1f" % (sum(ts) / len(ts)))
+
+
 # The floors (issue 20) calibrate measures beside the rows they bound, per machine word:
 # symmFloorExchange<m> (us per call, one round, graph), symmFloorCeOneWay<m> / symmFloorCeTwoWay<m>
 # (GB/s per direction of one 128 MiB cudaMemcpyAsync into the next rank, alone / every rank at
@@ -691,6 +731,7 @@ def numbers():
     tile_gemm_numbers(macro)
     floor_numbers(macro)
     reduce_fix_numbers(macro)
+    plan_graph_numbers(macro)
     baseline = data.by(data.baseline_rows(), machine="h200x4")
     algos = set()
     for machine, mword in MACHINE_WORDS.items():
