@@ -145,8 +145,9 @@ TEST(Team, AFailedRankStopsTheOthersWithoutDeadlock) {
 
 TEST(Team, AMeetingARankNeverReachesTimesOutNamingIt) {
   // Ranks 0 and 1 meet on a latch of their own first, so both are at the barrier when its clock
-  // runs and only rank 2 can be named. (Without the latch a rank 1 late by the whole bound on a
-  // loaded 2-core machine was named too: at 0.2 s, 1 s and once at 3 s under ctest -j2.)
+  // runs and, unless rank 1 is kept from running for the whole bound, only rank 2 is named.
+  // (Without the latch a rank 1 late by the whole bound on a loaded 2-core machine was named too:
+  // at 0.2 s, 1 s and once at 3 s under ctest -j2; with it, still under 8 copies at once.)
   Team team(3, 3.0);
   std::latch both(2);
   try {
@@ -160,8 +161,13 @@ TEST(Team, AMeetingARankNeverReachesTimesOutNamingIt) {
     FAIL() << "no error";
   } catch (const Error& e) {
     EXPECT_EQ(e.code(), ErrorCode::kTimeout);
-    EXPECT_NE(std::string(e.what()).find("at the closing barrier for rank(s) 2, which never came"), std::string::npos)
-        << e.what();
+    // The ranks named: rank 2 always; rank 1 too if the scheduler kept it from the barrier for the
+    // whole bound after the latch (seen with eight copies of this test on two cores).
+    const std::string m = e.what(), head = "at the closing barrier for rank(s) ", tail = ", which never came";
+    const std::size_t a = m.find(head), b = m.find(tail);
+    ASSERT_TRUE(a != std::string::npos && b != std::string::npos && b > a) << m;
+    const std::string named = m.substr(a + head.size(), b - a - head.size());
+    EXPECT_TRUE(named == "2" || named == "1,2") << m;
   }
   EXPECT_TRUE(team.aborted());
 }
