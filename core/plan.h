@@ -407,6 +407,13 @@ int side_streams(const Host& h, int want) {
   return std::max(0, std::min(h.streams() - 1, want));
 }
 
+// The side streams 1 .. used start after the main stream's items so far (event 0, recorded here).
+template <class Host>
+void fork_side_streams(Host& h, int used) {
+  h.record(kMainStream, 0);
+  for (int s = 1; s <= used; ++s) h.wait_event(s, 0);
+}
+
 // The end of a plan's call: each of side streams 1 .. used records event first_event + s, and the
 // main stream waits for each (kNoJoin, tests only: it does not).
 template <PlanFault kFault = PlanFault::kNone, class Host>
@@ -443,8 +450,7 @@ int push_streams(const Host& h, PeerStreams peers) {
 template <PlanFault kFault, class Host, class Dst, class Src>
 void push_chunks(Host& h, const Chunks& ch, Dst dst, Src src, PeerStreams peers) {
   const int me = h.rank(), n = h.world();
-  h.record(kMainStream, 0);
-  for (int s = 1; s <= push_streams(h, peers); ++s) h.wait_event(s, 0);
+  fork_side_streams(h, push_streams(h, peers));
   for (int k = 0; k < ch.count; ++k)
     for (int i = 1; i < n; ++i) {
       const int q = (me + i) % n, s = side_stream(h, peers == PeerStreams::kOne ? 0 : i - 1);

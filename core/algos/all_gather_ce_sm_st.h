@@ -80,9 +80,8 @@ struct AllGatherCeSmStT {
     const int side = h.streams() - 1;
     // The side streams it uses: the SM push's, and the copies' (round robin over the others).
     const int used = side_streams(h, 1 + (ce && side > 1 ? ch.count * (n - 1) : 0));
-    plan_entry<kFault>(h);     // step 1
-    h.record(kMainStream, 0);  // step 2
-    for (int s = 1; s <= used; ++s) h.wait_event(s, 0);
+    plan_entry<kFault>(h);                    // step 1
+    fork_side_streams(h, used);               // step 2
     const int sm_stream = side_stream(h, 0);  // step 3
     if (sm) {
       CollArgs k;

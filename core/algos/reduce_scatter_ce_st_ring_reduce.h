@@ -55,8 +55,6 @@ struct ReduceScatterCeT {
     push_chunks<kFault>(
         h, ch, [&](int q, int k) { return h.peer(scratch, q) + std::size_t(me) * bytes + ch.begin(k); },
         [&](int q, int k) { return in + std::size_t(q) * bytes + ch.begin(k); }, PeerStreams::kRoundRobin);
-    const int side = push_streams(h, PeerStreams::kRoundRobin);
-    for (int s = 1; s <= side; ++s) h.record(s, s);
 
     auto reduce = [&](std::size_t begin, std::size_t size) {
       if (!size) return;
@@ -82,8 +80,7 @@ struct ReduceScatterCeT {
       for (int k = 0; k < ch.count; ++k) wait_chunk(k);
       reduce(0, bytes);
     }
-    if constexpr (kFault != PlanFault::kNoJoin)
-      for (int s = 1; s <= side; ++s) h.wait_event(kMainStream, s);
+    join_side_streams<kFault>(h, 0, push_streams(h, PeerStreams::kRoundRobin));
   }
 };
 using ReduceScatterCeStRingReduce = ReduceScatterCeT<false>;

@@ -9,9 +9,9 @@
 #include <string>
 
 #include "apps/harness/cuda/bench_impl.h"
+#include "apps/harness/cuda/plan_wait_probe.h"
 #include "backends/cuda/check.h"
 #include "backends/cuda/kernels.h"
-#include "backends/cuda/team.h"
 #include "core/signal_pad.h"
 
 namespace symm::cuda::coll_bench {
@@ -43,33 +43,17 @@ void Bench::probe_plan_wait() {
   PlanExec& x = plan_exec();
   const int me = rt_.rank();
   const uint32_t a = pad::plan_flag(pad::kPlanData, 0, me), b = pad::plan_flag(pad::kPlanData, 1, me);
-  // What releases the stuck stream, made first: with a stream stuck, allocating pinned memory may
-  // synchronize the device and never return.
-  cudaStream_t s;
-  SYMM_CUDA_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
-  uint32_t* seven = nullptr;
-  SYMM_CUDA_CHECK(cudaMallocHost(&seven, sizeof(uint32_t)));
-  *seven = 7;
-  x.begin_call();
-  x.write_flag(0, me, a, 1);
-  x.wait_flag(0, a, 1);
-  x.wait_flag(0, b, 7);
-  x.end_call();
-  std::string msg;
-  try {
-    x.wait_main(0.5, "probe");
-  } catch (const Error& e) {
-    if (e.code() != ErrorCode::kTimeout) throw;
-    msg = e.what();
-    msg = msg.substr(0, msg.find(" [probe"));
-  }
-  // An in-process team: every rank has reported before any releases (calibrate.cpp's plan probe).
-  if (rt_.team()) rt_.team()->barrier(me, "the plan wait probe: every rank reported");
-  SYMM_CUDA_CHECK(cudaMemcpyAsync(rt_.handle().pad_local + b, seven, sizeof(uint32_t), cudaMemcpyHostToDevice, s));
-  x.wait_main(10.0, "the plan wait probe, released");
-  SYMM_CUDA_CHECK(cudaStreamSynchronize(s));
-  SYMM_CUDA_CHECK(cudaStreamDestroy(s));
-  SYMM_CUDA_CHECK(cudaFreeHost(seven));
+  const PlanWaitReport r = probe_stuck_plan_wait(
+      x, rt_,
+      [&] {
+        x.begin_call();
+        x.write_flag(0, me, a, 1);
+        x.wait_flag(0, a, 1);
+        x.wait_flag(0, b, 7);
+        x.end_call();
+      },
+      b, 7, 0.5, "probe");
+  const std::string msg = r.report.substr(0, r.report.find(" [probe"));
   expect_probe("probe-timeout-plan", msg,
                "rank " + std::to_string(me) + " stream 0 timed out waiting on " + pad::describe_plan_slot(b) +
                    ": expected 7, saw 0 (wait 2 of the 2 enqueued since the last drain)");

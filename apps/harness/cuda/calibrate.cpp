@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "apps/harness/cuda/bench_common.h"
+#include "apps/harness/cuda/plan_wait_probe.h"
 #include "apps/harness/cuda/trace_out.h"
 #include "backends/cuda/check.h"
 #include "backends/cuda/gemm.h"
@@ -191,44 +192,20 @@ void plan_rows(Calibrator& c, Runtime& rt) {
   rt.sync();
   const uint32_t stuck = pad::plan_flag(pad::kPlanData, 1, me);
   const double bound = 1.0;
-  // What releases the stuck stream afterwards, allocated now: with a stream stuck, allocating
-  // pinned memory may synchronize the device and never return.
-  cudaStream_t s;
-  SYMM_CUDA_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
-  uint32_t* seven = nullptr;
-  SYMM_CUDA_CHECK(cudaMallocHost(&seven, sizeof(uint32_t)));
-  *seven = 7;
   std::printf("# plan wait probe: a wait nobody satisfies, bound %.1f s\n", bound);
   std::fflush(stdout);
-  x.begin_call();
-  x.wait_flag(0, stuck, 7);
-  x.end_call();
-  std::printf("# plan wait probe: enqueued\n");
+  const PlanWaitReport p = probe_stuck_plan_wait(
+      x, rt,
+      [&] {
+        x.begin_call();
+        x.wait_flag(0, stuck, 7);
+        x.end_call();
+      },
+      stuck, 7, bound, "calibrate: plan wait probe");
+  const std::string& report = p.report;
+  const double took = p.took_s;
+  std::printf("# plan wait probe: reported after %.3f s, then released and drained: %s\n", took, report.c_str());
   std::fflush(stdout);
-  const auto t0 = std::chrono::steady_clock::now();
-  std::string report;
-  try {
-    x.wait_main(bound, "calibrate: plan wait probe");
-  } catch (const Error& e) {
-    report = e.what();
-  }
-  const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  std::printf("# plan wait probe: reported after %.3f s: %s\n", took, report.c_str());
-  std::fflush(stdout);
-  // An in-process team: every rank has reported before any releases (on one H100 at 4 ranks, two
-  // ranks' releases issued while the others' watchdogs still looked never returned to the host).
-  // (A host-only meeting: Runtime::barrier would first wait for this rank's stuck stream.)
-  if (rt.team()) rt.team()->barrier(me, "the plan wait probe: every rank reported");
-  // Release the stuck stream: the flag's value, written from another stream.
-  SYMM_CUDA_CHECK(cudaMemcpyAsync(rt.handle().pad_local + stuck, seven, sizeof(uint32_t), cudaMemcpyHostToDevice, s));
-  std::printf("# plan wait probe: flag written from another stream\n");
-  std::fflush(stdout);
-  x.wait_main(10.0, "calibrate: plan wait probe, released");
-  std::printf("# plan wait probe: the stuck stream drained\n");
-  std::fflush(stdout);
-  SYMM_CUDA_CHECK(cudaStreamSynchronize(s));
-  SYMM_CUDA_CHECK(cudaStreamDestroy(s));
-  SYMM_CUDA_CHECK(cudaFreeHost(seven));
   const bool named = report.find("rank " + std::to_string(me)) != std::string::npos &&
                      report.find("stream 0") != std::string::npos && report.find("slot") != std::string::npos;
   if (rt.rank() == 0) std::printf("# plan wait probe (%s): %s\n", named ? "named" : "NOT NAMED", report.c_str());
