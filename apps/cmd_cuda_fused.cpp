@@ -53,10 +53,11 @@ int cmd_bench_fused_cuda(int argc, char** argv) {
       "streams", po::value(&o.streams)->default_value(o.streams),
       "streams of the fused plans, main included (2..8); not with --csv")(
       "blocks", po::value(&o.blocks)->default_value(0),
-      "blocks of the plans' kernels (the reduce after the copies, ...); 0 = each plan's default; not with --csv")(
+      "blocks of the plans' kernels (the reduce after the copies, ...; the mm_rs tile programs: the blocks that "
+      "reduce while the others compute); 0 = each plan's default; not with --csv")(
       "chunk-rows", po::value(&o.chunk_rows)->default_value(0),
-      "rows per progress flag / GEMM; 0 = each plan's default; not with --csv")(
-      "no-baselines", "skip the cublaslt and nccl_cublaslt rows (nccl_cublaslt still runs for the check)")(
+      "rows per progress flag / GEMM (the mm_rs tile programs: rows per band); 0 = each plan's default; not with "
+      "--csv")("no-baselines", "skip the cublaslt and nccl_cublaslt rows (nccl_cublaslt still runs for the check)")(
       "timing-only", "time only")("no-timing", "check only (with --replays: the GPU test suite)")(
       "ref-max", po::value(&o.ref_max)->default_value(o.ref_max),
       "float64 reference when M*N*K (mm_rs: /world) is at most this")(

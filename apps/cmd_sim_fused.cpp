@@ -85,6 +85,7 @@ int cmd_fused_sim(int argc, char** argv, bool sweep) {
               dtype_s = "bf16", mode = "graph", trace, csv;
   int world = 0, streams = 3, calls = 1;
   std::size_t chunk_rows = 0;
+  int blocks = 0;
   std::string seed_s = "1";
   bool timing_only = false, no_baselines = false, quiet = false;
   po::options_description d(sweep ? "sweep options (fused ops)" : "run options (fused ops)", 110, 50);
@@ -109,13 +110,16 @@ int cmd_fused_sim(int argc, char** argv, bool sweep) {
       ("seed", po::value(&seed_s)->default_value(seed_s), "seed of A and B")
       ("streams", po::value(&streams)->default_value(streams), "streams per rank, main included (2..8)")
       ("chunk-rows", po::value(&chunk_rows)->default_value(chunk_rows),
-       "rows per progress flag / GEMM (0: the plan's default)")
+       "rows per progress flag / GEMM (0: the plan's default; the mm_rs tile programs: rows per band)")
+      ("blocks", po::value(&blocks)->default_value(blocks),
+       "blocks of the plans' kernels (the reduce after the copies, ...; the mm_rs tile programs: the blocks "
+       "that reduce while the others compute); 0 = each plan's default")
       ("no-baselines", po::bool_switch(&no_baselines),
        "sweep: skip the baseline rows (cublaslt: the matmul alone; seq_coll_gemm: our SM collective, then "
        "the matmul, standing for NCCL + cuBLAS)")
       ("trace", po::value(&trace), "run: write a Chrome trace-event JSON here")
       ("csv", po::value(&csv), "write the rows here (core/result.h schema, M N K filled; bytes, algbw and busbw "
-                               "are the collective's: A gathered, C reduced); not with --streams or --chunk-rows")
+                               "are the collective's: A gathered, C reduced); not with --streams, --chunk-rows or --blocks")
       ("quiet,q", po::bool_switch(&quiet), "sweep: no progress on stderr");
   if (!sweep)
     d.add_options()
@@ -172,7 +176,8 @@ int cmd_fused_sim(int argc, char** argv, bool sweep) {
   for (const auto& a : algos) any_plan = any_plan || !a.empty();
   if (!any_plan)
     for (const auto& [option, off] : {std::pair<const char*, bool>{"--streams", streams != 3},
-                                      std::pair<const char*, bool>{"--chunk-rows", chunk_rows != 0}})
+                                      std::pair<const char*, bool>{"--chunk-rows", chunk_rows != 0},
+                                      std::pair<const char*, bool>{"--blocks", blocks != 0}})
       if (off)
         fail(ErrorCode::kInvalidArgument,
              std::string(option) +
@@ -206,6 +211,8 @@ int cmd_fused_sim(int argc, char** argv, bool sweep) {
   if (calls < 1) fail(ErrorCode::kInvalidArgument, "--calls " + std::to_string(calls) + " must be at least 1");
   if (streams != 3) refuse_with_csv(csv, "--streams", std::to_string(streams), "plan streams", "3");
   if (chunk_rows != 0) refuse_with_csv(csv, "--chunk-rows", std::to_string(chunk_rows), "chunk rows", "0");
+  if (blocks < 0) fail(ErrorCode::kInvalidArgument, "--blocks must be 0 (the plans' defaults) or positive");
+  if (blocks != 0) refuse_with_csv(csv, "--blocks", std::to_string(blocks), "plan kernel blocks", "0");
   if (!csv.empty()) check_writable(csv);
   if (!trace.empty() && sweep) fail(ErrorCode::kInvalidArgument, "--trace: a sweep writes no trace (run does)");
   if (!trace.empty()) check_writable(trace);
@@ -241,6 +248,7 @@ int cmd_fused_sim(int argc, char** argv, bool sweep) {
     spec.seed = seed;
     spec.streams = streams;
     spec.chunk_rows = chunk_rows;
+    spec.blocks = blocks;
     spec.calls = calls;
     if (!sweep) spec.trace_path = trace;
     return spec;

@@ -17,7 +17,9 @@ struct MatArgs {
   void* c = nullptr;             // C
   void* work = nullptr;          // mm_rs: the symmetric tiles (pull) or the owners' slots (push)
   uint32_t m = 0, n = 0, k = 0;  // the product this rank computes: m x n, k deep
-  uint32_t chunk_rows = 0;       // ag_mm: rows per progress flag of the copy-engine all-gather
+  uint32_t chunk_rows = 0;       // ag_mm: rows per progress flag of the copy-engine all-gather;
+                                 // mm_rs tiles: rows per band (core/algos/mm_rs_tile_reduce.h)
+  uint32_t reduce_blocks = 0;    // mm_rs tiles: blocks that reduce while the others compute
 };
 
 }  // namespace symm

@@ -11,16 +11,18 @@
 //              then fence.proxy.async.global: the TMA loads are async-proxy reads, and the fence
 //              orders them after the generic-proxy acquire. The consumers need no wait: their
 //              data arrives through the ring's mbarriers, after the loads the acquire ordered.
-//   MmRsTiles  (core/algos/mm_rs_tile_reduce.h): the rounds over owners (MmRsTileLayout::owner),
-//              every blocks()-th tile of an owner's rows, stored into my `work` (pull) or the
-//              owner's slot (push); after each tile's stores the consumer warpgroups meet on a
-//              named barrier and one thread releases (fence.acq_rel.sys, then st.relaxed.sys, as
-//              BlockCtx::signal) the tile's count into the owner's flag. Then the consumers reduce
-//              my rows task by task: the consumer threads acquire every flag the task needs (the
-//              same slots and values as the program's waits), one flag per thread, all at once;
-//              the named barrier extends the acquires to the 256 threads, which sum the world
-//              sources in fp32 (rank order, as BlockCtx::reduce). The epoch counter is the
-//              program's (pad::counter(b, kCounter)).
+//   MmRsTiles  (core/algos/mm_rs_tile_reduce.h): a compute block (the first nb - reduce_blocks),
+//              band by band (MmRsTileLayout::grid's groups), the rounds over owners
+//              (MmRsTileLayout::owner), every nc-th tile of the band of an owner's rows, stored
+//              into my `work` (pull) or the owner's slot (push); after each tile's stores the
+//              consumer warpgroups meet on a named barrier and one thread releases
+//              (fence.acq_rel.sys, then st.relaxed.sys, as BlockCtx::signal) the tile's count into
+//              the owner's flag. A reduce block (the last reduce_blocks; its producer loads
+//              nothing) takes its tasks of every band but the last meanwhile, and every block
+//              then the last band's: the consumers reduce task by task: the consumer threads acquire every flag the
+//              task needs (the same slots and values as the program's waits), one flag per thread, all at once; the
+//              named barrier extends the acquires to the 256 threads, which sum the world sources in fp32 (rank order,
+//              as BlockCtx::reduce). The epoch counter is the program's (pad::counter(b, kCounter)).
 //   MmRsAccTiles (core/algos/mm_rs_gemm_ce_tile_acc.h): every blocks()-th tile of my rows, in
 //              TileGrid's order. The program acquires a tile's chunk flags before its mma_tile;
 //              here consumer threads acquire them (one peer's flag each) after the tile's
@@ -93,14 +95,20 @@ __device__ __forceinline__ T* peer_of(const DeviceHandle& h, T* p, int r) {
 }
 
 // dst[i] = sum over s < nsrc of src[s][i] (16-byte vectors of T, fp32 sums in source order), by
-// `nthreads` threads; two vectors per source in flight per thread.
-template <class T>
-__device__ void reduce_vectors(uint4* dst, const uint4* const* src, int nsrc, std::size_t nv, int tid, int nthreads) {
-  constexpr int kU = 2;
+// `nthreads` threads, NS >= nsrc source slots: kInFlight / NS vectors per source in flight per
+// thread (at least one). A reduce over NVLink is bound by the loads in flight (2 per source
+// measured ~4 GB/s per block on 2x H200). Inlined: called (not inlined), the reduce blocks ran
+// 2.2x slower (scripts/gpu/tile_bands.sh, 2x H200), and a reduce between a block's tiles made the
+// 128 x 256 kernels spill ~2 KB per thread (10-130 % slower): every reduce runs after the
+// block's last tile or in a reduce block.
+inline constexpr int kInFlight = 16;
+template <class T, int NS>
+__device__ void reduce_vectors_n(uint4* dst, const uint4* const* src, int nsrc, std::size_t nv, int tid, int nthreads) {
+  constexpr int kU = kInFlight / NS > 0 ? kInFlight / NS : 1;
   for (std::size_t i0 = std::size_t(tid); i0 < nv; i0 += std::size_t(kU) * nthreads) {
-    uint4 v[kNodeWorld][kU];
+    uint4 v[NS][kU];
 #pragma unroll
-    for (int s = 0; s < kNodeWorld; ++s)
+    for (int s = 0; s < NS; ++s)
 #pragma unroll
       for (int u = 0; u < kU; ++u)
         if (s < nsrc && i0 + std::size_t(u) * nthreads < nv) v[s][u] = src[s][i0 + std::size_t(u) * nthreads];
@@ -111,7 +119,7 @@ __device__ void reduce_vectors(uint4* dst, const uint4* const* src, int nsrc, st
       float acc[8], f[8];
       detail::unpack<T>(v[0][u], acc);
 #pragma unroll
-      for (int s = 1; s < kNodeWorld; ++s)
+      for (int s = 1; s < NS; ++s)
         if (s < nsrc) {
           detail::unpack<T>(v[s][u], f);
 #pragma unroll
@@ -120,6 +128,11 @@ __device__ void reduce_vectors(uint4* dst, const uint4* const* src, int nsrc, st
       dst[i] = detail::pack<T>(acc);
     }
   }
+}
+template <class T>
+__device__ void reduce_vectors(uint4* dst, const uint4* const* src, int nsrc, std::size_t nv, int tid, int nthreads) {
+  if (nsrc <= 2) return reduce_vectors_n<T, 2>(dst, src, nsrc, nv, tid, nthreads);
+  reduce_vectors_n<T, kNodeWorld>(dst, src, nsrc, nv, tid, nthreads);
 }
 
 // TT: the wgmma operand type (TileBF16 / TileF16); T: the same as core's element type.
@@ -190,13 +203,14 @@ __global__ void __launch_bounds__(384, 1)
       for (uint32_t t = bk; t < g.tiles(); t += nb)
         load_tile<BN>(ring, pos, &ta, &tb, int(uint32_t(me) * rows + g.row0(t)), int(g.col0(t)), kblocks);
     } else {
-      const uint32_t rows = p.m / uint32_t(w);
-      const symm::TileGrid g(rows, p.n, BN);
-      for (int i = 1; i <= w; ++i) {
-        const int o = L::owner(me, w, i);
-        for (uint32_t j = bk; j < g.tiles(); j += nb)
-          load_tile<BN>(ring, pos, &ta, &tb, int(uint32_t(o) * rows + g.row0(j)), int(g.col0(j)), kblocks);
-      }
+      const uint32_t rows = p.m / uint32_t(w), nc = nb - p.reduce_blocks;
+      const symm::TileGrid g = L::grid(rows, p.n, p.chunk_rows, BN);
+      for (uint32_t s = 0; bk < nc && s < L::bands(g); ++s)  // a reduce block loads nothing
+        for (int i = 1; i <= w; ++i) {
+          const int o = L::owner(me, w, i);
+          for (uint32_t j = L::first_of(L::band_begin(g, s), bk, nc); j < L::band_end(g, s); j += nc)
+            load_tile<BN>(ring, pos, &ta, &tb, int(uint32_t(o) * rows + g.row0(j)), int(g.col0(j)), kblocks);
+        }
     }
     return;
   }
@@ -251,33 +265,24 @@ __global__ void __launch_bounds__(384, 1)
   }
   if constexpr (kFamily == 2) {
     const bool push = prog == TileProgram::kMmRsPush;
-    const uint32_t rows = p.m / uint32_t(w);
-    const symm::TileGrid g(rows, p.n, BN);
+    const uint32_t rows = p.m / uint32_t(w), nr = p.reduce_blocks, nc = nb - nr;
+    const symm::TileGrid g = L::grid(rows, p.n, p.chunk_rows, BN);
+    const uint32_t last = L::bands(g) - 1;
     const uint32_t base = L::base(epoch);
     T* work = static_cast<T*>(p.work);
-    for (int i = 1; i <= w; ++i) {  // 1. compute, owners rotated, my own rows last
-      const int o = L::owner(me, w, i);
-      T* dst = (push ? peer_of(h, work, o) : work) + L::dst_offset(push, o, me, rows, p.n);
-      uint32_t count = 0;
-      for (uint32_t j = bk; j < g.tiles(); j += nb) {
-        mma_tile<BN, TT>(acc, ring, pos, kblocks, cw);
-        store_tile_plain<BN, TT>(acc, dst, p.n, int(rows), int(p.n), int(g.row0(j)), int(g.col0(j)), cw, ring);
-        consumers_sync();  // every consumer thread's stores of the tile, before the release
-        ++count;
-        if (threadIdx.x == 128 && pp.debug < 2)
-          signal_release(h, o, L::signal_slot(int(bk), me), L::signal_value(base, count));
+    // 2. reduce task u: wait for its tiles, then sum (the program's task)
+    auto task = [&](uint32_t u) {
+      {
+        // The task's flags (every rank's tiles of its tile row: world x g.tn), one per consumer
+        // thread, all at once: one thread's chain of world x g.tn acquires (28 at world 2, 70B)
+        // costs that many load round trips per task.
+        const uint32_t nflags = uint32_t(w) * g.tn;
+        for (uint32_t i = threadIdx.x - 128; i < nflags; i += 256) {
+          const uint32_t j = L::task_tile(g, u, i % g.tn);
+          wait_acquire(h, L::wait_slot(j, nc, int(i / g.tn)), L::wait_value(base, j, nc));
+        }
+        consumers_sync();  // extends each acquiring thread's acquire to the other consumer threads
       }
-    }
-    for (uint32_t u = bk; u < (pp.debug ? 0 : L::tasks(rows)); u += nb) {  // 2. reduce my rows, a sub-band at a time
-      // The task's flags (every rank's tiles of its tile row: world x g.tn), one per consumer
-      // thread, all at once: one thread's chain of world x g.tn acquires (28 at world 2, 70B)
-      // costs that many load round trips per task.
-      const uint32_t nflags = uint32_t(w) * g.tn;
-      for (uint32_t i = threadIdx.x - 128; i < nflags; i += 256) {
-        const uint32_t j = L::task_tile(g, u, i % g.tn);
-        wait_acquire(h, L::wait_slot(j, nb, int(i / g.tn)), L::wait_value(base, j, nb));
-      }
-      consumers_sync();  // extends each acquiring thread's acquire to the other consumer threads
       const uint4* src[kNodeWorld];
 #pragma unroll
       for (int r = 0; r < kNodeWorld; ++r)
@@ -286,7 +291,30 @@ __global__ void __launch_bounds__(384, 1)
                        : nullptr;
       reduce_vectors<T>(reinterpret_cast<uint4*>(c + std::size_t(L::task_row0(u)) * p.n), src, w,
                         std::size_t(L::task_rows(rows, u)) * p.n / 8, int(threadIdx.x) - 128, 256);
+    };
+    // The tasks mine, mine + step, ... of [u0, u1).
+    auto reduce = [&](uint32_t u0, uint32_t u1, uint32_t mine, uint32_t step) {
+      if (pp.debug) return;
+      for (uint32_t u = L::first_of(u0, mine, step); u < u1; u += step) task(u);
+    };
+    if (bk < nc) {
+      for (uint32_t s = 0; s <= last; ++s) {
+        for (int i = 1; i <= w; ++i) {  // 1. compute band s, owners rotated, my own rows last
+          const int o = L::owner(me, w, i);
+          T* dst = (push ? peer_of(h, work, o) : work) + L::dst_offset(push, o, me, rows, p.n);
+          for (uint32_t j = L::first_of(L::band_begin(g, s), bk, nc); j < L::band_end(g, s); j += nc) {
+            mma_tile<BN, TT>(acc, ring, pos, kblocks, cw);
+            store_tile_plain<BN, TT>(acc, dst, p.n, int(rows), int(p.n), int(g.row0(j)), int(g.col0(j)), cw, ring);
+            consumers_sync();  // every consumer thread's stores of the tile, before the release
+            if (threadIdx.x == 128 && pp.debug < 2)
+              signal_release(h, o, L::signal_slot(int(bk), me), L::signal_value(base, j / nc + 1));
+          }
+        }
+      }
+    } else {
+      reduce(0, L::early_tasks(g, nr), bk - nc, nr);  // every band but the last, beside the compute
     }
+    reduce(L::early_tasks(g, nr), L::tasks(rows), bk, nb);  // the rest (the last band, or all), every block
   }
 #endif
 }

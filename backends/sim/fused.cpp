@@ -150,6 +150,7 @@ RunResult run_fused_with(const FusedRunSpec& spec, const FusedPlanFn& plan, cons
     f.m = s.m, f.n = s.n, f.k = s.k;
     f.dtype = spec.dtype;
     f.chunk_rows = spec.chunk_rows;
+    f.blocks = spec.blocks;
     f.coll_scratch = hx.coll_scratch ? base + l.coll_scratch : nullptr;
     f.sms = m.sms;
     plan(h, f);

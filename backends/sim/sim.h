@@ -228,6 +228,7 @@ struct FusedRunSpec {
   std::string trace_path;
   int streams = 3;
   std::size_t chunk_rows = 0;  // rows per progress flag / GEMM (0: the plan's default)
+  int blocks = 0;              // blocks of the plans' kernels (FusedArgs::blocks; 0: the plan's default)
   // Back-to-back calls on the same heaps and signal pads (each checked, the last one timed), as
   // RunSpec::calls: a call's pushes must not land in a buffer a peer's previous call still reads.
   int calls = 1;

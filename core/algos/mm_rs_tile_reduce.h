@@ -3,27 +3,44 @@
 // handshake (plan_entry: every peer has finished the previous call, so its tiles and slots may be
 // overwritten).
 //
-//   1. compute: for every owner o in rank-rotated order (me+1, me+2, ..., my own rows last), block
-//      b takes every blocks()-th output tile of o's rows (M/world x N, kTileM x kTileN tiles, in
-//      TileGrid's grouped order) and
+// Every owner's rows (M/world x N, kTileM x kTileN tiles) are cut into the same bands: a band is a
+// group of TileGrid's grouped order (band_rows rows, default: at least kMinBands bands, at most
+// kTileGroup tile rows each; `--chunk-rows` sets it), so a band's tiles are one contiguous range of
+// tile indices. Of the blocks() blocks, the last nr = reduce_blocks reduce while the other
+// nc = blocks() - nr compute (none with one band: then every block computes, and reduces after):
+//
+//   1. a compute block b, band by band, for every owner o in rank-rotated order (me+1, me+2, ...,
+//      my own rows last), takes every nc-th tile of the band (tile j with j % nc == b) and
 //      computes partial = A[o's rows] @ B over this rank's K/world, then stores the tile
 //        pull ("tiles"):       into my own symmetric buffer `work`, at o's rows (work is M x N)
 //        push ("tiles_push"):  into owner o's `work`, slot me (o's scratch: world slots of
 //                              M/world x N), over NVLink
 //      and signals o's flag (channel kChannel, block b, from me) with the count of its tiles for o
 //      so far in this call, RELEASE: the tile's stores are published with it
-//   2. reduce: my rows in sub-bands of kReduceRows rows, every blocks()-th to block b. For a
-//      sub-band, for every rank r (me included: my tiles came from other blocks), for every tile
-//      of its band: wait (ACQUIRE, bounded) until the flag of the block that computed it on rank r
-//      holds that tile's count; then C[sub-band] = sum over r, in fp32, of
+//   2. a reduce block takes every nr-th reduce task of my rows in every band but the last, in row
+//      order, while the compute blocks go on; the last band's
+//      tasks go to every block (every nb-th), after its tiles (a compute block) or its earlier
+//      tasks (a reduce block); with no reduce blocks, every block takes every nb-th task of every
+//      band after its tiles. A task is
+//      a sub-band of kReduceRows of my rows: for every rank r (me included: my tiles came from
+//      other blocks), for every tile of its tile row: wait (ACQUIRE, bounded) until the flag of
+//      the block that computed it on rank r holds that tile's count; then C[sub-band] = sum over
+//      r, in fp32, of
 //        pull: rank r's `work` at my rows (peer loads)    push: my `work` slot r (local)
+//
+// Only the last band's reduce is left after the last tile (with one band, the whole reduce: the
+// program as it was before bands, measured 1.20x the matmul alone at 70B M 16384 on 2x H100).
+// Deadlock-free: compute blocks wait on nothing until their last tile; every wait is on a tile,
+// and tiles are computed by blocks that never wait before their own last tile (all blocks
+// resident: the persistent grid).
 //
 // Flag values: (epoch - 1) * kTileStride + count, the epoch from this block's counter kCounter
 // (advance: +1 per call), so values only grow across calls whatever the shape, as long as a
 // block has fewer than kTileStride tiles per owner (the plan refuses more) and the epoch times
-// kTileStride stays below 2^32 (2^22 calls). Every block runs in every call, and tile j of an
-// owner is always block j % blocks()'s (j / blocks() + 1)-th tile for that owner: the waiter
-// computes the count it needs without asking.
+// kTileStride stays below 2^32 (2^22 calls). Every block runs in every call, and a compute block
+// visits an owner's tiles in increasing index (band by band), so tile j of an owner is always
+// block j % nc's (j / nc + 1)-th tile for that owner: the waiter computes the count it needs
+// without asking.
 //
 // Bytes over NVLink per rank: (world-1)/world * M x N elements (reduce_scatter's): pulled by the
 // owner (pull) or stored by the producer (push, which spares the producer's own HBM write and
@@ -51,6 +68,66 @@ struct MmRsTileLayout {
   static constexpr int kCounter = 4;
   static constexpr uint32_t kTileStride = 1u << 10;
   static constexpr uint32_t kReduceRows = 16;  // rows per reduce task (a sub-band of a tile row)
+  static_assert(kTileM % kReduceRows == 0, "a band's rows are whole reduce tasks");
+  static constexpr uint32_t kMinBands = 8;  // default bands per owner's rows (fewer if it has fewer tile rows)
+
+  // The grid of an owner's rows (rows x n, tiles kTileM x bn) and its bands (TileGrid::band tile
+  // rows each, whole groups of the grid's order, so a band's tiles are one contiguous range of
+  // indices): band_rows rows per band (rounded down to whole tile rows, at least one, at most all;
+  // 0: the default, the most tile rows up to kTileGroup that still give kMinBands bands); groups of
+  // the band's tile rows up to kTileGroup (the largest that divides the band).
+  SYMM_HD static TileGrid grid(uint32_t rows, uint32_t n, uint32_t band_rows, uint32_t bn = kTileN) {
+    const uint32_t tm = (rows + kTileM - 1) / kTileM;
+    uint32_t band = band_rows ? band_rows / uint32_t(kTileM) : tm / kMinBands;
+    if (!band_rows && band > kTileGroup) band = kTileGroup;
+    if (band > tm) band = tm;
+    if (band < 1) band = 1;
+    uint32_t group = band < kTileGroup ? band : kTileGroup;
+    while (band % group) --group;
+    TileGrid g(rows, n, bn, group);
+    g.band = band;
+    return g;
+  }
+  SYMM_HD static uint32_t bands(const TileGrid& g) { return (g.tm + g.band - 1) / g.band; }
+  // Band s's tiles: indices [band_begin, band_end) of the grid.
+  SYMM_HD static uint32_t band_begin(const TileGrid& g, uint32_t s) { return s * g.band * g.tn; }
+  SYMM_HD static uint32_t band_end(const TileGrid& g, uint32_t s) {
+    const uint32_t e = (s + 1) * g.band * g.tn;
+    return e < g.tiles() ? e : g.tiles();
+  }
+  // The tasks the nr reduce blocks take, [0, early_tasks): every band's but the last (none
+  // without reduce blocks).
+  SYMM_HD static uint32_t early_tasks(const TileGrid& g, uint32_t nr) { return nr ? task_begin(g, bands(g) - 1) : 0; }
+  // Band s's reduce tasks: [task_begin, task_end) of tasks(rows).
+  SYMM_HD static uint32_t task_begin(const TileGrid& g, uint32_t s) { return s * g.band * (kTileM / kReduceRows); }
+  SYMM_HD static uint32_t task_end(const TileGrid& g, uint32_t s) {
+    const uint32_t e = (s + 1) * g.band * (kTileM / kReduceRows);
+    return e < tasks(g.m) ? e : tasks(g.m);
+  }
+  // Blocks that reduce while the others compute, of nb (at most half; none with one band or one
+  // block): `want` if given (--blocks); else none if the bands were given (--chunk-rows: the
+  // compute goes band by band, every block reduces after its tiles); else the default:
+  // kDefaultReduceBlocks at world 2 when an owner's rows hold at least 2 nb tiles of
+  // kTileM x kTileN, none otherwise (and then grid() is asked for one band: default_band_rows).
+  // Measured on 2x H200 (scripts/gpu/tile_bands.sh, experiments/results/h200x2/tile_bands/): see
+  // that README for the numbers behind this default. Worlds above 2 were not measured.
+  static constexpr uint32_t kDefaultReduceBlocks = 16;
+  SYMM_HD static bool default_bands(uint32_t rows, uint32_t n, uint32_t nb, int w) {
+    return w == 2 && TileGrid(rows, n).tiles() >= 2 * nb;
+  }
+  // The band rows of the default: grid()'s own (0) where default_bands, else one band.
+  SYMM_HD static uint32_t default_band_rows(uint32_t rows, uint32_t n, uint32_t nb, int w) {
+    return default_bands(rows, n, nb, w) ? 0 : rows;
+  }
+  SYMM_HD static uint32_t reduce_blocks(uint32_t want, bool bands_given, uint32_t nb, uint32_t bands, int w) {
+    if (bands < 2 || nb < 2) return 0;
+    const uint32_t n = want ? want : bands_given ? 0 : w == 2 ? kDefaultReduceBlocks : 0;
+    return n < nb / 2 ? n : nb / 2;
+  }
+  // The first index >= first that is block b's of nb (index % nb == b).
+  SYMM_HD static uint32_t first_of(uint32_t first, uint32_t b, uint32_t nb) {
+    return first + (b + nb - first % nb) % nb;
+  }
 
   // Blocks of every call: the persistent grid, whatever the shape (`sms` 0: kResidentBlocks); a
   // block with no tile of its own still advances the epoch and takes its reduce tasks.
@@ -90,8 +167,9 @@ struct MmRsTileLayout {
 };
 
 // CollArgs::mat: a (M x K/world), b (K/world x N), c (M/world x N), work (symmetric, M x N),
-// m = M, n = N, k = K/world. kFault (tests only, core/plan.h's PlanFault): kNoWait, the reduce
-// skips its waits.
+// m = M, n = N, k = K/world, chunk_rows = rows per band (0: the default), reduce_blocks (set by
+// the plan: MmRsTileLayout::reduce_blocks). kFault (tests only, core/plan.h's PlanFault): kNoWait,
+// the reduce skips its waits.
 template <bool kPush, PlanFault kFault = PlanFault::kNone>
 struct MmRsTiles {
   using L = MmRsTileLayout;
@@ -100,35 +178,43 @@ struct MmRsTiles {
     const MatArgs& p = ca.mat;
     const int me = ctx.rank(), w = ctx.world();
     const uint32_t bk = uint32_t(ctx.block()), nb = uint32_t(ctx.blocks());
+    const uint32_t nr = p.reduce_blocks, nc = nb - nr;
     const uint32_t rows = p.m / uint32_t(w);
-    const TileGrid g(rows, p.n);
+    const TileGrid g = L::grid(rows, p.n, p.chunk_rows);
+    const uint32_t last = L::bands(g) - 1;
     const T* a = static_cast<const T*>(p.a);
     const T* b = static_cast<const T*>(p.b);
     T* work = static_cast<T*>(p.work);
     const uint32_t base = L::base(ctx.advance(pad::counter(int(bk), L::kCounter)));
 
-    for (int i = 1; i <= w; ++i) {  // 1. compute, owners rotated, my own rows last
-      const int o = L::owner(me, w, i);
-      T* dst = (kPush ? ctx.peer(work, o) : work) + L::dst_offset(kPush, o, me, rows, p.n);
-      uint32_t count = 0;
-      for (uint32_t j = bk; j < g.tiles(); j += nb) {
-        gemm_tile<T>(ctx, g, j, dst, p.n, a + std::size_t(o) * rows * p.k, p.k, b, p.k);
-        ctx.signal(o, L::signal_slot(int(bk), me), L::signal_value(base, ++count), MemOrder::kRelease);
-      }
-    }
-
     const T* srcs[Ctx::kWorldLimit];
-    for (uint32_t u = bk; u < L::tasks(rows); u += nb) {  // 2. reduce my rows, a sub-band at a time
+    auto task = [&](uint32_t u) {  // 2. reduce task u: wait for its tiles, then sum
       for (int r = 0; r < w; ++r) {
         for (uint32_t col = 0; col < g.tn && kFault != PlanFault::kNoWait; ++col) {
           const uint32_t j = L::task_tile(g, u, col);
-          ctx.wait(L::wait_slot(j, nb, r), L::wait_value(base, j, nb), MemOrder::kAcquire);
+          ctx.wait(L::wait_slot(j, nc, r), L::wait_value(base, j, nc), MemOrder::kAcquire);
         }
         srcs[r] = (kPush ? work : ctx.peer(work, r)) + L::src_offset(kPush, r, me, rows, p.n, u);
       }
       ctx.template reduce<T>(static_cast<T*>(p.c) + std::size_t(L::task_row0(u)) * p.n, srcs, w,
                              std::size_t(L::task_rows(rows, u)) * p.n, ReduceOp::kSum);
+    };
+    if (bk < nc) {
+      for (uint32_t s = 0; s <= last; ++s) {
+        for (int i = 1; i <= w; ++i) {  // 1. compute band s, owners rotated, my own rows last
+          const int o = L::owner(me, w, i);
+          T* dst = (kPush ? ctx.peer(work, o) : work) + L::dst_offset(kPush, o, me, rows, p.n);
+          for (uint32_t j = L::first_of(L::band_begin(g, s), bk, nc); j < L::band_end(g, s); j += nc) {
+            gemm_tile<T>(ctx, g, j, dst, p.n, a + std::size_t(o) * rows * p.k, p.k, b, p.k);
+            ctx.signal(o, L::signal_slot(int(bk), me), L::signal_value(base, j / nc + 1), MemOrder::kRelease);
+          }
+        }
+      }
+    } else {  // every band but the last, beside the compute: every nr-th task, in row order
+      for (uint32_t u = bk - nc; u < L::early_tasks(g, nr); u += nr) task(u);
     }
+    for (uint32_t u = L::first_of(L::early_tasks(g, nr), bk, nb); u < L::tasks(rows); u += nb)
+      task(u);  // the rest (the last band; with no reduce blocks, every task), every block
   }
 };
 
@@ -154,14 +240,22 @@ struct MmRsTileReduceT {
     c.mat.c = f.c;
     c.mat.work = f.work;
     c.mat.m = uint32_t(f.m), c.mat.n = uint32_t(f.n), c.mat.k = uint32_t(f.k / std::size_t(n));
-    const uint32_t tiles = TileGrid(uint32_t(f.m / std::size_t(n)), uint32_t(f.n)).tiles();
-    const int blocks = MmRsTileLayout::blocks_of(f.sms);
+    using L = MmRsTileLayout;
+    const uint32_t rows = uint32_t(f.m / std::size_t(n)), tiles = TileGrid(rows, uint32_t(f.n)).tiles();
+    const int blocks = L::blocks_of(f.sms);
+    const bool given = f.chunk_rows != 0 || f.blocks != 0;  // --chunk-rows / --blocks: bands
+    c.mat.chunk_rows = f.chunk_rows ? uint32_t(f.chunk_rows < f.m ? f.chunk_rows : f.m)
+                       : given      ? 0
+                                    : L::default_band_rows(rows, uint32_t(f.n), uint32_t(blocks), n);
+    const TileGrid g = L::grid(rows, uint32_t(f.n), c.mat.chunk_rows);
+    c.mat.reduce_blocks = L::reduce_blocks(uint32_t(f.blocks), f.chunk_rows != 0, uint32_t(blocks), L::bands(g), n);
+    const uint32_t nc = uint32_t(blocks) - c.mat.reduce_blocks;
 #if !defined(__CUDA_ARCH__)
-    if ((tiles + uint32_t(blocks) - 1) / uint32_t(blocks) >= MmRsTileLayout::kTileStride)
+    if ((tiles + nc - 1) / nc >= L::kTileStride)
       fail(ErrorCode::kInvalidArgument, std::string("mm_rs.") + kDescriptor.name + ": " + std::to_string(tiles) +
-                                            " tiles per owner on " + std::to_string(blocks) +
-                                            " blocks exceed the flag encoding's " +
-                                            std::to_string(MmRsTileLayout::kTileStride - 1) + " per block");
+                                            " tiles per owner on " + std::to_string(nc) +
+                                            " compute blocks exceed the flag encoding's " +
+                                            std::to_string(L::kTileStride - 1) + " per block");
 #endif
     plan_entry<kFault>(h);
     h.template launch<MmRsTiles<kPush, kFault>, T>(kMainStream, c, blocks);

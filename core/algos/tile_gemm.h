@@ -38,6 +38,9 @@ SYMM_HD void grouped_tile(uint32_t t, uint32_t tm, uint32_t tn, uint32_t group, 
 
 struct TileGrid {
   uint32_t m = 0, n = 0, bn = kTileN, tm = 0, tn = 0, group = kTileGroup;
+  // Tile rows per band of a program that walks the grid band by band (whole groups; 0: no bands).
+  // Only the mm_rs tile programs use it (core/algos/mm_rs_tile_reduce.h MmRsTileLayout::grid).
+  uint32_t band = 0;
   SYMM_HD TileGrid(uint32_t rows, uint32_t cols, uint32_t tile_n = kTileN, uint32_t rows_per_group = kTileGroup)
       : m(rows),
         n(cols),

@@ -4,6 +4,7 @@
 // element of C is computed once, and every reduce wait names the flag value its tile's signal writes.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <vector>
 
 #include "core/algos/ag_mm_ce_tile_gemm.h"
@@ -67,6 +68,81 @@ TEST(TileWalks, MmRsWaitsMatchTheSignalsAtEveryWidth) {
           EXPECT_EQ(g.col0(j), col * bn);
         }
     }
+}
+
+// The bands of the mm_rs tile programs: their tile ranges partition the grid in order, their
+// reduce tasks partition my rows, a band's tasks wait only on that band's tiles, and the default
+// cuts an owner's rows into at least kMinBands bands of at most kTileGroup tile rows.
+TEST(TileWalks, MmRsBandsPartitionTilesAndTasks) {
+  using L = MmRsTileLayout;
+  for (uint32_t rows : {1u, 100u, 128u, 300u, 1024u, 2048u, 8192u, 12000u})
+    for (uint32_t band_rows : {0u, 1u, 128u, 300u, 512u, 2048u, 100000u})
+      for (uint32_t bn : {128u, 256u}) {
+        const TileGrid g = L::grid(rows, 1792, band_rows, bn);
+        ASSERT_GE(L::bands(g), 1u);
+        EXPECT_LE(g.group, kTileGroup);
+        EXPECT_EQ(g.band % g.group, 0u) << "a band is whole groups";
+        if (band_rows == 0) {
+          EXPECT_LE(g.band, kTileGroup);
+          if (g.tm >= L::kMinBands)
+            EXPECT_GE(L::bands(g), L::kMinBands) << rows;
+          else
+            EXPECT_EQ(g.band, 1u);
+        } else {
+          EXPECT_EQ(g.band, std::min(std::max(band_rows / uint32_t(kTileM), 1u), g.tm));
+        }
+        if (band_rows >= rows && g.tm % kTileGroup == 0) EXPECT_EQ(g.group, kTileGroup) << "one band: the usual groups";
+        uint32_t next_tile = 0, next_task = 0;
+        for (uint32_t s = 0; s < L::bands(g); ++s) {
+          ASSERT_EQ(L::band_begin(g, s), next_tile);
+          ASSERT_EQ(L::task_begin(g, s), next_task);
+          ASSERT_LT(L::band_begin(g, s), L::band_end(g, s));
+          for (uint32_t j = L::band_begin(g, s); j < L::band_end(g, s); ++j) EXPECT_EQ(g.trow(j) / g.band, s);
+          for (uint32_t u = L::task_begin(g, s); u < L::task_end(g, s); ++u)
+            for (uint32_t col = 0; col < g.tn; ++col) {
+              const uint32_t j = L::task_tile(g, u, col);
+              EXPECT_GE(j, L::band_begin(g, s));
+              EXPECT_LT(j, L::band_end(g, s));
+            }
+          next_tile = L::band_end(g, s), next_task = L::task_end(g, s);
+        }
+        EXPECT_EQ(next_tile, g.tiles());
+        EXPECT_EQ(next_task, L::tasks(rows));
+        // A block's tiles, band by band, come in increasing index: j is its (j / nb + 1)-th.
+        for (uint32_t nb : {1u, 7u, 132u})
+          for (uint32_t b = 0; b < nb; ++b) {
+            uint32_t count = 0;
+            for (uint32_t s = 0; s < L::bands(g); ++s)
+              for (uint32_t j = L::first_of(L::band_begin(g, s), b, nb); j < L::band_end(g, s); j += nb) {
+                ASSERT_EQ(j % nb, b);
+                ASSERT_EQ(j / nb + 1, ++count);
+              }
+            EXPECT_EQ(count, g.tiles() > b ? (g.tiles() - b + nb - 1) / nb : 0u);
+          }
+      }
+}
+
+// The default of the mm_rs tile programs: bands and kDefaultReduceBlocks reduce blocks at world 2
+// when an owner's rows hold at least 2 x blocks tiles of kTileM x kTileN (70B and 8B at M 16384,
+// 70B at M 4096 on 132 SMs), one band otherwise (8B M 4096, every shape at other worlds); given
+// bands without --blocks take no reduce blocks, and never more than half the grid.
+TEST(TileWalks, MmRsDefaultReduceBlocks) {
+  using L = MmRsTileLayout;
+  auto nr = [](uint32_t m, uint32_t n, int w, uint32_t want = 0, uint32_t band_rows = 0) {
+    const uint32_t rows = m / uint32_t(w), nb = 132;
+    const uint32_t br = band_rows ? band_rows : (want ? 0 : L::default_band_rows(rows, n, nb, w));
+    return L::reduce_blocks(want, band_rows != 0, nb, L::bands(L::grid(rows, n, br)), w);
+  };
+  EXPECT_EQ(nr(16384, 3584, 2), L::kDefaultReduceBlocks);
+  EXPECT_EQ(nr(16384, 1792, 2), L::kDefaultReduceBlocks);
+  EXPECT_EQ(nr(4096, 3584, 2), L::kDefaultReduceBlocks);
+  EXPECT_EQ(nr(4096, 1792, 2), 0u);
+  EXPECT_EQ(L::bands(L::grid(2048, 1792, L::default_band_rows(2048, 1792, 132, 2))), 1u);
+  for (int w : {3, 4, 8}) EXPECT_EQ(nr(16384, 3584, w), 0u) << w;
+  EXPECT_EQ(nr(16384, 3584, 2, 0, 1024), 0u);
+  EXPECT_EQ(nr(16384, 3584, 2, 24), 24u);
+  EXPECT_EQ(nr(16384, 3584, 2, 500), 66u);
+  EXPECT_EQ(nr(16384, 3584, 2, 24, 100000), 0u) << "one band: nothing to reduce beside the compute";
 }
 
 // The grouped order covers every tile once at every group size, and the tiles that run at once
