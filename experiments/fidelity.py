@@ -78,6 +78,12 @@ def _world(w):
     return lambda r: r["world"] == w
 
 
+def _tile_bands(r):
+    m, n, _ = r.get("mnk", (0, 0, 0))
+    w = r["world"]
+    return w == 2 and m and ((m // w + 127) // 128) * ((n + 127) // 128) >= 2 * 132
+
+
 PLAN_CHANGES = [
     ("eadb0df", "all_gather ce_st / ce_sm_st copy their own slot by SMs (copy_local)",
      {"all_gather.ce_st": _always, "all_gather.ce_sm_st": _always}),
@@ -116,6 +122,11 @@ PLAN_CHANGES = [
       "reduce_scatter.ce_st_ring_reduce": _world(2), "reduce_scatter.ce_st_chunk_reduce": _world(2),
       "ag_mm.ce_chunk_gemm": _always, "ag_mm.ce_bulk_gemm": _always, "ag_mm.ce_tile_gemm": _always,
       "mm_rs.gemm_ce_ring_reduce": _always, "mm_rs.gemm_ce_tile_acc": _always}),
+    # The mm_rs tile programs in bands with 16 reduce blocks at world 2 where an owner's rows hold
+    # at least 2 x 132 tiles of 128 x 128 (MmRsTileLayout::default_bands); one band, as before,
+    # elsewhere (experiments/results/h200x2/tile_bands).
+    ("9de2e1f", "mm_rs tile programs: bands and reduce blocks at world 2 on large products",
+     {"mm_rs.tile_st_ld_reduce": _tile_bands, "mm_rs.tile_st_peer_reduce": _tile_bands}),
 ]
 
 
