@@ -84,14 +84,17 @@ TEST(TileWalks, MmRsBandsPartitionTilesAndTasks) {
         EXPECT_EQ(g.band % g.group, 0u) << "a band is whole groups";
         if (band_rows == 0) {
           EXPECT_LE(g.band, kTileGroup);
-          if (g.tm >= L::kMinBands)
+          if (g.tm >= L::kMinBands) {
             EXPECT_GE(L::bands(g), L::kMinBands) << rows;
-          else
+          } else {
             EXPECT_EQ(g.band, 1u);
+          }
         } else {
           EXPECT_EQ(g.band, std::min(std::max(band_rows / uint32_t(kTileM), 1u), g.tm));
         }
-        if (band_rows >= rows && g.tm % kTileGroup == 0) EXPECT_EQ(g.group, kTileGroup) << "one band: the usual groups";
+        if (band_rows >= rows && g.tm % kTileGroup == 0) {
+          EXPECT_EQ(g.group, kTileGroup) << "one band: the usual groups";
+        }
         uint32_t next_tile = 0, next_task = 0;
         for (uint32_t s = 0; s < L::bands(g); ++s) {
           ASSERT_EQ(L::band_begin(g, s), next_tile);
