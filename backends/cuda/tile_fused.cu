@@ -19,10 +19,11 @@
 //              (fence.acq_rel.sys, then st.relaxed.sys, as BlockCtx::signal) the tile's count into
 //              the owner's flag. A reduce block (the last reduce_blocks; its producer loads
 //              nothing) takes its tasks of every band but the last meanwhile, and every block
-//              then the last band's: the consumers reduce task by task: the consumer threads acquire every flag the
-//              task needs (the same slots and values as the program's waits), one flag per thread, all at once; the
-//              named barrier extends the acquires to the 256 threads, which sum the world sources in fp32 (rank order,
-//              as BlockCtx::reduce). The epoch counter is the program's (pad::counter(b, kCounter)).
+//              then the last band's. The consumers reduce task by task: the consumer threads
+//              acquire every flag the task needs (the same slots and values as the program's
+//              waits), one flag per thread, all at once; the named barrier extends the acquires
+//              to the 256 threads, which sum the world sources in fp32 (rank order, as
+//              BlockCtx::reduce). The epoch counter is the program's (pad::counter(b, kCounter)).
 //   MmRsAccTiles (core/algos/mm_rs_gemm_ce_tile_acc.h): every blocks()-th tile of my rows, in
 //              TileGrid's order. The program acquires a tile's chunk flags before its mma_tile;
 //              here consumer threads acquire them (one peer's flag each) after the tile's
@@ -272,17 +273,15 @@ __global__ void __launch_bounds__(384, 1)
     T* work = static_cast<T*>(p.work);
     // 2. reduce task u: wait for its tiles, then sum (the program's task)
     auto task = [&](uint32_t u) {
-      {
-        // The task's flags (every rank's tiles of its tile row: world x g.tn), one per consumer
-        // thread, all at once: one thread's chain of world x g.tn acquires (28 at world 2, 70B)
-        // costs that many load round trips per task.
-        const uint32_t nflags = uint32_t(w) * g.tn;
-        for (uint32_t i = threadIdx.x - 128; i < nflags; i += 256) {
-          const uint32_t j = L::task_tile(g, u, i % g.tn);
-          wait_acquire(h, L::wait_slot(j, nc, int(i / g.tn)), L::wait_value(base, j, nc));
-        }
-        consumers_sync();  // extends each acquiring thread's acquire to the other consumer threads
+      // The task's flags (every rank's tiles of its tile row: world x g.tn), one per consumer
+      // thread, all at once: one thread's chain of world x g.tn acquires (28 at world 2, 70B)
+      // costs that many load round trips per task.
+      const uint32_t nflags = uint32_t(w) * g.tn;
+      for (uint32_t i = threadIdx.x - 128; i < nflags; i += 256) {
+        const uint32_t j = L::task_tile(g, u, i % g.tn);
+        wait_acquire(h, L::wait_slot(j, nc, int(i / g.tn)), L::wait_value(base, j, nc));
       }
+      consumers_sync();  // extends each acquiring thread's acquire to the other consumer threads
       const uint4* src[kNodeWorld];
 #pragma unroll
       for (int r = 0; r < kNodeWorld; ++r)

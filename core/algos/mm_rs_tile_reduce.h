@@ -73,12 +73,12 @@ struct MmRsTileLayout {
 
   // The grid of an owner's rows (rows x n, tiles kTileM x bn) and its bands (TileGrid::band tile
   // rows each, whole groups of the grid's order, so a band's tiles are one contiguous range of
-  // indices): band_rows rows per band (rounded down to whole tile rows, at least one, at most all;
-  // 0: the default, the most tile rows up to kTileGroup that still give kMinBands bands); groups of
+  // indices): band_rows rows per band (rounded down to whole tile rows, at least one; rows or more:
+  // one band; 0: the default, the most tile rows up to kTileGroup that still give kMinBands bands); groups of
   // the band's tile rows up to kTileGroup (the largest that divides the band).
   SYMM_HD static TileGrid grid(uint32_t rows, uint32_t n, uint32_t band_rows, uint32_t bn = kTileN) {
     const uint32_t tm = (rows + kTileM - 1) / kTileM;
-    uint32_t band = band_rows ? band_rows / uint32_t(kTileM) : tm / kMinBands;
+    uint32_t band = band_rows >= rows ? tm : band_rows ? band_rows / uint32_t(kTileM) : tm / kMinBands;
     if (!band_rows && band > kTileGroup) band = kTileGroup;
     if (band > tm) band = tm;
     if (band < 1) band = 1;
@@ -106,9 +106,10 @@ struct MmRsTileLayout {
   }
   // Blocks that reduce while the others compute, of nb (at most half; none with one band or one
   // block): `want` if given (--blocks); else none if the bands were given (--chunk-rows: the
-  // compute goes band by band, every block reduces after its tiles); else the default:
-  // kDefaultReduceBlocks at world 2 when an owner's rows hold at least 2 nb tiles of
-  // kTileM x kTileN, none otherwise (and then grid() is asked for one band: default_band_rows).
+  // compute goes band by band, every block reduces after its tiles); else the default,
+  // kDefaultReduceBlocks, which has bands only where default_bands holds: at world 2 when an
+  // owner's rows hold at least 2 nb tiles of kTileM x kTileN (elsewhere default_band_rows asks
+  // grid() for one band, and one band takes none).
   // Measured on 2x H200 (scripts/gpu/tile_bands.sh, experiments/results/h200x2/tile_bands/): see
   // that README for the numbers behind this default. Worlds above 2 were not measured.
   static constexpr uint32_t kDefaultReduceBlocks = 16;
@@ -119,9 +120,9 @@ struct MmRsTileLayout {
   SYMM_HD static uint32_t default_band_rows(uint32_t rows, uint32_t n, uint32_t nb, int w) {
     return default_bands(rows, n, nb, w) ? 0 : rows;
   }
-  SYMM_HD static uint32_t reduce_blocks(uint32_t want, bool bands_given, uint32_t nb, uint32_t bands, int w) {
+  SYMM_HD static uint32_t reduce_blocks(uint32_t want, bool bands_given, uint32_t nb, uint32_t bands) {
     if (bands < 2 || nb < 2) return 0;
-    const uint32_t n = want ? want : bands_given ? 0 : w == 2 ? kDefaultReduceBlocks : 0;
+    const uint32_t n = want ? want : bands_given ? 0 : kDefaultReduceBlocks;
     return n < nb / 2 ? n : nb / 2;
   }
   // The first index >= first that is block b's of nb (index % nb == b).
@@ -243,14 +244,14 @@ struct MmRsTileReduceT {
     using L = MmRsTileLayout;
     const uint32_t rows = uint32_t(f.m / std::size_t(n)), tiles = TileGrid(rows, uint32_t(f.n)).tiles();
     const int blocks = L::blocks_of(f.sms);
-    const bool given = f.chunk_rows != 0 || f.blocks != 0;  // --chunk-rows / --blocks: bands
+    // Band rows: --chunk-rows's; with --blocks alone grid()'s default bands; else the default's.
     c.mat.chunk_rows = f.chunk_rows ? uint32_t(f.chunk_rows < f.m ? f.chunk_rows : f.m)
-                       : given      ? 0
+                       : f.blocks   ? 0
                                     : L::default_band_rows(rows, uint32_t(f.n), uint32_t(blocks), n);
     const TileGrid g = L::grid(rows, uint32_t(f.n), c.mat.chunk_rows);
-    c.mat.reduce_blocks = L::reduce_blocks(uint32_t(f.blocks), f.chunk_rows != 0, uint32_t(blocks), L::bands(g), n);
-    const uint32_t nc = uint32_t(blocks) - c.mat.reduce_blocks;
+    c.mat.reduce_blocks = L::reduce_blocks(uint32_t(f.blocks), f.chunk_rows != 0, uint32_t(blocks), L::bands(g));
 #if !defined(__CUDA_ARCH__)
+    const uint32_t nc = uint32_t(blocks) - c.mat.reduce_blocks;
     if ((tiles + nc - 1) / nc >= L::kTileStride)
       fail(ErrorCode::kInvalidArgument, std::string("mm_rs.") + kDescriptor.name + ": " + std::to_string(tiles) +
                                             " tiles per owner on " + std::to_string(nc) +

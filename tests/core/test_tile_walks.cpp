@@ -90,7 +90,7 @@ TEST(TileWalks, MmRsBandsPartitionTilesAndTasks) {
             EXPECT_EQ(g.band, 1u);
           }
         } else {
-          EXPECT_EQ(g.band, std::min(std::max(band_rows / uint32_t(kTileM), 1u), g.tm));
+          EXPECT_EQ(g.band, band_rows >= rows ? g.tm : std::min(std::max(band_rows / uint32_t(kTileM), 1u), g.tm));
         }
         if (band_rows >= rows && g.tm % kTileGroup == 0) {
           EXPECT_EQ(g.group, kTileGroup) << "one band: the usual groups";
@@ -134,14 +134,15 @@ TEST(TileWalks, MmRsDefaultReduceBlocks) {
   auto nr = [](uint32_t m, uint32_t n, int w, uint32_t want = 0, uint32_t band_rows = 0) {
     const uint32_t rows = m / uint32_t(w), nb = 132;
     const uint32_t br = band_rows ? band_rows : (want ? 0 : L::default_band_rows(rows, n, nb, w));
-    return L::reduce_blocks(want, band_rows != 0, nb, L::bands(L::grid(rows, n, br)), w);
+    return L::reduce_blocks(want, band_rows != 0, nb, L::bands(L::grid(rows, n, br)));
   };
   EXPECT_EQ(nr(16384, 3584, 2), L::kDefaultReduceBlocks);
   EXPECT_EQ(nr(16384, 1792, 2), L::kDefaultReduceBlocks);
   EXPECT_EQ(nr(4096, 3584, 2), L::kDefaultReduceBlocks);
   EXPECT_EQ(nr(4096, 1792, 2), 0u);
   EXPECT_EQ(L::bands(L::grid(2048, 1792, L::default_band_rows(2048, 1792, 132, 2))), 1u);
-  for (int w : {3, 4, 8}) EXPECT_EQ(nr(16384, 3584, w), 0u) << w;
+  for (int w : {3, 4, 8}) EXPECT_EQ(nr(16384, 3584, w), 0u) << w;  // 16384 / 3 rows: not whole tile rows
+  EXPECT_EQ(L::bands(L::grid(5461, 3584, 5461)), 1u) << "rows or more: one band, a short last tile row included";
   EXPECT_EQ(nr(16384, 3584, 2, 0, 1024), 0u);
   EXPECT_EQ(nr(16384, 3584, 2, 24), 24u);
   EXPECT_EQ(nr(16384, 3584, 2, 500), 66u);
