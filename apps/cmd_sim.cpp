@@ -44,6 +44,7 @@ struct Common {
   int blocks = 0;
   bool timing_only = false;
   std::string mode = "graph";
+  std::string pdl = "on";   // device programs: programmatic dependent launch (as bench --backend cuda --pdl)
   std::string seed = "1";   // parse_count: Boost would take "-5" as 2^64 - 5
   int streams = 3;          // host plans
   std::string chunk = "0";  // host plans: bytes per copy / progress flag
@@ -72,6 +73,9 @@ void add_common(po::options_description& d, Common& c) {
        "no data arrays: predicts time only, no correctness check (fast, any size)")
       ("mode", po::value(&c.mode)->default_value(c.mode),
        "launch latency charged: graph (CUDA-graph replay, as nccl-tests -G) | eager")
+      ("pdl", po::value(&c.pdl)->default_value(c.pdl),
+       "on: device programs' back-to-back calls launch with programmatic dependent launch, as the CUDA "
+       "bench's default (Machine pdl_saving_us each); off: as bench --backend cuda --pdl off")
       ("seed", po::value(&c.seed)->default_value(c.seed), "seed of the random inputs")
       ("streams", po::value(&c.streams)->default_value(c.streams),
        "host plans (ce, ce_overlap): streams per rank, the caller's included (1..8)")
@@ -101,6 +105,7 @@ struct Resolved {
   DType dtype = DType::kBF16;
   ReduceOp reduce = ReduceOp::kSum;
   bool graph = true;
+  bool pdl = true;
 };
 
 Resolved resolve(const Common& c, const char* cmd) {
@@ -116,6 +121,8 @@ Resolved resolve(const Common& c, const char* cmd) {
   r.dtype = for_option("--dtype", [&] { return parse_dtype(c.dtype); });
   r.reduce = for_option("--reduce", [&] { return parse_reduce_op(c.reduce); });
   r.graph = parse_mode(c.mode, /*allow_both=*/false)[0];
+  if (c.pdl != "on" && c.pdl != "off") fail(ErrorCode::kInvalidArgument, "--pdl " + c.pdl + ": expected on or off");
+  r.pdl = c.pdl == "on";
   parse_count(c.seed, "--seed");
   if (c.blocks < 0) fail(ErrorCode::kInvalidArgument, "--blocks " + std::to_string(c.blocks) + " is negative");
   check_streams(c.streams);
@@ -195,6 +202,7 @@ sim::RunSpec base_spec(const Resolved& r, const AlgoInfo& a, std::size_t bytes) 
   s.op = r.reduce;
   s.bytes = bytes;
   s.graph = r.graph;
+  s.pdl = r.pdl;
   return s;
 }
 
@@ -282,8 +290,9 @@ std::string auto_cache_path(const sim::Machine& m) {
 }
 
 std::string auto_cache_key(const Resolved& r, std::size_t bytes) {
+  // --pdl off (as bench --pdl off) is a launch mode of its own: "0n" / "1n".
   return std::string(op_name(r.op)) + "," + std::to_string(r.world) + "," + dtype_name(r.dtype) + "," +
-         (r.graph ? "1" : "0") + "," + std::to_string(bytes);
+         (r.graph ? "1" : "0") + (r.pdl ? "" : "n") + "," + std::to_string(bytes);
 }
 
 AutoChoice simulate_auto(const Resolved& r, std::size_t bytes) {

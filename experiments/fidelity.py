@@ -130,6 +130,11 @@ PLAN_CHANGES = [
 ]
 
 
+# The commit from which the CUDA bench launches device programs with programmatic dependent launch
+# (bench --pdl, default on); rows measured before it were launched without (sim.h pdl_saving_us).
+PDL_SINCE = "464a61a"
+
+
 def stale_change(r):
     """The newest PLAN_CHANGES entry a row's measurement predates (None: it measured the current plan)."""
     for ch in reversed(PLAN_CHANGES):
@@ -160,6 +165,9 @@ def measured_rows(machine, stale=None):
                     "graph": r["graph"], "meas": r["time_us_median"], "p10": r["time_us_p10"], "p90": r["time_us_p90"],
                     "mnk": tuple(int(r.get(k) or 0) for k in ("M", "N", "K")), "git_sha": r.get("git_sha", "")})
         out[-1]["stale"] = stale_change(out[-1])
+        # Launched with programmatic dependent launch (the bench's default since PDL_SINCE) or not:
+        # the simulator predicts each row's own launch path (sweep --pdl).
+        out[-1]["pdl"] = data.is_ancestor(PDL_SINCE, out[-1]["git_sha"]) is not False
     if stale is not None:
         stale += [r for r in out if r["stale"]]
     return [r for r in out if not r["stale"]]
@@ -171,10 +179,10 @@ def predict(symmcoll, machine, rows, key="pred"):
     groups = {}
     for r in rows:
         fused = r["op"] in data.FUSED_OPS
-        groups.setdefault((r["world"], r["algo"], r["dtype"], r["blocks"], r["graph"], r["mnk"][1:] if fused else ()),
-                          []).append(r)
+        groups.setdefault((r["world"], r["algo"], r["dtype"], r["blocks"], r["graph"], r["mnk"][1:] if fused else (),
+                           r.get("pdl", True)), []).append(r)
     with tempfile.TemporaryDirectory() as tmp:
-        for i, ((world, algo, dtype, blocks, graph, nk), rs) in enumerate(sorted(groups.items())):
+        for i, ((world, algo, dtype, blocks, graph, nk, pdl), rs) in enumerate(sorted(groups.items())):
             out = os.path.join(tmp, "%d.csv" % i)
             mode = "graph" if graph else "eager"
             if nk:  # a fused operation: one sweep per (N, K), its Ms
@@ -185,7 +193,7 @@ def predict(symmcoll, machine, rows, key="pred"):
             else:
                 sizes = ",".join(str(b) for b in sorted({r["bytes"] for r in rs}))
                 cmd = [symmcoll, "sweep", "--machine", machine, "--world", str(world), "--op", rs[0]["op"], "--algo",
-                       algo, "--dtype", dtype, "--blocks", str(blocks), "--mode", mode,
+                       algo, "--dtype", dtype, "--blocks", str(blocks), "--mode", mode, "--pdl", "on" if pdl else "off",
                        "--sizes", sizes, "--timing-only", "--quiet", "--csv", out]
             p = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
             if p.returncode != 0:

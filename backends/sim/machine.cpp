@@ -43,6 +43,7 @@ std::vector<Key> keys_of(Machine& m) {
       {"launch_eager_us", &m.launch_eager_us, nullptr},
       {"launch_graph_us", &m.launch_graph_us, nullptr},
       {"launch_eager_gap_us", &m.launch_eager_gap_us, nullptr, true},
+      {"pdl_saving_us", &m.pdl_saving_us, nullptr, true},
       {"stream_op_us", &m.stream_op_us, nullptr, true},
       {"ll_wire_bytes", &m.ll_wire_bytes, nullptr},
       {"load_link_factor", &m.load_link_factor, nullptr},

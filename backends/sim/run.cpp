@@ -141,6 +141,15 @@ RunResult run_with(const RunSpec& spec, ProgramFn fn, const std::vector<int>& bl
     res = sim.run();
   }  // set-up and tear-down count too
   const int sharing = m.ranks_per_gpu(spec.world);
+  // Programmatic dependent launch (RunSpec::pdl, the CUDA bench's default for device programs;
+  // never in a team, sim.h): each of the back-to-back calls the bench times starts its launch
+  // under the call before, so it ends pdl_saving_us sooner than one launched without it, but no
+  // sooner than a launch after the call before (an empty kernel gains nothing: calibrate's
+  // launch rows, launched so, measure launch_graph_us). In either mode: the eager model below
+  // starts from the graph time. Host plans launch their kernels without it. A single call's
+  // timeline (trace) shows the launch whole.
+  if (fn != nullptr && spec.pdl && sharing <= 1 && !m.team)
+    res.time_us = std::max(res.time_us - m.pdl_saving_us, std::min(res.time_us, m.launch_graph_us));
   if (pipelined && sharing > 1)  // a team's ranks on one GPU: their launches one after another (sim.h)
     res.time_us += sharing * m.team_launch_us;
   else if (pipelined)

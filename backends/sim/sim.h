@@ -62,6 +62,13 @@ struct Machine {
   double launch_eager_us = 0;      // kernel launch, eager
   double launch_graph_us = 0;      // kernel launch inside a CUDA graph
   double launch_eager_gap_us = 0;  // eager over graph per call, for a kernel longer than launch_eager_us
+  // Programmatic dependent launch (PDL, the CUDA bench's default for device programs): a call
+  // launched so ends this much sooner after the call before it in its stream than one launched
+  // without, its launch and start overlapping the kernel before (calibrate: a load chain launched
+  // without PDL, load_chain, less the same launched as the bench launches, launch_busy, graph; 0:
+  // no difference). Back-to-back device-program calls only (RunSpec::pdl; not a team's, which
+  // launch without it, nor a host plan's kernels).
+  double pdl_saving_us = 0;
   // A stream's flag operation (a host plan's write_flag or wait_flag: cuStreamWriteValue32 /
   // cuStreamWaitValue32): the stream spends this on each (0: none).
   double stream_op_us = 0;
@@ -166,6 +173,8 @@ struct RunSpec {
   std::size_t bytes = 0;     // nccl-tests size (see AlgoInfo::count)
   int blocks = 0;            // 0: algo->default_blocks(bytes, world)
   bool graph = true;         // launch latency of a CUDA-graph replay (else eager)
+  bool pdl = true;           // device programs launched with programmatic dependent launch (as the CUDA bench's
+                             // default, --pdl on): their back-to-back calls save Machine::pdl_saving_us each
   bool timing_only = false;  // no data arrays: no correctness check, no race check
   bool race_check = true;    // with data: report accesses not ordered by release/acquire
                              // (read after write, write after read/write, the end of a call)

@@ -64,6 +64,35 @@ TEST(Golden, OneLoadIsLaunchPlusBytesOverRatePlusRoundTrip) {
   EXPECT_DOUBLE_EQ(time_of<LoadFromPeer<>>(eager), 1 + 4 + 2 + 0.5);
 }
 
+TEST(Golden, ProgrammaticLaunchSavesBackToBackCallsOfDevicePrograms) {
+  // Back-to-back calls launched with programmatic dependent launch (RunSpec::pdl, the default) end
+  // pdl_saving_us sooner: the 7 us load (1 launch + 4 + 2) in 7 - 0.5, off the same 7; an empty
+  // kernel no sooner than its launch (1); eager calls pipeline from the saved graph time.
+  RunSpec s = golden_spec(2, 4000, 1);
+  s.machine.pdl_saving_us = 0.5;
+  EXPECT_DOUBLE_EQ(time_of<LoadFromPeer<>>(s), 1 + 4 + 2 - 0.5);
+  EXPECT_DOUBLE_EQ(time_of<calib::Empty>(s), 1);
+  s.machine.pdl_saving_us = 3;  // more than the launch: still no call sooner than the launch
+  EXPECT_DOUBLE_EQ(time_of<LoadFromPeer<>>(s), 1 + 4 + 2 - 3);
+  EXPECT_DOUBLE_EQ(time_of<calib::Empty>(s), 1);
+  s.machine.pdl_saving_us = 0.5;
+  s.graph = false;
+  s.machine.launch_eager_gap_us = 0.25;
+  EXPECT_DOUBLE_EQ(time_of<LoadFromPeer<>>(s), 1 + 4 + 2 - 0.5 + 0.25);
+  s.pdl = false;  // as bench --pdl off
+  EXPECT_DOUBLE_EQ(time_of<LoadFromPeer<>>(s), 1 + 4 + 2 + 0.25);
+  s.graph = true;
+  EXPECT_DOUBLE_EQ(time_of<LoadFromPeer<>>(s), 1 + 4 + 2);
+  // A team launches without it (sim.h): the same call on a team machine saves nothing.
+  s.pdl = true;
+  s.machine.team = 1;
+  EXPECT_DOUBLE_EQ(time_of<LoadFromPeer<>>(s), time_of<LoadFromPeer<>>([&] {
+                     RunSpec off = s;
+                     off.pdl = false;
+                     return off;
+                   }()));
+}
+
 TEST(Golden, ABlocksFirstPeerAccessPaysPeerKernelOnce) {
   // peer_kernel_us before the block's first access to a peer, and never again in that kernel:
   // one load 1 + 0.25 + 4 + 2; the local Empty program pays nothing.

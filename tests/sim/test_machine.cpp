@@ -14,7 +14,8 @@ const char* const kTinyBody =
     "flag_latency_us = 1\nload_rtt_us = 2\nacquire_us = 0\nrelease_fence_share = 0\npeer_kernel_us = 0\nblock_GBps = "
     "1\n"
     "sms = 8\nhbm_GBps = 8\n"
-    "launch_eager_us = 2\nlaunch_graph_us = 1\nlaunch_eager_gap_us = 0\nstream_op_us = 0\ncopy_engines = "
+    "launch_eager_us = 2\nlaunch_graph_us = 1\nlaunch_eager_gap_us = 0\npdl_saving_us = 0\nstream_op_us = "
+    "0\ncopy_engines = "
     "1\nce_startup_us = 1\nce_GBps = "
     "1\n"
     "nvls_GBps = 2\ngemm_TFLOPs = 1\n";

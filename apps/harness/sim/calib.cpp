@@ -130,8 +130,11 @@ namespace {
 // The programs run under a registry algorithm that only lends its buffer sizes (in = out =
 // bytes) and limits: all_reduce.ld_reduce.
 template <class Program>
-double sim_time(const Machine& m, int world, std::size_t bytes, int blocks, bool graph) {
+// `pdl`: launched with programmatic dependent launch, as calibrate launches the launch, exchange
+// and launch_busy rows (the bench's way); every other row without (calib.h).
+double sim_time(const Machine& m, int world, std::size_t bytes, int blocks, bool graph, bool pdl = false) {
   RunSpec s;
+  s.pdl = pdl;
   s.machine = m;
   s.world = world;
   s.algo = &find_algo("all_reduce.ld_reduce");
@@ -155,7 +158,7 @@ std::vector<CalibRow> simulate_calibration(const Machine& m, int world, const Ca
   add("device_gpus", 0, true, m.gpus, 1);
   add("device_sms", 0, true, m.sms, 1);
   add("device_copy_engines", 0, true, m.copy_engines, 1);
-  for (bool graph : {true, false}) add("launch", 1, graph, 0, sim_time<Empty>(m, world, kVecBytes, 1, graph));
+  for (bool graph : {true, false}) add("launch", 1, graph, 0, sim_time<Empty>(m, world, kVecBytes, 1, graph, true));
   for (int n : plan.rounds) {
     const std::size_t b = std::size_t(n) * kVecBytes;
     add("pingpong_relaxed", 1, true, n, sim_time<PingPongRelaxed>(m, world, b, 1, true));
@@ -167,7 +170,7 @@ std::vector<CalibRow> simulate_calibration(const Machine& m, int world, const Ca
     add("peer_copy_chain", 1, true, n, sim_time<PeerCopyChain>(m, world, std::size_t(n) * kCopyPieceBytes, 1, true));
     add("fence_chain_local", 1, true, n, sim_time<FenceChainLocal>(m, world, std::size_t(n) * kLineBytes, 1, true));
     add("fence_chain_peer", 1, true, n, sim_time<FenceChainPeer>(m, world, std::size_t(n) * kLineBytes, 1, true));
-    add("exchange", 2, true, n, sim_time<Exchange>(m, world, b, 2, true));
+    add("exchange", 2, true, n, sim_time<Exchange>(m, world, b, 2, true, true));
     add("acquire_chain", 1, true, n, sim_time<AcquireChain>(m, world, b, 1, true));
     add("acquire_peer_flags", 1, true, n, sim_time<AcquirePeerFlags>(m, world, b, 1, true));
     add("local_reduce_chain", 1, true, n, sim_time<LocalReduceChain>(m, world, std::size_t(n) * kLineBytes, 1, true));
@@ -176,7 +179,7 @@ std::vector<CalibRow> simulate_calibration(const Machine& m, int world, const Ca
   for (int n : plan.rounds) {
     if (n < 16) continue;
     const std::size_t b = std::size_t(n) * kVecBytes;
-    for (bool graph : {true, false}) add("launch_busy", 1, graph, n, sim_time<LoadChain>(m, world, b, 1, graph));
+    for (bool graph : {true, false}) add("launch_busy", 1, graph, n, sim_time<LoadChain>(m, world, b, 1, graph, true));
   }
   for (int blocks : plan.peer_blocks) {
     if (blocks > m.sms) continue;

@@ -45,6 +45,10 @@
 //   (both)            the intercepts     mean(c_relaxed, c_load) - L             peer_kernel_us
 //   launch_busy       16-byte loads     a load chain launched as the bench launches device
 //                                       programs, graph and eager: mean(eager - graph)  launch_eager_gap_us
+//                                       and, beside load_chain's rows of the same loads (launched
+//                                       without PDL), graph: mean(load_chain - launch_busy)  pdl_saving_us
+//   (the launch, exchange and launch_busy rows are launched with programmatic dependent launch, as
+//   the bench launches device programs; every other row without it)
 //   copy_peer         bytes             c + x / (blocks B), blocks <= 2          block_GBps = B
 //   copy_scatter      bytes out of 0    c + x / E                               nvlink_egress_GBps = E
 //   copy_incast       bytes into 0      c + x / I                               nvlink_ingress_GBps = I

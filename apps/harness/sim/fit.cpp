@@ -321,33 +321,44 @@ FitResult fit_machine(const CalibTable& t, const Machine& base, const std::strin
       why["stream_op_us"] = "plan_flag (a stream's write_flag + wait_flag per call, graph) / 2, " + rows_of(idx);
     }
   }
+  // Sets `key` (`out`) to the mean of a - b, at least 0, over the rows of `a`, each paired with the
+  // row of `b` at the same x and blocks nearest to it in the table (pooled runs follow one another,
+  // so that is its own run's); nothing where no row pairs.
+  auto paired_mean = [&](const std::vector<int>& a, const std::vector<int>& b, const char* key, double& out,
+                         const std::string& what) {
+    double sum = 0;
+    int pairs = 0;
+    std::vector<int> used;
+    for (int i : a) {
+      const CalibRow& x = R[std::size_t(i)];
+      int best = -1;
+      for (int j : b) {
+        const CalibRow& y = R[std::size_t(j)];
+        if (y.x == x.x && y.blocks == x.blocks && (best < 0 || std::abs(j - i) < std::abs(best - i))) best = j;
+      }
+      if (best < 0) continue;
+      sum += x.time_us - R[std::size_t(best)].time_us;
+      ++pairs;
+      used.push_back(best), used.push_back(i);
+    }
+    if (!pairs) return;
+    std::sort(used.begin(), used.end());
+    out = std::max(0.0, sum / double(pairs));
+    why[key] = what + ", " + rows_of(used);
+  };
+  auto launch_busy = [&](bool graph) {
+    return select([=](const CalibRow& r) { return r.bench == "launch_busy" && r.graph == graph; });
+  };
   // Eager calls of a kernel longer than the launch interval cost its graph time plus a gap: the
   // mean of eager - graph over the launch_busy rows' sizes.
-  {
-    const std::vector<int> idx = bench("launch_busy");
-    std::vector<double> gaps;
-    std::vector<int> used;
-    for (int i : idx) {
-      const CalibRow& e = R[std::size_t(i)];
-      if (e.graph) continue;
-      for (int j : idx) {
-        const CalibRow& g = R[std::size_t(j)];
-        if (g.graph && g.x == e.x && g.blocks == e.blocks) {
-          gaps.push_back(e.time_us - g.time_us);
-          used.push_back(j), used.push_back(i);
-          break;
-        }
-      }
-    }
-    if (!gaps.empty()) {
-      double sum = 0;
-      for (double g : gaps) sum += g;
-      m.launch_eager_gap_us = std::max(0.0, sum / double(gaps.size()));
-      std::sort(used.begin(), used.end());
-      why["launch_eager_gap_us"] =
-          "launch_busy (a load chain launched as the bench launches, eager - graph), " + rows_of(used);
-    }
-  }
+  paired_mean(launch_busy(false), launch_busy(true), "launch_eager_gap_us", m.launch_eager_gap_us,
+              "launch_busy (a load chain launched as the bench launches, eager - graph)");
+  // Programmatic dependent launch: the same load chain launched without it (load_chain) less
+  // launched with it, as the bench launches device programs (launch_busy), both in a graph.
+  paired_mean(select([](const CalibRow& r) { return r.bench == "load_chain" && r.graph; }), launch_busy(true),
+              "pdl_saving_us", m.pdl_saving_us,
+              "load_chain (launched without programmatic dependent launch) - launch_busy (with it, as the bench "
+              "launches device programs), same loads, graph");
   // A kernel that reaches a peer costs more than an empty kernel's launch before its first hop:
   // the two intercepts above, less launch_graph_us (the simulator charges it at a block's first
   // access to a peer). The fitted file's note gives both intercepts.
