@@ -13,7 +13,8 @@
 #    computes, then reduces: the program before bands; with the baselines cublaslt, tile_gemm,
 #    nccl_cublaslt), default = the plan's choice, bN = default bands and N reduce blocks, iR = bands
 #    of R rows and no reduce blocks (the compute band by band, the whole reduce after it);
-#    interleaved twice (--chunk-rows / --blocks: no CSV, the logs' tables)
+#    interleaved twice (--chunk-rows / --blocks: no CSV, the logs' tables). TB_ALGOS (default
+#    tiles,tiles_push) and TB_SHAPES (default "--shape 8b,70b --m 4096,16384") narrow it.
 #                                                   -> bands_<cfg>_<pass>_<m>.log, bands_<m>.txt
 # 4. the tile programs at the plan's defaults with their baselines, 3 passes, CSV (for the tables)
 #                                                   -> fused_tiles_<sha>_<m>.csv / .log
@@ -53,16 +54,13 @@ step3() {
       case $cfg in
         one) opt="--chunk-rows 1000000" ;;  # one band: every block computes, then reduces (before bands)
         default) opt="" ;;
-        b8) opt="--blocks 8" ;;
-        b16) opt="--blocks 16" ;;
-        b24) opt="--blocks 24" ;;
-        b32) opt="--blocks 32" ;;
+        b*) opt="--blocks ${cfg#b}" ;;  # default bands, that many reduce blocks
         i*) opt="--chunk-rows ${cfg#i}" ;;  # bands of that many rows, no reduce blocks
       esac
       base="--no-baselines"; [ $pass = 1 ] && [ $cfg = one ] && base=""
       f="$DIR/bands_${cfg}_${pass}_$M.log"
-      timeout 150 $L $B --op mm_rs --algo tiles,tiles_push --dtype bf16 --shape 8b,70b --m 4096,16384 --mode both \
-        --timing-only $base $opt > "$f" 2>&1
+      timeout 150 $L $B --op mm_rs --algo ${TB_ALGOS:-tiles,tiles_push} --dtype bf16 ${TB_SHAPES:---shape 8b,70b --m 4096,16384} \
+        --mode both --timing-only $base $opt > "$f" 2>&1
       echo "# 3 timing $cfg pass $pass: rc $? at ${SECONDS}s"
     done
   done
