@@ -17,9 +17,10 @@
 //              into my `work` (pull) or the owner's slot (push); after each tile's stores the
 //              consumer warpgroups meet on a named barrier and one thread releases
 //              (fence.acq_rel.sys, then st.relaxed.sys, as BlockCtx::signal) the tile's count into
-//              the owner's flag. A reduce block (the last reduce_blocks; its producer loads
-//              nothing) takes its tasks of every band but the last meanwhile, and every block
-//              then the last band's. The consumers reduce task by task: the consumer threads
+//              the owner's flag. A reduce block (the last reduce_blocks; no tile loads) takes
+//              its tasks of every band but the last meanwhile, pulling their sources into its
+//              idle ring by bulk copies (bulk_reduce_produce / bulk_reduce_consume), and every
+//              block then the last band's, by loads. That last reduce, task by task: the consumer threads
 //              acquire every flag the task needs (the same slots and values as the program's
 //              waits), one flag per thread, all at once; the named barrier extends the acquires
 //              to the 256 threads, which sum the world sources in fp32 (rank order, as
@@ -136,6 +137,91 @@ __device__ void reduce_vectors(uint4* dst, const uint4* const* src, int nsrc, st
   reduce_vectors_n<T, kNodeWorld>(dst, src, nsrc, nv, tid, nthreads);
 }
 
+// `bytes` (a multiple of 16; both addresses 16-byte aligned) of global memory, this GPU's or a
+// peer's through its mapping, into this block's shared memory by one bulk copy (TMA, the async
+// proxy), completing on `bar` with its byte count.
+__device__ __forceinline__ void bulk_load(void* dst, const void* src, uint32_t bytes, uint64_t* bar) {
+  asm volatile(
+      "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];" ::"r"(smem_u32(dst)),
+      "l"(src), "r"(bytes), "r"(smem_u32(bar))
+      : "memory");
+}
+
+// A reduce block's tasks (MmRsTiles: every band's but the last) by bulk copies into its ring,
+// idle in a block that computes no tile. SM loads pull ~8.6 GB/s per block over NVLink (2x H100,
+// experiments/results/h100x2/tile_bands_6_reduce_blocks: 16 blocks of the 132 to keep up with the
+// compute, and twice as slow with more loads in flight than the registers hold); a bulk copy
+// keeps a whole stage in flight from one thread. A stage holds one piece of every source (the
+// world ranks' partials of my rows in rank order, `piece` bytes each, at r * piece); a task is
+// its rows' bytes in pieces. Producer warpgroup (128 threads): the task's flags, one per thread,
+// all at once (wait_acquire), a barrier of the warpgroup that extends them to thread 0, which
+// orders its async-proxy reads after them (fence.proxy.async.global, as AgMmTiles' producer) and
+// pulls the pieces, each stage on its `full` barrier with its bytes. Consumers (256 threads): per
+// stage, the fp32 sum of the world sources in rank order (as BlockCtx::reduce) stored into C; then
+// each consumer warpgroup hands the stage back on `empty` (two arrivals, as after its wgmmas).
+template <int BN>
+__device__ __forceinline__ uint32_t bulk_piece(int w) {
+  return uint32_t(TileConfig<BN>::kStageBytes / w) & ~15u;
+}
+template <int BN, class T, class Src>
+__device__ void bulk_reduce_produce(const DeviceHandle& h, const Ring& ring, RingPos& pos, const symm::TileGrid& g,
+                                    uint32_t u0, uint32_t u1, uint32_t mine, uint32_t step, uint32_t nc, uint32_t base,
+                                    uint32_t rows, uint32_t n, Src src_of) {
+  using Cfg = TileConfig<BN>;
+  const int w = h.world;
+  const uint32_t piece = bulk_piece<BN>(w);
+  for (uint32_t u = L::first_of(u0, mine, step); u < u1; u += step) {
+    const uint32_t nflags = uint32_t(w) * g.tn;
+    for (uint32_t i = threadIdx.x; i < nflags; i += 128) {
+      const uint32_t j = L::task_tile(g, u, i % g.tn);
+      wait_acquire(h, L::wait_slot(j, nc, int(i / g.tn)), L::wait_value(base, j, nc));
+    }
+    asm volatile("bar.sync 5, 128;" ::: "memory");  // extends each thread's acquire to thread 0
+    if (threadIdx.x != 0) continue;
+    asm volatile("fence.proxy.async.global;" ::: "memory");
+    const uint32_t total = L::task_rows(rows, u) * n * uint32_t(sizeof(T));
+    for (uint32_t off = 0; off < total; off += piece) {
+      const uint32_t len = total - off < piece ? total - off : piece;
+      mbar_wait(&ring.empty[pos.stage], pos.phase ^ 1);
+      uint8_t* st = ring.stages + pos.stage * Cfg::kStageBytes;
+      mbar_expect_tx(&ring.full[pos.stage], len * uint32_t(w));
+      for (int r = 0; r < w; ++r)
+        bulk_load(st + std::size_t(r) * piece, reinterpret_cast<const char*>(src_of(r, u)) + off, len,
+                  &ring.full[pos.stage]);
+      pos.advance<Cfg::kStages>();
+    }
+  }
+}
+template <int BN, class T>
+__device__ void bulk_reduce_consume(const Ring& ring, RingPos& pos, int w, T* c, uint32_t u0, uint32_t u1,
+                                    uint32_t mine, uint32_t step, uint32_t rows, uint32_t n, int cw) {
+  using Cfg = TileConfig<BN>;
+  const uint32_t piece = bulk_piece<BN>(w), tid = threadIdx.x - 128;
+  for (uint32_t u = L::first_of(u0, mine, step); u < u1; u += step) {
+    const uint32_t total = L::task_rows(rows, u) * n * uint32_t(sizeof(T));
+    uint8_t* dst = reinterpret_cast<uint8_t*>(c + std::size_t(L::task_row0(u)) * n);
+    for (uint32_t off = 0; off < total; off += piece) {
+      const uint32_t nv = (total - off < piece ? total - off : piece) / 16;
+      mbar_wait(&ring.full[pos.stage], pos.phase);
+      const uint4* st = reinterpret_cast<const uint4*>(ring.stages + pos.stage * Cfg::kStageBytes);
+      uint4* out = reinterpret_cast<uint4*>(dst + off);
+      for (uint32_t i = tid; i < nv; i += 256) {
+        float acc[8], f[8];
+        detail::unpack<T>(st[i], acc);
+        for (int r = 1; r < w; ++r) {
+          detail::unpack<T>(st[std::size_t(r) * (piece / 16) + i], f);
+#pragma unroll
+          for (int k = 0; k < 8; ++k) acc[k] += f[k];
+        }
+        out[i] = detail::pack<T>(acc);
+      }
+      consumer_bar(cw);  // this warpgroup's reads of the stage are done
+      if (threadIdx.x % 128 == 0) mbar_arrive(&ring.empty[pos.stage]);
+      pos.advance<Cfg::kStages>();
+    }
+  }
+}
+
 // TT: the wgmma operand type (TileBF16 / TileF16); T: the same as core's element type.
 // kFamily: 0 TileGemm, 1 AgMmTiles, 2 MmRsTiles (pull or push at run time), 3 MmRsAccTiles: one kernel each, so a
 // program's register allocation is its own (one path's registers do not spill another's).
@@ -169,6 +255,22 @@ __global__ void __launch_bounds__(384, 1)
 
   if (wg == 0) {  // ---- the producer: one thread issues every load, in the program's tile order
     setmaxnreg_dec<40>();
+    if constexpr (kFamily == 2) {  // a reduce block: its tasks' sources by bulk copies (bulk_reduce_produce)
+      const uint32_t rows = p.m / uint32_t(w), nr = p.reduce_blocks, nc = nb - nr;
+      if (bk >= nc) {
+        if (pp.debug) return;
+        const symm::TileGrid g = L::grid(rows, p.n, p.chunk_rows, BN);
+        const bool push = prog == TileProgram::kMmRsPush;
+        T* work = static_cast<T*>(p.work);
+        RingPos pos;
+        bulk_reduce_produce<BN, T>(h, ring, pos, g, 0, L::early_tasks(g, nr), bk - nc, nr, nc, L::base(epoch), rows,
+                                   p.n, [&](int r, uint32_t u) {
+                                     return (push ? work : peer_of(h, work, r)) +
+                                            L::src_offset(push, r, me, rows, p.n, u);
+                                   });
+        return;
+      }
+    }
     if (threadIdx.x != 0) return;
     tma_prefetch_map(&ta);
     tma_prefetch_map(&tb);
@@ -310,8 +412,8 @@ __global__ void __launch_bounds__(384, 1)
           }
         }
       }
-    } else {
-      reduce(0, L::early_tasks(g, nr), bk - nc, nr);  // every band but the last, beside the compute
+    } else if (!pp.debug) {  // every band but the last, beside the compute, from the bulk copies
+      bulk_reduce_consume<BN, T>(ring, pos, w, c, 0, L::early_tasks(g, nr), bk - nc, nr, rows, p.n, cw);
     }
     reduce(L::early_tasks(g, nr), L::tasks(rows), bk, nb);  // the rest (the last band, or all), every block
   }
