@@ -159,6 +159,22 @@ __device__ __forceinline__ void bulk_load(void* dst, const void* src, uint32_t b
 // pulls the pieces, each stage on its `full` barrier with its bytes. Consumers (256 threads): per
 // stage, the fp32 sum of the world sources in rank order (as BlockCtx::reduce) stored into C; then
 // each consumer warpgroup hands the stage back on `empty` (two arrivals, as after its wgmmas).
+// out[i] = the fp32 sum over r < w, in rank order, of the staged sources st[r * stride + i], i < nv,
+// by `nthreads` threads (thread tid).
+template <class T>
+__device__ __forceinline__ void sum_piece(const uint4* st, uint4* out, uint32_t nv, uint32_t stride, int w,
+                                          uint32_t tid, uint32_t nthreads) {
+  for (uint32_t i = tid; i < nv; i += nthreads) {
+    float acc[8], f[8];
+    detail::unpack<T>(st[i], acc);
+    for (int r = 1; r < w; ++r) {
+      detail::unpack<T>(st[std::size_t(r) * stride + i], f);
+#pragma unroll
+      for (int k = 0; k < 8; ++k) acc[k] += f[k];
+    }
+    out[i] = detail::pack<T>(acc);
+  }
+}
 template <int BN>
 __device__ __forceinline__ uint32_t bulk_piece(int w) {
   return uint32_t(TileConfig<BN>::kStageBytes / w) & ~15u;
@@ -205,19 +221,70 @@ __device__ void bulk_reduce_consume(const Ring& ring, RingPos& pos, int w, T* c,
       mbar_wait(&ring.full[pos.stage], pos.phase);
       const uint4* st = reinterpret_cast<const uint4*>(ring.stages + pos.stage * Cfg::kStageBytes);
       uint4* out = reinterpret_cast<uint4*>(dst + off);
-      for (uint32_t i = tid; i < nv; i += 256) {
-        float acc[8], f[8];
-        detail::unpack<T>(st[i], acc);
-        for (int r = 1; r < w; ++r) {
-          detail::unpack<T>(st[std::size_t(r) * (piece / 16) + i], f);
-#pragma unroll
-          for (int k = 0; k < 8; ++k) acc[k] += f[k];
-        }
-        out[i] = detail::pack<T>(acc);
-      }
+      sum_piece<T>(st, out, nv, piece / 16, w, tid, 256);
       consumer_bar(cw);  // this warpgroup's reads of the stage are done
       if (threadIdx.x % 128 == 0) mbar_arrive(&ring.empty[pos.stage]);
       pos.advance<Cfg::kStages>();
+    }
+  }
+}
+
+// A computing block's side reduce (MmRsTiles without reduce blocks, in bands): the producer
+// warpgroup's warps 1..3 (96 threads; warp 0's thread 0 issues the tile loads) reduce the block's
+// tasks of every band but the last while the consumers compute, so the compute keeps every SM.
+// Their sources come by bulk copies into kSideBytes of shared memory past the ring (two buffers,
+// each one piece of every source at r * piece), on two mbarriers of their own; the 96 threads
+// acquire a task's flags (one per thread, all at once), meet (named barrier 6), and thread 32
+// orders its async-proxy reads after the acquires (fence.proxy.async.global), then keeps one
+// piece in flight ahead of the one the 96 sum. Piece q uses buffer q % 2, phase (q / 2) % 2.
+inline constexpr int kSideBytes = 16384;
+template <int BN>
+__device__ __forceinline__ uint8_t* side_buffers(const Ring& r) {
+  return staging_at<BN>(r, 0) + TileConfig<BN>::kStagingBytes;
+}
+// Two mbarriers after the ring's (at most 8 stages: 128 bytes of the 256 the ring's barriers have).
+__device__ __forceinline__ uint64_t* side_bars(const Ring& r) {
+  return reinterpret_cast<uint64_t*>(reinterpret_cast<uint8_t*>(r.full) + 128);
+}
+template <int BN, class T, class Src>
+__device__ void side_reduce(const DeviceHandle& h, const Ring& ring, const symm::TileGrid& g, T* c, uint32_t u0,
+                            uint32_t u1, uint32_t mine, uint32_t step, uint32_t nc, uint32_t base, uint32_t rows,
+                            uint32_t n, Src src_of) {
+  static_assert(TileConfig<BN>::kStages <= 8, "side_bars sit after at most 8 stages' barriers");
+  const int w = h.world;
+  const uint32_t tid = threadIdx.x - 32, half = kSideBytes / 2, piece = uint32_t(half / w) & ~15u;
+  uint8_t* buf = side_buffers<BN>(ring);
+  uint64_t* bar = side_bars(ring);
+  uint32_t q = 0;  // pieces issued before this task's first
+  auto issue = [&](uint32_t u, uint32_t off, uint32_t len, uint32_t at) {
+    uint8_t* dst = buf + (at & 1) * half;
+    asm volatile("fence.proxy.async.shared::cta;" ::: "memory");  // the 96's reads of it, before the refill
+    mbar_expect_tx(&bar[at & 1], len * uint32_t(w));
+    for (int r = 0; r < w; ++r)
+      bulk_load(dst + std::size_t(r) * piece, reinterpret_cast<const char*>(src_of(r, u)) + off, len, &bar[at & 1]);
+  };
+  for (uint32_t u = L::first_of(u0, mine, step); u < u1; u += step) {
+    for (uint32_t i = tid; i < uint32_t(w) * g.tn; i += 96) {
+      const uint32_t j = L::task_tile(g, u, i % g.tn);
+      wait_acquire(h, L::wait_slot(j, nc, int(i / g.tn)), L::wait_value(base, j, nc));
+    }
+    asm volatile("bar.sync 6, 96;" ::: "memory");  // extends each thread's acquire to thread 32
+    const uint32_t total = L::task_rows(rows, u) * n * uint32_t(sizeof(T));
+    const uint32_t pieces = (total + piece - 1) / piece;
+    if (tid == 0) {
+      asm volatile("fence.proxy.async.global;" ::: "memory");
+      issue(u, 0, total < piece ? total : piece, q);
+    }
+    uint8_t* dst = reinterpret_cast<uint8_t*>(c + std::size_t(L::task_row0(u)) * n);
+    for (uint32_t k = 0; k < pieces; ++k, ++q) {
+      const uint32_t off = k * piece, nv = (total - off < piece ? total - off : piece) / 16;
+      if (tid == 0 && k + 1 < pieces)  // the next piece into the other buffer, freed at the last barrier
+        issue(u, off + piece, total - off - piece < piece ? total - off - piece : piece, q + 1);
+      mbar_wait(&bar[q & 1], (q >> 1) & 1);
+      const uint4* st = reinterpret_cast<const uint4*>(buf + (q & 1) * half);
+      uint4* out = reinterpret_cast<uint4*>(dst + off);
+      sum_piece<T>(st, out, nv, piece / 16, w, tid, 96);
+      asm volatile("bar.sync 6, 96;" ::: "memory");  // every read of this buffer done: it may refill
     }
   }
 }
@@ -241,6 +308,7 @@ __global__ void __launch_bounds__(384, 1)
   const uint32_t bk = blockIdx.x, nb = gridDim.x;
   const int me = h.rank, w = h.world;
   if (threadIdx.x == 0) {
+    if (mm_rs) mbar_init(&side_bars(ring)[0], 1), mbar_init(&side_bars(ring)[1], 1);  // ring_init fences them
     ring_init<BN>(ring);
     if (mm_rs) {  // the program's ctx.advance(pad::counter(b, kCounter)): only this block writes it
       volatile uint32_t* ctr = h.pad_local + pad::counter(int(bk), L::kCounter);
@@ -268,6 +336,17 @@ __global__ void __launch_bounds__(384, 1)
                                      return (push ? work : peer_of(h, work, r)) +
                                             L::src_offset(push, r, me, rows, p.n, u);
                                    });
+        return;
+      }
+      const symm::TileGrid g = L::grid(rows, p.n, p.chunk_rows, BN);
+      if (threadIdx.x >= 32 && nr == 0 && L::bands(g) > 1) {  // warps 1..3: the side reduce
+        if (pp.debug) return;
+        const bool push = prog == TileProgram::kMmRsPush;
+        T* work = static_cast<T*>(p.work);
+        side_reduce<BN, T>(h, ring, g, static_cast<T*>(p.c), 0, L::task_begin(g, L::bands(g) - 1), bk, nc, nc,
+                           L::base(epoch), rows, p.n, [&](int r, uint32_t u) {
+                             return (push ? work : peer_of(h, work, r)) + L::src_offset(push, r, me, rows, p.n, u);
+                           });
         return;
       }
     }
@@ -415,7 +494,8 @@ __global__ void __launch_bounds__(384, 1)
     } else if (!pp.debug) {  // every band but the last, beside the compute, from the bulk copies
       bulk_reduce_consume<BN, T>(ring, pos, w, c, 0, L::early_tasks(g, nr), bk - nc, nr, rows, p.n, cw);
     }
-    reduce(L::early_tasks(g, nr), L::tasks(rows), bk, nb);  // the rest (the last band, or all), every block
+    // The rest, every block: the last band (after reduce blocks or the side reduce), or all.
+    reduce(nr == 0 && last > 0 ? L::task_begin(g, last) : L::early_tasks(g, nr), L::tasks(rows), bk, nb);
   }
 #endif
 }
@@ -436,9 +516,11 @@ template <int BN, class TT, class T, int F>
 cudaError_t launch_family(cudaStream_t stream, const DeviceHandle& h, const CUtensorMap& ta, const CUtensorMap& ta2,
                           const CUtensorMap& tb, const ProgramParams& pp, int blocks) {
   using Cfg = TileConfig<BN>;
-  const cudaError_t attr = set_max_dynamic_smem<tile_program_kernel<BN, TT, T, F>>(Cfg::kSmemBytes);
+  constexpr int smem = Cfg::kSmemBytes + (F == 2 ? kSideBytes : 0);  // MmRsTiles: the side reduce's buffers
+  static_assert(smem <= Cfg::kSmemLimit - 1024, "the side reduce's buffers must fit beside the ring");
+  const cudaError_t attr = set_max_dynamic_smem<tile_program_kernel<BN, TT, T, F>>(smem);
   if (attr != cudaSuccess) return attr;
-  tile_program_kernel<BN, TT, T, F><<<blocks, 384, Cfg::kSmemBytes, stream>>>(h, ta, ta2, tb, pp);
+  tile_program_kernel<BN, TT, T, F><<<blocks, 384, smem, stream>>>(h, ta, ta2, tb, pp);
   return cudaGetLastError();
 }
 

@@ -28,7 +28,9 @@
 //        pull: rank r's `work` at my rows (peer loads)    push: my `work` slot r (local)
 //
 // (The CUDA kernel's reduce blocks pull their tasks' sources by bulk copies into their idle
-// shared-memory ring, the same flags acquired first: backends/cuda/tile_fused.cu.)
+// shared-memory ring, the same flags acquired first; with bands and no reduce blocks, the default,
+// each computing block's spare warps reduce every band but the last while its consumers compute:
+// backends/cuda/tile_fused.cu.)
 // With reduce blocks only the last band's reduce is left after the last tile (with one band, the
 // whole reduce: the program as it was before bands, measured 1.20x the matmul alone at 70B
 // M 16384 on 2x H100, 1.33x on 2x H200; with the default 16 reduce blocks 1.175x and 1.135x).
@@ -107,14 +109,18 @@ struct MmRsTileLayout {
     return e < tasks(g.m) ? e : tasks(g.m);
   }
   // Blocks that reduce while the others compute, of nb (at most half; none with one band or one
-  // block): `want` if given (--blocks); else none if the bands were given (--chunk-rows: the
-  // compute goes band by band, every block reduces after its tiles); else the default,
-  // kDefaultReduceBlocks, which has bands only where default_bands holds: at world 2 when an
-  // owner's rows hold at least 2 nb tiles of kTileM x kTileN (elsewhere default_band_rows asks
-  // grid() for one band, and one band takes none).
-  // Measured on 2x H200 (scripts/gpu/tile_bands.sh, experiments/results/h200x2/tile_bands/): see
-  // that README for the numbers behind this default. Worlds above 2 were not measured.
-  static constexpr uint32_t kDefaultReduceBlocks = 16;
+  // block): `want` if given (--blocks); else none (kDefaultReduceBlocks). With bands and no reduce
+  // blocks the compute goes band by band and the CUDA kernel reduces every band but the last in
+  // each computing block's spare warps meanwhile (backends/cuda/tile_fused.cu, side_reduce: the
+  // compute keeps every SM), the last band after the tiles; this program, whose blocks have no
+  // spare warps, reduces them all after its tiles. Bands by default where default_bands holds: at
+  // world 2 when an owner's rows hold at least 2 nb tiles of kTileM x kTileN (elsewhere
+  // default_band_rows asks grid() for one band).
+  // Measured (scripts/gpu/tile_bands.sh): 16 reduce blocks on 2x H200
+  // (experiments/results/h200x2/tile_bands/), then the side reduce on 2x H100
+  // (experiments/results/h100x2/tile_bands_8_side/): see those READMEs. Worlds above 2 were not
+  // measured.
+  static constexpr uint32_t kDefaultReduceBlocks = 0;
   SYMM_HD static bool default_bands(uint32_t rows, uint32_t n, uint32_t nb, int w) {
     return w == 2 && TileGrid(rows, n).tiles() >= 2 * nb;
   }

@@ -123,12 +123,11 @@ TEST(Tiles, MmRsReduceThatSkipsItsAcquiresIsCaught) {
       }
 }
 
-// The default at world 2 on a product of at least 2 x 132 tiles per owner: bands, 16 reduce blocks
-// beside 116 compute blocks (MmRsTileLayout::reduce_blocks): correct with the waits, caught
-// without them, and with an explicit --blocks 40 too. (Its time is the GPU's to say: the
-// simulator, whose program waits for a task's tiles one flag after another where the CUDA kernel
-// waits for them all at once, predicts the default slower than one band at 70B M 16384 on h200x2
-// (1325 us against 1041); 2x H200 measured it 0-14 % faster, experiments/results/h200x2/tile_bands.)
+// The default at world 2 on a product of at least 2 x 132 tiles per owner: bands and no reduce
+// blocks (MmRsTileLayout::reduce_blocks; the CUDA kernel reduces the early bands in its spare
+// warps, this program after its tiles), and reduce blocks beside the compute blocks
+// (--blocks 40): correct with the waits, caught without them. (Their time is the GPU's to say:
+// experiments/results/h200x2/tile_bands, h100x2/tile_bands_8_side.)
 TEST(Tiles, MmRsReduceBlocksAreCheckedAndTheirFaultCaught) {
   for (int blocks : {0, 40})
     for (bool push : {false, true}) {
