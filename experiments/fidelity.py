@@ -127,6 +127,10 @@ PLAN_CHANGES = [
     # elsewhere (experiments/results/h200x2/tile_bands).
     ("9de2e1f", "mm_rs tile programs: bands and reduce blocks at world 2 on large products",
      {"mm_rs.tile_st_ld_reduce": _tile_bands, "mm_rs.tile_st_peer_reduce": _tile_bands}),
+    # The same shapes: bands and no reduce blocks by default (the CUDA kernel's side reduce; the
+    # simulator's program reduces the bands after its tiles).
+    ("16740f0", "mm_rs tile programs: bands, no reduce blocks (the CUDA kernel's side reduce) at world 2",
+     {"mm_rs.tile_st_ld_reduce": _tile_bands, "mm_rs.tile_st_peer_reduce": _tile_bands}),
 ]
 
 
