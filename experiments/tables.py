@@ -307,7 +307,7 @@ def targets(machine):
           "`scripts/gpu/targets.py` runs on the GPU machine) from `experiments/results/%s/` (%s; where runs "
           "overlap, each cell comes from the newest run that measured it).\n"
           % (machine, machine, ", ".join("`%s`" % x for x in sources))]
-    md += goals_md(machine) + host_plans_md(meas) + fused_md(machine)
+    md += goals_md(machine) + floors_md(machine) + host_plans_md(meas) + fused_md(machine)
     md += ["## Ours vs NCCL's best, per op and size (CUDA graph)\n",
            "*ours*: our fastest algorithm at the registry's default block count (host plans included); *NCCL best*: "
            "the fastest of plain `nccl`, `nccl_symm` (symmetric windows) and `nccl_ce` (NCCL's copy-engine "
@@ -686,24 +686,48 @@ def plan_graph_numbers(macro):
 FLOOR_MACHINES = {"h100x2": "HTwo", "h100x4": "HFour", "h200x2": "xTwo", "h200x4": "xFour"}
 
 
+def floor_rows(machine):
+    """(git sha, {(bench, x, graph): time_us}, path) of the newest calibration of `machine` that has the
+    floor rows (exchange, ce_link_oneway / ce_link_twoway of 128 MiB), or None."""
+    best = None
+    for path in data.result_csvs(machine, "calibrate_*.csv"):
+        lines = open(path).read().splitlines()
+        sha = next((ln.split("git ")[-1].strip() for ln in lines if ln.startswith("# device")), "")
+        rows = list(csv.DictReader(ln for ln in lines if not ln.startswith("#")))
+        x = {(r["bench"], float(r["x"]), r["graph"]): float(r["time_us"]) for r in rows}
+        need = (("exchange", 1.0, "1"), ("ce_link_oneway", float(128 << 20), "1"),
+                ("ce_link_twoway", float(128 << 20), "1"))
+        if not all(k in x for k in need):
+            continue
+        key = (data.sha_time(sha) or 0, path)
+        if best is None or key > best[0]:
+            best = (key, sha, x, path)
+    return best[1:] if best else None
+
+
+def floors_md(machine):
+    """What the copy engines alone do on `machine` (its newest calibration with the floor rows),
+    beside the copy-engine all-gather's 256M target: [] where no calibration has them."""
+    f = floor_rows(machine)
+    if f is None:
+        return []
+    sha, x, path = f
+    mib128 = float(128 << 20)
+    one, two = x[("ce_link_oneway", mib128, "1")], x[("ce_link_twoway", mib128, "1")]
+    return ["The copy engines alone (`%s`, git %s): one `cudaMemcpyAsync` of 128 MiB (a 256M all-gather's "
+            "shard at world 2) into the next rank takes %s µs alone (%.0f GB/s) and %s µs with every rank copying "
+            "at once (%.0f GB/s per direction); a copy-engine all-gather of 256M at world 2 moves that shard "
+            "and more (its handshakes, flags and own slot). Knob sweeps: `experiments/results/*/ag_knobs_*/`.\n"
+            % (os.path.relpath(path, data.RESULTS_DIR), sha[:7], fmt_us(one), mib128 / one / 1e3, fmt_us(two),
+               mib128 / two / 1e3)]
+
+
 def floor_numbers(macro):
     for machine, mword in FLOOR_MACHINES.items():
-        best = None
-        for path in data.result_csvs(machine, "calibrate_*.csv"):
-            lines = open(path).read().splitlines()
-            sha = next((ln.split("git ")[-1].strip() for ln in lines if ln.startswith("# device")), "")
-            rows = list(csv.DictReader(ln for ln in lines if not ln.startswith("#")))
-            x = {(r["bench"], float(r["x"]), r["graph"]): float(r["time_us"]) for r in rows}
-            need = (("exchange", 1.0, "1"), ("ce_link_oneway", float(128 << 20), "1"),
-                    ("ce_link_twoway", float(128 << 20), "1"))
-            if not all(k in x for k in need):
-                continue
-            key = (data.sha_time(sha) or 0, path)
-            if best is None or key > best[0]:
-                best = (key, sha, x)
-        if best is None:
+        f = floor_rows(machine)
+        if f is None:
             continue
-        _, sha, x = best
+        sha, x, _ = f
         mib128 = float(128 << 20)
         macro("symmFloorExchange" + mword, "%.2f" % x[("exchange", 1.0, "1")])
         macro("symmFloorCeOneWay" + mword, "%.0f" % (mib128 / x[("ce_link_oneway", mib128, "1")] / 1e3))
