@@ -113,9 +113,9 @@ struct MmRsTileLayout {
   // blocks the compute goes band by band and the CUDA kernel reduces every band but the last in
   // each computing block's spare warps meanwhile (backends/cuda/tile_fused.cu, side_reduce: the
   // compute keeps every SM), the last band after the tiles; this program, whose blocks have no
-  // spare warps, reduces them all after its tiles. Bands by default where default_bands holds: at
-  // world 2 when an owner's rows hold at least 2 nb tiles of kTileM x kTileN (elsewhere
-  // default_band_rows asks grid() for one band).
+  // spare warps, takes the same tasks between its bands (MmRsTiles::run). Bands by default where
+  // default_bands holds: at world 2 when an owner's rows hold at least 2 nb tiles of kTileM x
+  // kTileN (elsewhere default_band_rows asks grid() for one band).
   // Measured (scripts/gpu/tile_bands.sh): 16 reduce blocks on 2x H200
   // (experiments/results/h200x2/tile_bands/), then the side reduce on 2x H100
   // (experiments/results/h100x2/tile_bands_8_side/): see those READMEs. Worlds above 2 were not
@@ -208,6 +208,13 @@ struct MmRsTiles {
       ctx.template reduce<T>(static_cast<T*>(p.c) + std::size_t(L::task_row0(u)) * p.n, srcs, w,
                              std::size_t(L::task_rows(rows, u)) * p.n, ReduceOp::kSum);
     };
+    // With bands and no reduce blocks (the default): a computing block's tasks of every band but
+    // the last (every nc-th, as the CUDA kernel's side reduce takes them), band s - 1's after its
+    // tiles of band s. The CUDA kernel runs them in the block's spare warps beside its tiles; a
+    // block here runs one thing at a time, so it pays them between its bands (few: a band's tasks
+    // spread over nc blocks). Deadlock-free: a block waits on band s - 1's tiles only after its own
+    // of band s, and every block computes band s - 1 before waiting on band s - 2's.
+    const bool side = nr == 0 && last > 0;
     if (bk < nc) {
       for (uint32_t s = 0; s <= last; ++s) {
         for (int i = 1; i <= w; ++i) {  // 1. compute band s, owners rotated, my own rows last
@@ -218,12 +225,15 @@ struct MmRsTiles {
             ctx.signal(o, L::signal_slot(int(bk), me), L::signal_value(base, j / nc + 1), MemOrder::kRelease);
           }
         }
+        if (side && s > 0)  // 2. band s - 1's side tasks
+          for (uint32_t u = L::first_of(L::task_begin(g, s - 1), bk, nc); u < L::task_end(g, s - 1); u += nc) task(u);
       }
     } else {  // every band but the last, beside the compute: every nr-th task, in row order
       for (uint32_t u = bk - nc; u < L::early_tasks(g, nr); u += nr) task(u);
     }
-    for (uint32_t u = L::first_of(L::early_tasks(g, nr), bk, nb); u < L::tasks(rows); u += nb)
-      task(u);  // the rest (the last band; with no reduce blocks, every task), every block
+    const uint32_t rest = side ? L::task_begin(g, last) : L::early_tasks(g, nr);
+    for (uint32_t u = L::first_of(rest, bk, nb); u < L::tasks(rows); u += nb)
+      task(u);  // the rest (the last band; one band: every task), every block
   }
 };
 

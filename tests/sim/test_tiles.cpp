@@ -125,7 +125,7 @@ TEST(Tiles, MmRsReduceThatSkipsItsAcquiresIsCaught) {
 
 // The default at world 2 on a product of at least 2 x 132 tiles per owner: bands and no reduce
 // blocks (MmRsTileLayout::reduce_blocks; the CUDA kernel reduces the early bands in its spare
-// warps, this program after its tiles), and reduce blocks beside the compute blocks
+// warps, this program between its bands), and reduce blocks beside the compute blocks
 // (--blocks 40): correct with the waits, caught without them. (Their time is the GPU's to say:
 // experiments/results/h200x2/tile_bands, h100x2/tile_bands_8_side.)
 TEST(Tiles, MmRsReduceBlocksAreCheckedAndTheirFaultCaught) {
