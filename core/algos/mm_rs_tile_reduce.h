@@ -19,8 +19,10 @@
 //      so far in this call, RELEASE: the tile's stores are published with it
 //   2. a reduce block takes every nr-th reduce task of my rows in every band but the last, in row
 //      order, while the compute blocks go on; the last band's tasks go to every block (every
-//      nb-th), after its tiles (a compute block) or its earlier tasks (a reduce block); with no
-//      reduce blocks, every block takes every nb-th task of every band after its tiles. A task is
+//      nb-th), after its tiles (a compute block) or its earlier tasks (a reduce block). With no
+//      reduce blocks (the default) and bands, a block takes every nb-th task of band s - 1 after
+//      its tiles of band s (the CUDA kernel: in its spare warps, beside its tiles), and the last
+//      band's after its tiles; with one band, every nb-th task after its tiles. A task is
 //      a sub-band of kReduceRows of my rows: for every rank r (me included: my tiles came from
 //      other blocks), for every tile of its tile row: wait (ACQUIRE, bounded) until the flag of
 //      the block that computed it on rank r holds that tile's count; then C[sub-band] = sum over
@@ -31,12 +33,13 @@
 // shared-memory ring, the same flags acquired first; with bands and no reduce blocks, the default,
 // each computing block's spare warps reduce every band but the last while its consumers compute:
 // backends/cuda/tile_fused.cu.)
-// With reduce blocks only the last band's reduce is left after the last tile (with one band, the
+// With bands only the last band's reduce is left after the last tile (with one band, the
 // whole reduce: the program as it was before bands, measured 1.20x the matmul alone at 70B
-// M 16384 on 2x H100, 1.33x on 2x H200; with the default 16 reduce blocks 1.175x and 1.135x).
-// Deadlock-free: compute blocks wait on nothing until their last tile; every wait is on a tile,
-// and tiles are computed by blocks that never wait before their own last tile (all blocks
-// resident: the persistent grid).
+// M 16384 on 2x H100, 1.33x on 2x H200; with 16 reduce blocks, the default until 16740f0, 1.175x
+// and 1.135x). Deadlock-free: every wait is on a tile; a reduce block computes none, a compute
+// block waits on band s - 1's tiles only after its own of band s, and every block computes band
+// s - 1 before it waits on band s - 2's, so the tiles of the earliest band anyone waits on are
+// computed by blocks that wait on nothing before them (all blocks resident: the persistent grid).
 //
 // Flag values: (epoch - 1) * kTileStride + count, the epoch from this block's counter kCounter
 // (advance: +1 per call), so values only grow across calls whatever the shape, as long as a
