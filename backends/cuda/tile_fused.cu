@@ -101,8 +101,9 @@ __device__ __forceinline__ T* peer_of(const DeviceHandle& h, T* p, int r) {
 // thread (at least one). A reduce over NVLink is bound by the loads in flight (2 per source
 // measured ~4 GB/s per block on 2x H200). Inlined: called (not inlined), the reduce blocks ran
 // 2.2x slower (scripts/gpu/tile_bands.sh, 2x H200), and a reduce between a block's tiles made the
-// 128 x 256 kernels spill ~2 KB per thread (10-130 % slower): every reduce runs after the
-// block's last tile or in a reduce block.
+// 128 x 256 kernels spill ~2 KB per thread (10-130 % slower): this reduce by loads runs only
+// after the block's last tile (the earlier bands are pulled by bulk copies: bulk_reduce_*,
+// side_reduce).
 inline constexpr int kInFlight = 16;
 template <class T, int NS>
 __device__ void reduce_vectors_n(uint4* dst, const uint4* const* src, int nsrc, std::size_t nv, int tid, int nthreads) {
@@ -137,6 +138,25 @@ __device__ void reduce_vectors(uint4* dst, const uint4* const* src, int nsrc, st
   reduce_vectors_n<T, kNodeWorld>(dst, src, nsrc, nv, tid, nthreads);
 }
 
+// Reduce task u's source on rank r: rank r's `work` at my rows (pull), or my `work`'s slot r (push).
+template <class T>
+__device__ __forceinline__ const T* task_src(const DeviceHandle& h, T* work, bool push, int r, uint32_t rows,
+                                             uint32_t n, uint32_t u) {
+  return (push ? work : peer_of(h, work, r)) + L::src_offset(push, r, h.rank, rows, n, u);
+}
+
+// Reduce task u's flags (every rank's tiles of its tile row: world x g.tn), one per thread of the
+// `nthreads` taking part (this one: tid), all at once: one thread's chain of world x g.tn acquires
+// (28 at world 2, 70B) costs that many load round trips per task. The caller's barrier of those
+// threads then extends each acquire to all of them.
+__device__ __forceinline__ void acquire_task(const DeviceHandle& h, const symm::TileGrid& g, uint32_t u, uint32_t nc,
+                                             uint32_t base, uint32_t tid, uint32_t nthreads) {
+  for (uint32_t i = tid; i < uint32_t(h.world) * g.tn; i += nthreads) {
+    const uint32_t j = L::task_tile(g, u, i % g.tn);
+    wait_acquire(h, L::wait_slot(j, nc, int(i / g.tn)), L::wait_value(base, j, nc));
+  }
+}
+
 // `bytes` (a multiple of 16; both addresses 16-byte aligned) of global memory, this GPU's or a
 // peer's through its mapping, into this block's shared memory by one bulk copy (TMA, the async
 // proxy), completing on `bar` with its byte count.
@@ -147,18 +167,6 @@ __device__ __forceinline__ void bulk_load(void* dst, const void* src, uint32_t b
       : "memory");
 }
 
-// A reduce block's tasks (MmRsTiles: every band's but the last) by bulk copies into its ring,
-// idle in a block that computes no tile. SM loads pull ~8.6 GB/s per block over NVLink (2x H100,
-// experiments/results/h100x2/tile_bands_6_reduce_blocks: 16 blocks of the 132 to keep up with the
-// compute, and twice as slow with more loads in flight than the registers hold); a bulk copy
-// keeps a whole stage in flight from one thread. A stage holds one piece of every source (the
-// world ranks' partials of my rows in rank order, `piece` bytes each, at r * piece); a task is
-// its rows' bytes in pieces. Producer warpgroup (128 threads): the task's flags, one per thread,
-// all at once (wait_acquire), a barrier of the warpgroup that extends them to thread 0, which
-// orders its async-proxy reads after them (fence.proxy.async.global, as AgMmTiles' producer) and
-// pulls the pieces, each stage on its `full` barrier with its bytes. Consumers (256 threads): per
-// stage, the fp32 sum of the world sources in rank order (as BlockCtx::reduce) stored into C; then
-// each consumer warpgroup hands the stage back on `empty` (two arrivals, as after its wgmmas).
 // out[i] = the fp32 sum over r < w, in rank order, of the staged sources st[r * stride + i], i < nv,
 // by `nthreads` threads (thread tid).
 template <class T>
@@ -175,6 +183,19 @@ __device__ __forceinline__ void sum_piece(const uint4* st, uint4* out, uint32_t 
     out[i] = detail::pack<T>(acc);
   }
 }
+
+// A reduce block's tasks (MmRsTiles: every band's but the last) by bulk copies into its ring,
+// idle in a block that computes no tile. SM loads pull ~8.6 GB/s per block over NVLink (2x H100,
+// experiments/results/h100x2/tile_bands_6_reduce_blocks: 16 blocks of the 132 to keep up with the
+// compute, and twice as slow with more loads in flight than the registers hold); a bulk copy
+// keeps a whole stage in flight from one thread. A stage holds one piece of every source (the
+// world ranks' partials of my rows in rank order, `piece` bytes each, at r * piece); a task is
+// its rows' bytes in pieces. Producer warpgroup (128 threads): the task's flags, one per thread,
+// all at once (wait_acquire), a barrier of the warpgroup that extends them to thread 0, which
+// orders its async-proxy reads after them (fence.proxy.async.global, as AgMmTiles' producer) and
+// pulls the pieces, each stage on its `full` barrier with its bytes. Consumers (256 threads): per
+// stage, the fp32 sum of the world sources in rank order (as BlockCtx::reduce) stored into C; then
+// each consumer warpgroup hands the stage back on `empty` (two arrivals, as after its wgmmas).
 template <int BN>
 __device__ __forceinline__ uint32_t bulk_piece(int w) {
   return uint32_t(TileConfig<BN>::kStageBytes / w) & ~15u;
@@ -187,11 +208,7 @@ __device__ void bulk_reduce_produce(const DeviceHandle& h, const Ring& ring, Rin
   const int w = h.world;
   const uint32_t piece = bulk_piece<BN>(w);
   for (uint32_t u = L::first_of(u0, mine, step); u < u1; u += step) {
-    const uint32_t nflags = uint32_t(w) * g.tn;
-    for (uint32_t i = threadIdx.x; i < nflags; i += 128) {
-      const uint32_t j = L::task_tile(g, u, i % g.tn);
-      wait_acquire(h, L::wait_slot(j, nc, int(i / g.tn)), L::wait_value(base, j, nc));
-    }
+    acquire_task(h, g, u, nc, base, threadIdx.x, 128);
     asm volatile("bar.sync 5, 128;" ::: "memory");  // extends each thread's acquire to thread 0
     if (threadIdx.x != 0) continue;
     asm volatile("fence.proxy.async.global;" ::: "memory");
@@ -264,10 +281,7 @@ __device__ void side_reduce(const DeviceHandle& h, const Ring& ring, const symm:
       bulk_load(dst + std::size_t(r) * piece, reinterpret_cast<const char*>(src_of(r, u)) + off, len, &bar[at & 1]);
   };
   for (uint32_t u = L::first_of(u0, mine, step); u < u1; u += step) {
-    for (uint32_t i = tid; i < uint32_t(w) * g.tn; i += 96) {
-      const uint32_t j = L::task_tile(g, u, i % g.tn);
-      wait_acquire(h, L::wait_slot(j, nc, int(i / g.tn)), L::wait_value(base, j, nc));
-    }
+    acquire_task(h, g, u, nc, base, tid, 96);
     asm volatile("bar.sync 6, 96;" ::: "memory");  // extends each thread's acquire to thread 32
     const uint32_t total = L::task_rows(rows, u) * n * uint32_t(sizeof(T));
     const uint32_t pieces = (total + piece - 1) / piece;
@@ -323,30 +337,23 @@ __global__ void __launch_bounds__(384, 1)
 
   if (wg == 0) {  // ---- the producer: one thread issues every load, in the program's tile order
     setmaxnreg_dec<40>();
-    if constexpr (kFamily == 2) {  // a reduce block: its tasks' sources by bulk copies (bulk_reduce_produce)
+    if constexpr (kFamily == 2) {  // the early tasks' sources by bulk copies: a reduce block's, or the side tasks
       const uint32_t rows = p.m / uint32_t(w), nr = p.reduce_blocks, nc = nb - nr;
-      if (bk >= nc) {
+      const symm::TileGrid g = L::grid(rows, p.n, p.chunk_rows, BN);
+      const bool push = prog == TileProgram::kMmRsPush;
+      T* work = static_cast<T*>(p.work);
+      auto src_of = [&](int r, uint32_t u) { return task_src(h, work, push, r, rows, p.n, u); };
+      if (bk >= nc) {  // a reduce block: every nr-th early task (bulk_reduce_produce)
         if (pp.debug) return;
-        const symm::TileGrid g = L::grid(rows, p.n, p.chunk_rows, BN);
-        const bool push = prog == TileProgram::kMmRsPush;
-        T* work = static_cast<T*>(p.work);
         RingPos pos;
-        bulk_reduce_produce<BN, T>(h, ring, pos, g, 0, L::early_tasks(g, nr), bk - nc, nr, nc, L::base(epoch), rows,
-                                   p.n, [&](int r, uint32_t u) {
-                                     return (push ? work : peer_of(h, work, r)) +
-                                            L::src_offset(push, r, me, rows, p.n, u);
-                                   });
+        bulk_reduce_produce<BN, T>(h, ring, pos, g, 0, L::early_tasks(g), bk - nc, nr, nc, L::base(epoch), rows, p.n,
+                                   src_of);
         return;
       }
-      const symm::TileGrid g = L::grid(rows, p.n, p.chunk_rows, BN);
-      if (threadIdx.x >= 32 && nr == 0 && L::bands(g) > 1) {  // warps 1..3: the side reduce
-        if (pp.debug) return;
-        const bool push = prog == TileProgram::kMmRsPush;
-        T* work = static_cast<T*>(p.work);
-        side_reduce<BN, T>(h, ring, g, static_cast<T*>(p.c), 0, L::task_begin(g, L::bands(g) - 1), bk, nc, nc,
-                           L::base(epoch), rows, p.n, [&](int r, uint32_t u) {
-                             return (push ? work : peer_of(h, work, r)) + L::src_offset(push, r, me, rows, p.n, u);
-                           });
+      if (threadIdx.x >= 32 && L::side_tasks(g, nr)) {  // warps 1..3: every nc-th early task (side_reduce)
+        if (!pp.debug)
+          side_reduce<BN, T>(h, ring, g, static_cast<T*>(p.c), 0, L::early_tasks(g), bk, nc, nc, L::base(epoch), rows,
+                             p.n, src_of);
         return;
       }
     }
@@ -454,21 +461,12 @@ __global__ void __launch_bounds__(384, 1)
     T* work = static_cast<T*>(p.work);
     // 2. reduce task u: wait for its tiles, then sum (the program's task)
     auto task = [&](uint32_t u) {
-      // The task's flags (every rank's tiles of its tile row: world x g.tn), one per consumer
-      // thread, all at once: one thread's chain of world x g.tn acquires (28 at world 2, 70B)
-      // costs that many load round trips per task.
-      const uint32_t nflags = uint32_t(w) * g.tn;
-      for (uint32_t i = threadIdx.x - 128; i < nflags; i += 256) {
-        const uint32_t j = L::task_tile(g, u, i % g.tn);
-        wait_acquire(h, L::wait_slot(j, nc, int(i / g.tn)), L::wait_value(base, j, nc));
-      }
+      acquire_task(h, g, u, nc, base, threadIdx.x - 128, 256);
       consumers_sync();  // extends each acquiring thread's acquire to the other consumer threads
       const uint4* src[kNodeWorld];
 #pragma unroll
       for (int r = 0; r < kNodeWorld; ++r)
-        src[r] = r < w ? reinterpret_cast<const uint4*>((push ? work : peer_of(h, work, r)) +
-                                                        L::src_offset(push, r, me, rows, p.n, u))
-                       : nullptr;
+        src[r] = r < w ? reinterpret_cast<const uint4*>(task_src(h, work, push, r, rows, p.n, u)) : nullptr;
       reduce_vectors<T>(reinterpret_cast<uint4*>(c + std::size_t(L::task_row0(u)) * p.n), src, w,
                         std::size_t(L::task_rows(rows, u)) * p.n / 8, int(threadIdx.x) - 128, 256);
     };
@@ -492,10 +490,10 @@ __global__ void __launch_bounds__(384, 1)
         }
       }
     } else if (!pp.debug) {  // every band but the last, beside the compute, from the bulk copies
-      bulk_reduce_consume<BN, T>(ring, pos, w, c, 0, L::early_tasks(g, nr), bk - nc, nr, rows, p.n, cw);
+      bulk_reduce_consume<BN, T>(ring, pos, w, c, 0, L::early_tasks(g), bk - nc, nr, rows, p.n, cw);
     }
-    // The rest, every block: the last band (after reduce blocks or the side reduce), or all.
-    reduce(nr == 0 && last > 0 ? L::task_begin(g, last) : L::early_tasks(g, nr), L::tasks(rows), bk, nb);
+    // The rest, every block: the last band (after reduce blocks or the side tasks), or all.
+    reduce(L::early_tasks(g), L::tasks(rows), bk, nb);
   }
 #endif
 }

@@ -102,9 +102,12 @@ struct MmRsTileLayout {
     const uint32_t e = (s + 1) * g.band * g.tn;
     return e < g.tiles() ? e : g.tiles();
   }
-  // The tasks the nr reduce blocks take, [0, early_tasks): every band's but the last (none
-  // without reduce blocks).
-  SYMM_HD static uint32_t early_tasks(const TileGrid& g, uint32_t nr) { return nr ? task_begin(g, bands(g) - 1) : 0; }
+  // Every band's tasks but the last's, [0, early_tasks): the reduce blocks' or, with none, the
+  // side tasks (side_tasks); after them, every block takes the last band's (with one band: all).
+  SYMM_HD static uint32_t early_tasks(const TileGrid& g) { return task_begin(g, bands(g) - 1); }
+  // With bands and no reduce blocks: the computing blocks take the early tasks too (every nc-th),
+  // the CUDA kernel in each block's spare warps beside its tiles, MmRsTiles::run between its bands.
+  SYMM_HD static bool side_tasks(const TileGrid& g, uint32_t nr) { return nr == 0 && bands(g) > 1; }
   // Band s's reduce tasks: [task_begin, task_end) of tasks(rows).
   SYMM_HD static uint32_t task_begin(const TileGrid& g, uint32_t s) { return s * g.band * (kTileM / kReduceRows); }
   SYMM_HD static uint32_t task_end(const TileGrid& g, uint32_t s) {
@@ -112,7 +115,7 @@ struct MmRsTileLayout {
     return e < tasks(g.m) ? e : tasks(g.m);
   }
   // Blocks that reduce while the others compute, of nb (at most half; none with one band or one
-  // block): `want` if given (--blocks); else none (kDefaultReduceBlocks). With bands and no reduce
+  // block): `want`, given by --blocks; else none. With bands and no reduce
   // blocks the compute goes band by band and the CUDA kernel reduces every band but the last in
   // each computing block's spare warps meanwhile (backends/cuda/tile_fused.cu, side_reduce: the
   // compute keeps every SM), the last band after the tiles; this program, whose blocks have no
@@ -123,7 +126,6 @@ struct MmRsTileLayout {
   // (experiments/results/h200x2/tile_bands/), then the side reduce on 2x H100
   // (experiments/results/h100x2/tile_bands_8_side/): see those READMEs. Worlds above 2 were not
   // measured.
-  static constexpr uint32_t kDefaultReduceBlocks = 0;
   SYMM_HD static bool default_bands(uint32_t rows, uint32_t n, uint32_t nb, int w) {
     return w == 2 && TileGrid(rows, n).tiles() >= 2 * nb;
   }
@@ -131,10 +133,9 @@ struct MmRsTileLayout {
   SYMM_HD static uint32_t default_band_rows(uint32_t rows, uint32_t n, uint32_t nb, int w) {
     return default_bands(rows, n, nb, w) ? 0 : rows;
   }
-  SYMM_HD static uint32_t reduce_blocks(uint32_t want, bool bands_given, uint32_t nb, uint32_t bands) {
+  SYMM_HD static uint32_t reduce_blocks(uint32_t want, uint32_t nb, uint32_t bands) {
     if (bands < 2 || nb < 2) return 0;
-    const uint32_t n = want ? want : bands_given ? 0 : kDefaultReduceBlocks;
-    return n < nb / 2 ? n : nb / 2;
+    return want < nb / 2 ? want : nb / 2;
   }
   // The first index >= first that is block b's of nb (index % nb == b).
   SYMM_HD static uint32_t first_of(uint32_t first, uint32_t b, uint32_t nb) {
@@ -217,7 +218,7 @@ struct MmRsTiles {
     // block here runs one thing at a time, so it pays them between its bands (few: a band's tasks
     // spread over nc blocks). Deadlock-free: a block waits on band s - 1's tiles only after its own
     // of band s, and every block computes band s - 1 before waiting on band s - 2's.
-    const bool side = nr == 0 && last > 0;
+    const bool side = L::side_tasks(g, nr);
     if (bk < nc) {
       for (uint32_t s = 0; s <= last; ++s) {
         for (int i = 1; i <= w; ++i) {  // 1. compute band s, owners rotated, my own rows last
@@ -232,10 +233,9 @@ struct MmRsTiles {
           for (uint32_t u = L::first_of(L::task_begin(g, s - 1), bk, nc); u < L::task_end(g, s - 1); u += nc) task(u);
       }
     } else {  // every band but the last, beside the compute: every nr-th task, in row order
-      for (uint32_t u = bk - nc; u < L::early_tasks(g, nr); u += nr) task(u);
+      for (uint32_t u = bk - nc; u < L::early_tasks(g); u += nr) task(u);
     }
-    const uint32_t rest = side ? L::task_begin(g, last) : L::early_tasks(g, nr);
-    for (uint32_t u = L::first_of(rest, bk, nb); u < L::tasks(rows); u += nb)
+    for (uint32_t u = L::first_of(L::early_tasks(g), bk, nb); u < L::tasks(rows); u += nb)
       task(u);  // the rest (the last band; one band: every task), every block
   }
 };
@@ -270,7 +270,7 @@ struct MmRsTileReduceT {
                        : f.blocks   ? 0
                                     : L::default_band_rows(rows, uint32_t(f.n), uint32_t(blocks), n);
     const TileGrid g = L::grid(rows, uint32_t(f.n), c.mat.chunk_rows);
-    c.mat.reduce_blocks = L::reduce_blocks(uint32_t(f.blocks), f.chunk_rows != 0, uint32_t(blocks), L::bands(g));
+    c.mat.reduce_blocks = L::reduce_blocks(uint32_t(f.blocks), uint32_t(blocks), L::bands(g));
 #if !defined(__CUDA_ARCH__)
     const uint32_t nc = uint32_t(blocks) - c.mat.reduce_blocks;
     if ((tiles + nc - 1) / nc >= L::kTileStride)

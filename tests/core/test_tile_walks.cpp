@@ -125,23 +125,25 @@ TEST(TileWalks, MmRsBandsPartitionTilesAndTasks) {
       }
 }
 
-// The default of the mm_rs tile programs: bands and kDefaultReduceBlocks (none: the CUDA kernel's
-// side reduce) at world 2 when an owner's rows hold at least 2 x blocks tiles of kTileM x kTileN
-// (70B and 8B at M 16384, 70B at M 4096 on 132 SMs), one band otherwise (8B M 4096, every shape
-// at other worlds); given bands without --blocks take no reduce blocks, --blocks takes them,
-// never more than half the grid.
+// The default of the mm_rs tile programs: bands and no reduce blocks (the side tasks) at world 2 when an owner's rows
+// hold at least 2 x blocks tiles of kTileM x kTileN (70B and 8B at M 16384, 70B at M 4096 on 132 SMs), one band
+// otherwise (8B M 4096, every shape at other worlds); given bands without --blocks take no reduce blocks, --blocks
+// takes them, never more than half the grid.
 TEST(TileWalks, MmRsDefaultReduceBlocks) {
   using L = MmRsTileLayout;
   auto nr = [](uint32_t m, uint32_t n, int w, uint32_t want = 0, uint32_t band_rows = 0) {
     const uint32_t rows = m / uint32_t(w), nb = 132;
     const uint32_t br = band_rows ? band_rows : (want ? 0 : L::default_band_rows(rows, n, nb, w));
-    return L::reduce_blocks(want, band_rows != 0, nb, L::bands(L::grid(rows, n, br)));
+    return L::reduce_blocks(want, nb, L::bands(L::grid(rows, n, br)));
   };
   for (uint32_t m : {16384u, 4096u})  // bands by default at world 2 on these products
     EXPECT_EQ(L::bands(L::grid(m / 2, 3584, L::default_band_rows(m / 2, 3584, 132, 2))), 8u) << m;
-  EXPECT_EQ(nr(16384, 3584, 2), L::kDefaultReduceBlocks);
-  EXPECT_EQ(nr(16384, 1792, 2), L::kDefaultReduceBlocks);
-  EXPECT_EQ(nr(4096, 3584, 2), L::kDefaultReduceBlocks);
+  EXPECT_EQ(nr(16384, 3584, 2), 0u);
+  EXPECT_EQ(nr(16384, 1792, 2), 0u);
+  EXPECT_EQ(nr(4096, 3584, 2), 0u);
+  EXPECT_TRUE(L::side_tasks(L::grid(8192, 3584, 0), 0));
+  EXPECT_FALSE(L::side_tasks(L::grid(8192, 3584, 0), 16)) << "reduce blocks take the early tasks";
+  EXPECT_FALSE(L::side_tasks(L::grid(8192, 3584, 8192), 0)) << "one band: nothing beside the compute";
   EXPECT_EQ(nr(4096, 1792, 2), 0u);
   EXPECT_EQ(L::bands(L::grid(2048, 1792, L::default_band_rows(2048, 1792, 132, 2))), 1u);
   for (int w : {3, 4, 8}) EXPECT_EQ(nr(16384, 3584, w), 0u) << w;  // 16384 / 3 rows: not whole tile rows
