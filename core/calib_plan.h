@@ -27,6 +27,7 @@ struct CalibPlan {
   std::vector<double> big_bytes{16 << 20, 64 << 20, 256 << 20};    // scatter, incast, local
   std::vector<double> link_bytes{64 << 20, 128 << 20, 256 << 20};  // ce_link_oneway / _twoway (CUDA only)
   std::vector<int> peer_blocks{1, 2, 4, 8, 16, 32, 64};            // copy_peer's rate vs blocks
+  std::vector<int> barrier_rounds{1, 4, 16};  // barrier_blocks rows: rounds per call, at each of peer_blocks
   // GEMM (cuBLASLt), graph and eager. `gemm` rows are what the fit uses: a grid over M, N and K
   // (N off the fused operations' values). `gemm_fused` rows are held out: the shapes the fused
   // operations run (core/fused.h: 8B N 1792 K 4096, 70B N 3584 K 8192; K split by the world in

@@ -8,6 +8,7 @@
 // launch again (epochs come from advance(), as barriers' do).
 #pragma once
 
+#include "core/algos/barrier_signal_wait.h"
 #include "core/calib_plan.h"
 #include "core/coll_args.h"
 #include "core/signal_pad.h"
@@ -96,6 +97,23 @@ struct Exchange {
     }
   }
 };
+
+// Every rank, every block: units(a) rounds of the blockwise barrier the collectives use
+// (core/algos/barrier_signal_wait.h: signal every peer's flag of this block, wait for every
+// peer's), acquire / release or relaxed. Launched at 1..64 blocks: what a barrier costs as more
+// blocks cross it at once (every block fences before its release signal; a relaxed barrier does
+// not), the rows fence_gap_us comes from (apps/harness/sim/fit.cpp). Channel 0 and counter 0 are
+// the barrier verb's, which no other calibration program uses.
+template <BarrierOrder kOrder>
+struct BarrierRounds {
+  template <class T, class Ctx>
+  SYMM_HD static void run(Ctx& ctx, const CollArgs& a) {
+    const std::size_t n = units<T>(a);
+    for (std::size_t i = 0; i < n; ++i) barrier(ctx, kOrder);
+  }
+};
+using BarrierRoundsAcqRel = BarrierRounds<kBarrierAcqRel>;
+using BarrierRoundsRelaxed = BarrierRounds<kBarrierRelaxed>;
 
 // Every rank, block 0: one relaxed signal to itself, a wait until it has landed, then units(a)
 // more acquire waits on that flag, each finding it already set: a chain of acquires with nothing

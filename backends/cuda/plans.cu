@@ -16,6 +16,19 @@
 namespace symm::cuda {
 namespace plans_detail {  // named: nvcc warns of unreferenced instantiations of internal-linkage templates
 
+// Diagnosis only (timing runs; wrong results): SYMM_DEBUG_AGMM_GEMM=cublaslt runs, in place of
+// ag_mm's tile program, one cuBLASLt GEMM over the whole gathered A without a wait (its peers'
+// rows read before they land): the matmul alone beside the copy engines' pushes, the floor under
+// any ag_mm whose all-gather is those pushes (tile_fused.cpp has the other modes).
+bool debug_agmm_cublaslt() {
+  static const bool on = [] {
+    const char* e = std::getenv("SYMM_DEBUG_AGMM_GEMM");
+    return e && std::string(e) == "cublaslt";
+  }();
+  return on;
+}
+GemmArgs agmm_whole_gemm(const MatArgs& m, DType t) { return gemm_args(m.a2, m.b, m.c, m.m, m.n, m.k, t); }
+
 // What every host of a plan on this rank knows: rank, world, streams, and peers' addresses.
 class RankView {
  public:
@@ -108,6 +121,9 @@ class CudaHost : public RankView {
   void launch_untraced(int s, const CollArgs& a, int blocks) {
     // The tile programs (issue 24) run on the wgmma kernel, which walks the same tiles with the
     // same flags (tile_fused.h); every other program on the generic program kernel.
+    if constexpr (kTileProgramOf<Program> == TileProgram::kAgMm) {
+      if (debug_agmm_cublaslt()) return x_.gemm(s, agmm_whole_gemm(a.mat, DTypeOf<T>::value));
+    }
     if constexpr (kTileProgramOf<Program> != TileProgram::kNone) {
       launch_tile_program(kTileProgramOf<Program>, DTypeOf<T>::value, h_, a.mat, blocks, x_.stream(s));
     } else {
@@ -139,7 +155,10 @@ class GemmPrimeHost : public RankView {
  public:
   using RankView::RankView;
   template <class Program, class T>
-  void launch(int, const CollArgs&, int) {}
+  void launch(int, const CollArgs& a, int) {
+    if constexpr (kTileProgramOf<Program> == TileProgram::kAgMm)
+      if (debug_agmm_cublaslt()) x_.prime_gemm(agmm_whole_gemm(a.mat, DTypeOf<T>::value));
+  }
   void copy_engine(int, void*, const void*, std::size_t) {}
   void write_flag(int, int, uint32_t, uint32_t) {}
   void wait_flag(int, uint32_t, uint32_t) {}

@@ -32,6 +32,7 @@ namespace {
 // whole gathered A without a wait, in clusters of 1 or 2 (TMA multicast of B); =program the
 // TileGemm program (this file's kernel, its grid order) over the gathered A: is the program's time
 // beside the copy engines its walk, its kernel, or any of our GEMMs there? 0: off, 3: program.
+// (=cublaslt, cuBLASLt over it, is plans.cu's: the plan's GEMM runner.)
 int debug_agmm_gemm() {
   static const int c = [] {
     const char* e = std::getenv("SYMM_DEBUG_AGMM_GEMM");

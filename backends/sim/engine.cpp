@@ -33,6 +33,7 @@ Simulator::Simulator(const RunSpec& spec, Workload work, std::vector<int> call_b
       local_load_ps_(us_to_ps(spec.machine.local_load_us)),
       fence_ps_(us_to_ps(spec.machine.acquire_us * spec.machine.release_fence_share)),
       acquire_wait_ps_(acquire_ps_ - fence_ps_),
+      fence_gap_ps_(us_to_ps(spec.machine.fence_gap_us)),
       plan_kernel_ps_(us_to_ps(spec.machine.launch_graph_us)),
       ll_wire_(float(spec.machine.ll_wire_bytes / 8)),
       load_link_(float(spec.machine.load_link_factor)),
@@ -98,6 +99,7 @@ Simulator::Simulator(const RunSpec& spec, Workload work, std::vector<int> call_b
   flags_.reset(std::size_t(world_) * pad::kPadSlots);
   use_w_.assign(std::size_t(kResourceKinds * world_), 0);
   last_load_.assign(std::size_t(3 * world_), -1);
+  fence_done_.assign(std::size_t(std::max(world_, m_.gpus)), 0);
   ll_waiters_.resize(std::size_t(world_));
   if (!data_) ll_landed_.resize(std::size_t(world_));
   if (data_) {

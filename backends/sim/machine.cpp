@@ -36,6 +36,7 @@ std::vector<Key> keys_of(Machine& m) {
       {"load_rtt_us", &m.load_rtt_us, nullptr},
       {"acquire_us", &m.acquire_us, nullptr, true},
       {"release_fence_share", &m.release_fence_share, nullptr, true},
+      {"fence_gap_us", &m.fence_gap_us, nullptr, true},
       {"peer_kernel_us", &m.peer_kernel_us, nullptr, true},
       {"block_GBps", &m.block_GBps, nullptr},
       {"sms", nullptr, &m.sms},

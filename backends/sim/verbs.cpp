@@ -194,7 +194,8 @@ void Simulator::multimem(Block& b, DType t, uintptr_t mc, std::size_t count, Red
 // until every earlier store of the block has landed (and publishes them with the flag), then, if
 // the block has something to publish since its last fence (a data verb, an acquire, or its
 // start), pays its fence: release_fence_share of acquire_us (machine keys), as the CUDA block
-// fences once and lets later signals with nothing new in between reuse that fence.
+// fences once and lets later signals with nothing new in between reuse that fence; and no sooner
+// than fence_gap_us after its GPU's fence before (the GPU completes fences one at a time).
 void Simulator::signal(Block& b, int peer, uint32_t slot, uint32_t value, MemOrder order) {
   if (peer < 0 || peer >= world_ || slot >= pad::kFlagSlots)
     fail(ErrorCode::kInvalidArgument, "rank " + std::to_string(b.rank) + " block " + std::to_string(b.index) +
@@ -209,8 +210,15 @@ void Simulator::signal(Block& b, int peer, uint32_t slot, uint32_t value, MemOrd
   }
   if (release && b.fence_pending) {
     b.fence_pending = false;
-    if (fence_ps_ > 0) {
-      q_.push(q_.now() + fence_ps_, kResumeBlock, uint32_t(b.rank * blocks_ + b.index), 0);
+    // The GPU's fences complete one at a time, fence_gap_ps_ apart (machine key fence_gap_us).
+    TimePs done = q_.now() + fence_ps_;
+    if (fence_gap_ps_ > 0) {
+      TimePs& last = fence_done_[std::size_t(m_.gpu_of(b.rank))];
+      done = std::max(done, last + fence_gap_ps_);
+      last = done;
+    }
+    if (done > q_.now()) {
+      q_.push(done, kResumeBlock, uint32_t(b.rank * blocks_ + b.index), 0);
       b.state = BlockState::kTransfer;
       yield(b);
     }

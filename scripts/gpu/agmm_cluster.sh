@@ -8,6 +8,8 @@
 #   coop-c1   SYMM_DEBUG_AGMM_GEMM=coop-c1: gemm-bench's coop kernel over the gathered A, no waits
 #   coop-c2   SYMM_DEBUG_AGMM_GEMM=coop-c2: the same in clusters of two
 #   program   SYMM_DEBUG_AGMM_GEMM=program: the TileGemm program (tile_fused.cu's kernel) over it
+#   cublaslt  SYMM_DEBUG_AGMM_GEMM=cublaslt: cuBLASLt over it (the floor: the matmul alone beside
+#             the pushes)
 #   own-from-work  SYMM_DEBUG_MMRS_TILES=own-from-work: the tile program with my own rows loaded from
 #             my (unwritten) slot of the gathered A, not from the shard the copy engines read
 # (MODES="..." picks some; GEMM_ALONE=0 skips the last step)
@@ -21,7 +23,7 @@ for rep in 1 2; do
     log="$DIR/agmm_${mode}_r${rep}_$M.log"
     unset SYMM_DEBUG_MMRS_TILES SYMM_DEBUG_AGMM_GEMM
     [ $mode = no-wait ] || [ $mode = own-from-work ] && export SYMM_DEBUG_MMRS_TILES=$mode
-    [ ${mode#coop} != $mode ] || [ $mode = program ] && export SYMM_DEBUG_AGMM_GEMM=$mode
+    [ ${mode#coop} != $mode ] || [ $mode = program ] || [ $mode = cublaslt ] && export SYMM_DEBUG_AGMM_GEMM=$mode
     timeout 150 $BIN launch -n $W -- $BIN bench --backend cuda --op ag_mm --algo tiles,ce_bulk_gemm --shape 8b,70b \
       --m 16384 --mode both --passes 3 --timing-only > "$log" 2>&1
     echo "# $mode rep $rep: rc $? at ${SECONDS}s"

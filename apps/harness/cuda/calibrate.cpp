@@ -344,6 +344,15 @@ int calibrate_rank(Runtime& rt, const calib::CalibPlan& plan, std::size_t half, 
     const std::size_t b = std::size_t(n) * kVecBytes;
     for (bool graph : {true, false}) c.row("launch_busy", 1, graph, n, c.program(P::kLoadChainPdl, b, 1), 20);
   }
+  // The barrier at every block count: what more blocks crossing it at once cost (fence_gap_us).
+  for (int blocks : plan.peer_blocks) {
+    if (blocks > all || !peers) continue;
+    for (int n : plan.barrier_rounds) {
+      const std::size_t b = std::size_t(n) * kVecBytes;
+      c.row("barrier_blocks", blocks, true, n, c.program(P::kBarrierRounds, b, blocks), 20);
+      c.row("barrier_blocks_relaxed", blocks, true, n, c.program(P::kBarrierRoundsRelaxed, b, blocks), 20);
+    }
+  }
   for (int blocks : plan.peer_blocks) {
     if (blocks > all || !peers) continue;
     for (double b : plan.small_bytes)

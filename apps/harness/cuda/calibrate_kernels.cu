@@ -55,6 +55,8 @@ void launch_calib(CalibProgram p, const DeviceHandle& h, const CollArgs& a, int 
     case CalibProgram::kAcquirePeerFlags: go<AcquirePeerFlags, true>(h, a, blocks, s, trace); break;
     case CalibProgram::kLocalReduceChain: go<LocalReduceChain>(h, a, blocks, s, trace); break;
     case CalibProgram::kPeerReduceChain: go<PeerReduceChain, true>(h, a, blocks, s, trace); break;
+    case CalibProgram::kBarrierRounds: go<BarrierRoundsAcqRel, true>(h, a, blocks, s, trace); break;
+    case CalibProgram::kBarrierRoundsRelaxed: go<BarrierRoundsRelaxed, true>(h, a, blocks, s, trace); break;
     case CalibProgram::kCopyLocal: go<BulkCopy<Pattern::kLocal>>(h, a, blocks, s, trace); break;
     case CalibProgram::kCopyPeer: go<BulkCopy<Pattern::kPeer>>(h, a, blocks, s, trace); break;
     case CalibProgram::kCopyScatter: go<BulkCopy<Pattern::kScatter>>(h, a, blocks, s, trace); break;

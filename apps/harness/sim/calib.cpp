@@ -183,6 +183,14 @@ std::vector<CalibRow> simulate_calibration(const Machine& m, int world, const Ca
   }
   for (int blocks : plan.peer_blocks) {
     if (blocks > m.sms) continue;
+    for (int n : plan.barrier_rounds) {
+      const std::size_t b = std::size_t(n) * kVecBytes;
+      add("barrier_blocks", blocks, true, n, sim_time<BarrierRoundsAcqRel>(m, world, b, blocks, true));
+      add("barrier_blocks_relaxed", blocks, true, n, sim_time<BarrierRoundsRelaxed>(m, world, b, blocks, true));
+    }
+  }
+  for (int blocks : plan.peer_blocks) {
+    if (blocks > m.sms) continue;
     for (double b : plan.small_bytes)
       add("copy_peer", blocks, true, b, sim_time<BulkCopy<Pattern::kPeer>>(m, world, std::size_t(b), blocks, true));
   }
