@@ -239,6 +239,10 @@ KEY_GROUPS = [
     # calibrates acquire_us fences once per acquire, so only programs with several waits per
     # release (a barrier of more than 2 ranks) tell the two apart.
     [("release_fence_share", 0.0, 0.0, 1.0, 0.1)],
+    # A release's fence against the GPU's other blocks fencing or waiting (verbs.cpp, signal):
+    # what a barrier costs more as more blocks cross it at once. Calibrated by barrier_blocks rows
+    # where a run has them (apps/harness/sim/fit.cpp), fitted here elsewhere.
+    [("fence_gap_us", 0.0, 0.0, 0.04, 0.005)],
 ]
 BENCH_KEYS = [k for g in KEY_GROUPS for k in g]
 # Rows a group may be fitted on, beyond moving with it (judged all the same): release_fence_share

@@ -99,7 +99,7 @@ Simulator::Simulator(const RunSpec& spec, Workload work, std::vector<int> call_b
   flags_.reset(std::size_t(world_) * pad::kPadSlots);
   use_w_.assign(std::size_t(kResourceKinds * world_), 0);
   last_load_.assign(std::size_t(3 * world_), -1);
-  fence_done_.assign(std::size_t(std::max(world_, m_.gpus)), 0);
+  syncing_.assign(std::size_t(std::max(world_, m_.gpus)), 0);
   ll_waiters_.resize(std::size_t(world_));
   if (!data_) ll_landed_.resize(std::size_t(world_));
   if (data_) {

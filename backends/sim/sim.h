@@ -55,10 +55,11 @@ struct Machine {
   // predicts it the same; a barrier of n ranks fences once and acquires n - 1 times (0: every
   // acquire pays all of acquire_us).
   double release_fence_share = 0;
-  // A GPU completes its blocks' release fences (fence.acq_rel.sys, above) one at a time, at most
-  // one per fence_gap_us: blocks that fence together (every block of a barrier program, at its
-  // barriers) finish their fences this far apart, the last of B blocks (B - 1) fence_gap_us after
-  // the first (0: fences never wait on each other). Flagged-packet programs do not fence.
+  // A release's fence (fence.acq_rel.sys, above) costs this much more for each other block of its
+  // GPU that is fencing or spinning on a flag as it starts: at a barrier of B blocks the last to
+  // fence pays (B - 1) fence_gap_us more than alone (calibrate's barrier_blocks rows, acquire /
+  // release against relaxed, 1..64 blocks; 0: fences never slow each other). Flagged-packet
+  // programs neither fence nor wait on flags.
   double fence_gap_us = 0;
   double peer_kernel_us = 0;  // a block's first access to a peer in a kernel (0: none)
   double block_GBps = 0;      // per-block cap on any transfer

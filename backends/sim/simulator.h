@@ -369,10 +369,10 @@ class Simulator {
   // acquire_us split by release_fence_share: the fence of a release with something to publish, and
   // what each acquire wait pays once its flag is seen (the two add up to acquire_us).
   const TimePs fence_ps_, acquire_wait_ps_;
-  // Machine key fence_gap_us: a GPU's fences complete at least this far apart; fence_done_[gpu] is
-  // when its latest fence completes (verbs.cpp, signal).
+  // Machine key fence_gap_us: what a release's fence pays for each other block of its GPU that is
+  // fencing or waiting for a flag (syncing_[gpu]: those blocks now; verbs.cpp, signal and wait).
   const TimePs fence_gap_ps_;
-  std::vector<TimePs> fence_done_;
+  std::vector<int> syncing_;
   const TimePs plan_kernel_ps_;  // a plan kernel after its stream's earlier items: launch_graph_us, any mode
   const float ll_wire_;          // link bytes per packet byte of a remote put_ll (machine ll_wire_bytes / 8)
   const float load_link_;        // link bytes per byte a block loads from a peer (machine load_link_factor)

@@ -194,8 +194,8 @@ void Simulator::multimem(Block& b, DType t, uintptr_t mc, std::size_t count, Red
 // until every earlier store of the block has landed (and publishes them with the flag), then, if
 // the block has something to publish since its last fence (a data verb, an acquire, or its
 // start), pays its fence: release_fence_share of acquire_us (machine keys), as the CUDA block
-// fences once and lets later signals with nothing new in between reuse that fence; and no sooner
-// than fence_gap_us after its GPU's fence before (the GPU completes fences one at a time).
+// fences once and lets later signals with nothing new in between reuse that fence; plus
+// fence_gap_us for every other block of its GPU that is fencing or waiting for a flag as it starts.
 void Simulator::signal(Block& b, int peer, uint32_t slot, uint32_t value, MemOrder order) {
   if (peer < 0 || peer >= world_ || slot >= pad::kFlagSlots)
     fail(ErrorCode::kInvalidArgument, "rank " + std::to_string(b.rank) + " block " + std::to_string(b.index) +
@@ -210,17 +210,15 @@ void Simulator::signal(Block& b, int peer, uint32_t slot, uint32_t value, MemOrd
   }
   if (release && b.fence_pending) {
     b.fence_pending = false;
-    // The GPU's fences complete one at a time, fence_gap_ps_ apart (machine key fence_gap_us).
-    TimePs done = q_.now() + fence_ps_;
-    if (fence_gap_ps_ > 0) {
-      TimePs& last = fence_done_[std::size_t(m_.gpu_of(b.rank))];
-      done = std::max(done, last + fence_gap_ps_);
-      last = done;
-    }
-    if (done > q_.now()) {
-      q_.push(done, kResumeBlock, uint32_t(b.rank * blocks_ + b.index), 0);
+    // fence_gap_us more for each other block of the GPU in a fence or a wait as this one starts.
+    int& syncing = syncing_[std::size_t(m_.gpu_of(b.rank))];
+    const TimePs t = fence_ps_ + fence_gap_ps_ * TimePs(syncing);
+    if (t > 0) {
+      ++syncing;
+      q_.push(q_.now() + t, kResumeBlock, uint32_t(b.rank * blocks_ + b.index), 0);
       b.state = BlockState::kTransfer;
       yield(b);
+      --syncing;
     }
   }
   Snapshot snap;
@@ -289,7 +287,10 @@ void Simulator::wait(Block& b, uint32_t slot, uint32_t value, MemOrder order) {
     while (*tail) tail = &(*tail)->next_waiter;
     *tail = &b;
     b.state = BlockState::kFlag;
+    int& syncing = syncing_[std::size_t(m_.gpu_of(b.rank))];
+    ++syncing;
     yield(b);
+    --syncing;
   }
   // The acquire's own cost once the flag is seen (machine key acquire_us less the release's fence
   // share, release_fence_share; 0 in a machine file whose calibration has not measured it, and

@@ -21,6 +21,12 @@ void go(const DeviceHandle& h, const CollArgs& a, int blocks, cudaStream_t s, co
   else
     program_kernel<P, bf16><<<blocks, kDefaultThreads, 0, s>>>(h, a);
 }
+template <class P>
+void barrier_rounds(const DeviceHandle& h, const CollArgs& a, int blocks, cudaStream_t s, const VerbTraceBuf& trace) {
+  check_residency(reinterpret_cast<const void*>(&program_kernel<P, bf16>), h, blocks, kDefaultThreads,
+                  "a calibration barrier");
+  launch_program_kernel<P, bf16>(h, a, blocks, kDefaultThreads, s, /*pdl=*/h.gpu_ranks <= 1, trace);
+}
 }  // namespace
 
 void launch_calib(CalibProgram p, const DeviceHandle& h, const CollArgs& a, int blocks, cudaStream_t s,
@@ -55,8 +61,9 @@ void launch_calib(CalibProgram p, const DeviceHandle& h, const CollArgs& a, int 
     case CalibProgram::kAcquirePeerFlags: go<AcquirePeerFlags, true>(h, a, blocks, s, trace); break;
     case CalibProgram::kLocalReduceChain: go<LocalReduceChain>(h, a, blocks, s, trace); break;
     case CalibProgram::kPeerReduceChain: go<PeerReduceChain, true>(h, a, blocks, s, trace); break;
-    case CalibProgram::kBarrierRounds: go<BarrierRoundsAcqRel, true>(h, a, blocks, s, trace); break;
-    case CalibProgram::kBarrierRoundsRelaxed: go<BarrierRoundsRelaxed, true>(h, a, blocks, s, trace); break;
+    // As the bench launches device programs (programmatic dependent launch, off where ranks share a GPU).
+    case CalibProgram::kBarrierRounds: barrier_rounds<BarrierRoundsAcqRel>(h, a, blocks, s, trace); break;
+    case CalibProgram::kBarrierRoundsRelaxed: barrier_rounds<BarrierRoundsRelaxed>(h, a, blocks, s, trace); break;
     case CalibProgram::kCopyLocal: go<BulkCopy<Pattern::kLocal>>(h, a, blocks, s, trace); break;
     case CalibProgram::kCopyPeer: go<BulkCopy<Pattern::kPeer>>(h, a, blocks, s, trace); break;
     case CalibProgram::kCopyScatter: go<BulkCopy<Pattern::kScatter>>(h, a, blocks, s, trace); break;

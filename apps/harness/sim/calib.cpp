@@ -130,8 +130,8 @@ namespace {
 // The programs run under a registry algorithm that only lends its buffer sizes (in = out =
 // bytes) and limits: all_reduce.ld_reduce.
 template <class Program>
-// `pdl`: launched with programmatic dependent launch, as calibrate launches the launch, exchange
-// and launch_busy rows (the bench's way); every other row without (calib.h).
+// `pdl`: launched with programmatic dependent launch, as calibrate launches the launch, exchange,
+// launch_busy and barrier_blocks rows (the bench's way); every other row without (calib.h).
 double sim_time(const Machine& m, int world, std::size_t bytes, int blocks, bool graph, bool pdl = false) {
   RunSpec s;
   s.pdl = pdl;
@@ -185,8 +185,8 @@ std::vector<CalibRow> simulate_calibration(const Machine& m, int world, const Ca
     if (blocks > m.sms) continue;
     for (int n : plan.barrier_rounds) {
       const std::size_t b = std::size_t(n) * kVecBytes;
-      add("barrier_blocks", blocks, true, n, sim_time<BarrierRoundsAcqRel>(m, world, b, blocks, true));
-      add("barrier_blocks_relaxed", blocks, true, n, sim_time<BarrierRoundsRelaxed>(m, world, b, blocks, true));
+      add("barrier_blocks", blocks, true, n, sim_time<BarrierRoundsAcqRel>(m, world, b, blocks, true, true));
+      add("barrier_blocks_relaxed", blocks, true, n, sim_time<BarrierRoundsRelaxed>(m, world, b, blocks, true, true));
     }
   }
   for (int blocks : plan.peer_blocks) {

@@ -47,8 +47,12 @@
 //                                       programs, graph and eager: mean(eager - graph)  launch_eager_gap_us
 //                                       and, beside load_chain's rows of the same loads (launched
 //                                       without PDL), graph: mean(load_chain - launch_busy)  pdl_saving_us
-//   (the launch, exchange and launch_busy rows are launched with programmatic dependent launch, as
-//   the bench launches device programs; every other row without it)
+//   barrier_blocks    rounds, at 1..64  rounds of the collectives' barrier (acquire / release), every
+//   barrier_blocks_relaxed    blocks    block of every rank; and relaxed: a round at B blocks over one at
+//                                       1 block, less the relaxed one's: (B - 1) g   fence_gap_us = g
+//                                       (rows of n >= 16 rounds)
+//   (the launch, exchange, launch_busy and barrier_blocks rows are launched with programmatic
+//   dependent launch, as the bench launches device programs; every other row without it)
 //   copy_peer         bytes             c + x / (blocks B), blocks <= 2          block_GBps = B
 //   copy_scatter      bytes out of 0    c + x / E                               nvlink_egress_GBps = E
 //   copy_incast       bytes into 0      c + x / I                               nvlink_ingress_GBps = I

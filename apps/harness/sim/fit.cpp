@@ -285,6 +285,46 @@ FitResult fit_machine(const CalibTable& t, const Machine& base, const std::strin
       note("release_fence_share", std::string("acquire_peer_flags (n >= 16): ") + v, f);
     }
   }
+  // A barrier crossed by B blocks at once (barrier_blocks, rounds of the collectives' acquire /
+  // release barrier at 1..64 blocks): each round costs e(B) more than at one block, beyond what the
+  // relaxed barrier's round gains (no fence, no acquire: its growth is the flags' and the launch's).
+  // In the model (verbs.cpp) the last block of a round fences behind the B - 1 others, so
+  // e(B) = (B - 1) fence_gap_us: least squares through 0 over the rows of n >= 16 rounds, each
+  // row paired with the nearest rows (same rounds) of one block and of the relaxed barrier.
+  {
+    auto rows = [&](const char* b) { return select([b](const CalibRow& r) { return r.bench == b && r.x >= 16; }); };
+    const std::vector<int> acq = rows("barrier_blocks"), rel = rows("barrier_blocks_relaxed");
+    auto nearest = [&](const std::vector<int>& set, int i, int blocks) {
+      int best = -1;
+      for (int j : set) {
+        const CalibRow& y = R[std::size_t(j)];
+        if (y.x == R[std::size_t(i)].x && y.blocks == blocks && (best < 0 || std::abs(j - i) < std::abs(best - i)))
+          best = j;
+      }
+      return best;
+    };
+    double sxy = 0, sxx = 0;
+    std::vector<int> used;
+    for (int i : acq) {
+      const CalibRow& r = R[std::size_t(i)];
+      if (r.blocks < 2) continue;
+      const int a1 = nearest(acq, i, 1), rb = nearest(rel, i, r.blocks), r1 = nearest(rel, i, 1);
+      if (a1 < 0 || rb < 0 || r1 < 0) continue;
+      auto t = [&](int j) { return R[std::size_t(j)].time_us; };
+      const double e = ((r.time_us - t(a1)) - (t(rb) - t(r1))) / r.x, x = r.blocks - 1;
+      sxy += x * e, sxx += x * x;
+      used.insert(used.end(), {i, a1, rb, r1});
+    }
+    if (sxx > 0) {
+      std::sort(used.begin(), used.end());
+      used.erase(std::unique(used.begin(), used.end()), used.end());
+      m.fence_gap_us = std::max(0.0, sxy / sxx);
+      why["fence_gap_us"] =
+          "barrier_blocks against barrier_blocks_relaxed (n >= 16 rounds): a round at B blocks over one at 1 block, "
+          "acquire / release less relaxed, = (B - 1) g, least squares, " +
+          rows_of(used);
+    }
+  }
   {
     // A chain of remote loads: t = c + n (rtt + 16 B at the block rate).
     auto chain = [&](const std::vector<int>& idx) {
