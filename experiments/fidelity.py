@@ -240,8 +240,10 @@ KEY_GROUPS = [
     # release (a barrier of more than 2 ranks) tell the two apart.
     [("release_fence_share", 0.0, 0.0, 1.0, 0.1)],
     # A release's fence against the GPU's other blocks fencing or waiting (verbs.cpp, signal):
-    # what a barrier costs more as more blocks cross it at once. Calibrated by barrier_blocks rows
-    # where a run has them (apps/harness/sim/fit.cpp), fitted here elsewhere.
+    # what a barrier costs more as more blocks cross it at once. calibrate's barrier_blocks rows
+    # give it too (apps/harness/sim/fit.cpp: 0.011 us on 2x H100), but the shipped files take it
+    # from here: the bench's one-round barrier grows 0.1 us from 1 to 64 blocks where that value
+    # predicts 0.7 (experiments/results/h100x2/README.md, round_6e1fc4c).
     [("fence_gap_us", 0.0, 0.0, 0.04, 0.005)],
 ]
 BENCH_KEYS = [k for g in KEY_GROUPS for k in g]

@@ -257,6 +257,29 @@ TEST(Golden, AReleaseFencesOnceAndEachAcquirePaysTheRest) {
   EXPECT_DOUBLE_EQ(time_of<ReleaseStoreRelease>(r), 1 + 0.3 + 4 + 1 + 0.3 + 1);
 }
 
+// fence_gap_us: a release's fence pays that much more for each other block of its GPU fencing or
+// waiting for a flag as it starts (verbs.cpp, signal): at a barrier of B blocks that start together
+// the k-th to fence pays k gaps, so the last block's flag leaves (B - 1) gaps later. Relaxed
+// barriers do not fence.
+TEST(Golden, BlocksFencingTogetherSlowEachOther) {
+  RunSpec s = golden_spec(2, 0, 1);
+  s.algo = &find_algo("barrier.acq_rel");
+  s.machine.acquire_us = 0.6;
+  s.machine.release_fence_share = 0.5;
+  s.machine.fence_gap_us = 0.1;
+  // One block: launch 1, fence 0.3, flag 1, the acquire's other 0.3; no other block to wait on.
+  EXPECT_DOUBLE_EQ(run(s).time_us, 1 + 0.3 + 1 + 0.3);
+  // Four blocks: the fourth fences behind three, 0.3 + 3 x 0.1.
+  s.blocks = 4;
+  EXPECT_DOUBLE_EQ(run(s).time_us, 1 + 0.3 + 3 * 0.1 + 1 + 0.3);
+  s.machine.fence_gap_us = 0;
+  EXPECT_DOUBLE_EQ(run(s).time_us, 1 + 0.3 + 1 + 0.3);
+  // Relaxed: no fence, no gap (launch 1, flag 1), at any block count.
+  s.machine.fence_gap_us = 0.1;
+  s.algo = &find_algo("barrier.relaxed");
+  EXPECT_DOUBLE_EQ(run(s).time_us, 1 + 1);
+}
+
 TEST(Golden, ReleaseWaitsForStoresToLand) {
   // Posted store: 4000 B at the 1 GB/s block cap (4 us), lands 1 us later.
   // Relaxed: the flag leaves at 1 + 4 and lands at 6, with the store (kernel end flushes it): 6.
