@@ -16,6 +16,10 @@ namespace symm::calib {
 inline constexpr std::size_t kLineBytes = 128;
 // The piece each copy of PeerCopyChain moves (core/calib_programs.h): 16 bytes per thread of 256.
 inline constexpr std::size_t kCopyPieceBytes = 4096;
+// The data LlReadChain (core/calib_programs.h) puts as flagged packets and reads back each pass, and
+// the buffer it needs per pass of a call's size: the packets (2x) and the result.
+inline constexpr std::size_t kLlChainBytes = 16 << 10;
+inline constexpr std::size_t kLlChainRound = 3 * kLlChainBytes;
 
 // The most rounds a ping-pong or exchange call may run: each call owns this many flag values
 // (calib_programs.h round_value).

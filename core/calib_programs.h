@@ -98,6 +98,33 @@ struct Exchange {
   }
 };
 
+// Every rank, block 0: kLlChainBytes of its `in` put as flagged packets into its own `out` (one
+// put_ll), then a.count * sizeof(T) / kLlChainRound passes of reduce_ll over them, each finding
+// every packet already valid: kReduce false unpacks them (one source, as all_gather.st_ll's
+// readers do); true adds the plain `in` to them (a packet source and a plain one, as the LL
+// reductions at world 2 read their peer's packets and their own part). The slope over passes is
+// a block's packet read rate (ll_read_GBps, fit.cpp, from the unpack rows); no peer is touched.
+template <bool kReduce>
+struct LlReadChain {
+  template <class T, class Ctx>
+  SYMM_HD static void run(Ctx& ctx, const CollArgs& a) {
+    if (ctx.block() != 0) return;
+    const std::size_t passes = a.count * sizeof(T) / kLlChainRound;
+    const uint32_t e = ctx.advance(pad::counter(6, kCounter));
+    char* out = static_cast<char*>(a.out);
+    void* packets = out;
+    const void* in = a.in;
+    ctx.put_ll(&packets, &in, 1, kLlChainBytes, e);
+    T* dst = reinterpret_cast<T*>(out + 2 * kLlChainBytes);
+    const void* srcs[2] = {packets, a.in};
+    for (std::size_t i = 0; i < passes; ++i)
+      ctx.template reduce_ll<T>(dst, srcs, kReduce ? 2 : 1, kLlChainBytes / sizeof(T), e, ReduceOp::kSum,
+                                kReduce ? 1 : -1);
+  }
+};
+using LlUnpackChain = LlReadChain<false>;
+using LlReduceChain = LlReadChain<true>;
+
 // Every rank, every block: units(a) rounds of the blockwise barrier the collectives use
 // (core/algos/barrier_signal_wait.h: signal every peer's flag of this block, wait for every
 // peer's), acquire / release or relaxed. Launched at 1..64 blocks: what a barrier costs as more

@@ -31,6 +31,7 @@ Machine odd_machine() {
   m.acquire_us = 0.35;
   m.release_fence_share = 0.6;
   m.fence_gap_us = 0.013;
+  m.ll_read_GBps = 23;
   m.flag_latency_us = 1.7;
   m.load_rtt_us = 3.1;
   m.block_GBps = 41;
@@ -102,6 +103,7 @@ void expect_recovers(const Machine& in, int world) {
   // 0.0121, 8 ranks: 0.0107, for 0.013).
   EXPECT_NEAR(out.fence_gap_us, in.fence_gap_us, world <= 4 ? 0.001 : 0.003) << "fence_gap_us";
   expect_near_rel(out.flag_latency_us, in.flag_latency_us, "flag_latency_us");
+  expect_near_rel(out.ll_read_GBps, in.ll_read_GBps, "ll_read_GBps");
   expect_near_rel(out.load_rtt_us, in.load_rtt_us, "load_rtt_us");
   expect_near_rel(out.block_GBps, in.block_GBps, "block_GBps");
   expect_near_rel(out.hbm_GBps, in.hbm_GBps, "hbm_GBps");

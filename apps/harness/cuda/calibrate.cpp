@@ -291,6 +291,8 @@ constexpr RoundRow kRoundRows[] = {
     {"acquire_chain", CalibProgram::kAcquireChain, kVecBytes, 1, false, true},  // a flag already set (data only)
     {"fence_chain_local", CalibProgram::kFenceChainLocal, calib::kLineBytes, 1, false, true},    // data only
     {"local_reduce_chain", CalibProgram::kLocalReduceChain, calib::kLineBytes, 1, false, true},  // local_load_us
+    {"ll_unpack_chain", CalibProgram::kLlUnpackChain, calib::kLlChainRound, 1, false, true},     // ll_read_GBps
+    {"ll_reduce_chain", CalibProgram::kLlReduceChain, calib::kLlChainRound, 1, false, true},     // data only
 };
 
 // calibrate --trace: the ping-pongs and chains at 16 rounds, each traced verb by verb (trace_out.h):

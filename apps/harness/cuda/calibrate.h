@@ -33,6 +33,8 @@ enum class CalibProgram {
   kAcquirePeerFlags,      // acquires of flags a peer set, one after another (ranks 0 and 1, one block)
   kLocalReduceChain,      // reduces of one local vector, one after another (every rank, one block)
   kPeerReduceChain,       // the same over lines a peer just stored (ranks 0 and 1, one block)
+  kLlUnpackChain,         // flagged packets a block put into its own memory, unpacked again and again
+  kLlReduceChain,         // the same, reduced with a plain source (every rank, one block)
   kBarrierRounds,         // rounds of the collectives' acquire / release barrier, every block of every rank
   kBarrierRoundsRelaxed,  // the same, relaxed (no fence, no acquire)
   kCopyLocal,

@@ -61,6 +61,8 @@ void launch_calib(CalibProgram p, const DeviceHandle& h, const CollArgs& a, int 
     case CalibProgram::kAcquirePeerFlags: go<AcquirePeerFlags, true>(h, a, blocks, s, trace); break;
     case CalibProgram::kLocalReduceChain: go<LocalReduceChain>(h, a, blocks, s, trace); break;
     case CalibProgram::kPeerReduceChain: go<PeerReduceChain, true>(h, a, blocks, s, trace); break;
+    case CalibProgram::kLlUnpackChain: go<LlUnpackChain>(h, a, blocks, s, trace); break;
+    case CalibProgram::kLlReduceChain: go<LlReduceChain>(h, a, blocks, s, trace); break;
     // As the bench launches device programs (programmatic dependent launch, off where ranks share a GPU).
     case CalibProgram::kBarrierRounds: barrier_rounds<BarrierRoundsAcqRel>(h, a, blocks, s, trace); break;
     case CalibProgram::kBarrierRoundsRelaxed: barrier_rounds<BarrierRoundsRelaxed>(h, a, blocks, s, trace); break;

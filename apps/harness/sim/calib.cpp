@@ -175,6 +175,8 @@ std::vector<CalibRow> simulate_calibration(const Machine& m, int world, const Ca
     add("acquire_peer_flags", 1, true, n, sim_time<AcquirePeerFlags>(m, world, b, 1, true));
     add("local_reduce_chain", 1, true, n, sim_time<LocalReduceChain>(m, world, std::size_t(n) * kLineBytes, 1, true));
     add("peer_reduce_chain", 1, true, n, sim_time<PeerReduceChain>(m, world, std::size_t(n) * 2 * kLineBytes, 1, true));
+    add("ll_unpack_chain", 1, true, n, sim_time<LlUnpackChain>(m, world, std::size_t(n) * kLlChainRound, 1, true));
+    add("ll_reduce_chain", 1, true, n, sim_time<LlReduceChain>(m, world, std::size_t(n) * kLlChainRound, 1, true));
   }
   for (int n : plan.rounds) {
     if (n < 16) continue;

@@ -39,6 +39,11 @@
 //   peer_reduce_chain   reduces         the same over lines a peer just stored (one bulk copy,   local_load_us = r
 //                                       a release; the reducer acquires first): where a run has
 //                                       them, these rows set the key (what st_reduce's reduce reads)
+//   ll_unpack_chain   passes            a block's flagged packets (16 KiB of data, put into its own
+//                                       memory once) unpacked again and again: c + x 2 x 16 KiB / R
+//                                                                               ll_read_GBps = R
+//   ll_reduce_chain   passes            the same reduced with a plain source (as the LL reductions at
+//                                       world 2 read): data only, no key
 //   exchange          rounds            every rank signals every peer and waits for them, launched as
 //                                       the bench launches programs: data only, no key (the floor
 //                                       under a one-kernel all-reduce: one round per call)

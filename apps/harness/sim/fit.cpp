@@ -225,6 +225,19 @@ FitResult fit_machine(const CalibTable& t, const Machine& base, const std::strin
          f);
     break;
   }
+  // A block's packet read rate (packets.cpp, reduce_ll: 2 bytes of packets per byte it unpacks):
+  // ll_unpack_chain's passes each unpack kLlChainBytes of packets already valid, so the slope over
+  // passes is 2 kLlChainBytes at ll_read_GBps (its HBM share is ~3 % of it at 100 GB/s, left in).
+  {
+    const std::vector<int> idx = bench("ll_unpack_chain");
+    if (need(idx, 2)) {
+      const Fit f = linear(idx, [](const CalibRow& r) { return r.x; });
+      if (f.p(1) > 0) {
+        m.ll_read_GBps = 2.0 * double(calib::kLlChainBytes) / f.p(1) * 1e-3;
+        note("ll_read_GBps", "ll_unpack_chain: t = c + passes x 2 x 16 KiB / R", f);
+      }
+    }
+  }
   // The intercepts of the relaxed ping-pong and the load chain: a kernel that reaches a peer,
   // with no hop (peer_kernel_us below).
   double c_pingpong = -1, c_load = -1;
