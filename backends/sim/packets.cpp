@@ -49,7 +49,8 @@ inline const uint8_t* first_other_epoch(const uint8_t* p, const uint8_t* end, ui
 // put_ll: posted stores of ll_bytes(bytes) = 2 * bytes of packets (the wire carries the epochs
 // too): the block spends the issue time of the packet bytes at its per-block / link rate and
 // continues; the packets land flag_latency_us after that, as a relaxed flag (a local dst: an HBM
-// transfer, landing when it ends). Source bytes are read at issue.
+// transfer, landing when it ends). Source bytes are read at issue; a local source's loads delay the
+// packets local_load_us, as they do a copy's stores (transfers.cpp, complete).
 void Simulator::put_ll(Block& b, uintptr_t dst, uintptr_t src, std::size_t bytes, uint32_t epoch) {
   if (bytes == 0) return;
   const std::size_t pb = ll_bytes(bytes);
@@ -62,6 +63,7 @@ void Simulator::put_ll(Block& b, uintptr_t dst, uintptr_t src, std::size_t bytes
   uint32_t index;
   Transfer& x = new_transfer(b, "put_ll", index);
   x.remote_load = s.space != me;
+  x.local_load = !x.remote_load;  // its packets wait for their source's local loads, as a copy's stores do
   x.posted = d.space != me;
   x.ll = true;
   x.ll_epoch = epoch;

@@ -367,6 +367,11 @@ TEST(Golden, PutLlThenReduceLl) {
   // output, so this run's output is not the reference's and only its time is compared here.
   s.timing_only = false;
   EXPECT_DOUBLE_EQ(run_program<PutLlThenReduceLl<true>>(s).time_us, 1 + 4 + 1 + 1.25);
+  // A put_ll's packets wait for their local source's loads, as a copy's stores do: local_load_us
+  // (0.25) before they land.
+  s.timing_only = true;
+  s.machine.local_load_us = 0.25;
+  EXPECT_DOUBLE_EQ(time_of<PutLlThenReduceLl<true>>(s), 1 + 4 + 0.25 + 1 + 1.25);
 }
 
 // reduce_ll's plain source: each of two ranks puts its input as packets into the other's scratch
