@@ -22,31 +22,18 @@ if has 1; then
   timeout 300 $BIN launch -n $W -- $BIN calibrate --backend cuda --csv "$DIR/calibrate_$M.csv" \
     > "$DIR/calibrate_$M.log" 2>&1 || rc=1
   echo "# 1 calibrate: rc $rc at ${SECONDS}s"
-  grep -E "^barrier_blocks" "$DIR/calibrate_$M.csv" | awk -F, '{print $1, $3, $5, $6}' | column -t | head -50
+  grep -E "^barrier_blocks" "$DIR/calibrate_$M.csv" | awk -F, '{print $1, $3, $5, $6}' | head -50
 fi
 if has 2; then
   B="timeout 120 $BIN launch -n $W -- $BIN bench --backend cuda --machine $M --mode both --timing-only --no-nccl"
-  L="$DIR/barrier_$M.log"
-  : > "$L"
-  i=0
-  while read -r args; do
-    i=$((i + 1))
-    echo "# knobs: $args" >> "$L"
-    $B $args --csv /tmp/barrier_$i.csv >> "$L" 2>&1 || { rc=1; echo "# call $i failed" >> "$L"; }
-  done <<'EOF'
+  bench_calls "$B" "$DIR/barrier_$M.log" "$DIR/barrier_$M.csv" <<'EOF'
 --op barrier --algo all --blocks 1,2,4,8,16,32,64
 --op all_reduce --algo one_shot,one_shot_push --sizes 4K,16K --blocks 1,2,4,8,16,32,64
 --op reduce_scatter --algo ld_reduce --sizes 4K,16K --blocks 1,2,4,8,16,32,64
 --op all_gather --algo ld,st --sizes 4K,16K --blocks 1,2,4,8,16,32,64
 EOF
-  first=1
-  for j in $(seq 1 $i); do
-    [ -f /tmp/barrier_$j.csv ] || continue
-    if [ $first = 1 ]; then cat /tmp/barrier_$j.csv; first=0; else tail -n +2 /tmp/barrier_$j.csv; fi
-  done > "$DIR/barrier_$M.csv"
-  grep -E "error|FAIL" "$L" | head
   echo "# 2 barrier bench: rc $rc at ${SECONDS}s ($(($(wc -l < "$DIR/barrier_$M.csv") - 1)) rows)"
-  awk -F, '$4=="barrier" {print $5, $8, $9, $10}' "$DIR/barrier_$M.csv" | column -t
+  awk -F, '$4=="barrier" {print $5, $8, $9, $10}' "$DIR/barrier_$M.csv"
 fi
 if has 3; then
   MODES="plan cublaslt" GEMM_ALONE=0 bash scripts/gpu/agmm_cluster.sh $W "$DIR/agmm" || rc=1

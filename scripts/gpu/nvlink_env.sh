@@ -20,3 +20,22 @@ nvidia-smi --query-gpu=timestamp,index,clocks.sm,power.draw,temperature.gpu --fo
   > "$DIR/smi_$M.csv" 2>/dev/null &
 SMI=$!
 trap 'kill $SMI 2>/dev/null' EXIT
+# bench_calls CMD LOG CSV <<'EOF' (one line of arguments per call): runs "CMD <args> --csv <file>" for
+# each line, every call's output into LOG after a "# knobs:" line, and joins the calls' CSVs into CSV
+# (one header); a failed call sets rc=1 and is named in LOG. Prints LOG's errors.
+bench_calls() {
+  local cmd=$1 log=$2 csv=$3 i=0 j first=1 args tmp
+  tmp=$(mktemp -d)
+  : > "$log"
+  while read -r args; do
+    i=$((i + 1))
+    echo "# knobs: $args" >> "$log"
+    $cmd $args --csv "$tmp/$i.csv" >> "$log" 2>&1 || { rc=1; echo "# call $i failed" >> "$log"; }
+  done
+  for j in $(seq 1 $i); do
+    [ -f "$tmp/$j.csv" ] || continue
+    if [ $first = 1 ]; then cat "$tmp/$j.csv"; first=0; else tail -n +2 "$tmp/$j.csv"; fi
+  done > "$csv"
+  rm -rf "$tmp"
+  grep -E "error|FAIL" "$log" | head
+}

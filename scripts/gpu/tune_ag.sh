@@ -19,14 +19,7 @@ rc=0
 has() { [[ " $STEPS " == *" $1 "* ]]; }
 if has 1; then
   T="timeout 120 $B --mode graph --timing-only"
-  L="$DIR/tune_$M.log"
-  : > "$L"
-  i=0
-  while read -r args; do
-    i=$((i + 1))
-    echo "# knobs: $args" >> "$L"
-    $T $args --csv /tmp/tune_$i.csv >> "$L" 2>&1 || { rc=1; echo "# call $i failed" >> "$L"; }
-  done <<'EOF'
+  bench_calls "$T" "$DIR/tune_$M.log" "$DIR/tune_$M.csv" <<'EOF'
 --op barrier --algo all --sizes 4K --no-nccl
 --op all_reduce --algo one_shot,one_shot_push,two_shot --sizes 4K:1M:x4 --blocks 1,2,4,8,16,32
 --op reduce_scatter,all_gather --algo all --sizes 4K:1M:x4 --blocks 1,2,4,8,16,32 --no-nccl
@@ -35,12 +28,6 @@ if has 1; then
 --op all_reduce --algo one_shot_ll --sizes 4K:1M:x4 --blocks 1,2,4,8,16,32,64 --no-nccl
 --op reduce_scatter,all_gather --algo push_ll --sizes 4K:1M:x4 --blocks 1,2,4,8,16,32,64 --no-nccl
 EOF
-  first=1
-  for j in $(seq 1 $i); do
-    [ -f /tmp/tune_$j.csv ] || continue
-    if [ $first = 1 ]; then cat /tmp/tune_$j.csv; first=0; else tail -n +2 /tmp/tune_$j.csv; fi
-  done > "$DIR/tune_$M.csv"
-  grep -E "error|FAIL" "$L" | head
   echo "# tune done at ${SECONDS}s (rc $rc, $(($(wc -l < "$DIR/tune_$M.csv") - 1)) rows)"
 fi
 if has 2; then
