@@ -98,10 +98,7 @@ void expect_recovers(const Machine& in, int world) {
   expect_near_rel(out.store_latency_us, in.store_latency_us, "store_latency_us");
   expect_near_rel(out.acquire_us, in.acquire_us, "acquire_us");
   EXPECT_NEAR(out.release_fence_share, in.release_fence_share, 0.01) << "release_fence_share";
-  // The fit's formula, e(B) = (B - 1) g per round, is the model's at a barrier of 2 ranks; with
-  // more, a block's waits overlap the next fences a little and the rounds cost less (4 ranks:
-  // 0.0121, 8 ranks: 0.0107, for 0.013).
-  EXPECT_NEAR(out.fence_gap_us, in.fence_gap_us, world <= 4 ? 0.001 : 0.003) << "fence_gap_us";
+  EXPECT_NEAR(out.fence_gap_us, in.fence_gap_us, 2e-4) << "fence_gap_us";
   expect_near_rel(out.flag_latency_us, in.flag_latency_us, "flag_latency_us");
   expect_near_rel(out.ll_read_GBps, in.ll_read_GBps, "ll_read_GBps");
   expect_near_rel(out.load_rtt_us, in.load_rtt_us, "load_rtt_us");

@@ -148,6 +148,12 @@ double sim_time(const Machine& m, int world, std::size_t bytes, int blocks, bool
 
 }  // namespace
 
+double simulate_barrier_rounds(const Machine& m, int world, int blocks, int rounds, bool acq_rel) {
+  const std::size_t b = std::size_t(rounds) * kVecBytes;
+  return acq_rel ? sim_time<calib::BarrierRoundsAcqRel>(m, world, b, blocks, true, true)
+                 : sim_time<calib::BarrierRoundsRelaxed>(m, world, b, blocks, true, true);
+}
+
 std::vector<CalibRow> simulate_calibration(const Machine& m, int world, const CalibPlan& plan) {
   using namespace calib;
   plan.check();
@@ -186,9 +192,8 @@ std::vector<CalibRow> simulate_calibration(const Machine& m, int world, const Ca
   for (int blocks : plan.peer_blocks) {
     if (blocks > m.sms) continue;
     for (int n : plan.barrier_rounds) {
-      const std::size_t b = std::size_t(n) * kVecBytes;
-      add("barrier_blocks", blocks, true, n, sim_time<BarrierRoundsAcqRel>(m, world, b, blocks, true, true));
-      add("barrier_blocks_relaxed", blocks, true, n, sim_time<BarrierRoundsRelaxed>(m, world, b, blocks, true, true));
+      add("barrier_blocks", blocks, true, n, simulate_barrier_rounds(m, world, blocks, n, true));
+      add("barrier_blocks_relaxed", blocks, true, n, simulate_barrier_rounds(m, world, blocks, n, false));
     }
   }
   for (int blocks : plan.peer_blocks) {

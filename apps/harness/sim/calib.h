@@ -124,6 +124,8 @@ using calib::CalibPlan;  // the settings (core/calib_plan.h)
 // core/calib_programs.h run through sim::run (timing-only), plus the device counts.
 // GEMM rows come from the simulator itself: a one-GEMM host plan per shape (gemm.cpp).
 std::vector<CalibRow> simulate_calibration(const Machine& m, int world, const CalibPlan& plan = {});
+// One barrier_blocks row as the simulator predicts it (acq_rel false: barrier_blocks_relaxed).
+double simulate_barrier_rounds(const Machine& m, int world, int blocks, int rounds, bool acq_rel);
 
 // The fit: every key of a machine file from the rows, each with its provenance (which rows, the
 // residual) as an INI comment. Keys no row calibrates (nvls_GBps; copy-engine and GEMM keys

@@ -301,9 +301,12 @@ FitResult fit_machine(const CalibTable& t, const Machine& base, const std::strin
   // A barrier crossed by B blocks at once (barrier_blocks, rounds of the collectives' acquire /
   // release barrier at 1..64 blocks): each round costs e(B) more than at one block, beyond what the
   // relaxed barrier's round gains (no fence, no acquire: its growth is the flags' and the launch's).
-  // In the model (verbs.cpp) the last block of a round fences behind the B - 1 others, so
-  // e(B) = (B - 1) fence_gap_us: least squares through 0 over the rows of n >= 16 rounds, each
-  // row paired with the nearest rows (same rounds) of one block and of the relaxed barrier.
+  // In the model (verbs.cpp) a release's fence pays fence_gap_us per other block of its GPU fencing
+  // or waiting, so e(B) grows about as (B - 1) fence_gap_us, but how the rounds overlap depends on
+  // the other keys and the world: the key is the value whose simulated rows (this machine, fitted so
+  // far) give the measured e(B) in least squares, found by golden-section search over
+  // [0, 1 us] (rows of n >= 16 rounds, each paired with the nearest rows, same rounds, of one block
+  // and of the relaxed barrier).
   {
     auto rows = [&](const char* b) { return select([b](const CalibRow& r) { return r.bench == b && r.x >= 16; }); };
     const std::vector<int> acq = rows("barrier_blocks"), rel = rows("barrier_blocks_relaxed");
@@ -316,7 +319,11 @@ FitResult fit_machine(const CalibTable& t, const Machine& base, const std::strin
       }
       return best;
     };
-    double sxy = 0, sxx = 0;
+    struct Point {
+      int world, blocks, rounds;
+      double e;  // measured extra per round, acquire / release less relaxed
+    };
+    std::vector<Point> pts;
     std::vector<int> used;
     for (int i : acq) {
       const CalibRow& r = R[std::size_t(i)];
@@ -324,17 +331,40 @@ FitResult fit_machine(const CalibTable& t, const Machine& base, const std::strin
       const int a1 = nearest(acq, i, 1), rb = nearest(rel, i, r.blocks), r1 = nearest(rel, i, 1);
       if (a1 < 0 || rb < 0 || r1 < 0) continue;
       auto t = [&](int j) { return R[std::size_t(j)].time_us; };
-      const double e = ((r.time_us - t(a1)) - (t(rb) - t(r1))) / r.x, x = r.blocks - 1;
-      sxy += x * e, sxx += x * x;
+      pts.push_back({r.world, r.blocks, int(r.x), ((r.time_us - t(a1)) - (t(rb) - t(r1))) / r.x});
       used.insert(used.end(), {i, a1, rb, r1});
     }
-    if (sxx > 0) {
+    if (!pts.empty()) {
+      auto cost = [&](double g) {
+        Machine q = m;
+        q.fence_gap_us = g;
+        double c = 0;
+        for (const Point& p : pts) {
+          const double e = ((simulate_barrier_rounds(q, p.world, p.blocks, p.rounds, true) -
+                             simulate_barrier_rounds(q, p.world, 1, p.rounds, true)) -
+                            (simulate_barrier_rounds(q, p.world, p.blocks, p.rounds, false) -
+                             simulate_barrier_rounds(q, p.world, 1, p.rounds, false))) /
+                           p.rounds;
+          c += (e - p.e) * (e - p.e);
+        }
+        return c;
+      };
+      double lo = 0, hi = 1;  // golden-section search: the cost is unimodal in g
+      const double r = 0.5 * (std::sqrt(5.0) - 1);
+      double x1 = hi - r * (hi - lo), x2 = lo + r * (hi - lo), c1 = cost(x1), c2 = cost(x2);
+      while (hi - lo > 1e-5) {
+        if (c1 <= c2) {
+          hi = x2, x2 = x1, c2 = c1, x1 = hi - r * (hi - lo), c1 = cost(x1);
+        } else {
+          lo = x1, x1 = x2, c1 = c2, x2 = lo + r * (hi - lo), c2 = cost(x2);
+        }
+      }
       std::sort(used.begin(), used.end());
       used.erase(std::unique(used.begin(), used.end()), used.end());
-      m.fence_gap_us = std::max(0.0, sxy / sxx);
+      m.fence_gap_us = 0.5 * (lo + hi);
       why["fence_gap_us"] =
           "barrier_blocks against barrier_blocks_relaxed (n >= 16 rounds): a round at B blocks over one at 1 block, "
-          "acquire / release less relaxed, = (B - 1) g, least squares, " +
+          "acquire / release less relaxed, least squares against the simulated rows, " +
           rows_of(used);
     }
   }
