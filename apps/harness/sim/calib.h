@@ -54,8 +54,8 @@
 //                                       without PDL), graph: mean(load_chain - launch_busy)  pdl_saving_us
 //   barrier_blocks    rounds, at 1..64  rounds of the collectives' barrier (acquire / release), every
 //   barrier_blocks_relaxed    blocks    block of every rank; and relaxed: a round at B blocks over one at
-//                                       1 block, less the relaxed one's: (B - 1) g   fence_gap_us = g
-//                                       (rows of n >= 16 rounds)
+//                                       1 block, less the relaxed one's, about (B - 1) g: g is the
+//                                       value whose simulated rows match (n >= 16)  fence_gap_us = g
 //   (the launch, exchange, launch_busy and barrier_blocks rows are launched with programmatic
 //   dependent launch, as the bench launches device programs; every other row without it)
 //   copy_peer         bytes             c + x / (blocks B), blocks <= 2          block_GBps = B
