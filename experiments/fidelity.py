@@ -212,12 +212,13 @@ def predict(symmcoll, machine, rows, key="pred"):
 
 
 # ---- keys fitted from bench rows, judged only on rows the fit did not see -----------------------
-# Model keys that no calibration microbenchmark measures (backends/sim: the flagged-packet
-# protocol's link cost and polling, packets.cpp (a block's packet reads, ll_read_GBps, once of this
-# group, are calibrated since ll_unpack_chain rows exist: key_groups leaves calibrated keys out); where no calibration has
-# it, a copy's or reduce's wait for its local loads, verbs.cpp; the link cost of a block's remote loads,
-# verbs.cpp; a copy engine's cold start, copy_engines.cpp; the share of acquire_us a release's fence
-# pays, verbs.cpp), in groups that move disjoint algorithms. Each group is fitted from GPU rows on the
+# Model keys no calibration of the machine measures (backends/sim: the flagged-packet protocol's
+# link cost and polling, packets.cpp, and a block's packet reads where no ll_unpack_chain rows set
+# them; where no calibration has it, a copy's or reduce's wait for its local loads, verbs.cpp; the
+# link cost of a block's remote loads, verbs.cpp; a copy engine's cold start, copy_engines.cpp; the
+# share of acquire_us a release's fence pays and what it pays per other block fencing or waiting,
+# verbs.cpp), in groups that move disjoint algorithms; key_groups leaves out the keys a machine's
+# file has from a calibration (every shipped file has ll_read_GBps so). Each group is fitted from GPU rows on the
 # relative error (numpy), and a row is only ever predicted with values fitted without it:
 #   leave one algorithm out (LOAO): the row's own machine, every algorithm but the row's;
 #   leave one machine out (LOMO): every row of its partner machine (LOMO_PARTNER: the other

@@ -167,6 +167,16 @@ __device__ __forceinline__ void bulk_load(void* dst, const void* src, uint32_t b
       : "memory");
 }
 
+// Bytes [off, off + len) of task u's source on every rank r < w (src_of(r, u)) into dst + r * piece
+// by bulk copies, completing on `bar`, which is told to expect all of them.
+template <class Src>
+__device__ __forceinline__ void bulk_load_sources(uint8_t* dst, uint32_t piece, Src src_of, uint32_t u, uint32_t off,
+                                                  uint32_t len, int w, uint64_t* bar) {
+  mbar_expect_tx(bar, len * uint32_t(w));
+  for (int r = 0; r < w; ++r)
+    bulk_load(dst + std::size_t(r) * piece, reinterpret_cast<const char*>(src_of(r, u)) + off, len, bar);
+}
+
 // out[i] = the fp32 sum over r < w, in rank order, of the staged sources st[r * stride + i], i < nv,
 // by `nthreads` threads (thread tid).
 template <class T>
@@ -216,11 +226,8 @@ __device__ void bulk_reduce_produce(const DeviceHandle& h, const Ring& ring, Rin
     for (uint32_t off = 0; off < total; off += piece) {
       const uint32_t len = total - off < piece ? total - off : piece;
       mbar_wait(&ring.empty[pos.stage], pos.phase ^ 1);
-      uint8_t* st = ring.stages + pos.stage * Cfg::kStageBytes;
-      mbar_expect_tx(&ring.full[pos.stage], len * uint32_t(w));
-      for (int r = 0; r < w; ++r)
-        bulk_load(st + std::size_t(r) * piece, reinterpret_cast<const char*>(src_of(r, u)) + off, len,
-                  &ring.full[pos.stage]);
+      bulk_load_sources(ring.stages + pos.stage * Cfg::kStageBytes, piece, src_of, u, off, len, w,
+                        &ring.full[pos.stage]);
       pos.advance<Cfg::kStages>();
     }
   }
@@ -274,11 +281,8 @@ __device__ void side_reduce(const DeviceHandle& h, const Ring& ring, const symm:
   uint64_t* bar = side_bars(ring);
   uint32_t q = 0;  // pieces issued before this task's first
   auto issue = [&](uint32_t u, uint32_t off, uint32_t len, uint32_t at) {
-    uint8_t* dst = buf + (at & 1) * half;
     asm volatile("fence.proxy.async.shared::cta;" ::: "memory");  // the 96's reads of it, before the refill
-    mbar_expect_tx(&bar[at & 1], len * uint32_t(w));
-    for (int r = 0; r < w; ++r)
-      bulk_load(dst + std::size_t(r) * piece, reinterpret_cast<const char*>(src_of(r, u)) + off, len, &bar[at & 1]);
+    bulk_load_sources(buf + (at & 1) * half, piece, src_of, u, off, len, w, &bar[at & 1]);
   };
   for (uint32_t u = L::first_of(u0, mine, step); u < u1; u += step) {
     acquire_task(h, g, u, nc, base, tid, 96);

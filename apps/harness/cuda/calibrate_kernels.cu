@@ -21,10 +21,12 @@ void go(const DeviceHandle& h, const CollArgs& a, int blocks, cudaStream_t s, co
   else
     program_kernel<P, bf16><<<blocks, kDefaultThreads, 0, s>>>(h, a);
 }
+// As the bench launches device programs: programmatic dependent launch (off where ranks share a
+// GPU), every block resident (the program waits for peers).
 template <class P>
-void barrier_rounds(const DeviceHandle& h, const CollArgs& a, int blocks, cudaStream_t s, const VerbTraceBuf& trace) {
-  check_residency(reinterpret_cast<const void*>(&program_kernel<P, bf16>), h, blocks, kDefaultThreads,
-                  "a calibration barrier");
+void go_as_bench(const DeviceHandle& h, const CollArgs& a, int blocks, cudaStream_t s, const VerbTraceBuf& trace,
+                 const char* what) {
+  check_residency(reinterpret_cast<const void*>(&program_kernel<P, bf16>), h, blocks, kDefaultThreads, what);
   launch_program_kernel<P, bf16>(h, a, blocks, kDefaultThreads, s, /*pdl=*/h.gpu_ranks <= 1, trace);
 }
 }  // namespace
@@ -46,26 +48,20 @@ void launch_calib(CalibProgram p, const DeviceHandle& h, const CollArgs& a, int 
     case CalibProgram::kPeerCopyChain: go<PeerCopyChain, true>(h, a, blocks, s, trace); break;
     case CalibProgram::kFenceChainLocal: go<FenceChainLocal>(h, a, blocks, s, trace); break;
     case CalibProgram::kFenceChainPeer: go<FenceChainPeer>(h, a, blocks, s, trace); break;
-    case CalibProgram::kLoadChainPdl:
-      check_residency(reinterpret_cast<const void*>(&program_kernel<LoadChain, bf16>), h, blocks, kDefaultThreads,
-                      "a calibration load chain");
-      // As the bench: programmatic dependent launch, off where ranks share a GPU.
-      launch_program_kernel<LoadChain, bf16>(h, a, blocks, kDefaultThreads, s, /*pdl=*/h.gpu_ranks <= 1, trace);
-      break;
-    case CalibProgram::kExchangePdl:
-      check_residency(reinterpret_cast<const void*>(&program_kernel<Exchange, bf16>), h, blocks, kDefaultThreads,
-                      "a calibration exchange");
-      launch_program_kernel<Exchange, bf16>(h, a, blocks, kDefaultThreads, s, /*pdl=*/h.gpu_ranks <= 1, trace);
-      break;
+    case CalibProgram::kLoadChainPdl: go_as_bench<LoadChain>(h, a, blocks, s, trace, "a calibration load chain"); break;
+    case CalibProgram::kExchangePdl: go_as_bench<Exchange>(h, a, blocks, s, trace, "a calibration exchange"); break;
     case CalibProgram::kAcquireChain: go<AcquireChain>(h, a, blocks, s, trace); break;
     case CalibProgram::kAcquirePeerFlags: go<AcquirePeerFlags, true>(h, a, blocks, s, trace); break;
     case CalibProgram::kLocalReduceChain: go<LocalReduceChain>(h, a, blocks, s, trace); break;
     case CalibProgram::kPeerReduceChain: go<PeerReduceChain, true>(h, a, blocks, s, trace); break;
     case CalibProgram::kLlUnpackChain: go<LlUnpackChain>(h, a, blocks, s, trace); break;
     case CalibProgram::kLlReduceChain: go<LlReduceChain>(h, a, blocks, s, trace); break;
-    // As the bench launches device programs (programmatic dependent launch, off where ranks share a GPU).
-    case CalibProgram::kBarrierRounds: barrier_rounds<BarrierRoundsAcqRel>(h, a, blocks, s, trace); break;
-    case CalibProgram::kBarrierRoundsRelaxed: barrier_rounds<BarrierRoundsRelaxed>(h, a, blocks, s, trace); break;
+    case CalibProgram::kBarrierRounds:
+      go_as_bench<BarrierRoundsAcqRel>(h, a, blocks, s, trace, "a calibration barrier");
+      break;
+    case CalibProgram::kBarrierRoundsRelaxed:
+      go_as_bench<BarrierRoundsRelaxed>(h, a, blocks, s, trace, "a calibration barrier");
+      break;
     case CalibProgram::kCopyLocal: go<BulkCopy<Pattern::kLocal>>(h, a, blocks, s, trace); break;
     case CalibProgram::kCopyPeer: go<BulkCopy<Pattern::kPeer>>(h, a, blocks, s, trace); break;
     case CalibProgram::kCopyScatter: go<BulkCopy<Pattern::kScatter>>(h, a, blocks, s, trace); break;

@@ -176,6 +176,17 @@ FitResult fit_machine(const CalibTable& t, const Machine& base, const std::strin
     return solve(d, tt, idx);
   };
   auto need = [&](const std::vector<int>& idx, std::size_t n) { return idx.size() >= n; };
+  // The row of `set` at row i's x and at `blocks` blocks nearest to row i in the table (pooled runs
+  // follow one another, so that is row i's own run's), or -1.
+  auto nearest = [&](const std::vector<int>& set, int i, int blocks) {
+    int best = -1;
+    for (int j : set) {
+      const CalibRow& y = R[std::size_t(j)];
+      if (y.x == R[std::size_t(i)].x && y.blocks == blocks && (best < 0 || std::abs(j - i) < std::abs(best - i)))
+        best = j;
+    }
+    return best;
+  };
 
   // Launch: the mean of the launch rows (one parameter, intercept only).
   for (bool graph : {true, false}) {
@@ -310,18 +321,10 @@ FitResult fit_machine(const CalibTable& t, const Machine& base, const std::strin
   {
     auto rows = [&](const char* b) { return select([b](const CalibRow& r) { return r.bench == b && r.x >= 16; }); };
     const std::vector<int> acq = rows("barrier_blocks"), rel = rows("barrier_blocks_relaxed");
-    auto nearest = [&](const std::vector<int>& set, int i, int blocks) {
-      int best = -1;
-      for (int j : set) {
-        const CalibRow& y = R[std::size_t(j)];
-        if (y.x == R[std::size_t(i)].x && y.blocks == blocks && (best < 0 || std::abs(j - i) < std::abs(best - i)))
-          best = j;
-      }
-      return best;
-    };
     struct Point {
       int world, blocks, rounds;
-      double e;  // measured extra per round, acquire / release less relaxed
+      double e;        // measured extra per round, acquire / release less relaxed
+      double relaxed;  // the simulated relaxed rows' extra (no fence: the key does not move it)
     };
     std::vector<Point> pts;
     std::vector<int> used;
@@ -331,20 +334,23 @@ FitResult fit_machine(const CalibTable& t, const Machine& base, const std::strin
       const int a1 = nearest(acq, i, 1), rb = nearest(rel, i, r.blocks), r1 = nearest(rel, i, 1);
       if (a1 < 0 || rb < 0 || r1 < 0) continue;
       auto t = [&](int j) { return R[std::size_t(j)].time_us; };
-      pts.push_back({r.world, r.blocks, int(r.x), ((r.time_us - t(a1)) - (t(rb) - t(r1))) / r.x});
+      const int n = int(r.x);
+      pts.push_back(
+          {r.world, r.blocks, n, ((r.time_us - t(a1)) - (t(rb) - t(r1))) / r.x,
+           simulate_barrier_rounds(m, r.world, r.blocks, n, false) - simulate_barrier_rounds(m, r.world, 1, n, false)});
       used.insert(used.end(), {i, a1, rb, r1});
     }
     if (!pts.empty()) {
       auto cost = [&](double g) {
         Machine q = m;
         q.fence_gap_us = g;
+        std::map<std::pair<int, int>, double> one;  // (world, rounds) -> the one-block row
         double c = 0;
         for (const Point& p : pts) {
-          const double e = ((simulate_barrier_rounds(q, p.world, p.blocks, p.rounds, true) -
-                             simulate_barrier_rounds(q, p.world, 1, p.rounds, true)) -
-                            (simulate_barrier_rounds(q, p.world, p.blocks, p.rounds, false) -
-                             simulate_barrier_rounds(q, p.world, 1, p.rounds, false))) /
-                           p.rounds;
+          auto [it, fresh] = one.try_emplace({p.world, p.rounds}, 0.0);
+          if (fresh) it->second = simulate_barrier_rounds(q, p.world, 1, p.rounds, true);
+          const double e =
+              (simulate_barrier_rounds(q, p.world, p.blocks, p.rounds, true) - it->second - p.relaxed) / p.rounds;
           c += (e - p.e) * (e - p.e);
         }
         return c;
@@ -405,22 +411,16 @@ FitResult fit_machine(const CalibTable& t, const Machine& base, const std::strin
     }
   }
   // Sets `key` (`out`) to the mean of a - b, at least 0, over the rows of `a`, each paired with the
-  // row of `b` at the same x and blocks nearest to it in the table (pooled runs follow one another,
-  // so that is its own run's); nothing where no row pairs.
+  // row of `b` at the same x and blocks nearest to it (`nearest`); nothing where no row pairs.
   auto paired_mean = [&](const std::vector<int>& a, const std::vector<int>& b, const char* key, double& out,
                          const std::string& what) {
     double sum = 0;
     int pairs = 0;
     std::vector<int> used;
     for (int i : a) {
-      const CalibRow& x = R[std::size_t(i)];
-      int best = -1;
-      for (int j : b) {
-        const CalibRow& y = R[std::size_t(j)];
-        if (y.x == x.x && y.blocks == x.blocks && (best < 0 || std::abs(j - i) < std::abs(best - i))) best = j;
-      }
+      const int best = nearest(b, i, R[std::size_t(i)].blocks);
       if (best < 0) continue;
-      sum += x.time_us - R[std::size_t(best)].time_us;
+      sum += R[std::size_t(i)].time_us - R[std::size_t(best)].time_us;
       ++pairs;
       used.push_back(best), used.push_back(i);
     }
