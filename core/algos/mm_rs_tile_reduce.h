@@ -4,8 +4,8 @@
 // overwritten).
 //
 // Every owner's rows (M/world x N, kTileM x kTileN tiles) are cut into the same bands: a band is
-// whole groups of TileGrid's grouped order (band_rows rows, default: at least kMinBands bands, at
-// most kTileGroup tile rows each; `--chunk-rows` sets it), so a band's tiles are one contiguous
+// whole groups of TileGrid's grouped order (band_rows rows: `--chunk-rows`, else the plan's
+// default, MmRsTileLayout::default_band_rows), so a band's tiles are one contiguous
 // range of tile indices. Of the blocks() blocks, the last nr = reduce_blocks reduce while the other
 // nc = blocks() - nr compute (none with one band: then every block computes, and reduces after):
 //
@@ -119,19 +119,25 @@ struct MmRsTileLayout {
   // blocks the compute goes band by band and the CUDA kernel reduces every band but the last in
   // each computing block's spare warps meanwhile (backends/cuda/tile_fused.cu, side_reduce: the
   // compute keeps every SM), the last band after the tiles; this program, whose blocks have no
-  // spare warps, takes the same tasks between its bands (MmRsTiles::run). Bands by default where
-  // default_bands holds: at world 2 when an owner's rows hold at least 2 nb tiles of kTileM x
-  // kTileN (elsewhere default_band_rows asks grid() for one band).
-  // Measured (scripts/gpu/tile_bands.sh): 16 reduce blocks on 2x H200
-  // (experiments/results/h200x2/tile_bands/), then the side reduce on 2x H100
-  // (experiments/results/h100x2/tile_bands_8_side/): see those READMEs. Worlds above 2 were not
-  // measured.
-  SYMM_HD static bool default_bands(uint32_t rows, uint32_t n, uint32_t nb, int w) {
-    return w == 2 && TileGrid(rows, n).tiles() >= 2 * nb;
-  }
-  // The band rows of the default: grid()'s own (0) where default_bands, else one band.
+  // spare warps, takes the same tasks between its bands (MmRsTiles::run).
+  // The default bands (default_band_rows), at every world: a band is the fewest tile rows whose
+  // tiles over every owner's rows (world x band x tn of kTileM x kTileN) make kBandWaves waves of
+  // the nb blocks (1.5 waves of the CUDA kernel's 128 x 256 tiles), at most kTileGroup tile rows,
+  // the bands then evened out; one band where that leaves fewer than two. Measured
+  // (scripts/gpu/tile_bands.sh): 16 reduce blocks on 2x H200 (experiments/results/h200x2/tile_bands/),
+  // then the side reduce on 2x H100 (experiments/results/h100x2/tile_bands_8_side/), then the band
+  // rows on 4x H100 (experiments/results/h100x4/bands_529f156/: 70B M 16384 at 128..2048-row bands,
+  // 512 the fastest, as this rule's; a band of under a wave was slower than one band at M 4096).
+  static constexpr uint32_t kBandWaves = 3;
   SYMM_HD static uint32_t default_band_rows(uint32_t rows, uint32_t n, uint32_t nb, int w) {
-    return default_bands(rows, n, nb, w) ? 0 : rows;
+    const TileGrid g(rows, n);
+    const uint32_t per = uint32_t(w > 0 ? w : 1) * g.tn;  // tiles of one tile row of every owner's rows
+    uint32_t band = (kBandWaves * (nb > 0 ? nb : 1) + per - 1) / per;
+    band = band < 1 ? 1 : band > kTileGroup ? kTileGroup : band;
+    const uint32_t bands = g.tm / band;
+    if (bands < 2) return rows;
+    const uint32_t even = (g.tm + bands - 1) / bands;  // the same tile rows in every band (the last: fewer)
+    return (even < kTileGroup ? even : kTileGroup) * uint32_t(kTileM);
   }
   SYMM_HD static uint32_t reduce_blocks(uint32_t want, uint32_t nb, uint32_t bands) {
     if (bands < 2 || nb < 2) return 0;

@@ -125,10 +125,11 @@ TEST(TileWalks, MmRsBandsPartitionTilesAndTasks) {
       }
 }
 
-// The default of the mm_rs tile programs: bands and no reduce blocks (the side tasks) at world 2 when an owner's rows
-// hold at least 2 x blocks tiles of kTileM x kTileN (70B and 8B at M 16384, 70B at M 4096 on 132 SMs), one band
-// otherwise (8B M 4096, every shape at other worlds); given bands without --blocks take no reduce blocks, --blocks
-// takes them, never more than half the grid.
+// The default of the mm_rs tile programs: bands of kBandWaves waves of tiles over every owner (at most kTileGroup tile
+// rows, evened out) and no reduce blocks (the side tasks), where that leaves two bands; one band otherwise. On 132
+// blocks: 70B (N 3584) M 16384 at world 2 in bands of 1024 rows, at world 4 of 512 (the fastest measured on 4x H100),
+// M 4096 at world 4 in 2 bands; 8B (N 1792) M 4096 at world 4 in one. Given bands without --blocks take no reduce
+// blocks, --blocks takes them, never more than half the grid.
 TEST(TileWalks, MmRsDefaultReduceBlocks) {
   using L = MmRsTileLayout;
   auto nr = [](uint32_t m, uint32_t n, int w, uint32_t want = 0, uint32_t band_rows = 0) {
@@ -136,8 +137,28 @@ TEST(TileWalks, MmRsDefaultReduceBlocks) {
     const uint32_t br = band_rows ? band_rows : (want ? 0 : L::default_band_rows(rows, n, nb, w));
     return L::reduce_blocks(want, nb, L::bands(L::grid(rows, n, br)));
   };
-  for (uint32_t m : {16384u, 4096u})  // bands by default at world 2 on these products
-    EXPECT_EQ(L::bands(L::grid(m / 2, 3584, L::default_band_rows(m / 2, 3584, 132, 2))), 8u) << m;
+  auto band_rows = [](uint32_t m, uint32_t n, int w, uint32_t nb = 132) {
+    return L::default_band_rows(m / uint32_t(w), n, nb, w);
+  };
+  EXPECT_EQ(band_rows(16384, 3584, 2), 1024u);
+  EXPECT_EQ(band_rows(16384, 3584, 4), 512u);
+  EXPECT_EQ(band_rows(4096, 3584, 4), 512u) << "two bands of 4 tile rows";
+  EXPECT_EQ(band_rows(4096, 1792, 4), 1024u) << "one band: rows";
+  EXPECT_EQ(band_rows(16384, 1792, 2), 2048u) << "15 tile rows a band, evened out to 16";
+  EXPECT_EQ(band_rows(4096, 3584, 2), 1024u);
+  EXPECT_EQ(band_rows(16384, 3584, 8), 256u);
+  EXPECT_EQ(band_rows(16384, 3584, 2, 66), 512u) << "fewer blocks (a team of 2 on one GPU): smaller bands";
+  for (int w : {2, 3, 4, 5, 8})
+    for (uint32_t m : {128u * 8, 4096u, 16384u, 12000u * 8})
+      for (uint32_t n : {256u, 1792u, 3584u}) {
+        const uint32_t rows = m / uint32_t(w), br = band_rows(m, n, w);
+        const TileGrid g = L::grid(rows, n, br);
+        if (br >= rows) continue;  // one band
+        EXPECT_GE(L::bands(g), 2u) << w << " " << m << " " << n;
+        EXPECT_LE(g.band, kTileGroup);
+        EXPECT_TRUE(g.band == kTileGroup || uint64_t(w) * g.band * g.tn >= uint64_t(L::kBandWaves) * 132)
+            << "a band holds kBandWaves waves unless capped: " << w << " " << m << " " << n;
+      }
   EXPECT_EQ(nr(16384, 3584, 2), 0u);
   EXPECT_EQ(nr(16384, 1792, 2), 0u);
   EXPECT_EQ(nr(4096, 3584, 2), 0u);
@@ -147,6 +168,7 @@ TEST(TileWalks, MmRsDefaultReduceBlocks) {
   EXPECT_EQ(nr(4096, 1792, 2), 0u);
   EXPECT_EQ(L::bands(L::grid(2048, 1792, L::default_band_rows(2048, 1792, 132, 2))), 1u);
   for (int w : {3, 4, 8}) EXPECT_EQ(nr(16384, 3584, w), 0u) << w;  // 16384 / 3 rows: not whole tile rows
+  EXPECT_TRUE(L::side_tasks(L::grid(4096, 3584, band_rows(16384, 3584, 4)), 0)) << "bands at world 4 too";
   EXPECT_EQ(L::bands(L::grid(5461, 3584, 5461)), 1u) << "rows or more: one band, a short last tile row included";
   EXPECT_EQ(nr(16384, 3584, 2, 0, 1024), 0u);
   EXPECT_EQ(nr(16384, 3584, 2, 24), 24u);
