@@ -122,22 +122,27 @@ struct MmRsTileLayout {
   // spare warps, takes the same tasks between its bands (MmRsTiles::run).
   // The default bands (default_band_rows), at every world: a band is the fewest tile rows whose
   // tiles over every owner's rows (world x band x tn of kTileM x kTileN) make kBandWaves waves of
-  // the nb blocks (1.5 waves of the CUDA kernel's 128 x 256 tiles), at most kTileGroup tile rows,
-  // the bands then evened out; one band where that leaves fewer than two. Measured
-  // (scripts/gpu/tile_bands.sh): 16 reduce blocks on 2x H200 (experiments/results/h200x2/tile_bands/),
-  // then the side reduce on 2x H100 (experiments/results/h100x2/tile_bands_8_side/), then the band
-  // rows on 4x H100 (experiments/results/h100x4/bands_529f156/: 70B M 16384 at 128..2048-row bands,
-  // 512 the fastest, as this rule's; a band of under a wave was slower than one band at M 4096).
+  // the nb blocks (1.5 waves of the CUDA kernel's 128 x 256 tiles), at most kBandCap tile rows,
+  // the bands then evened out; one band where that leaves fewer than two or the whole product
+  // holds fewer than two bands' worth of waves. Measured (scripts/gpu/tile_bands.sh): 16 reduce
+  // blocks on 2x H200 (experiments/results/h200x2/tile_bands/), then the side reduce on 2x H100
+  // (experiments/results/h100x2/tile_bands_8_side/), then the band rows on 4x H100
+  // (experiments/results/h100x4/bands_529f156/ and bands_e29fa5c/: at world 4, 70B M 16384 fastest
+  // in 512-row bands, 23 % under one band; M 4096 in two bands; 8B M 4096 in one; at world 2 on the
+  // same host, 8B M 16384 3 % slower in 2048-row bands than in 1024, two bands of 8B M 4096 up to
+  // 9 % slower than one).
   static constexpr uint32_t kBandWaves = 3;
+  static constexpr uint32_t kBandCap = 8;
   SYMM_HD static uint32_t default_band_rows(uint32_t rows, uint32_t n, uint32_t nb, int w) {
     const TileGrid g(rows, n);
-    const uint32_t per = uint32_t(w > 0 ? w : 1) * g.tn;  // tiles of one tile row of every owner's rows
-    uint32_t band = (kBandWaves * (nb > 0 ? nb : 1) + per - 1) / per;
-    band = band < 1 ? 1 : band > kTileGroup ? kTileGroup : band;
+    const uint32_t per = uint32_t(w > 0 ? w : 1) * g.tn, waves = kBandWaves * (nb > 0 ? nb : 1);
+    if (uint64_t(per) * g.tm < 2ull * waves) return rows;  // under two bands' worth: one band
+    uint32_t band = (waves + per - 1) / per;               // per: tiles of one tile row of every owner's rows
+    band = band < 1 ? 1 : band > kBandCap ? kBandCap : band;
     const uint32_t bands = g.tm / band;
     if (bands < 2) return rows;
     const uint32_t even = (g.tm + bands - 1) / bands;  // the same tile rows in every band (the last: fewer)
-    return (even < kTileGroup ? even : kTileGroup) * uint32_t(kTileM);
+    return (even < kBandCap ? even : kBandCap) * uint32_t(kTileM);
   }
   SYMM_HD static uint32_t reduce_blocks(uint32_t want, uint32_t nb, uint32_t bands) {
     if (bands < 2 || nb < 2) return 0;

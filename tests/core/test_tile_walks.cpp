@@ -125,11 +125,11 @@ TEST(TileWalks, MmRsBandsPartitionTilesAndTasks) {
       }
 }
 
-// The default of the mm_rs tile programs: bands of kBandWaves waves of tiles over every owner (at most kTileGroup tile
+// The default of the mm_rs tile programs: bands of kBandWaves waves of tiles over every owner (at most kBandCap tile
 // rows, evened out) and no reduce blocks (the side tasks), where that leaves two bands; one band otherwise. On 132
 // blocks: 70B (N 3584) M 16384 at world 2 in bands of 1024 rows, at world 4 of 512 (the fastest measured on 4x H100),
-// M 4096 at world 4 in 2 bands; 8B (N 1792) M 4096 at world 4 in one. Given bands without --blocks take no reduce
-// blocks, --blocks takes them, never more than half the grid.
+// M 4096 at world 4 in 2 bands; 8B (N 1792) M 4096 in one, M 16384 in bands of 1024 rows. Given bands without --blocks
+// take no reduce blocks, --blocks takes them, never more than half the grid.
 TEST(TileWalks, MmRsDefaultReduceBlocks) {
   using L = MmRsTileLayout;
   auto nr = [](uint32_t m, uint32_t n, int w, uint32_t want = 0, uint32_t band_rows = 0) {
@@ -144,7 +144,8 @@ TEST(TileWalks, MmRsDefaultReduceBlocks) {
   EXPECT_EQ(band_rows(16384, 3584, 4), 512u);
   EXPECT_EQ(band_rows(4096, 3584, 4), 512u) << "two bands of 4 tile rows";
   EXPECT_EQ(band_rows(4096, 1792, 4), 1024u) << "one band: rows";
-  EXPECT_EQ(band_rows(16384, 1792, 2), 2048u) << "15 tile rows a band, evened out to 16";
+  EXPECT_EQ(band_rows(16384, 1792, 2), 1024u) << "15 tile rows a band, capped at 8";
+  EXPECT_EQ(band_rows(4096, 1792, 2), 2048u) << "one band: under two bands' worth of waves";
   EXPECT_EQ(band_rows(4096, 3584, 2), 1024u);
   EXPECT_EQ(band_rows(16384, 3584, 8), 256u);
   EXPECT_EQ(band_rows(16384, 3584, 2, 66), 512u) << "fewer blocks (a team of 2 on one GPU): smaller bands";
@@ -155,8 +156,8 @@ TEST(TileWalks, MmRsDefaultReduceBlocks) {
         const TileGrid g = L::grid(rows, n, br);
         if (br >= rows) continue;  // one band
         EXPECT_GE(L::bands(g), 2u) << w << " " << m << " " << n;
-        EXPECT_LE(g.band, kTileGroup);
-        EXPECT_TRUE(g.band == kTileGroup || uint64_t(w) * g.band * g.tn >= uint64_t(L::kBandWaves) * 132)
+        EXPECT_LE(g.band, L::kBandCap);
+        EXPECT_TRUE(g.band == L::kBandCap || uint64_t(w) * g.band * g.tn >= uint64_t(L::kBandWaves) * 132)
             << "a band holds kBandWaves waves unless capped: " << w << " " << m << " " << n;
       }
   EXPECT_EQ(nr(16384, 3584, 2), 0u);
