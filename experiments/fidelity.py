@@ -78,6 +78,30 @@ def _world(w):
     return lambda r: r["world"] == w
 
 
+def _band_tile_rows(r, rule):
+    """The mm_rs tile programs' default band (tile rows of 128; the owner's tile rows: one band) of
+    a row under `rule`: "world2" (until e29fa5c: bands at world 2 only, grid()'s own kMinBands = 8
+    bands of at most 16 tile rows), "waves16" (e29fa5c) or "waves8" (51db5d9,
+    MmRsTileLayout::default_band_rows). Blocks: 132 SMs, shared by a team's ranks on one GPU."""
+    m, n, _ = r.get("mnk", (0, 0, 0))
+    w = max(1, r["world"])
+    nb = 132 // max(1, r.get("gpu_ranks", 1))
+    tm, tn = (m // w + 127) // 128, (n + 127) // 128
+    if rule == "world2":
+        return max(1, min(tm // 8, 16)) if w == 2 and tm * tn >= 2 * 132 else tm
+    per, waves, cap = w * tn, 3 * nb, 16 if rule == "waves16" else 8
+    if rule == "waves8" and per * tm < 2 * waves:
+        return tm
+    band = max(1, min(-(-waves // per), cap))
+    if tm // band < 2:
+        return tm
+    return min(-(-tm // (tm // band)), cap)
+
+
+def _bands_moved(before, after):
+    return lambda r: _band_tile_rows(r, before) != _band_tile_rows(r, after)
+
+
 def _tile_bands(r):
     m, n, _ = r.get("mnk", (0, 0, 0))
     w = r["world"]
@@ -131,6 +155,15 @@ PLAN_CHANGES = [
     # simulator's program reduces the bands after its tiles).
     ("16740f0", "mm_rs tile programs: bands, no reduce blocks (the CUDA kernel's side reduce) at world 2",
      {"mm_rs.tile_st_ld_reduce": _tile_bands, "mm_rs.tile_st_peer_reduce": _tile_bands}),
+    # Default bands at every world, each band 3 waves of 128 x 128 tiles over every owner
+    # (experiments/results/h100x4/bands_529f156), then at most 8 tile rows a band and one band on
+    # small products (h100x2/round_e29fa5c): the rows whose default band moved.
+    ("e29fa5c", "mm_rs tile programs: default bands at every world (3 waves a band, at most 16 tile rows)",
+     {"mm_rs.tile_st_ld_reduce": _bands_moved("world2", "waves16"),
+      "mm_rs.tile_st_peer_reduce": _bands_moved("world2", "waves16")}),
+    ("51db5d9", "mm_rs tile programs: default bands of at most 8 tile rows, one band on small products",
+     {"mm_rs.tile_st_ld_reduce": _bands_moved("waves16", "waves8"),
+      "mm_rs.tile_st_peer_reduce": _bands_moved("waves16", "waves8")}),
 ]
 
 
@@ -167,7 +200,8 @@ def measured_rows(machine, stale=None):
         out.append({"source": name[:-len(".csv")], "world": r["world"], "op": r["op"],
                     "algo": r["algo"], "dtype": r["dtype"], "bytes": r["bytes"], "blocks": r["blocks"],
                     "graph": r["graph"], "meas": r["time_us_median"], "p10": r["time_us_p10"], "p90": r["time_us_p90"],
-                    "mnk": tuple(int(r.get(k) or 0) for k in ("M", "N", "K")), "git_sha": r.get("git_sha", "")})
+                    "mnk": tuple(int(r.get(k) or 0) for k in ("M", "N", "K")), "git_sha": r.get("git_sha", ""),
+                    "gpu_ranks": r["world"] if team else 1})
         out[-1]["stale"] = stale_change(out[-1])
         # Launched with programmatic dependent launch (the bench's default since PDL_SINCE) or not:
         # the simulator predicts each row's own launch path (sweep --pdl).
