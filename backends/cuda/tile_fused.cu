@@ -15,14 +15,15 @@
 //              band by band (MmRsTileLayout::grid's groups), the rounds over owners
 //              (MmRsTileLayout::owner), every nc-th tile of the band of an owner's rows, stored
 //              into my `work` (pull) or the owner's slot (push); after each tile's stores the
-//              consumer warpgroups meet on a named barrier and one thread releases
+//              consumer warpgroups meet on a named barrier, and after the NEXT tile's MMAs (a
+//              tile later than the program, so that the fence finds the stores landed instead of
+//              stalling the MMAs behind a tile of stores over NVLink) one thread releases
 //              (fence.acq_rel.sys, then st.relaxed.sys, as BlockCtx::signal) the tile's count into
-//              the owner's flag. A reduce block (the last reduce_blocks; no tile loads) takes
-//              its tasks of every band but the last meanwhile, pulling their sources into its
-//              idle ring by bulk copies (bulk_reduce_produce / bulk_reduce_consume), and every
-//              block then the last band's, by loads. That last reduce, task by task: the consumer threads
-//              acquire every flag the task needs (the same slots and values as the program's
-//              waits), one flag per thread, all at once; the named barrier extends the acquires
+//              the owner's flag; the last tile's after the loop. A reduce block (the last reduce_blocks; no tile loads)
+//              takes its tasks of every band but the last meanwhile, pulling their sources into its idle ring by bulk
+//              copies (bulk_reduce_produce / bulk_reduce_consume), and every block then the last band's, by loads. That
+//              last reduce, task by task: the consumer threads acquire every flag the task needs (the same slots and
+//              values as the program's waits), one flag per thread, all at once; the named barrier extends the acquires
 //              to the 256 threads, which sum the world sources in fp32 (rank order, as
 //              BlockCtx::reduce). The epoch counter is the program's (pad::counter(b, kCounter)).
 //   MmRsAccTiles (core/algos/mm_rs_gemm_ce_tile_acc.h): every blocks()-th tile of my rows, in
@@ -480,19 +481,32 @@ __global__ void __launch_bounds__(384, 1)
       for (uint32_t u = L::first_of(u0, mine, step); u < u1; u += step) task(u);
     };
     if (bk < nc) {
+      // A tile's release waits (its fence) until every consumer thread's stores of it are
+      // performed: over NVLink (push) a whole tile's, which would stall the next tile's MMAs. So
+      // each tile's release is issued after the next tile's MMAs (its stores have landed by then)
+      // and before that tile's stores; the last one after the loop. The same flags and values as
+      // the program's, each a tile later.
+      int pend_o = -1;
+      uint32_t pend_v = 0;
+      auto release_pending = [&] {
+        if (pend_o >= 0 && threadIdx.x == 128 && pp.debug < 2)
+          signal_release(h, pend_o, L::signal_slot(int(bk), me), pend_v);
+        pend_o = -1;
+      };
       for (uint32_t s = 0; s <= last; ++s) {
         for (int i = 1; i <= w; ++i) {  // 1. compute band s, owners rotated, my own rows last
           const int o = L::owner(me, w, i);
           T* dst = (push ? peer_of(h, work, o) : work) + L::dst_offset(push, o, me, rows, p.n);
           for (uint32_t j = L::first_of(L::band_begin(g, s), bk, nc); j < L::band_end(g, s); j += nc) {
             mma_tile<BN, TT>(acc, ring, pos, kblocks, cw);
+            release_pending();  // the previous tile's, ordered after its stores by the sync below it
             store_tile_plain<BN, TT>(acc, dst, p.n, int(rows), int(p.n), int(g.row0(j)), int(g.col0(j)), cw, ring);
-            consumers_sync();  // every consumer thread's stores of the tile, before the release
-            if (threadIdx.x == 128 && pp.debug < 2)
-              signal_release(h, o, L::signal_slot(int(bk), me), L::signal_value(base, j / nc + 1));
+            consumers_sync();  // every consumer thread's stores of the tile, before its release
+            pend_o = o, pend_v = L::signal_value(base, j / nc + 1);
           }
         }
       }
+      release_pending();
     } else if (!pp.debug) {  // every band but the last, beside the compute, from the bulk copies
       bulk_reduce_consume<BN, T>(ring, pos, w, c, 0, L::early_tasks(g), bk - nc, nr, rows, p.n, cw);
     }
