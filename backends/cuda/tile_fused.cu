@@ -15,9 +15,9 @@
 //              band by band (MmRsTileLayout::grid's groups), the rounds over owners
 //              (MmRsTileLayout::owner), every nc-th tile of the band of an owner's rows, stored
 //              into my `work` (pull) or the owner's slot (push); after each tile's stores the
-//              consumer warpgroups meet on a named barrier, and after the NEXT tile's MMAs (a
-//              tile later than the program, so that the fence finds the stores landed instead of
-//              stalling the MMAs behind a tile of stores over NVLink) one thread releases
+//              consumer warpgroups meet on a named barrier, and (push: after the NEXT tile's
+//              MMAs, a tile later than the program, so that the fence finds the stores landed
+//              instead of stalling the MMAs behind a tile of stores over NVLink) one thread releases
 //              (fence.acq_rel.sys, then st.relaxed.sys, as BlockCtx::signal) the tile's count into
 //              the owner's flag; the last tile's after the loop. A reduce block (the last reduce_blocks; no tile loads)
 //              takes its tasks of every band but the last meanwhile, pulling their sources into its idle ring by bulk
@@ -483,9 +483,12 @@ __global__ void __launch_bounds__(384, 1)
     if (bk < nc) {
       // A tile's release waits (its fence) until every consumer thread's stores of it are
       // performed: over NVLink (push) a whole tile's, which would stall the next tile's MMAs. So
-      // each tile's release is issued after the next tile's MMAs (its stores have landed by then)
-      // and before that tile's stores; the last one after the loop. The same flags and values as
-      // the program's, each a tile later.
+      // push releases each tile after the next tile's MMAs (its stores have landed by then) and
+      // before that tile's stores, the last one after the loop: the same flags and values as the
+      // program's, each a tile later. Pull (local stores, a short fence) releases at once: a
+      // tile later only delayed its owner's reduce. Measured on 4x H100 (1feb0d1, every tile a
+      // tile later): push 70B M 16384 582 -> 523 us graph at world 4, 8B 249 -> 220; pull 2-4 %
+      // slower (experiments/results/h100x4/README.md, release_1feb0d1).
       int pend_o = -1;
       uint32_t pend_v = 0;
       auto release_pending = [&] {
@@ -503,6 +506,7 @@ __global__ void __launch_bounds__(384, 1)
             store_tile_plain<BN, TT>(acc, dst, p.n, int(rows), int(p.n), int(g.row0(j)), int(g.col0(j)), cw, ring);
             consumers_sync();  // every consumer thread's stores of the tile, before its release
             pend_o = o, pend_v = L::signal_value(base, j / nc + 1);
+            if (!push) release_pending();
           }
         }
       }
