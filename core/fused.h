@@ -86,8 +86,18 @@ struct FusedArgs {
   void* coll_scratch = nullptr;  // symmetric scratch of a collective program (the simulator's
                                  // seq_coll_gemm baseline, fused_baselines()); unused by the plans
   int sms = 0;                   // SMs of this rank's GPU: the persistent tile programs' blocks
-                                 // (0: kResidentBlocks, an H100's / H200's 132)
+                                 // (0: kResidentBlocks, an H100's / H200's 132): sms_per_rank
 };
+
+// FusedArgs::sms for a rank whose GPU's `sms` SMs `ranks` ranks share (an in-process team): an
+// equal share, less 2 that leave room for the other ranks' kernels, so that every rank's
+// persistent tile program is resident at once; a rank alone on its GPU holds them all. The same
+// on every rank (the tile programs' flags name a tile's block by the block count).
+constexpr int sms_per_rank(int sms, int ranks) {
+  if (ranks <= 1) return sms;
+  const int per = sms / ranks - 2;
+  return per > 0 ? per : 1;
+}
 
 // A fused algorithm of the registry: id ("op.name"), alias, op, summary (from its plan's
 // Descriptor), and where with_fused_plan (core/dispatch.h) finds the plan.

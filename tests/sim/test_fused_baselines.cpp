@@ -129,5 +129,19 @@ TEST(FusedBaselines, NoFusedAlgorithmIsPredictedFasterThanTheMatmulAlone) {
         }
 }
 
+// A team machine's ranks share their GPU's SMs (FusedArgs::sms from sms_per_rank, as the CUDA
+// bench's team): our tile GEMM alone for a team of 2 on one H100 takes about twice what it takes
+// with a GPU per rank (run8 of the one-GPU team measured 216 us at 8B M 4096; the simulator
+// predicted 111 while every rank held all 132 SMs).
+TEST(FusedBaselines, TeamRanksShareTheirGpusSmsInTilePrograms) {
+  FusedRunSpec s = spec_for(baseline(FusedOp::kAgMm, "tile_gemm"), "h100x2", 2, 4096, 1792, 4096);
+  s.timing_only = true;
+  const double own_gpus = run_fused(s).time_us;
+  s.machine = machine("h100x1");
+  const double team = run_fused(s).time_us;
+  EXPECT_GT(team, 1.6 * own_gpus);
+  EXPECT_LT(team, 2.6 * own_gpus);
+}
+
 }  // namespace
 }  // namespace symm::sim

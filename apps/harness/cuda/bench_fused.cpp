@@ -338,9 +338,7 @@ class FusedBench {
     int dev = 0, sms = 0;
     SYMM_CUDA_CHECK(cudaGetDevice(&dev));
     SYMM_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
-    const int ranks = max_ranks_per_gpu();
-    const int per = sms / ranks - (ranks > 1 ? 2 : 0);
-    return per > 0 ? per : 1;
+    return symm::sms_per_rank(sms, max_ranks_per_gpu());
   }
   // The most ranks any GPU of this team holds (team.h's round robin over the visible GPUs); 1 for
   // ranks in processes of their own.
