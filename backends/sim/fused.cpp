@@ -152,9 +152,9 @@ RunResult run_fused_with(const FusedRunSpec& spec, const FusedPlanFn& plan, cons
     f.chunk_rows = spec.chunk_rows;
     f.blocks = spec.blocks;
     f.coll_scratch = hx.coll_scratch ? base + l.coll_scratch : nullptr;
-    // A team machine's ranks share their GPUs round robin (Machine::gpu_of), as the CUDA bench's
-    // team does: the busiest GPU's ranks set every rank's share.
-    f.sms = sms_per_rank(m.sms, m.team ? (spec.world + m.gpus - 1) / std::max(m.gpus, 1) : 1);
+    // A team machine's ranks share their GPUs round robin, as the CUDA bench's team does: the
+    // busiest GPU's ranks set every rank's share.
+    f.sms = sms_per_rank(m.sms, m.ranks_per_gpu(spec.world));
     plan(h, f);
   };
   cr.write_inputs = [&](int r, uint8_t* heap) {

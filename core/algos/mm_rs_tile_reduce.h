@@ -138,7 +138,7 @@ struct MmRsTileLayout {
     const uint32_t per = uint32_t(w > 0 ? w : 1) * g.tn, waves = kBandWaves * (nb > 0 ? nb : 1);
     if (uint64_t(per) * g.tm < 2ull * waves) return rows;  // under two bands' worth: one band
     uint32_t band = (waves + per - 1) / per;               // per: tiles of one tile row of every owner's rows
-    band = band < 1 ? 1 : band > kBandCap ? kBandCap : band;
+    if (band > kBandCap) band = kBandCap;
     const uint32_t bands = g.tm / band;
     if (bands < 2) return rows;
     const uint32_t even = (g.tm + bands - 1) / bands;  // the same tile rows in every band (the last: fewer)

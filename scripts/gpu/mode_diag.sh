@@ -12,6 +12,6 @@ for rep in 1 2; do
     timeout 120 $L $BIN bench --backend cuda --op mm_rs --algo "$cfg" --dtype bf16 --shape 70b --m 16384 \
       --mode graph --passes 3 --timing-only > "$f" 2>&1
     echo "# $cfg rep $rep: rc $? at ${SECONDS}s"
-    grep -E "^mm_rs +(mm_rs.tile_st_ld_reduce|cublaslt) " "$f" | awk '{print "   ", $2, $10, $11, $12}'
+    grep -E "^mm_rs +(mm_rs.tile_st_ld_reduce|cublaslt) " "$f" | awk '{print "   ", $2, "median", $8, "p10", $9, "p90", $10}'
   done
 done

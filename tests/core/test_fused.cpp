@@ -252,16 +252,16 @@ TEST(FusedPlans, MutantWithoutDataWaitsIsCaught) {
   }
 }
 
-}  // namespace
-}  // namespace symm
-
 // A rank's share of its GPU's SMs for the persistent tile programs: all of them alone, an equal
 // share less 2 in a team (every rank's grid resident at once), at least 1.
 TEST(Fused, SmsPerRankSharesTheGpu) {
-  EXPECT_EQ(symm::sms_per_rank(132, 1), 132);
-  EXPECT_EQ(symm::sms_per_rank(132, 0), 132);
-  EXPECT_EQ(symm::sms_per_rank(132, 2), 64);
-  EXPECT_EQ(symm::sms_per_rank(132, 4), 31);
-  EXPECT_EQ(symm::sms_per_rank(4, 8), 1);
-  for (int ranks = 2; ranks <= 8; ++ranks) EXPECT_LE(ranks * symm::sms_per_rank(132, ranks), 132) << ranks;
+  EXPECT_EQ(sms_per_rank(132, 1), 132);
+  EXPECT_EQ(sms_per_rank(132, 0), 132);
+  EXPECT_EQ(sms_per_rank(132, 2), 64);
+  EXPECT_EQ(sms_per_rank(132, 4), 31);
+  EXPECT_EQ(sms_per_rank(4, 8), 1);
+  for (int ranks = 2; ranks <= 8; ++ranks) EXPECT_LE(ranks * sms_per_rank(132, ranks), 132) << ranks;
 }
+
+}  // namespace
+}  // namespace symm
