@@ -12,8 +12,8 @@
 //              orders them after the generic-proxy acquire. The consumers need no wait: their
 //              data arrives through the ring's mbarriers, after the loads the acquire ordered.
 //   MmRsTiles  (core/algos/mm_rs_tile_reduce.h): a compute block (the first nb - reduce_blocks),
-//              band by band (MmRsTileLayout::grid's groups), the rounds over owners
-//              (MmRsTileLayout::owner), every nc-th tile of the band of an owner's rows, stored
+//              band by band (MmRsTileLayout::grid's groups), every nc-th position of the band's
+//              walk over every owner's rows (MmRsTileLayout::walk_begin / at), stored
 //              into my `work` (pull) or the owner's slot (push); after each tile's stores the
 //              consumer warpgroups meet on a named barrier, and (push: after the NEXT tile's
 //              MMAs, a tile later than the program, so that the fence finds the stores landed
@@ -154,7 +154,8 @@ __device__ __forceinline__ void acquire_task(const DeviceHandle& h, const symm::
                                              uint32_t base, uint32_t tid, uint32_t nthreads) {
   for (uint32_t i = tid; i < uint32_t(h.world) * g.tn; i += nthreads) {
     const uint32_t j = L::task_tile(g, u, i % g.tn);
-    wait_acquire(h, L::wait_slot(j, nc, int(i / g.tn)), L::wait_value(base, j, nc));
+    const int r = int(i / g.tn);
+    wait_acquire(h, L::wait_slot(g, h.world, nc, h.rank, r, j), L::wait_value(base, g, h.world, nc, h.rank, r, j));
   }
 }
 
@@ -400,10 +401,12 @@ __global__ void __launch_bounds__(384, 1)
       const uint32_t rows = p.m / uint32_t(w), nc = nb - p.reduce_blocks;
       const symm::TileGrid g = L::grid(rows, p.n, p.chunk_rows, BN);
       for (uint32_t s = 0; bk < nc && s < L::bands(g); ++s)  // a reduce block loads nothing
-        for (int i = 1; i <= w; ++i) {
+        for (uint32_t t = L::first_of(L::walk_begin(g, w, s), bk, nc); t < L::walk_end(g, w, s); t += nc) {
+          int i;
+          uint32_t j;
+          L::at(g, w, s, t, i, j);
           const int o = L::owner(me, w, i);
-          for (uint32_t j = L::first_of(L::band_begin(g, s), bk, nc); j < L::band_end(g, s); j += nc)
-            load_tile<BN>(ring, pos, &ta, &tb, int(uint32_t(o) * rows + g.row0(j)), int(g.col0(j)), kblocks);
+          load_tile<BN>(ring, pos, &ta, &tb, int(uint32_t(o) * rows + g.row0(j)), int(g.col0(j)), kblocks);
         }
     }
     return;
@@ -496,20 +499,21 @@ __global__ void __launch_bounds__(384, 1)
           signal_release(h, pend_o, L::signal_slot(int(bk), me), pend_v);
         pend_o = -1;
       };
-      for (uint32_t s = 0; s <= last; ++s) {
-        for (int i = 1; i <= w; ++i) {  // 1. compute band s, owners rotated, my own rows last
+      for (uint32_t s = 0; s <= last; ++s)  // 1. compute band s: every nc-th position of its walk
+        for (uint32_t t = L::first_of(L::walk_begin(g, w, s), bk, nc); t < L::walk_end(g, w, s); t += nc) {
+          int i;
+          uint32_t j;
+          L::at(g, w, s, t, i, j);
           const int o = L::owner(me, w, i);
           T* dst = (push ? peer_of(h, work, o) : work) + L::dst_offset(push, o, me, rows, p.n);
-          for (uint32_t j = L::first_of(L::band_begin(g, s), bk, nc); j < L::band_end(g, s); j += nc) {
-            mma_tile<BN, TT>(acc, ring, pos, kblocks, cw);
-            release_pending();  // the previous tile's, ordered after its stores by the sync below it
-            store_tile_plain<BN, TT>(acc, dst, p.n, int(rows), int(p.n), int(g.row0(j)), int(g.col0(j)), cw, ring);
-            consumers_sync();  // every consumer thread's stores of the tile, before its release
-            pend_o = o, pend_v = L::signal_value(base, j / nc + 1);
-            if (!push) release_pending();
-          }
+          mma_tile<BN, TT>(acc, ring, pos, kblocks, cw);
+          release_pending();  // the previous tile's, ordered after its stores by the sync below it
+          store_tile_plain<BN, TT>(acc, dst, p.n, int(rows), int(p.n), int(g.row0(j)), int(g.col0(j)), cw, ring);
+          consumers_sync();  // every consumer thread's stores of the tile, before its release
+          pend_o = o;
+          if (threadIdx.x == 128) pend_v = L::signal_value(base, L::count_at(g, w, nc, i, j));  // the releasing thread
+          if (!push) release_pending();
         }
-      }
       release_pending();
     } else if (!pp.debug) {  // every band but the last, beside the compute, from the bulk copies
       bulk_reduce_consume<BN, T>(ring, pos, w, c, 0, L::early_tasks(g), bk - nc, nr, rows, p.n, cw);

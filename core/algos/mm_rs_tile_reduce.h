@@ -9,9 +9,10 @@
 // range of tile indices. Of the blocks() blocks, the last nr = reduce_blocks reduce while the other
 // nc = blocks() - nr compute (none with one band: then every block computes, and reduces after):
 //
-//   1. a compute block b, band by band, for every owner o in rank-rotated order (me+1, me+2, ...,
-//      my own rows last), takes every nc-th tile of the band (tile j with j % nc == b) and
-//      computes partial = A[o's rows] @ B over this rank's K/world, then stores the tile
+//   1. a compute block b, band by band, takes every nc-th tile of the band's walk (every owner o's
+//      tiles of the band, owners in rank-rotated order me+1, me+2, ..., my own rows last, numbered
+//      across owners: MmRsTileLayout::walk_begin) and computes partial = A[o's rows] @ B over
+//      this rank's K/world, then stores the tile
 //        pull ("tiles"):       into my own symmetric buffer `work`, at o's rows (work is M x N)
 //        push ("tiles_push"):  into owner o's `work`, slot me (o's scratch: world slots of
 //                              M/world x N), over NVLink
@@ -45,9 +46,9 @@
 // (advance: +1 per call), so values only grow across calls whatever the shape, as long as a
 // block has fewer than kTileStride tiles per owner (the plan refuses more) and the epoch times
 // kTileStride stays below 2^32 (2^22 calls). Every block runs in every call, and a compute block
-// visits an owner's tiles in increasing index (band by band), so tile j of an owner is always
-// block j % nc's (j / nc + 1)-th tile for that owner: the waiter computes the count it needs
-// without asking.
+// visits an owner's tiles in increasing index (band by band), so which block computes tile j of
+// an owner and its count for that owner are functions of the grid (block_of, count_at): the
+// waiter computes the count it needs without asking.
 //
 // Bytes over NVLink per rank: (world-1)/world * M x N elements (reduce_scatter's): pulled by the
 // owner (pull) or stored by the producer (push, which spares the producer's own HBM write and
@@ -175,10 +176,65 @@ struct MmRsTileLayout {
   SYMM_HD static uint32_t task_rows(uint32_t rows, uint32_t u) {
     return rows - u * kReduceRows < kReduceRows ? rows - u * kReduceRows : kReduceRows;
   }
-  // The wait before reducing rank r's tile j (of grid g over my rows) on nb blocks: tile j is
-  // block j % nb's (j / nb + 1)-th tile for me.
-  SYMM_HD static uint32_t wait_slot(uint32_t j, uint32_t nb, int r) { return pad::flag(kChannel, int(j % nb), r); }
-  SYMM_HD static uint32_t wait_value(uint32_t base, uint32_t j, uint32_t nb) { return base + j / nb + 1; }
+  // The compute walk: every owner's band s, one after another (owners rotated, round i = 1 .. w,
+  // my own rows last), each in tile index order, numbered across owners and bands: position
+  //   t = w * band_begin(s) + (i - 1) * (band_end(s) - band_begin(s)) + (j - band_begin(s))
+  // for tile j of band s in round i; compute block b takes the positions t % nc == b of every band
+  // in turn. One numbering over every owner, not one per owner: per owner, an owner's band of
+  // fewer tiles than blocks left the same blocks the extra tile of every owner (70B M 16384 at
+  // world 4: 448 tiles per owner on 132 blocks, 16 tiles on some blocks against 13.6 on average;
+  // the CUDA kernel without its reduce and signals 447 us against 367 for the GEMM alone,
+  // experiments/results/h100x4/mmrs_diag_f3cd675).
+  SYMM_HD static uint32_t walk_begin(const TileGrid& g, int w, uint32_t s) { return uint32_t(w) * band_begin(g, s); }
+  SYMM_HD static uint32_t walk_end(const TileGrid& g, int w, uint32_t s) { return uint32_t(w) * band_end(g, s); }
+  // Position t (of band s's [walk_begin, walk_end)): its round i (1 .. w) and tile j.
+  SYMM_HD static void at(const TileGrid& g, int w, uint32_t s, uint32_t t, int& i, uint32_t& j) {
+    const uint32_t b0 = band_begin(g, s), len = band_end(g, s) - b0, r = t - walk_begin(g, w, s);
+    i = int(r / len) + 1;
+    j = b0 + r % len;
+  }
+  SYMM_HD static uint32_t band_of(const TileGrid& g, uint32_t j) { return j / (g.band * g.tn); }
+  SYMM_HD static uint32_t position(const TileGrid& g, int w, int i, uint32_t j) {
+    const uint32_t s = band_of(g, j), b0 = band_begin(g, s);
+    return walk_begin(g, w, s) + uint32_t(i - 1) * (band_end(g, s) - b0) + (j - b0);
+  }
+  // The round in which `producer` computes owner o's tiles.
+  SYMM_HD static int round_of(int producer, int o, int w) {
+    const int i = ((o - producer) % w + w) % w;
+    return i ? i : w;
+  }
+  // Positions p < x with p % nc == b.
+  SYMM_HD static uint32_t below(uint32_t x, uint32_t b, uint32_t nc) { return x > b ? (x - b - 1) / nc + 1 : 0; }
+  // Tile j of round i: its block's count of round-i tiles up to it (its signal's count): the block's
+  // positions in round i's range of every earlier band, and of band s up to j's.
+  SYMM_HD static uint32_t count_at(const TileGrid& g, int w, uint32_t nc, int i, uint32_t j) {
+    const uint32_t s = band_of(g, j), t = position(g, w, i, j), b = t % nc;
+    uint32_t count = 0;
+    for (uint32_t q = 0; q <= s; ++q) {
+      const uint32_t lo = position(g, w, i, band_begin(g, q));
+      const uint32_t hi = q < s ? lo + (band_end(g, q) - band_begin(g, q)) : t + 1;
+      count += below(hi, b, nc) - below(lo, b, nc);
+    }
+    return count;
+  }
+  // The compute block of tile j of round i.
+  SYMM_HD static uint32_t block_of(const TileGrid& g, int w, uint32_t nc, int i, uint32_t j) {
+    return position(g, w, i, j) % nc;
+  }
+  // The wait before reducing rank r's tile j of my rows (grid g, nc compute blocks): the signal of
+  // the block that computed it on rank r, with that tile's count.
+  SYMM_HD static uint32_t wait_slot(const TileGrid& g, int w, uint32_t nc, int me, int r, uint32_t j) {
+    return pad::flag(kChannel, int(block_of(g, w, nc, round_of(r, me, w), j)), r);
+  }
+  SYMM_HD static uint32_t wait_value(uint32_t base, const TileGrid& g, int w, uint32_t nc, int me, int r, uint32_t j) {
+    return base + count_at(g, w, nc, round_of(r, me, w), j);
+  }
+  // The most tiles of one owner a block computes: at most one more per band than its share.
+  SYMM_HD static uint32_t most_per_owner(const TileGrid& g, uint32_t nc) {
+    uint32_t most = 0;
+    for (uint32_t s = 0; s < bands(g); ++s) most += (band_end(g, s) - band_begin(g, s) + nc - 1) / nc;
+    return most;
+  }
   // The tiles task u waits for on each rank: those of its rows' tile row, one per tile column c.
   SYMM_HD static uint32_t task_tile(const TileGrid& g, uint32_t u, uint32_t c) {
     return g.index(task_row0(u) / uint32_t(kTileM), c);
@@ -216,7 +272,7 @@ struct MmRsTiles {
       for (int r = 0; r < w; ++r) {
         for (uint32_t col = 0; col < g.tn && kFault != PlanFault::kNoWait; ++col) {
           const uint32_t j = L::task_tile(g, u, col);
-          ctx.wait(L::wait_slot(j, nc, r), L::wait_value(base, j, nc), MemOrder::kAcquire);
+          ctx.wait(L::wait_slot(g, w, nc, me, r, j), L::wait_value(base, g, w, nc, me, r, j), MemOrder::kAcquire);
         }
         srcs[r] = (kPush ? work : ctx.peer(work, r)) + L::src_offset(kPush, r, me, rows, p.n, u);
       }
@@ -231,14 +287,17 @@ struct MmRsTiles {
     // of band s, and every block computes band s - 1 before waiting on band s - 2's.
     const bool side = L::side_tasks(g, nr);
     if (bk < nc) {
+      uint32_t count[Ctx::kWorldLimit] = {};  // my tiles of round i so far: count[i - 1]
       for (uint32_t s = 0; s <= last; ++s) {
-        for (int i = 1; i <= w; ++i) {  // 1. compute band s, owners rotated, my own rows last
+        // 1. compute band s: every nc-th position of its walk (owners rotated, my own rows last)
+        for (uint32_t t = L::first_of(L::walk_begin(g, w, s), bk, nc); t < L::walk_end(g, w, s); t += nc) {
+          int i;
+          uint32_t j;
+          L::at(g, w, s, t, i, j);
           const int o = L::owner(me, w, i);
           T* dst = (kPush ? ctx.peer(work, o) : work) + L::dst_offset(kPush, o, me, rows, p.n);
-          for (uint32_t j = L::first_of(L::band_begin(g, s), bk, nc); j < L::band_end(g, s); j += nc) {
-            gemm_tile<T>(ctx, g, j, dst, p.n, a + std::size_t(o) * rows * p.k, p.k, b, p.k);
-            ctx.signal(o, L::signal_slot(int(bk), me), L::signal_value(base, j / nc + 1), MemOrder::kRelease);
-          }
+          gemm_tile<T>(ctx, g, j, dst, p.n, a + std::size_t(o) * rows * p.k, p.k, b, p.k);
+          ctx.signal(o, L::signal_slot(int(bk), me), L::signal_value(base, ++count[i - 1]), MemOrder::kRelease);
         }
         if (side && s > 0)  // 2. band s - 1's side tasks
           for (uint32_t u = L::first_of(L::task_begin(g, s - 1), bk, nc); u < L::task_end(g, s - 1); u += nc) task(u);
@@ -274,7 +333,7 @@ struct MmRsTileReduceT {
     c.mat.work = f.work;
     c.mat.m = uint32_t(f.m), c.mat.n = uint32_t(f.n), c.mat.k = uint32_t(f.k / std::size_t(n));
     using L = MmRsTileLayout;
-    const uint32_t rows = uint32_t(f.m / std::size_t(n)), tiles = TileGrid(rows, uint32_t(f.n)).tiles();
+    const uint32_t rows = uint32_t(f.m / std::size_t(n));
     const int blocks = L::blocks_of(f.sms);
     // Band rows: --chunk-rows's; with --blocks alone grid()'s default bands; else the default's.
     c.mat.chunk_rows = f.chunk_rows ? uint32_t(f.chunk_rows < f.m ? f.chunk_rows : f.m)
@@ -284,8 +343,8 @@ struct MmRsTileReduceT {
     c.mat.reduce_blocks = L::reduce_blocks(uint32_t(f.blocks), uint32_t(blocks), L::bands(g));
 #if !defined(__CUDA_ARCH__)
     const uint32_t nc = uint32_t(blocks) - c.mat.reduce_blocks;
-    if ((tiles + nc - 1) / nc >= L::kTileStride)
-      fail(ErrorCode::kInvalidArgument, std::string("mm_rs.") + kDescriptor.name + ": " + std::to_string(tiles) +
+    if (L::most_per_owner(g, nc) >= L::kTileStride)
+      fail(ErrorCode::kInvalidArgument, std::string("mm_rs.") + kDescriptor.name + ": " + std::to_string(g.tiles()) +
                                             " tiles per owner on " + std::to_string(nc) +
                                             " compute blocks exceed the flag encoding's " +
                                             std::to_string(L::kTileStride - 1) + " per block");

@@ -44,30 +44,55 @@ TEST(TileWalks, AgMmCoversEveryElementOnceAtEveryWidth) {
 TEST(TileWalks, MmRsWaitsMatchTheSignalsAtEveryWidth) {
   using L = MmRsTileLayout;
   for (uint32_t bn : {128u, 256u})
-    for (uint32_t nb : {1u, 5u, 66u}) {
-      const int w = 4;
-      const uint32_t rows = 300, n = 1792;
-      const TileGrid g(rows, n, bn);
-      const uint32_t base = L::base(3);
-      // Tile j of rank r is block j % nb's (j / nb + 1)-th: the wait names the signal that follows it.
-
-      for (int r = 0; r < w; ++r)
-        for (uint32_t b = 0; b < nb; ++b) {
-          uint32_t count = 0;
-          for (uint32_t j = b; j < g.tiles(); j += nb) {
-            ++count;
-            EXPECT_EQ(L::wait_slot(j, nb, r), L::signal_slot(int(b), r));
-            EXPECT_EQ(L::wait_value(base, j, nb), L::signal_value(base, count));
+    for (uint32_t band_rows : {0u, 128u, 100000u})
+      for (int w : {2, 3, 4})
+        for (uint32_t nc : {1u, 5u, 66u, 132u}) {
+          const uint32_t rows = 300, n = 1792;
+          const TileGrid g = L::grid(rows, n, band_rows, bn);
+          const uint32_t base = L::base(3);
+          // Every producer r's walk, as the program runs it: block b takes every nc-th position of
+          // each band's walk and signals owner o with its count of o's tiles so far; the owner's
+          // wait for that tile names the same slot and value.
+          for (int r = 0; r < w; ++r) {
+            std::vector<int> hits(std::size_t(w) * g.tiles(), 0);
+            std::vector<uint32_t> per_block(nc, 0);
+            for (uint32_t b = 0; b < nc; ++b) {
+              std::vector<uint32_t> count(std::size_t(w) + 1, 0), last(std::size_t(w) + 1, 0);
+              for (uint32_t s = 0; s < L::bands(g); ++s)
+                for (uint32_t t = L::first_of(L::walk_begin(g, w, s), b, nc); t < L::walk_end(g, w, s); t += nc) {
+                  int i;
+                  uint32_t j;
+                  L::at(g, w, s, t, i, j);
+                  ASSERT_GE(i, 1);
+                  ASSERT_LE(i, w);
+                  ASSERT_EQ(L::band_of(g, j), s);
+                  ASSERT_EQ(L::position(g, w, i, j), t);
+                  const int o = L::owner(r, w, i);
+                  ASSERT_EQ(L::round_of(r, o, w), i);
+                  if (count[std::size_t(i)]) {
+                    EXPECT_GT(j, last[std::size_t(i)]) << "an owner's tiles in index order";
+                  }
+                  last[std::size_t(i)] = j;
+                  ++count[std::size_t(i)], ++per_block[b];
+                  ++hits[std::size_t(o) * g.tiles() + j];
+                  EXPECT_EQ(L::wait_slot(g, w, nc, o, r, j), L::signal_slot(int(b), r));
+                  EXPECT_EQ(L::wait_value(base, g, w, nc, o, r, j), L::signal_value(base, count[std::size_t(i)]));
+                }
+              for (int i = 1; i <= w; ++i) EXPECT_LE(count[std::size_t(i)], L::most_per_owner(g, nc));
+            }
+            for (int h : hits) ASSERT_EQ(h, 1) << "every owner's tile once: bn " << bn << " world " << w;
+            // One numbering over every owner: the blocks' shares differ by at most one tile.
+            const auto [lo, hi] = std::minmax_element(per_block.begin(), per_block.end());
+            EXPECT_LE(*hi - *lo, 1u) << "bn " << bn << " world " << w << " blocks " << nc;
           }
+          // Every task's waits cover every tile that holds one of its rows, and only those.
+          for (uint32_t u = 0; u < L::tasks(rows); ++u)
+            for (uint32_t col = 0; col < g.tn; ++col) {
+              const uint32_t j = L::task_tile(g, u, col);
+              EXPECT_EQ(g.row0(j), L::task_row0(u) / uint32_t(kTileM) * uint32_t(kTileM));
+              EXPECT_EQ(g.col0(j), col * bn);
+            }
         }
-      // Every task's waits cover every tile that holds one of its rows, and only those.
-      for (uint32_t u = 0; u < L::tasks(rows); ++u)
-        for (uint32_t col = 0; col < g.tn; ++col) {
-          const uint32_t j = L::task_tile(g, u, col);
-          EXPECT_EQ(g.row0(j), L::task_row0(u) / uint32_t(kTileM) * uint32_t(kTileM));
-          EXPECT_EQ(g.col0(j), col * bn);
-        }
-    }
 }
 
 // The bands of the mm_rs tile programs: their tile ranges partition the grid in order, their
@@ -111,17 +136,6 @@ TEST(TileWalks, MmRsBandsPartitionTilesAndTasks) {
         }
         EXPECT_EQ(next_tile, g.tiles());
         EXPECT_EQ(next_task, L::tasks(rows));
-        // A block's tiles, band by band, come in increasing index: j is its (j / nb + 1)-th.
-        for (uint32_t nb : {1u, 7u, 132u})
-          for (uint32_t b = 0; b < nb; ++b) {
-            uint32_t count = 0;
-            for (uint32_t s = 0; s < L::bands(g); ++s)
-              for (uint32_t j = L::first_of(L::band_begin(g, s), b, nb); j < L::band_end(g, s); j += nb) {
-                ASSERT_EQ(j % nb, b);
-                ASSERT_EQ(j / nb + 1, ++count);
-              }
-            EXPECT_EQ(count, g.tiles() > b ? (g.tiles() - b + nb - 1) / nb : 0u);
-          }
       }
 }
 
