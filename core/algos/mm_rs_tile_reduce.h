@@ -75,7 +75,12 @@ struct MmRsTileLayout {
   // M 1536 ran 24, and block 0 waited for epoch 203 from a block at epoch 1).
   static constexpr int kCounter = 4;
   static constexpr uint32_t kTileStride = 1u << 10;
-  static constexpr uint32_t kReduceRows = 16;  // rows per reduce task (a sub-band of a tile row)
+  // Rows per reduce task (a sub-band of a tile row). Measured on 4x H100 against 16 and 4
+  // (experiments/results/h100x4/mmrs_rows_17b4f7d, two passes each, graph): at world 4 8 rows took
+  // 70B M 4096 183 -> 170 us (pull) and 192 -> 165 (push), 8B M 16384 207 -> 199 and 202 -> 193, 70B
+  // M 16384 push 502 -> 484 (pull within its spread); at world 2 every row within the runs' spread.
+  // More tasks spread a band's reduce over more blocks; 4 rows gained no more at world 4.
+  static constexpr uint32_t kReduceRows = 8;
   static_assert(kTileM % kReduceRows == 0, "a band's rows are whole reduce tasks");
   static constexpr uint32_t kMinBands = 8;  // default bands per owner's rows (fewer if it has fewer tile rows)
 
