@@ -27,7 +27,7 @@
 namespace symm::pad {
 
 inline constexpr int kChannels = 4;  // independent flag sets (0: barriers, 1..: data-ready)
-inline constexpr int kCounters = 5;  // per-block counters (0: barrier epochs; each user names its own)
+inline constexpr int kCounters = 6;  // per-block counters (0: barrier epochs; each user names its own)
 inline constexpr uint32_t kFlagSlots = uint32_t(kChannels) * kPadBlocks * kPadWorld;
 inline constexpr uint32_t kPlanBase = kFlagSlots + uint32_t(kPadBlocks) * kCounters;
 inline constexpr int kPlanChannels = 4;  // 0: entry handshake, 1..: data-ready per chunk

@@ -33,6 +33,18 @@ namespace symm {
 // ---- block verbs -----------------------------------------------------------------------
 //
 //   int rank(), world(), block(), blocks()        who am I
+//   int lane(), lanes()                           which line of the block's work runs here: 0, the
+//                                                 block's own; 1, its side lane, a second line
+//                                                 that runs beside it on the same SM, same block()
+//                                                 and blocks(). Only a program that declares
+//                                                 `static constexpr bool kSideLane = true` gets a
+//                                                 side lane, and only where the backend runs one
+//                                                 (lanes() == 2: the simulator's fused runs, a
+//                                                 fiber of its own that holds no SM; on CUDA such a
+//                                                 program runs in its own kernel, whose spare warps
+//                                                 are the side lane, so the generic context says
+//                                                 lanes() == 1). With lanes() == 1 the program
+//                                                 does its side work itself.
 //   Ctx::kWorldLimit                                the most ranks this context serves: programs
 //                                                 size their per-rank arrays by it, so a GPU
 //                                                 context (one NVSwitch node, 8) keeps them small
@@ -117,6 +129,14 @@ namespace symm {
 //                                                 partial products rounded once); they may be peer
 //                                                 addresses and are read as A and B are
 inline constexpr int kTileM = 128, kTileN = 128;  // the largest tile one mma_tile call computes
+// Whether a program declares a side lane (lane() above).
+template <class Program>
+constexpr bool has_side_lane() {
+  if constexpr (requires { Program::kSideLane; })
+    return Program::kSideLane;
+  else
+    return false;
+}
 template <class C>
 concept BlockVerbs = requires(C& c, const C& cc, void* p, const void* cp, float* fp, const float* const* srcs,
                               std::size_t n, int r, uint32_t u, MemOrder o, ReduceOp op) {
@@ -126,6 +146,8 @@ concept BlockVerbs = requires(C& c, const C& cc, void* p, const void* cp, float*
   { cc.world() } -> std::convertible_to<int>;
   { cc.block() } -> std::convertible_to<int>;
   { cc.blocks() } -> std::convertible_to<int>;
+  { cc.lane() } -> std::convertible_to<int>;
+  { cc.lanes() } -> std::convertible_to<int>;
   { c.peer(fp, r) } -> std::same_as<float*>;
   c.copy(p, cp, n);
   c.template reduce<float>(fp, srcs, r, n, op);

@@ -60,6 +60,9 @@ class BlockCtxT {
   __device__ int world() const { return h_.world; }
   __device__ int block() const { return int(blockIdx.x); }
   __device__ int blocks() const { return int(gridDim.x); }
+  // No side lanes here: a program with one (kSideLane) runs in its own kernel (plans.cu).
+  __device__ int lane() const { return 0; }
+  __device__ int lanes() const { return 1; }
 
   template <class T>
   __device__ T* peer(T* p, int r) const {

@@ -127,6 +127,7 @@ class CudaHost : public RankView {
     if constexpr (kTileProgramOf<Program> != TileProgram::kNone) {
       launch_tile_program(kTileProgramOf<Program>, DTypeOf<T>::value, h_, a.mat, blocks, x_.stream(s));
     } else {
+      static_assert(!has_side_lane<Program>(), "a program with a side lane runs in its own kernel (tile_fused.h)");
       // A kernel that waits for peers needs every rank's blocks resident (in-process teams); the
       // plans' local kernels wait for no one (their inputs arrived behind stream waits).
       if constexpr (!std::is_same_v<Program, LocalReduceRing> && !std::is_same_v<Program, SumPeerSlots> &&

@@ -7,8 +7,10 @@ namespace symm::sim {
 
 int BlockCtx::rank() const { return blk_->rank; }
 int BlockCtx::world() const { return sim_->world(); }
-int BlockCtx::block() const { return blk_->index; }
+int BlockCtx::block() const { return sim_->block_of(*blk_); }
 int BlockCtx::blocks() const { return sim_->blocks(*blk_); }
+int BlockCtx::lane() const { return blk_->lane; }
+int BlockCtx::lanes() const { return sim_->lanes(*blk_); }
 uintptr_t BlockCtx::peer_addr(uintptr_t p, int r) const { return sim_->peer_addr(*blk_, p, r); }
 void BlockCtx::copy(void* dst, const void* src, std::size_t bytes) {
   sim_->copy(*blk_, reinterpret_cast<uintptr_t>(dst), reinterpret_cast<uintptr_t>(src), bytes);

@@ -27,6 +27,8 @@ class BlockCtx {
   int world() const;
   int block() const;
   int blocks() const;  // of the current call (a test may vary it between calls)
+  int lane() const;    // 0, or 1 in a block's side lane (a fiber of its own: Simulator::start_blocks)
+  int lanes() const;   // 2 where this kernel runs side lanes (its program's kSideLane, RunSpec::lanes)
 
   template <class T>
   T* peer(T* p, int r) const {

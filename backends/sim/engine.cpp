@@ -20,6 +20,8 @@ Simulator::Simulator(const RunSpec& spec, Workload work, std::vector<int> call_b
       call_blocks_(std::move(call_blocks)),
       world_(spec.world),
       blocks_(*std::max_element(call_blocks_.begin(), call_blocks_.end())),
+      lanes_(spec.lanes == 2 ? 2 : 1),
+      stride_(blocks_ * lanes_),
       data_(!spec.timing_only),
       race_(!spec.timing_only && spec.race_check),
       launch_ps_(us_to_ps(spec.graph ? spec.machine.launch_graph_us : spec.machine.launch_eager_us)),
@@ -113,7 +115,7 @@ Simulator::Simulator(const RunSpec& spec, Workload work, std::vector<int> call_b
     frozen_.assign(std::size_t(world_), -1);
   }
   // Race-check entities: hosts, then blocks, then (plans) streams.
-  const std::size_t tids = std::size_t(world_) * (1 + std::size_t(blocks_) + std::size_t(streams_n_));
+  const std::size_t tids = std::size_t(world_) * (1 + std::size_t(stride_) + std::size_t(streams_n_));
   kern_.resize(std::size_t(world_));
   if (work_.on_streams()) {
     streams_.resize(std::size_t(world_) * std::size_t(streams_n_));
@@ -129,20 +131,21 @@ Simulator::Simulator(const RunSpec& spec, Workload work, std::vector<int> call_b
         Stream& st = stream_at(r, s);
         st.rank = r;
         st.index = s;
-        st.tid = world_ * (1 + blocks_) + r * streams_n_ + s;
+        st.tid = world_ * (1 + stride_) + r * streams_n_ + s;
         if (race_) st.clock.assign(tids, 0);
       }
   }
   hosts_.resize(std::size_t(world_));
-  blocks_v_.resize(std::size_t(world_) * blocks_);
+  blocks_v_.resize(std::size_t(world_) * std::size_t(stride_));
   for (int r = 0; r < world_; ++r) {
     hosts_[r].rank = r;
     if (race_) hosts_[r].clock.assign(tids, 0);
-    for (int b = 0; b < blocks_; ++b) {
+    for (int b = 0; b < stride_; ++b) {
       Block& blk = block_at(r, b);
       blk.rank = r;
       blk.index = b;
-      blk.tid = world_ + r * blocks_ + b;
+      blk.lane = b >= blocks_;
+      blk.tid = world_ + r * stride_ + b;
     }
   }
   if (!spec.trace_path.empty()) {
@@ -156,7 +159,7 @@ Simulator::Simulator(const RunSpec& spec, Workload work, std::vector<int> call_b
       if (work_.on_streams())
         for (int e = 0; e < m_.copy_engines; ++e)
           trace_->thread_name(pid, Trace::kCopyEngineTid + e, "copy engine " + std::to_string(e));
-      for (int b = 0; b < blocks_; ++b) trace_->thread_name(pid, Trace::block_tid(b), "block " + std::to_string(b));
+      for (int b = 0; b < stride_; ++b) trace_->thread_name(pid, Trace::block_tid(b), block_name(block_at(r, b)));
     }
   }
 }
@@ -287,7 +290,7 @@ void Simulator::deadlock() {
   const std::string and_others =
       " (and " + std::to_string(others) + " other blocked wait" + (others == 1 ? "" : "s") + ")";
   if (first->state == BlockState::kPackets) {
-    const std::string who = "rank " + std::to_string(first->rank) + " block " + std::to_string(first->index);
+    const std::string who = "rank " + std::to_string(first->rank) + " " + block_name(*first);
     const uint64_t base = layout_.buffer_at(first->ll_buf).base;
     const std::string buf = where(first->rank, first->ll_buf);  // "rank R's scratch at byte N"
     fail(ErrorCode::kDeadlock, "deadlock: " + who + " waits in reduce_ll for epoch " + std::to_string(first->ll_epoch) +
@@ -305,9 +308,8 @@ void Simulator::deadlock() {
   } else if (pad::is_plan_flag(s)) {  // a kernel acquiring a stream's progress flag (verbs.cpp wait)
     slot = pad::describe_plan_slot(s);
   }
-  fail(ErrorCode::kDeadlock, "deadlock: rank " + std::to_string(first->rank) + " block " +
-                                 std::to_string(first->index) + " waits on " + slot +
-                                 " for value >= " + std::to_string(first->wait_value) + " but sees " +
+  fail(ErrorCode::kDeadlock, "deadlock: rank " + std::to_string(first->rank) + " " + block_name(*first) + " waits on " +
+                                 slot + " for value >= " + std::to_string(first->wait_value) + " but sees " +
                                  std::to_string(flags_[std::size_t(first->rank) * pad::kPadSlots + s]) + and_others);
 }
 

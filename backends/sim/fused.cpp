@@ -130,6 +130,7 @@ RunResult run_fused_with(const FusedRunSpec& spec, const FusedPlanFn& plan, cons
   rs.seed = spec.seed;
   rs.trace_path = spec.trace_path;
   rs.streams = spec.streams;
+  rs.lanes = spec.lanes;
 
   std::vector<double> ga, gb, want;
   if (!spec.timing_only)

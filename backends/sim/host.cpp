@@ -118,12 +118,15 @@ void Simulator::launch(Host& h) {
 // The blocks start `delay` from now: launch latency for a device program's call and for a plan's
 // later kernels; 0 for a plan kernel that is its stream's first item (the call's launch, paid by
 // the streams' kick, is its launch).
+// With side lanes (Kernel::lanes 2) every block's lane starts with it, at index blocks_ + b.
 void Simulator::start_blocks(Host& h, const VClock& parent, TimePs delay) {
-  h.live_blocks = h.blocks;
+  const int lanes = kern_[std::size_t(h.rank)].lanes;
+  h.live_blocks = h.blocks * lanes;
   const TimePs start = q_.now() + delay;
   Snapshot launch_snap;
   if (race_) launch_snap = std::make_shared<const VClock>(parent);
-  for (int b = 0; b < h.blocks; ++b) {
+  for (int i = 0; i < h.blocks * lanes; ++i) {
+    const int b = i < h.blocks ? i : blocks_ + i - h.blocks;
     Block& blk = block_at(h.rank, b);
     blk.state = BlockState::kIdle;
     blk.inflight = 0;
@@ -139,7 +142,7 @@ void Simulator::start_blocks(Host& h, const VClock& parent, TimePs delay) {
       blk.launch_snap = launch_snap;
       blk.ll_acq.clear();
     }
-    q_.push(start, kResumeBlock, uint32_t(h.rank * blocks_ + b), 0);
+    q_.push(start, kResumeBlock, uint32_t(h.rank * stride_ + b), 0);
   }
   if (trace_) trace_->slice(Trace::pid(h.rank), Trace::kHostTid, "launch", q_.now(), start);
 }

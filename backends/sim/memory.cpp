@@ -136,8 +136,8 @@ Loc Simulator::decode(const Block& b, uintptr_t a, std::size_t bytes, const char
   const Loc l{int(rel >> kSpaceShift), uint64_t(rel & ((uintptr_t(1) << kSpaceShift) - 1))};
   const bool space_ok = a >= kAddrBase && (l.space < world_ || l.space == kMcSpace);
   if (!space_ok || l.off + bytes > heap_bytes_ || l.off % kVecBytes || bytes % kVecBytes)
-    fail(ErrorCode::kInvalidArgument, "rank " + std::to_string(b.rank) + " block " + std::to_string(b.index) + ": " +
-                                          verb + " of " + std::to_string(bytes) +
+    fail(ErrorCode::kInvalidArgument, "rank " + std::to_string(b.rank) + " " + block_name(b) + ": " + verb + " of " +
+                                          std::to_string(bytes) +
                                           " bytes at an address outside the symmetric heap or not 16-byte aligned");
   return l;
 }
@@ -149,12 +149,12 @@ std::string Simulator::where(int rank, uint64_t off) const {
 
 std::string Simulator::who(int tid) const {
   if (tid < world_) return "the host of rank " + std::to_string(tid);
-  if (tid >= world_ * (1 + blocks_)) {
-    const int t = tid - world_ * (1 + blocks_);
+  if (tid >= world_ * (1 + stride_)) {
+    const int t = tid - world_ * (1 + stride_);
     return "rank " + std::to_string(t / streams_n_) + " stream " + std::to_string(t % streams_n_);
   }
   const int t = tid - world_;
-  return "rank " + std::to_string(t / blocks_) + " block " + std::to_string(t % blocks_);
+  return "rank " + std::to_string(t / stride_) + " " + block_name(blocks_v_[std::size_t(t)]);
 }
 
 uint32_t Simulator::access_epoch(Block& b) {

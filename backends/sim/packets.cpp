@@ -117,7 +117,7 @@ void Simulator::ll_landed(const Transfer& x) {
   for (Block* w : ws) {
     if (w->ll_lo < hi && lo < w->ll_hi) {
       w->ll_from = x.slice;
-      q_.push(q_.now(), kResumeBlock, uint32_t(w->rank * blocks_ + w->index), 0);
+      q_.push(q_.now(), kResumeBlock, uint32_t(w->rank * stride_ + w->index), 0);
     } else {
       ws[keep++] = w;
     }
@@ -193,7 +193,7 @@ void Simulator::reduce_ll(Block& b, DType t, uintptr_t dst, const void* const* s
   for (int k = 0; k < n; ++k) {
     const Loc s = decode(b, reinterpret_cast<uintptr_t>(srcs[k]), k == plain ? bytes : pb, "reduce_ll");
     if (s.space != me)
-      fail(ErrorCode::kInvalidArgument, "rank " + std::to_string(me) + " block " + std::to_string(b.index) +
+      fail(ErrorCode::kInvalidArgument, "rank " + std::to_string(me) + " " + block_name(b) +
                                             ": reduce_ll() reads local packet buffers only (source " +
                                             std::to_string(k) + " is on rank " + std::to_string(s.space) + ")");
     off[k] = s.off;
@@ -217,7 +217,7 @@ void Simulator::reduce_ll(Block& b, DType t, uintptr_t dst, const void* const* s
     // long after it landed; the packets are read (and checked again) after it.
     if (k == n && waited && !polled && ll_poll_ps_ > 0) {
       polled = true;
-      q_.push(q_.now() + ll_poll_ps_, kResumeBlock, uint32_t(b.rank * blocks_ + b.index), 0);
+      q_.push(q_.now() + ll_poll_ps_, kResumeBlock, uint32_t(b.rank * stride_ + b.index), 0);
       b.state = BlockState::kTransfer;
       yield(b);
       continue;

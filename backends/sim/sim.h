@@ -192,6 +192,10 @@ struct RunSpec {
   int streams = 3;              // streams per rank, the main one included (1..kMaxStreams)
   std::size_t chunk_bytes = 0;  // bytes per copy / progress flag (0: the plan's default)
   int sm_percent = 0;           // plans splitting SM / copy-engine bytes: the SMs' share (0: default)
+  // 2: a plan's kernels whose program has a side lane (core/verbs.h kSideLane) run it, each
+  // block's lane a fiber of its own beside the block (holding no SM: the CUDA kernels' spare
+  // warps); 1: none, such a program does its side work itself (lanes() == 1). The fused runs: 2.
+  int lanes = 1;
   // Your data (sim_node, include/symmcoll/symmcoll.h): with data and calls == 1, rank r's input is
   // read from user_in[r] (the call's in bytes, AlgoInfo::in_bytes) instead of drawn from `seed`,
   // the check compares the output with the float64 reference of those inputs, and rank r's
@@ -251,6 +255,9 @@ struct FusedRunSpec {
   // checked whole; a larger one on a sample of C's rows (every s-th, and the first and last of
   // every rank's shard), with every row still scanned for unwritten values.
   std::size_t check_macs = 0;
+  // RunSpec::lanes: 2, the tile programs' side lanes run beside their blocks, as the CUDA kernel's
+  // spare warps do; 1 (tests), each block does its side work itself.
+  int lanes = 2;
 };
 
 // About 1 s of Eigen's float64 GEMM on one core of the machine this was written on.

@@ -76,7 +76,9 @@ void draw_inputs(uint64_t stream, std::size_t i0, std::size_t n, T* out) {
 enum class BlockState : uint8_t { kIdle, kRunning, kTransfer, kFlag, kPackets, kStores, kLoads, kDone };
 
 struct Block {
-  int rank = 0, index = 0, tid = 0;
+  // index: the block's place among its rank's (a side lane's: blocks_ + its block's);
+  // lane 1: a side lane (core/verbs.h lane()), run beside block index - blocks as a fiber of its own.
+  int rank = 0, index = 0, tid = 0, lane = 0;
   bc::fiber self, caller;
   BlockState state = BlockState::kIdle;
   int inflight = 0;  // posted stores not landed yet
@@ -178,6 +180,7 @@ struct Kernel {
   ProgramFn fn = nullptr;
   CollArgs args;
   int stream = -1;  // the launching stream, or -1: the host (device-program runs)
+  int lanes = 1;    // 2: every block has a side lane (the program's kSideLane, where RunSpec::lanes allows)
 };
 
 class Simulator {
@@ -192,6 +195,13 @@ class Simulator {
   // Verbs, called from BlockCtx on a block's fiber (verbs.cpp, packets.cpp).
   int world() const { return world_; }
   int blocks(const Block& b) const { return hosts_[b.rank].blocks; }
+  int lanes(const Block& b) const { return kern_[std::size_t(b.rank)].lanes; }
+  // The block a block or side lane is (BlockCtx::block), and its name in reports: "block 3" or
+  // "block 3's side lane".
+  int block_of(const Block& b) const { return b.lane ? b.index - blocks_ : b.index; }
+  std::string block_name(const Block& b) const {
+    return "block " + std::to_string(block_of(b)) + (b.lane ? "'s side lane" : "");
+  }
   uintptr_t peer_addr(Block& b, uintptr_t p, int r);
   void copy(Block& b, uintptr_t dst, uintptr_t src, std::size_t bytes);
   // Waits until the block's overlapped remote loads have landed (every verb but a load from a peer
@@ -219,7 +229,7 @@ class Simulator {
 
  private:
   // ---- engine (engine.cpp) ----
-  Block& block_at(int rank, int b) { return blocks_v_[std::size_t(rank) * blocks_ + b]; }
+  Block& block_at(int rank, int b) { return blocks_v_[std::size_t(rank) * stride_ + b]; }
   void yield(Block& b) { b.caller = std::move(b.caller).resume(); }
   // A block's first access to a peer (a load, store, packet, flag or multicast) in its kernel
   // goes out no earlier than peer_kernel_us after the block started (machine file: the ping-pong's
@@ -232,7 +242,7 @@ class Simulator {
     const TimePs ready = b.started + peer_kernel_ps_;
     if (ready <= q_.now()) return;
     b.state = BlockState::kTransfer;
-    q_.push(ready, kResumeBlock, uint32_t(b.rank * blocks_ + b.index), 0);
+    q_.push(ready, kResumeBlock, uint32_t(b.rank * stride_ + b.index), 0);
     yield(b);
   }
   void resume(Block& b);
@@ -362,7 +372,9 @@ class Simulator {
   const Machine& m_;
   const Workload work_;
   const std::vector<int> call_blocks_;
-  const int world_, blocks_;  // blocks_: the most any call uses (the stride of blocks_v_)
+  const int world_, blocks_;  // blocks_: the most any call uses
+  const int lanes_;           // RunSpec::lanes: 2 where kernels may run side lanes
+  const int stride_;          // blocks_ * lanes_: a rank's places in blocks_v_
   const bool data_, race_;
   const TimePs launch_ps_, rtt_ps_, store_ps_, flag_ps_, acquire_ps_, peer_kernel_ps_, stream_op_ps_, ll_poll_ps_,
       local_load_ps_;

@@ -163,6 +163,7 @@ void Simulator::start_item(Stream& s) {
       k.fn = it.fn;
       k.args = it.args;
       k.stream = s.index;
+      k.lanes = std::min(it.lanes, lanes_);
       h.blocks = it.blocks;
       // The stream's first item starts at the kick, which already paid the call's launch latency
       // (a graph's launch or the first eager submission); a later kernel was submitted with the

@@ -37,6 +37,7 @@ struct StreamItem {
   const char* name = "";
   CollArgs args;
   int blocks = 0;
+  int lanes = 1;  // 2: the program has a side lane per block (core/verbs.h kSideLane)
   // kCopy: dst / src addresses, bytes; kGemm: the product
   uintptr_t dst = 0, src = 0;
   std::size_t bytes = 0;
@@ -97,6 +98,7 @@ class SimHost {
     it.name = "kernel";
     it.args = a;
     it.blocks = blocks;
+    it.lanes = has_side_lane<Program>() ? 2 : 1;
     push(s, it);
   }
   void copy_engine(int s, void* dst, const void* src, std::size_t bytes);

@@ -61,7 +61,7 @@ void tile_data(const std::vector<const uint8_t*>& arows, const std::vector<const
 
 void Simulator::mma_tile(Block& b, DType t, uintptr_t c, std::size_t ldc, uintptr_t a, std::size_t lda, uintptr_t bm,
                          std::size_t ldb, int m, int n, int k, uintptr_t c_in, int n_in, std::size_t in_stride) {
-  const std::string who = "rank " + std::to_string(b.rank) + " block " + std::to_string(b.index) + ": mma_tile";
+  const std::string who = "rank " + std::to_string(b.rank) + " " + block_name(b) + ": mma_tile";
   if (t == DType::kFP32) fail(ErrorCode::kInvalidArgument, who + " takes bf16 or fp16 operands");
   if (m < 1 || m > kTileM || n < 1 || n > kTileN || k < 1)
     fail(ErrorCode::kInvalidArgument, who + "(m=" + std::to_string(m) + ", n=" + std::to_string(n) +

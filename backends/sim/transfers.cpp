@@ -112,13 +112,13 @@ void Simulator::complete(uint32_t index) {
                             "\"bytes\":" + std::to_string(x.bytes));
   }
   if (x.posted) {
-    q_.push(resume_at, kResumeBlock, uint32_t(x.owner->rank * blocks_ + x.owner->index), 0);
+    q_.push(resume_at, kResumeBlock, uint32_t(x.owner->rank * stride_ + x.owner->index), 0);
     // Flagged packets are relaxed stores that the reader polls for, as a relaxed flag is: they
     // become visible a flag's one-way latency after they leave (the relaxed ping-pong measures
     // exactly that); other posted stores land store_latency_us later (before a release orders them).
     q_.push(resume_at + (x.ll ? flag_ps_ : store_ps_), kTransferLand, 0, index);
   } else if (x.overlapped) {
-    q_.push(resume_at, kResumeBlock, uint32_t(x.owner->rank * blocks_ + x.owner->index), 0);
+    q_.push(resume_at, kResumeBlock, uint32_t(x.owner->rank * stride_ + x.owner->index), 0);
     q_.push(landed_at, kTransferLand, 0, index);
   } else {
     q_.push(resume_at, kTransferLand, 0, index);

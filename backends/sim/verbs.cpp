@@ -25,9 +25,8 @@ namespace symm::sim {
 uintptr_t Simulator::peer_addr(Block& b, uintptr_t p, int r) {
   const Loc l = decode(b, p, 0, "peer()");
   if (l.space >= world_ || r < 0 || r >= world_)
-    fail(ErrorCode::kInvalidArgument, "rank " + std::to_string(b.rank) + " block " + std::to_string(b.index) +
-                                          ": peer(p, " + std::to_string(r) +
-                                          ") needs a rank's symmetric address and 0 <= r < world");
+    fail(ErrorCode::kInvalidArgument, "rank " + std::to_string(b.rank) + " " + block_name(b) + ": peer(p, " +
+                                          std::to_string(r) + ") needs a rank's symmetric address and 0 <= r < world");
   return addr(r, l.off);
 }
 
@@ -198,7 +197,7 @@ void Simulator::multimem(Block& b, DType t, uintptr_t mc, std::size_t count, Red
 // fence_gap_us for every other block of its GPU that is fencing or waiting for a flag as it starts.
 void Simulator::signal(Block& b, int peer, uint32_t slot, uint32_t value, MemOrder order) {
   if (peer < 0 || peer >= world_ || slot >= pad::kFlagSlots)
-    fail(ErrorCode::kInvalidArgument, "rank " + std::to_string(b.rank) + " block " + std::to_string(b.index) +
+    fail(ErrorCode::kInvalidArgument, "rank " + std::to_string(b.rank) + " " + block_name(b) +
                                           ": signal(peer=" + std::to_string(peer) + ", slot=" + std::to_string(slot) +
                                           ") is outside the world or the pad's flags");
   if (peer != b.rank) touch_peer(b);
@@ -215,7 +214,7 @@ void Simulator::signal(Block& b, int peer, uint32_t slot, uint32_t value, MemOrd
     const TimePs t = fence_ps_ + fence_gap_ps_ * TimePs(syncing);
     if (t > 0) {
       ++syncing;
-      q_.push(q_.now() + t, kResumeBlock, uint32_t(b.rank * blocks_ + b.index), 0);
+      q_.push(q_.now() + t, kResumeBlock, uint32_t(b.rank * stride_ + b.index), 0);
       b.state = BlockState::kTransfer;
       yield(b);
       --syncing;
@@ -260,7 +259,7 @@ void Simulator::on_flag(uint32_t index) {
     if (flags_[key] >= w->wait_value) {
       *link = w->next_waiter;
       w->next_waiter = nullptr;
-      q_.push(q_.now(), kResumeBlock, uint32_t(w->rank * blocks_ + w->index), 0);
+      q_.push(q_.now(), kResumeBlock, uint32_t(w->rank * stride_ + w->index), 0);
     } else {
       link = &w->next_waiter;
     }
@@ -274,9 +273,8 @@ void Simulator::on_flag(uint32_t index) {
 // GEMM); the block only reads it, a stream consumes it later (core/plan.h).
 void Simulator::wait(Block& b, uint32_t slot, uint32_t value, MemOrder order) {
   if ((slot >= pad::kFlagSlots && !pad::is_plan_flag(slot)) || slot >= pad::kPadSlots)
-    fail(ErrorCode::kInvalidArgument, "rank " + std::to_string(b.rank) + " block " + std::to_string(b.index) +
-                                          ": wait(slot=" + std::to_string(slot) +
-                                          ") is outside the signal pad's block and plan flags");
+    fail(ErrorCode::kInvalidArgument, "rank " + std::to_string(b.rank) + " " + block_name(b) + ": wait(slot=" +
+                                          std::to_string(slot) + ") is outside the signal pad's block and plan flags");
   const uint64_t key = uint64_t(b.rank) * pad::kPadSlots + slot;
   const TimePs t0 = q_.now();
   if (flags_[key] < value) {
@@ -298,7 +296,7 @@ void Simulator::wait(Block& b, uint32_t slot, uint32_t value, MemOrder order) {
   if (order == MemOrder::kAcquire) {
     b.fence_pending = true;
     if (acquire_wait_ps_ > 0) {
-      q_.push(q_.now() + acquire_wait_ps_, kResumeBlock, uint32_t(b.rank * blocks_ + b.index), 0);
+      q_.push(q_.now() + acquire_wait_ps_, kResumeBlock, uint32_t(b.rank * stride_ + b.index), 0);
       b.state = BlockState::kTransfer;
       yield(b);
     }

@@ -74,6 +74,7 @@ struct MmRsTileLayout {
   // that sat out a call would fall behind the others (seen on one H200: M 256 ran 4 blocks, then
   // M 1536 ran 24, and block 0 waited for epoch 203 from a block at epoch 1).
   static constexpr int kCounter = 4;
+  static constexpr int kLaneCounter = 5;  // a side lane's epoch (MmRsTiles::run), where the backend runs one
   static constexpr uint32_t kTileStride = 1u << 10;
   // Rows per reduce task (a sub-band of a tile row). Measured on 4x H100 against 16 and 4
   // (experiments/results/h100x4/mmrs_rows_17b4f7d, two passes each, graph): at world 4 8 rows took
@@ -258,6 +259,10 @@ struct MmRsTileLayout {
 template <bool kPush, PlanFault kFault = PlanFault::kNone>
 struct MmRsTiles {
   using L = MmRsTileLayout;
+  // Every block has a side lane (core/verbs.h lane()): the side tasks run there, beside the
+  // block's tiles, where the backend runs one (the CUDA kernel's spare warps, the simulator's fused
+  // runs); with lanes() == 1 the block takes them between its bands.
+  static constexpr bool kSideLane = true;
   template <class T, class Ctx>
   SYMM_HD static void run(Ctx& ctx, const CollArgs& ca) {
     const MatArgs& p = ca.mat;
@@ -270,7 +275,10 @@ struct MmRsTiles {
     const T* a = static_cast<const T*>(p.a);
     const T* b = static_cast<const T*>(p.b);
     T* work = static_cast<T*>(p.work);
-    const uint32_t base = L::base(ctx.advance(pad::counter(int(bk), L::kCounter)));
+    // A side lane's epoch from a counter of its own (kLaneCounter), advanced once a call like its
+    // block's: the same value.
+    const bool in_lane = ctx.lane() == 1;
+    const uint32_t base = L::base(ctx.advance(pad::counter(int(bk), in_lane ? L::kLaneCounter : L::kCounter)));
 
     const T* srcs[Ctx::kWorldLimit];
     auto task = [&](uint32_t u) {  // 2. reduce task u: wait for its tiles, then sum
@@ -285,12 +293,18 @@ struct MmRsTiles {
                              std::size_t(L::task_rows(rows, u)) * p.n, ReduceOp::kSum);
     };
     // With bands and no reduce blocks (the default): a computing block's tasks of every band but
-    // the last (every nc-th, as the CUDA kernel's side reduce takes them), band s - 1's after its
-    // tiles of band s. The CUDA kernel runs them in the block's spare warps beside its tiles; a
-    // block here runs one thing at a time, so it pays them between its bands (few: a band's tasks
-    // spread over nc blocks). Deadlock-free: a block waits on band s - 1's tiles only after its own
-    // of band s, and every block computes band s - 1 before waiting on band s - 2's.
+    // the last (every nc-th), the side tasks. In its side lane (lanes() == 2), in row order beside
+    // the block's tiles, as the CUDA kernel's spare warps take them; without one, band s - 1's
+    // after the block's tiles of band s. Deadlock-free: a block (not its lane) waits on band s - 1's
+    // tiles only after its own of band s, and every block computes band s - 1 before waiting on
+    // band s - 2's; a lane waits only, on tiles its block and the others compute without waiting.
     const bool side = L::side_tasks(g, nr);
+    const bool lane_side = side && ctx.lanes() == 2;
+    if (in_lane) {
+      if (lane_side && bk < nc)
+        for (uint32_t u = L::first_of(0, bk, nc); u < L::early_tasks(g); u += nc) task(u);
+      return;
+    }
     if (bk < nc) {
       uint32_t count[Ctx::kWorldLimit] = {};  // my tiles of round i so far: count[i - 1]
       for (uint32_t s = 0; s <= last; ++s) {
@@ -304,7 +318,7 @@ struct MmRsTiles {
           gemm_tile<T>(ctx, g, j, dst, p.n, a + std::size_t(o) * rows * p.k, p.k, b, p.k);
           ctx.signal(o, L::signal_slot(int(bk), me), L::signal_value(base, ++count[i - 1]), MemOrder::kRelease);
         }
-        if (side && s > 0)  // 2. band s - 1's side tasks
+        if (side && !lane_side && s > 0)  // 2. band s - 1's side tasks, without a side lane
           for (uint32_t u = L::first_of(L::task_begin(g, s - 1), bk, nc); u < L::task_end(g, s - 1); u += nc) task(u);
       }
     } else {  // every band but the last, beside the compute: every nr-th task, in row order
