@@ -77,7 +77,7 @@ enum class BlockState : uint8_t { kIdle, kRunning, kTransfer, kFlag, kPackets, k
 
 struct Block {
   // index: the block's place among its rank's (a side lane's: blocks_ + its block's);
-  // lane 1: a side lane (core/verbs.h lane()), run beside block index - blocks as a fiber of its own.
+  // lane 1: a side lane (core/verbs.h lane()), a fiber of its own beside block index - blocks_.
   int rank = 0, index = 0, tid = 0, lane = 0;
   bc::fiber self, caller;
   BlockState state = BlockState::kIdle;

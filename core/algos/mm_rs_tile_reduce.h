@@ -21,9 +21,11 @@
 //   2. a reduce block takes every nr-th reduce task of my rows in every band but the last, in row
 //      order, while the compute blocks go on; the last band's tasks go to every block (every
 //      nb-th), after its tiles (a compute block) or its earlier tasks (a reduce block). With no
-//      reduce blocks (the default) and bands, a block takes every nb-th task of band s - 1 after
-//      its tiles of band s (the CUDA kernel: in its spare warps, beside its tiles), and the last
-//      band's after its tiles; with one band, every nb-th task after its tiles. A task is
+//      reduce blocks (the default) and bands, a block's side lane (core/verbs.h lane(): the CUDA
+//      kernel's spare warps, a fiber of its own in the simulator's fused runs) takes every nb-th
+//      task of every band but the last, in row order, beside the block's tiles (without a lane,
+//      the block takes band s - 1's after its tiles of band s), and the block the last band's
+//      after its tiles; with one band, every nb-th task after its tiles. A task is
 //      a sub-band of kReduceRows of my rows: for every rank r (me included: my tiles came from
 //      other blocks), for every tile of its tile row: wait (ACQUIRE, bounded) until the flag of
 //      the block that computed it on rank r holds that tile's count; then C[sub-band] = sum over
@@ -37,8 +39,8 @@
 // With bands only the last band's reduce is left after the last tile (with one band, the
 // whole reduce: the program as it was before bands, measured 1.20x the matmul alone at 70B
 // M 16384 on 2x H100, 1.33x on 2x H200; with 16 reduce blocks, the default until 16740f0, 1.175x
-// and 1.135x). Deadlock-free: every wait is on a tile; a reduce block computes none, a compute
-// block waits on band s - 1's tiles only after its own of band s, and every block computes band
+// and 1.135x). Deadlock-free: every wait is on a tile; a reduce block or a side lane computes none, a
+// compute block waits on band s - 1's tiles only after its own of band s, and every block computes band
 // s - 1 before it waits on band s - 2's, so the tiles of the earliest band anyone waits on are
 // computed by blocks that wait on nothing before them (all blocks resident: the persistent grid).
 //
