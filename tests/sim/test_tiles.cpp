@@ -174,6 +174,35 @@ TEST(Tiles, MmRsSideLaneRunsBesideTheTilesAndIsChecked) {
   }
 }
 
+// A side lane that waits forever: the simulator's deadlock report names it ("block b's side
+// lane"), and a run without lanes never starts one.
+struct LaneWaitsForever {
+  static constexpr bool kSideLane = true;
+  template <class T, class Ctx>
+  static void run(Ctx& ctx, const CollArgs&) {
+    if (ctx.lane() == 1) ctx.wait(pad::flag(1, ctx.block(), ctx.rank()), 1, MemOrder::kAcquire);
+  }
+};
+struct LaneWaitsForeverPlan {
+  template <class T, class Host>
+  static void run(Host& h, const FusedArgs&) {
+    h.template launch<LaneWaitsForever, T>(kMainStream, CollArgs{}, 2);
+  }
+};
+TEST(Tiles, ADeadlockedSideLaneIsNamed) {
+  FusedRunSpec s = spec_for(find(FusedOp::kMmRs, "mm_rs.tile_st_ld_reduce"), h200x8(), 2, 256, 128, 128);
+  s.timing_only = true;
+  try {
+    run_fused_plan<LaneWaitsForeverPlan>(s);
+    ADD_FAILURE() << "the lane's wait never ends: a deadlock";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kDeadlock);
+    EXPECT_NE(std::string(e.what()).find("'s side lane waits on slot"), std::string::npos) << e.what();
+  }
+  s.lanes = 1;
+  EXPECT_NO_THROW(run_fused_plan<LaneWaitsForeverPlan>(s));
+}
+
 // mm_rs with copy engines and the epilogue's sum: a tile that adds the peers' slots without
 // acquiring its chunk's flags (chunks of 128 rows: several per rank, so some tiles run before their
 // chunk's copies have landed).
