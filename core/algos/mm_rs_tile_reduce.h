@@ -303,7 +303,7 @@ struct MmRsTiles {
     const bool side = L::side_tasks(g, nr);
     const bool lane_side = side && ctx.lanes() == 2;
     if (in_lane) {
-      if (lane_side && bk < nc)
+      if (lane_side)  // side tasks only without reduce blocks: every block computes
         for (uint32_t u = L::first_of(0, bk, nc); u < L::early_tasks(g); u += nc) task(u);
       return;
     }
