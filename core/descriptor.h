@@ -22,6 +22,10 @@ struct Descriptor {
   const char* summary = "";           // one line for `symmcoll list`
   bool needs_multicast = false;       // NVLS: refused where multicast is off (check_args, backends)
   FusedOp fused_op = FusedOp::kAgMm;  // kFusedPlan: the operation, the id's prefix ("mm_rs"); op unused
+  // kFusedPlan: one of its kernels spins on flags that its peers' copy-engine streams write, so the
+  // peers' copies must run beside that kernel (no CUDA graph where ranks share a GPU; the CUDA
+  // executor's stream waits stay stream memory operations there: backends/cuda/plan_exec.h).
+  bool kernel_spins_on_copies = false;
 };
 
 }  // namespace symm

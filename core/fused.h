@@ -106,7 +106,8 @@ struct FusedAlgo {
   const char* alias;
   FusedOp op;
   const char* summary;
-  int index = -1;  // position in core/dispatch.h's FusedPlans; -1: a baseline, not a plan
+  int index = -1;                       // position in core/dispatch.h's FusedPlans; -1: a baseline, not a plan
+  bool kernel_spins_on_copies = false;  // Descriptor::kernel_spins_on_copies
 };
 // Every fused plan, in FusedPlans order (core/dispatch.h); built by the registry
 // (core/registry.cpp) from the plans' Descriptors.

@@ -47,7 +47,7 @@ const std::vector<FusedAlgo>& fused_algorithms() {
     for_each_entry(FusedPlans{}, [&]<class P>(int index) {
       constexpr Descriptor d = P::kDescriptor;
       ids.push_back(std::string(fused_op_name(d.fused_op)) + "." + d.name);
-      v.push_back(FusedAlgo{ids.back().c_str(), d.alias, d.fused_op, d.summary, index});
+      v.push_back(FusedAlgo{ids.back().c_str(), d.alias, d.fused_op, d.summary, index, d.kernel_spins_on_copies});
     });
     return v;
   }();

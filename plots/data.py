@@ -113,6 +113,9 @@ def sim_rows(machine, fused=False):
 #   *_nopdl_*   the same cells with programmatic dependent launch off (scripts/gpu/plans.sh): an
 #               ablation beside the default (PDL on, which the simulator models); as a run it would
 #               replace the default rows of its cells (same commit, later name), so it is left out.
+#   *_streamwaits_*  a one-GPU team's host plans with their flag waits as stream memory operations
+#               (SYMM_PLAN_KERNEL_WAITS=0, scripts/gpu/team4_barrier.sh): the control beside the
+#               default (waits in kernels, backends/cuda/plan_exec.h), left out as *_nopdl_* is.
 NOT_RUNS = ("tune", "calibrate", "torch", "smi")
 
 
@@ -127,7 +130,7 @@ def result_csvs(machine, pattern="*.csv"):
 def is_run(path):
     """A CSV of result rows in the default configuration (see NOT_RUNS above)."""
     name = os.path.basename(path)
-    return not name.startswith(NOT_RUNS) and "_nopdl_" not in name
+    return not name.startswith(NOT_RUNS) and "_nopdl_" not in name and "_streamwaits_" not in name
 
 
 def measured_rows(machine, fused=False, all_runs=False):

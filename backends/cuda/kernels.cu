@@ -17,6 +17,28 @@ __global__ void wait_probe_kernel(const __grid_constant__ DeviceHandle h, uint32
   ctx.finish();
 }
 
+__global__ void plan_flag_waits_kernel(const __grid_constant__ DeviceHandle h,
+                                       const __grid_constant__ PlanFlagWaits w) {
+  const int i = int(threadIdx.x);
+  uint32_t* f = i < w.n ? h.pad_local + w.slot[i] : nullptr;
+  if (f) {
+    const uint32_t value = w.value[i];
+    const long long t0 = clock64();
+    uint32_t v;
+    for (uint32_t polls = 0;; ++polls) {
+      asm volatile("ld.acquire.sys.global.u32 %0, [%1];" : "=r"(v) : "l"(f) : "memory");
+      if (v == value) break;
+      if ((polls & (detail::kPoisonEvery - 1)) == 0 && detail::poisoned(h.poison)) break;
+      if (static_cast<unsigned long long>(clock64() - t0) > h.timeout_cycles) {
+        detail::report_flag_timeout(h, w.slot[i], value, v);
+        break;
+      }
+    }
+  }
+  __syncthreads();  // every wait has passed before any flag is reset
+  if (f) asm volatile("st.relaxed.sys.global.u32 [%0], %1;" ::"l"(f), "r"(0u) : "memory");
+}
+
 // One thread's worth of reduce_ll (one 16-byte vector, four packets) on a buffer nobody writes.
 __global__ void ll_probe_kernel(const __grid_constant__ DeviceHandle h, const void* packets, float* dst,
                                 uint32_t epoch) {
@@ -77,6 +99,15 @@ void preload_programs() {
   cudaFuncAttributes attr;
   SYMM_CUDA_CHECK(cudaFuncGetAttributes(&attr, &wait_probe_kernel));
   SYMM_CUDA_CHECK(cudaFuncGetAttributes(&attr, &ll_probe_kernel));
+  SYMM_CUDA_CHECK(cudaFuncGetAttributes(&attr, &plan_flag_waits_kernel));
+}
+
+// No residency check per launch (each is a plan's hot path): one block of 32 threads without
+// shared memory fits wherever the team's kernels left any room, which the programs' and tile
+// programs' checks keep (team.h: every rank leaves SMs to the others).
+void launch_plan_flag_waits(const DeviceHandle& h, const PlanFlagWaits& w, cudaStream_t s) {
+  plan_flag_waits_kernel<<<1, 32, 0, s>>>(h, w);
+  SYMM_CUDA_CHECK(cudaGetLastError());
 }
 
 void launch_wait_probe(const DeviceHandle& h, uint32_t slot, uint32_t value, cudaStream_t s) {

@@ -41,6 +41,20 @@ void preload_programs();
 // The same for the device programs host plans launch (plans.cu).
 void preload_plan_programs();
 
+// A host plan's flag waits as a kernel (PlanExec, where ranks of an in-process team share a GPU:
+// plan_exec.h says why): n <= kPlanKernelWaits (slot, value) pairs of this rank's pad, one thread
+// each, waits (ld.acquire.sys until the flag == value, as cuStreamWaitValue32 with
+// CU_STREAM_WAIT_VALUE_EQ; bounded and reported as BlockCtx::wait: h.timeout_cycles, the rank's
+// error record and poison), then, once every wait has passed, resets each flag to 0 (the batch's
+// resets). One block of 32 threads, no shared memory.
+inline constexpr int kPlanKernelWaits = 32;
+struct PlanFlagWaits {
+  int n = 0;
+  uint32_t slot[kPlanKernelWaits] = {};
+  uint32_t value[kPlanKernelWaits] = {};
+};
+void launch_plan_flag_waits(const DeviceHandle& h, const PlanFlagWaits& w, cudaStream_t s);
+
 // One block waits (acquire) on `slot` for `value`: the bounded-wait error path's probe.
 void launch_wait_probe(const DeviceHandle& h, uint32_t slot, uint32_t value, cudaStream_t s);
 

@@ -13,6 +13,7 @@
 #include "backends/cuda/check.h"
 #include "backends/cuda/graph_capture.h"
 #include "backends/cuda/host_logic.h"
+#include "backends/cuda/kernels.h"
 #include "backends/cuda/team_graph.h"
 
 namespace symm::cuda {
@@ -77,6 +78,8 @@ PlanExec::PlanExec(const DeviceHandle& h, cudaStream_t main, int streams, int th
   wait_fn_ = driver_fn("cuStreamWaitValue32");
   batch_fn_ = driver_fn("cuStreamBatchMemOp");
   if (const char* e = std::getenv("SYMM_PLAN_BATCH_MEMOPS")) batch_enabled_ = std::string(e) != "0";
+  kernel_waits_ = h_.gpu_ranks > 1;
+  if (const char* e = std::getenv("SYMM_PLAN_KERNEL_WAITS")) kernel_waits_ = kernel_waits_ && std::string(e) != "0";
   gemm_ = std::make_unique<GemmRunner>(streams, h_.gpu_ranks);
 }
 
@@ -122,6 +125,22 @@ void PlanExec::write_flag(int s, int peer, uint32_t slot, uint32_t value) {
 
 void PlanExec::wait_flag(int s, uint32_t slot, uint32_t value) {
   const CUdeviceptr a = CUdeviceptr(h_.pad_local + slot);
+  if (batching() && kernel_waits()) {
+    if (pending_stream_ != s) flush();
+    pending_stream_ = s;
+    pending_.waits.push_back(PlanWait{s, slot, value, nullptr});
+    if (pending_.waits.size() >= std::size_t(kPlanKernelWaits)) flush();
+    return;
+  }
+  if (kernel_waits()) {  // one wait, one kernel
+    PlanFlagWaits w;
+    w.n = 1, w.slot[0] = slot, w.value[0] = value;
+    launch_plan_flag_waits(h_, w, stream(s));
+    cudaEvent_t e = next_wait_event();
+    record_event(e, stream(s));
+    waits_.push_back(PlanWait{s, slot, value, e});
+    return;
+  }
   if (batching()) {
     if (pending_stream_ != s) flush();
     pending_stream_ = s;
@@ -151,6 +170,7 @@ void PlanExec::wait_flag(int s, uint32_t slot, uint32_t value) {
 }
 
 bool PlanExec::batching() const { return batch_enabled_ && !tracer_ && !capturing_team_edges(); }
+bool PlanExec::kernel_waits() const { return kernel_waits_ && !call_stream_waits_ && !capturing_team_edges(); }
 
 cudaEvent_t PlanExec::next_wait_event() {
   if (next_wait_event_ == wait_events_.size()) {
@@ -164,11 +184,19 @@ cudaEvent_t PlanExec::next_wait_event() {
 void PlanExec::flush() {
   Pending& p = pending_;
   const int s = pending_stream_;
-  if (p.ops.empty()) return;
-  std::vector<CUstreamBatchMemOpParams> ops = std::move(p.ops);
-  ops.insert(ops.end(), p.resets.begin(), p.resets.end());
-  using BatchFn = CUresult(CUDAAPI*)(CUstream, unsigned int, CUstreamBatchMemOpParams*, unsigned int);
-  check_cu(reinterpret_cast<BatchFn>(batch_fn_)(stream(s), unsigned(ops.size()), ops.data(), 0), "cuStreamBatchMemOp");
+  if (p.ops.empty() && p.waits.empty()) return;
+  if (!p.ops.empty()) {
+    std::vector<CUstreamBatchMemOpParams> ops = std::move(p.ops);
+    ops.insert(ops.end(), p.resets.begin(), p.resets.end());
+    using BatchFn = CUresult(CUDAAPI*)(CUstream, unsigned int, CUstreamBatchMemOpParams*, unsigned int);
+    check_cu(reinterpret_cast<BatchFn>(batch_fn_)(stream(s), unsigned(ops.size()), ops.data(), 0),
+             "cuStreamBatchMemOp");
+  }
+  if (kernel_waits() && !p.waits.empty()) {  // the writes above, then the waits and their resets
+    PlanFlagWaits w;
+    for (const PlanWait& x : p.waits) w.slot[w.n] = x.slot, w.value[w.n] = x.value, ++w.n;
+    launch_plan_flag_waits(h_, w, stream(s));
+  }
   if (!p.waits.empty()) {
     cudaEvent_t e = next_wait_event();
     record_event(e, stream(s));  // after the whole batch: each of its waits has passed
@@ -190,6 +218,7 @@ cudaStream_t PlanExec::stream(int s) {
 void PlanExec::begin_call() {
   pending_ = Pending{};  // a call that failed half-way leaves none behind
   pending_stream_ = -1;
+  call_stream_waits_ = false;
   // The trace's zero before the fork: every side stream starts after it.
   if (tracer_) tracer_->begin_call(streams_[0]);
   SYMM_CUDA_CHECK(cudaEventRecord(fork_, streams_[0]));

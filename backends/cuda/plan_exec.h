@@ -22,6 +22,21 @@
 // when a stream's writes waited for that stream's next item; this is the likely cause). Not while a tracer times each
 // verb, nor in an in-process team's graph capture (each flag there is also an edge from its own node);
 // SYMM_PLAN_BATCH_MEMOPS=0 turns it off (one driver call per flag, as before).
+//
+// Where ranks of an in-process team share a GPU, a call's flag waits are not stream memory
+// operations but a small kernel (launch_plan_flag_waits: one block, one thread per wait, bounded as
+// a device program's wait; the writes stay stream memory operations). CUDA orders nothing by a
+// stream memory wait ("the scheduler" may "serialize them in an improper order", the driver API
+// says), and on one H100 a team of 4 stopped so: ranks 0, 1 and 3 sat in their entry waits for
+// rank 2's flag, and rank 2's batch, its stream otherwise idle and its own waits' flags already
+// written, never ran (experiments/results/h100x1/team/run11: mm_rs gemm_st_chunk_reduce, eager,
+// between two samples; with stream waits 9 of 22 whole benches stopped so in run12..run14, with
+// kernels gemm_st_chunk_reduce's 18 tries all passed, and run14's 10 benches, every algorithm).
+// A kernel that spins holds one block's room, not the GPU's queues. A team graph's capture keeps
+// the stream waits: its edges order every flag (team_graph.h). So does a fused plan whose own
+// kernel spins on its peers' copies (Descriptor::kernel_spins_on_copies): with its waits as
+// kernels, mm_rs gemm_ce_tile_acc's tile kernel on one rank waited past its bound for a peer's
+// chunk in eager timing (run12); with stream waits it ran to the end in run9 and run10.
 #pragma once
 
 #include <cuda.h>
@@ -135,6 +150,12 @@ class PlanExec {
   int pending_stream_ = -1;    // the stream pending_ is for
   bool batch_enabled_ = true;  // SYMM_PLAN_BATCH_MEMOPS != 0
   bool batching() const;       // enabled, not traced, not a team graph's capture
+  // Flag waits as a kernel (launch_plan_flag_waits) instead of stream memory operations: where
+  // ranks share a GPU (gpu_ranks > 1), outside a team graph's capture; SYMM_PLAN_KERNEL_WAITS=0
+  // keeps the stream waits. Why: see the class comment.
+  bool kernel_waits_ = false;
+  bool call_stream_waits_ = false;  // the call in progress keeps stream waits (a kernel spins on copies)
+  bool kernel_waits() const;
   cudaEvent_t next_wait_event();
 };
 

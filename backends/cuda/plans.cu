@@ -202,6 +202,9 @@ void preload_plan_programs() {
 
 void PlanExec::enqueue_fused(const FusedAlgo& algo, const FusedArgs& a) {
   begin_call();
+  // A kernel that spins on the peers' copies: this call's flag waits stay stream memory operations
+  // (plan_exec.h says why); begin_call's next call clears it.
+  call_stream_waits_ = algo.kernel_spins_on_copies;
   CudaHost host(*this);
   CheckedHost<CudaHost> checked(host);  // the host verbs' contract (core/plan.h)
   plans_detail::run_fused_plan(checked, algo, a);

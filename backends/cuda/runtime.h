@@ -77,6 +77,7 @@ class Runtime {
   // What the stream is doing, for error messages ("all_reduce one_shot bf16 65536 B, graph of
   // 100 calls"); sync() appends it to a timeout.
   void set_context(std::string what) { context_ = std::move(what); }
+  const std::string& context() const { return context_; }
 
   // Waits for the stream (Watchdog: polls it and the wait-error record). Throws kTimeout the
   // moment a device wait of this rank has expired, or when the stream is not done after

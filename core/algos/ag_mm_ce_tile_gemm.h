@@ -109,7 +109,8 @@ struct AgMmCeTileGemmT {
       .alias = "tiles",
       .summary =
           "copy-engine all-gather + one persistent tile GEMM kernel whose tiles acquire their chunk's flag (seed 002)",
-      .fused_op = FusedOp::kAgMm};
+      .fused_op = FusedOp::kAgMm,
+      .kernel_spins_on_copies = true};
   struct Config {
     // Rows per progress flag: half a shard, at least kMinChunkRows (16 tile rows). Each chunk pays
     // a copy launch and a flag; tiles of a later chunk wait for it. Measured (median us, graph):

@@ -103,7 +103,8 @@ struct MmRsGemmCeTileAccT {
       .summary =
           "GEMM per peer's rows, copy engines push them in chunks; my rows in one persistent tile kernel "
           "whose tiles acquire their chunk and add the peers' partials in the epilogue",
-      .fused_op = FusedOp::kMmRs};
+      .fused_op = FusedOp::kMmRs,
+      .kernel_spins_on_copies = true};
   struct Config {
     // Rows per progress flag (32 tile rows). Shorter chunks start the owner's tiles earlier but
     // pay a copy launch and a flag each and leave the peers' GEMMs a wave's tail: on 2x H100

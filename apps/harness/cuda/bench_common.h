@@ -150,23 +150,27 @@ class SampleTimer {
       else
         for (int i = 0; i < calls; ++i) one();
     };
+    // A team's eager samples are waited for one by one and start together (a meeting before
+    // each): the ranks' threads share one CUDA context, and a thread far ahead of a peer whose flag
+    // its streams wait on may block inside the driver, where no watchdog runs (bench.cpp's one
+    // call per sample says what was seen). The meeting: a rank whose call comes late finds its
+    // peers' flag waits long parked on the GPU; with the host plans' waits in kernels
+    // (plan_exec.h), ag_mm ce_chunk_gemm's stopped once so on one H100 (a team of 4), and with the
+    // meeting 10 of 10 whole fused benches passed (experiments/results/h100x1/team/run13, run14).
+    const bool one_by_one = !graph && rt_.team();
     for (int i = 0; i < warmup; ++i) {
       sample();
-      if (!graph && rt_.team()) settle();
+      if (one_by_one) settle(), rt_.barrier();
     }
     if (graph) g->join();
     settle();
     rt_.barrier();
-    // A team's eager samples are waited for one by one: the ranks' threads share one CUDA
-    // context, and a thread far ahead of a peer whose flag its streams wait on may block inside
-    // the driver, where no watchdog runs (bench.cpp's one call per sample says what was seen).
-    const bool one_by_one = !graph && rt_.team();
     const bool timed = !graph || g->launches();  // a team graph: rank 0's events time every rank's calls
     for (int i = 0; i < iters_; ++i) {
       if (timed) SYMM_CUDA_CHECK(cudaEventRecord(events_[std::size_t(2 * i)], s));
       sample();
       if (timed) SYMM_CUDA_CHECK(cudaEventRecord(events_[std::size_t(2 * i + 1)], s));
-      if (one_by_one && i + 1 < iters_) settle();
+      if (one_by_one && i + 1 < iters_) settle(), rt_.barrier();
     }
     if (in_flight) in_flight();
     if (graph) g->join();

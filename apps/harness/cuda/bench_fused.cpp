@@ -166,6 +166,12 @@ class FusedBench {
       return [=, this]() { exec_.enqueue_fused(*al, f); };
     };
     auto out_of = [&](const Case& cs) { return cs.algo ? c.get() : base_c.get(); };
+    // What a rank is doing, for a timeout's message (Runtime::set_context): "mm_rs
+    // mm_rs.gemm_ce_acc bf16 M 16384 N 1792 K 4096, checked call".
+    auto where = [&](const Case& cs, const std::string& what) {
+      return std::string(fused_op_name(op)) + " " + cs.name() + " " + dtype_name(t) + " M " + std::to_string(s.m) +
+             " N " + std::to_string(s.n) + " K " + std::to_string(s.k) + ", " + what;
+    };
 
     // The reference (float64) of this rank's C, when small enough.
     std::vector<double> want;
@@ -244,10 +250,14 @@ class FusedBench {
           if (cs.algo && !base_answer.empty())
             err[1] = std::max(err[1], max_row_rel_err(got, base_answer, out_rows, s.n));
         };
+        rt_.set_context(where(cs, "checked call"));
         const std::vector<double> got = run_once<T>(enqueue(cs), out_of(cs), c_count);
         measure(got);
         if (cs.algo == nullptr && !cs.tile) base_answer = got;
-        if (o_.replays > 0 && cs.algo && graph_ok(cs)) measure(run_replays<T>(enqueue(cs), out_of(cs), c_count));
+        if (o_.replays > 0 && cs.algo && graph_ok(cs)) {
+          rt_.set_context(where(cs, "graph of 1 call replayed " + std::to_string(o_.replays) + " times"));
+          measure(run_replays<T>(enqueue(cs), out_of(cs), c_count));
+        }
         reduce_max(err, 2);
         const bool bad =
             (!want.empty() && !(err[0] <= bound)) || (cs.algo && !base_answer.empty() && !(err[1] <= 2 * bound));
@@ -260,6 +270,7 @@ class FusedBench {
                 row.op.c_str(), row.algo.c_str(), row.dtype.c_str(), s.m, s.n, s.k, err[0], err[1], bound);
         }
       } else {
+        rt_.set_context(where(cs, "untimed first call"));
         if (team()) rt_.barrier();  // every rank's buffers made before any rank launches
         enqueue(cs)();              // one eager call first: GEMM plans and kernels load outside any capture
         sync_all(true);
@@ -281,6 +292,9 @@ class FusedBench {
           if ((graph && !o_.graph) || (!graph && !o_.eager) || (graph && !graph_ok(x.cs))) continue;
           // A team's eager fused plans: one call per sample (bench.cpp says why).
           const int n = !graph && team() && x.cs.algo ? 1 : x.calls;
+          rt_.set_context(where(x.cs, "timing pass " + std::to_string(pass + 1) + ", " + std::to_string(o_.warmup) +
+                                          "+" + std::to_string(o_.iters) + " samples of " + std::to_string(n) +
+                                          (graph ? " calls in a CUDA graph" : " eager calls")));
           x.st[mode].push_back(time_case(enqueue(x.cs), graph, n, x.cs.algo != nullptr));
         }
     for (Timed& x : timed) {
@@ -326,11 +340,7 @@ class FusedBench {
   // (written by its peers' copy-engine streams) in a team graph (team_graph.h: every rank of the
   // team on one GPU, one graph): the graph's edges order the flags' stream waits, not a kernel's
   // spin, so nothing makes the driver run the peers' copies beside the spinning kernel.
-  bool graph_ok(const Case& cs) const {
-    if (!cs.algo || !team_graph(rt_)) return true;
-    const std::string id = cs.algo->id;
-    return id != "ag_mm.ce_tile_gemm" && id != "mm_rs.gemm_ce_tile_acc";
-  }
+  bool graph_ok(const Case& cs) const { return !cs.algo || !team_graph(rt_) || !cs.algo->kernel_spins_on_copies; }
 
   // The same on every rank of a team, whatever its GPU holds: the tile programs' flag protocols
   // (mm_rs.tile_st_*_reduce) name a tile's block by the block count, which must agree across ranks.
@@ -397,7 +407,7 @@ class FusedBench {
   }
 
   void sync_all(bool plan) {
-    if (plan) exec_.wait_main(rt_.stream_timeout_s(), "fused plan");
+    if (plan) exec_.wait_main(rt_.stream_timeout_s(), rt_.context().empty() ? "fused plan" : rt_.context());
     rt_.sync();
   }
 
