@@ -6,3 +6,12 @@ export LD_LIBRARY_PATH=/opt/torch/.venv/lib/python3.12/site-packages/nvidia/nccl
 export CUDA_VISIBLE_DEVICES=0
 DIR=${1:?usage: <script> <out-dir> <machine-name>}
 M=${2:?usage: <script> <out-dir> <machine-name>}
+# run <label> <env or command...>: one command, bounded (170 s), its output and return code appended
+# to the log $T under "### <label>" (team4_kwaits.sh, team4_barrier.sh).
+run() {
+  local label=$1; shift
+  echo "### $label" >> "$T"
+  local t0=$SECONDS
+  timeout 170 env "$@" >> "$T" 2>&1
+  echo "### rc $? in $((SECONDS - t0)) s" >> "$T"
+}

@@ -10,13 +10,6 @@ mkdir -p "$DIR"
 export SYMM_STREAM_TIMEOUT_S=12 SYMM_DEBUG_ALL_STUCK=1
 BIN=.carry/symmcoll-cuda
 T="$DIR/team4_barrier.log"; : > "$T"
-run() {  # <label> <env...>
-  local label=$1; shift
-  echo "### $label" >> "$T"
-  local t0=$SECONDS
-  timeout 170 env "$@" >> "$T" 2>&1
-  echo "### rc $? in $((SECONDS - t0)) s" >> "$T"
-}
 for kw in 1 0; do
   F="$BIN bench --backend cuda --world 4 --dtype bf16 --shape 8b --mode both --warmup 1 --m 4096,16384 --machine $M"
   for i in $(seq "$N"); do

@@ -12,13 +12,6 @@ export SYMM_STREAM_TIMEOUT_S=12 SYMM_DEBUG_ALL_STUCK=1
 BIN=.carry/symmcoll-cuda
 F="$BIN bench --backend cuda --world 4 --op mm_rs --dtype bf16 --shape 8b --mode both --warmup 1"
 T="$DIR/team4_kwaits.log"; : > "$T"
-run() {  # <label> <env...>
-  local label=$1; shift
-  echo "### $label" >> "$T"
-  local t0=$SECONDS
-  timeout 170 env "$@" >> "$T" 2>&1
-  echo "### rc $? in $((SECONDS - t0)) s" >> "$T"
-}
 for i in $(seq "$N"); do
   run "kernel waits, st_chunk_reduce, try $i" $F --algo gemm_st_chunk_reduce --m 4096,16384 --iters 20 --machine $M
   run "stream waits (SYMM_PLAN_KERNEL_WAITS=0), st_chunk_reduce, try $i" SYMM_PLAN_KERNEL_WAITS=0 \
