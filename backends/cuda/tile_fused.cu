@@ -60,7 +60,8 @@ struct ProgramParams {
   // (the copy engines' pushes still run beside it; the mm_rs programs take it as 2); 4
   // (own-from-work) = AgMmTiles loading my own rows from my slot of the gathered A (no plan writes
   // it; the fused bench fills it with my shard) instead of my shard (the shard the copy engines read meanwhile; the
-  // mm_rs programs take it as 2); 0 = the program.
+  // mm_rs programs take it as 2); 5 (compute-plain) = MmRsTiles as 2, its tiles stored into my plain
+  // C instead of the symmetric `work` (overwriting each other: timing only); 0 = the program.
   int debug = 0;
 };
 
@@ -505,7 +506,9 @@ __global__ void __launch_bounds__(384, 1)
           uint32_t j;
           L::at(g, w, s, t, i, j);
           const int o = L::owner(me, w, i);
-          T* dst = (push ? peer_of(h, work, o) : work) + L::dst_offset(push, o, me, rows, p.n);
+          // (Diagnosis 5, compute-plain: compute-only, every tile stored into my plain C at its row
+          // within the owner's rows, whatever the owner: is the symmetric heap the stores' cost?)
+          T* dst = pp.debug == 5 ? c : (push ? peer_of(h, work, o) : work) + L::dst_offset(push, o, me, rows, p.n);
           mma_tile<BN, TT>(acc, ring, pos, kblocks, cw);
           release_pending();  // the previous tile's, ordered after its stores by the sync below it
           store_tile_plain<BN, TT>(acc, dst, p.n, int(rows), int(p.n), int(g.row0(j)), int(g.col0(j)), cw, ring);
@@ -587,7 +590,12 @@ cudaError_t launch_program(cudaStream_t stream, const DeviceHandle& h, const CUt
   static const int debug = [] {
     const char* e = std::getenv("SYMM_DEBUG_MMRS_TILES");
     const std::string v = e ? e : "";
-    return v == "no-reduce" ? 1 : v == "compute-only" ? 2 : v == "no-wait" ? 3 : v == "own-from-work" ? 4 : 0;
+    return v == "no-reduce"       ? 1
+           : v == "compute-only"  ? 2
+           : v == "no-wait"       ? 3
+           : v == "own-from-work" ? 4
+           : v == "compute-plain" ? 5
+                                  : 0;
   }();
   pp.debug = debug;
   if (tile_n == 256)

@@ -154,6 +154,14 @@ class FusedBench {
       m.a = ag ? base_full.get() : a_plain.get();
       m.b = b.get();
       m.c = ag ? base_c.get() : base_full.get();
+      // Diagnosis only (timing; the baseline is never checked): SYMM_DEBUG_TILE_GEMM_C=heap stores
+      // mm_rs's tile_gemm product into the symmetric scratch (the pull program's `work`) instead of
+      // plain memory: does the symmetric heap slow the tiles' stores?
+      static const bool into_heap = [] {
+        const char* e = std::getenv("SYMM_DEBUG_TILE_GEMM_C");
+        return e && std::string(e) == "heap";
+      }();
+      if (into_heap && !ag) m.c = f.work;
       m.m = uint32_t(s.m), m.n = uint32_t(s.n), m.k = uint32_t(kl);
       const int blocks = tile_blocks(f.sms, TileGrid(m.m, m.n).tiles());
       const DeviceHandle& h = rt_.handle();
