@@ -13,7 +13,8 @@
 // within one GPU is left out: the driver runs a device-to-device memcpy as a kernel (calibrate's ce_copy_local rows: ~1
 // us, and they wait for a running GEMM's SMs). On a team machine (Machine::team) the engines are the
 // GPU's, shared by its ranks, and a copy between two ranks of one GPU (calibrate's team ce_copy
-// rows, whose rate ce_GBps then is) weighs on that GPU's HBM, its read and its write.
+// rows, whose rate ce_GBps then is) weighs on that GPU's HBM, its read and its write, and waits
+// for the GEMMs running on that GPU when it comes up (gemm.cpp; streams.cpp's copy item).
 #include <algorithm>
 
 #include "backends/sim/simulator.h"

@@ -126,6 +126,9 @@ Simulator::Simulator(const RunSpec& spec, Workload work, std::vector<int> call_b
     ce_waiting_.resize(std::size_t(world_));
     gemms_.assign(std::size_t(world_), 0);
     sm_waiting_.assign(std::size_t(world_), {});
+    gpu_gemm_seq_.assign(std::size_t(world_), 0);
+    gpu_gemms_.assign(std::size_t(world_), {});
+    gpu_sm_waiting_.assign(std::size_t(world_), {});
     for (int r = 0; r < world_; ++r)
       for (int s = 0; s < streams_n_; ++s) {
         Stream& st = stream_at(r, s);

@@ -10,7 +10,9 @@
 // SMs (measured on one H200, experiments/results/h200x1/calibrate_h200x1.csv, conc_* rows: a copy
 // kernel launched beside a running cuBLASLt GEMM ends after the GEMM, which is not slowed; a copy
 // kernel launched first keeps its speed and the GEMM after it takes 7-13% longer): a kernel
-// launched while a GEMM of the rank runs starts when the GEMM ends; a GEMM runs in kGemmSlices
+// launched while a GEMM of the rank runs starts when the GEMM ends (on a team machine: when every
+// GEMM that was running on its GPU, any rank's, has ended; and so does a copy between two ranks
+// of one GPU, a device-to-device memcpy the driver runs as a kernel); a GEMM runs in kGemmSlices
 // equal slices, each at the rate of the SMs no kernel of the rank holds when it starts (sms - B
 // of sms; on a team machine the SMs the blocks of every rank on the GPU hold), and GEMMs of ranks
 // sharing a GPU split its tensor rate (res_tensor). (The data also show the copy running 2.6-4x
@@ -78,6 +80,11 @@ void Simulator::start_gemm(Stream& s) {
                             (over_link(me, lc.space) ? double(c_bytes) / gbps_to_bpp(m_.nvlink_egress_GBps) : 0.0);
   x.gemm_slices_left = kGemmSlices;
   ++gemms_[std::size_t(me)];
+  if (m_.team) {  // numbered on its GPU: the kernels and copies that come up while it runs wait for it
+    const std::size_t gi = std::size_t(gpu(me));
+    x.gemm_seq = ++gpu_gemm_seq_[gi];
+    gpu_gemms_[gi].insert(x.gemm_seq);
+  }
   x.gemm_cap = BytesPerPs(double(x.bytes) / std::max(compute_ps, 1.0));
   x.gemm_c_bytes = c_bytes;
   if (data_) {
@@ -137,10 +144,42 @@ int Simulator::blocks_on_gpu(int rank) const {
   return held;
 }
 
+// A team machine: a GEMM started on this rank's GPU (by any rank) is still running.
+bool Simulator::gpu_gemm_ahead(int rank) const { return !gpu_gemms_[std::size_t(gpu(rank))].empty(); }
+
+// A team machine: the stream's kernel or copy within the GPU waits for every GEMM running on its
+// GPU now (not for those that start later: the block scheduler serves grids in launch order).
+void Simulator::wait_gpu_gemms(Stream& s) {
+  const std::size_t gi = std::size_t(gpu(s.rank));
+  s.waiting = true;
+  gpu_sm_waiting_[gi].push_back(GpuWaiter{s.rank * streams_n_ + s.index, gpu_gemm_seq_[gi]});
+}
+
 // A GEMM's end frees the SMs first: a kernel that waited for them starts before the stream's
 // next item (a next GEMM then gets the SMs the kernel leaves), as the block scheduler serves
-// work in the order it was launched.
-void Simulator::gemm_landed(int rank) {
+// work in the order it was launched. On a team machine the GPU's: a waiter goes on once no GEMM
+// that started before it came up runs.
+void Simulator::gemm_landed(int rank, uint64_t seq) {
+  if (m_.team) {
+    const std::size_t gi = std::size_t(gpu(rank));
+    --gemms_[std::size_t(rank)];
+    gpu_gemms_[gi].erase(seq);
+    const uint64_t oldest = gpu_gemms_[gi].empty() ? ~uint64_t(0) : *gpu_gemms_[gi].begin();
+    std::deque<GpuWaiter>& w = gpu_sm_waiting_[gi];
+    std::vector<int> go;
+    for (auto it = w.begin(); it != w.end();)
+      if (it->upto < oldest)
+        go.push_back(it->stream), it = w.erase(it);
+      else
+        ++it;
+    for (int id : go) {
+      Stream& k = stream_at(id / streams_n_, id % streams_n_);
+      k.waiting = false;
+      k.sm_cleared = true;
+      start_item(k);
+    }
+    return;
+  }
   if (--gemms_[std::size_t(rank)] > 0) return;
   std::deque<int>& w = sm_waiting_[std::size_t(rank)];
   while (!w.empty()) {

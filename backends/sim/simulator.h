@@ -25,6 +25,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -161,6 +162,7 @@ struct Transfer {
   BytesPerPs gemm_cap = 0;  // gemm: the rate that makes its HBM flow take the compute time on all SMs
   std::size_t gemm_c_bytes = 0;
   int gemm_slices_left = 0;  // gemm: its flow runs in kGemmSlices equal parts, each at the SMs then free
+  uint64_t gemm_seq = 0;     // gemm on a team machine: its start's number on its GPU (gemm.cpp)
   // A strided landing (mma_tile's C, tiles.cpp): `rows` rows of row_bytes, dst_pitch apart, packed
   // back to back in `data`; 0: the bytes land contiguously.
   uint32_t rows = 0;
@@ -355,7 +357,11 @@ class Simulator {
   // gemm.cpp
   void start_gemm(Stream& s);
   void start_gemm_flow(Transfer& x, uint32_t index);
-  void gemm_landed(int rank);
+  void gemm_landed(int rank, uint64_t seq);
+  // A team machine: whether a GEMM started on rank's GPU before `upto` still runs; a kernel or a
+  // copy within the GPU that comes up then waits for those GEMMs (gemm.cpp).
+  bool gpu_gemm_ahead(int rank) const;
+  void wait_gpu_gemms(Stream& s);
   static std::string plan_slot_name(uint32_t slot);
   bool stream_deadlock();  // throws kDeadlock naming the first stuck stream; false if none waits
   void check_stream_read(Stream& s, int rank, uint64_t off, std::size_t bytes);
@@ -444,6 +450,15 @@ class Simulator {
   };
   std::vector<FlagBatch> batch_;             // per rank, within a call (StreamItem::batched)
   std::vector<std::deque<int>> sm_waiting_;  // per rank: streams whose kernel waits for the SMs
+  // A team machine, per GPU (gemm.cpp): GEMMs started so far, the numbers of those running, and
+  // the streams whose kernel or copy waits for the GEMMs running when it came up (up to number).
+  std::vector<uint64_t> gpu_gemm_seq_;
+  std::vector<std::set<uint64_t>> gpu_gemms_;
+  struct GpuWaiter {
+    int stream;  // rank * streams_n_ + stream index
+    uint64_t upto;
+  };
+  std::vector<std::deque<GpuWaiter>> gpu_sm_waiting_;
   std::unordered_map<uint64_t, Stream*> stream_waiters_;
   TimePs ce_startup_ps_ = 0;
   TimePs ce_launch_ps_ = 0;    // a cold peer copy's start beyond ce_startup_ps_ (copy_engines.cpp)

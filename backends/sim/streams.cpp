@@ -146,7 +146,9 @@ void Simulator::start_item(Stream& s) {
   switch (it.kind) {
     case ItemKind::kLaunch: {
       Host& h = hosts_[std::size_t(me)];
-      if (gemms_[std::size_t(me)] > 0) {  // the GEMM holds the SMs: the blocks start when it ends
+      if (m_.team && gpu_gemm_ahead(me) && !s.sm_cleared) return wait_gpu_gemms(s);  // any rank's GEMM
+      s.sm_cleared = false;
+      if (!m_.team && gemms_[std::size_t(me)] > 0) {  // the GEMM holds the SMs: the blocks start when it ends
         s.waiting = true;
         sm_waiting_[std::size_t(me)].push_back(s.index);
         return;
@@ -173,6 +175,16 @@ void Simulator::start_item(Stream& s) {
     }
     case ItemKind::kCopy: {
       if (it.bytes == 0) return item_done(s);
+      // A team machine: a copy between ranks of one GPU is a device-to-device memcpy, which the
+      // driver runs as a kernel (copy_engines.cpp): it waits for the GEMMs running on the GPU.
+      if (m_.team && !s.sm_cleared && gpu_gemm_ahead(me)) {
+        const Loc src = decode_host(me, s.index, it.src, it.bytes, "copy_engine");
+        const Loc dst = decode_host(me, s.index, it.dst, it.bytes, "copy_engine");
+        if (src.space >= 0 && dst.space >= 0 && src.space < world_ && dst.space < world_ && gpu(src.space) == gpu(me) &&
+            gpu(dst.space) == gpu(me))
+          return wait_gpu_gemms(s);
+      }
+      s.sm_cleared = false;
       ce_waiting_[std::size_t(gpu(me))].push_back(me * streams_n_ + s.index);
       return grant_copy_engines(me);
     }
@@ -321,7 +333,7 @@ void Simulator::land_stream(Transfer& x, uint32_t index) {
   if (kind == TransferKind::kCopyEngine)
     copy_landed(s.rank);
   else
-    gemm_landed(s.rank);
+    gemm_landed(s.rank, x.gemm_seq);
   item_done(s);
 }
 

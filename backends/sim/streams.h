@@ -70,6 +70,9 @@ struct Stream {
   // The stream's previous item of this call was a copy: a copy after it starts warm (its engine
   // took its descriptor while the previous copy ran; copy_engines.cpp, ce_launch_us).
   bool after_copy = false;
+  // A team machine (gemm.cpp): the current item (a kernel, or a copy within the GPU) waited for the
+  // GEMMs running on its GPU when it came up and may start now, whatever GEMM has started since.
+  bool sm_cleared = false;
 };
 
 // An event of one rank: the latest record enqueued and the latest that has run (records of

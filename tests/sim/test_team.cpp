@@ -141,6 +141,37 @@ TEST(Team, AGemmGetsTheSmsNoKernelOfItsGpuHolds) {
   EXPECT_GT(shared, apart + 1);
 }
 
+// Rank 0 multiplies 64 x 32 x 1024 (4.194 us on tiny); rank 1 multiplies 8 x 32 x 128 (a few ns),
+// then, with kCopy, copies 1024 B of its work into rank 0's by copy engine (kCopyOnly: the copy alone).
+template <bool kCopy, bool kCopyOnly = false>
+struct CopyAfterAGemm {
+  template <class T, class Host>
+  static void run(Host& h, const FusedArgs& f) {
+    char* work = static_cast<char*>(f.work);
+    if (h.rank() == 0) {
+      if (!kCopyOnly) main_gemm<T>(h, f.a, f.b, work, 64, 32, 1024);
+      return;
+    }
+    if (!kCopyOnly) main_gemm<T>(h, f.a, f.b, work + 8192, 8, 32, 128);
+    if (kCopy || kCopyOnly) h.copy_engine(kMainStream, h.peer(work, 0) + 4096, work + 8192, 1024);
+  }
+};
+
+TEST(Team, ACopyWithinTheGpuWaitsForItsRunningGemms) {
+  // On one GPU a copy between two ranks is a device-to-device memcpy, a kernel of the driver's:
+  // rank 1's copy comes up while rank 0's GEMM runs and starts when it ends (gemm.cpp), so the call
+  // takes the GEMMs' time and then the whole copy. On a GPU each the copy crosses NVLink beside it.
+  FusedRunSpec s = gemm_spec(tiny_team());
+  s.shape.m = 256, s.shape.n = 32, s.shape.k = 2048;
+  const double gemms = run_fused_plan<CopyAfterAGemm<false>>(s).time_us;
+  const double copy = run_fused_plan<CopyAfterAGemm<false, true>>(s).time_us - 1;  // less the launch
+  const double both = run_fused_plan<CopyAfterAGemm<true>>(s).time_us;
+  EXPECT_GT(copy, 2);  // the engine's 1 us start and 1.024 us at 1 GB/s
+  EXPECT_NEAR(both, gemms + copy, 0.05);
+  s.machine.gpus = 2;  // a GPU each: the copy runs beside rank 0's GEMM
+  EXPECT_LT(run_fused_plan<CopyAfterAGemm<true>>(s).time_us, run_fused_plan<CopyAfterAGemm<false>>(s).time_us + 0.5);
+}
+
 TEST(Team, RanksOnOneGpuShareItsCopyEngines) {
   // all_gather.ce at 2048 B on 2 ranks: each rank's copy engine pushes its 1024 B to the peer
   // (1 us start + 1.024 us at 1 GB/s, HBM made fast here, landing 1 us later: the engine is the
