@@ -21,20 +21,7 @@ __global__ void plan_flag_waits_kernel(const __grid_constant__ DeviceHandle h,
                                        const __grid_constant__ PlanFlagWaits w) {
   const int i = int(threadIdx.x);
   uint32_t* f = i < w.n ? h.pad_local + w.slot[i] : nullptr;
-  if (f) {
-    const uint32_t value = w.value[i];
-    const long long t0 = clock64();
-    uint32_t v;
-    for (uint32_t polls = 0;; ++polls) {
-      asm volatile("ld.acquire.sys.global.u32 %0, [%1];" : "=r"(v) : "l"(f) : "memory");
-      if (v == value) break;
-      if ((polls & (detail::kPoisonEvery - 1)) == 0 && detail::poisoned(h.poison)) break;
-      if (static_cast<unsigned long long>(clock64() - t0) > h.timeout_cycles) {
-        detail::report_flag_timeout(h, w.slot[i], value, v);
-        break;
-      }
-    }
-  }
+  if (f) detail::acquire_flag<true>(h, w.slot[i], w.value[i]);
   __syncthreads();  // every wait has passed before any flag is reset
   if (f) asm volatile("st.relaxed.sys.global.u32 [%0], %1;" ::"l"(f), "r"(0u) : "memory");
 }

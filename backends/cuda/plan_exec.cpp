@@ -78,8 +78,7 @@ PlanExec::PlanExec(const DeviceHandle& h, cudaStream_t main, int streams, int th
   wait_fn_ = driver_fn("cuStreamWaitValue32");
   batch_fn_ = driver_fn("cuStreamBatchMemOp");
   if (const char* e = std::getenv("SYMM_PLAN_BATCH_MEMOPS")) batch_enabled_ = std::string(e) != "0";
-  kernel_waits_ = h_.gpu_ranks > 1;
-  if (const char* e = std::getenv("SYMM_PLAN_KERNEL_WAITS")) kernel_waits_ = kernel_waits_ && std::string(e) != "0";
+  kernel_waits_ = plan_waits_in_kernels(h_);
   gemm_ = std::make_unique<GemmRunner>(streams, h_.gpu_ranks);
 }
 
@@ -167,6 +166,11 @@ void PlanExec::wait_flag(int s, uint32_t slot, uint32_t value) {
   cudaEvent_t e = next_wait_event();
   record_event(e, stream(s));  // a graph replay records it too: the watchdog reads it after each
   waits_.push_back(PlanWait{s, slot, value, e});
+}
+
+bool plan_waits_in_kernels(const DeviceHandle& h) {
+  const char* e = std::getenv("SYMM_PLAN_KERNEL_WAITS");
+  return h.gpu_ranks > 1 && !(e && std::string(e) == "0");
 }
 
 bool PlanExec::batching() const { return batch_enabled_ && !tracer_ && !capturing_team_edges(); }

@@ -55,6 +55,10 @@
 
 namespace symm::cuda {
 
+// Whether a rank's host plans wait for flags in a kernel (above): its GPU holds other ranks of its
+// team (h.gpu_ranks > 1) and SYMM_PLAN_KERNEL_WAITS is not 0.
+bool plan_waits_in_kernels(const DeviceHandle& h);
+
 // One stream wait a call enqueued: which flag, and the event recorded right after it.
 struct PlanWait {
   int stream = 0;

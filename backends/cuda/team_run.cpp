@@ -3,11 +3,11 @@
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
-#include <string>
 #include <vector>
 
 #include "backends/cuda/check.h"
 #include "backends/cuda/kernels.h"
+#include "backends/cuda/plan_exec.h"
 #include "backends/cuda/rank_memory.h"
 #include "backends/cuda/team.h"
 
@@ -64,14 +64,12 @@ void print_team_header(const Runtime& rt) {
   SYMM_CUDA_CHECK(cudaGetDeviceCount(&gpus));
   const char* loading = std::getenv("CUDA_MODULE_LOADING");
   const char* connections = std::getenv("CUDA_DEVICE_MAX_CONNECTIONS");
-  const char* kernel_waits = std::getenv("SYMM_PLAN_KERNEL_WAITS");
-  const bool waits_in_kernels = rt.handle().gpu_ranks > 1 && !(kernel_waits && std::string(kernel_waits) == "0");
   std::printf(
       "# in-process team: %d ranks on %d GPU(s) (%s), ranks round-robin, %d on this GPU; plain device memory, "
       "no NCCL (rows checked against float64 only); host plans' flag waits %s; CUDA_MODULE_LOADING=%s "
       "CUDA_DEVICE_MAX_CONNECTIONS=%s\n",
       rt.world(), team_gpus_used(rt.world(), gpus), rt.device_name().c_str(), rt.handle().gpu_ranks,
-      waits_in_kernels ? "in kernels (outside team graphs)" : "as stream memory operations",
+      plan_waits_in_kernels(rt.handle()) ? "in kernels (outside team graphs)" : "as stream memory operations",
       loading ? loading : "(unset)", connections ? connections : "(unset: 8)");
   std::fflush(stdout);
 }

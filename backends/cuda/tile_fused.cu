@@ -65,22 +65,6 @@ struct ProgramParams {
   int debug = 0;
 };
 
-// One thread: BlockCtx::wait(slot, value, kAcquire)'s spin, bounded, with its poison checks.
-__device__ void wait_acquire(const DeviceHandle& h, uint32_t slot, uint32_t value) {
-  const uint32_t* f = h.pad_local + slot;
-  const long long t0 = clock64();
-  uint32_t v;
-  for (uint32_t polls = 0;; ++polls) {
-    asm volatile("ld.acquire.sys.global.u32 %0, [%1];" : "=r"(v) : "l"(f) : "memory");
-    if (v >= value) return;
-    if ((polls & (detail::kPoisonEvery - 1)) == 0 && detail::poisoned(h.poison)) return;
-    if (static_cast<unsigned long long>(clock64() - t0) > h.timeout_cycles) {
-      detail::report_flag_timeout(h, slot, value, v);
-      return;
-    }
-  }
-}
-
 // One thread, after a barrier that ordered the tile's stores of every consumer thread before it:
 // BlockCtx::signal(peer, slot, value, kRelease).
 __device__ void signal_release(const DeviceHandle& h, int peer, uint32_t slot, uint32_t value) {
@@ -156,7 +140,8 @@ __device__ __forceinline__ void acquire_task(const DeviceHandle& h, const symm::
   for (uint32_t i = tid; i < uint32_t(h.world) * g.tn; i += nthreads) {
     const uint32_t j = L::task_tile(g, u, i % g.tn);
     const int r = int(i / g.tn);
-    wait_acquire(h, L::wait_slot(g, h.world, nc, h.rank, r, j), L::wait_value(base, g, h.world, nc, h.rank, r, j));
+    detail::acquire_flag(h, L::wait_slot(g, h.world, nc, h.rank, r, j),
+                         L::wait_value(base, g, h.world, nc, h.rank, r, j));
   }
 }
 
@@ -204,7 +189,7 @@ __device__ __forceinline__ void sum_piece(const uint4* st, uint4* out, uint32_t 
 // keeps a whole stage in flight from one thread. A stage holds one piece of every source (the
 // world ranks' partials of my rows in rank order, `piece` bytes each, at r * piece); a task is
 // its rows' bytes in pieces. Producer warpgroup (128 threads): the task's flags, one per thread,
-// all at once (wait_acquire), a barrier of the warpgroup that extends them to thread 0, which
+// all at once (detail::acquire_flag), a barrier of the warpgroup that extends them to thread 0, which
 // orders its async-proxy reads after them (fence.proxy.async.global, as AgMmTiles' producer) and
 // pulls the pieces, each stage on its `full` barrier with its bytes. Consumers (256 threads): per
 // stage, the fp32 sum of the world sources in rank order (as BlockCtx::reduce) stored into C; then
@@ -387,7 +372,7 @@ __global__ void __launch_bounds__(384, 1)
           continue;
         }
         if (acquired != walk.seg) {
-          if (pp.debug != 3) wait_acquire(h, walk.flag_slot(), 1);
+          if (pp.debug != 3) detail::acquire_flag(h, walk.flag_slot(), 1);
           asm volatile("fence.proxy.async.global;" ::: "memory");
           acquired = walk.seg;
         }
@@ -452,7 +437,7 @@ __global__ void __launch_bounds__(384, 1)
       if (k != acquired && pp.debug == 0) {
         // The chunk's flags, one peer's per consumer thread, all at once (not one thread's chain).
         const int i = int(threadIdx.x) - 128 + 1;
-        if (i < w) wait_acquire(h, pad::plan_flag(pad::kPlanData, int(k), (me + i) % w), 1);
+        if (i < w) detail::acquire_flag(h, pad::plan_flag(pad::kPlanData, int(k), (me + i) % w), 1);
         consumers_sync();  // extends each acquiring thread's acquire to the other consumer threads
         acquired = k;
       }

@@ -51,6 +51,26 @@ __device__ inline void report_flag_timeout(const DeviceHandle& h, uint32_t slot,
   report_wait_timeout(h, WaitError::kFlag, slot, expected, seen, 0, nullptr);
 }
 
+// One thread's bounded acquire on this rank's pad slot `slot` (BlockCtx::wait(slot, value,
+// kAcquire)'s spin, with its poison checks and its report on expiry): until the flag is >= value,
+// or == value with kExact (as cuStreamWaitValue32's CU_STREAM_WAIT_VALUE_EQ: a host plan's waits
+// in a kernel, launch_plan_flag_waits).
+template <bool kExact = false>
+__device__ void acquire_flag(const DeviceHandle& h, uint32_t slot, uint32_t value) {
+  const uint32_t* f = h.pad_local + slot;
+  const long long t0 = clock64();
+  uint32_t v;
+  for (uint32_t polls = 0;; ++polls) {
+    asm volatile("ld.acquire.sys.global.u32 %0, [%1];" : "=r"(v) : "l"(f) : "memory");
+    if (kExact ? v == value : v >= value) return;
+    if ((polls & (kPoisonEvery - 1)) == 0 && poisoned(h.poison)) return;
+    if (static_cast<unsigned long long>(clock64() - t0) > h.timeout_cycles) {
+      report_flag_timeout(h, slot, value, v);
+      return;
+    }
+  }
+}
+
 // A packet wait (reduce_ll) expired: packet `packet` of the buffer at `buf` (in this rank's heap)
 // held epoch `seen`, not `expected`.
 __device__ inline void report_packet_timeout(const DeviceHandle& h, const void* buf, std::size_t packet,

@@ -358,8 +358,8 @@ class Simulator {
   void start_gemm(Stream& s);
   void start_gemm_flow(Transfer& x, uint32_t index);
   void gemm_landed(int rank, uint64_t seq);
-  // A team machine: whether a GEMM started on rank's GPU before `upto` still runs; a kernel or a
-  // copy within the GPU that comes up then waits for those GEMMs (gemm.cpp).
+  // A team machine: whether a GEMM runs on rank's GPU (any rank's); a kernel or a copy within the
+  // GPU that comes up then waits for the GEMMs running (wait_gpu_gemms, gemm.cpp).
   bool gpu_gemm_ahead(int rank) const;
   void wait_gpu_gemms(Stream& s);
   static std::string plan_slot_name(uint32_t slot);
