@@ -56,7 +56,7 @@ std::vector<std::string> split_calibrations(const std::vector<std::string>& v) {
 }  // namespace
 
 int cmd_calibrate(int argc, char** argv) {
-  std::string backend, machine = "h200x4", csv, trace_dir;
+  std::string backend, machine = "h200x4", csv, trace_dir, rows;
   int world = 0, trace_calls = 10;
   po::options_description d("calibrate options", 110, 50);
   // clang-format off
@@ -71,7 +71,10 @@ int cmd_calibrate(int argc, char** argv) {
        "cuda: folder (made if missing): after the rows, the ping-pongs and chains at 16 rounds traced verb by verb "
        "inside their kernels (calibrate.<row>.bf16.n16.{graph,eager}.json, the simulator's block tracks; "
        "experiments/verb_compare.py prints their steps)")
-      ("trace-calls", po::value(&trace_calls)->default_value(trace_calls), "cuda, with --trace: calls traced per row");
+      ("trace-calls", po::value(&trace_calls)->default_value(trace_calls), "cuda, with --trace: calls traced per row")
+      ("rows", po::value(&rows),
+       "only these rows: a comma list of row names (apps/harness/sim/calib.h), or prefixes ending in * "
+       "(copy_local,launch; pingpong_*); the device_* rows are always written. Default: every row");
   // clang-format on
   po::variables_map vm;
   parse_args(argc, argv, d, vm);
@@ -80,12 +83,13 @@ int cmd_calibrate(int argc, char** argv) {
     return kExitOk;
   }
   po::notify(vm);
+  const std::vector<std::string> only = rows.empty() ? std::vector<std::string>{} : split_list(rows);
   if (backend == "cuda") {
 #if SYMM_HAVE_CUDA
     if (world != 0) prepare_team(world, "calibrate --backend cuda");
     if (trace_calls < 1) fail(ErrorCode::kInvalidArgument, "--trace-calls must be at least 1");
     if (!trace_dir.empty()) cuda::prepare_trace_dir(trace_dir);
-    return cuda::calibrate_main(csv, command_line(argc, argv), world, trace_dir, trace_calls);
+    return cuda::calibrate_main(csv, command_line(argc, argv), world, trace_dir, trace_calls, only);
 #else
     fail(ErrorCode::kInvalidArgument,
          "--backend cuda: this build has no CUDA backend (nvcc not found at configure time)");
@@ -96,14 +100,24 @@ int cmd_calibrate(int argc, char** argv) {
     fail(ErrorCode::kInvalidArgument,
          "--trace: the simulator's rows are predictions (symmcoll run --trace traces a call)");
   const sim::Machine m = for_option("--machine", [&] { return sim::Machine::by_name(machine); });
-  const int w = world ? world : m.gpus;
-  if (w < 2 || w > m.gpus)
-    fail(ErrorCode::kInvalidArgument, "--world " + std::to_string(w) + " is outside 2.." + std::to_string(m.gpus));
+  // A team machine's ranks share its GPUs (2..8 ranks, as calibrate --backend cuda --world N runs them).
+  const int most = m.team ? 8 : m.gpus;
+  const int w = world ? world : (m.team ? 2 : m.gpus);
+  if (w < 2 || w > most)
+    fail(ErrorCode::kInvalidArgument, "--world " + std::to_string(w) + " is outside 2.." + std::to_string(most) +
+                                          (m.team ? " (ranks of a team machine)" : ""));
   check_writable(csv);
   sim::CalibTable t;
   t.comments.push_back(command_line(argc, argv));
   t.comments.push_back(" predicted by the simulator from " + std::filesystem::path(m.path).filename().string());
-  t.rows = sim::simulate_calibration(m, w);
+  sim::CalibPlan plan;
+  plan.only = only;
+  t.rows = sim::simulate_calibration(m, w, plan);
+  if (!only.empty() &&
+      t.rows.size() == std::size_t(std::count_if(t.rows.begin(), t.rows.end(), [](const sim::CalibRow& r) {
+        return r.bench.starts_with("device_");
+      })))
+    fail(ErrorCode::kInvalidArgument, "--rows '" + rows + "' matched no row (apps/harness/sim/calib.h lists the rows)");
   OutputFile f(csv);
   sim::write_calibration(f.stream(), t);
   f.commit();

@@ -26,9 +26,28 @@ inline constexpr std::size_t kLlChainRound = 3 * kLlChainBytes;
 inline constexpr uint32_t kMaxRounds = 1024;
 
 struct CalibPlan {
+  // The rows to run (calibrate --rows): names, or prefixes ending in '*'; empty: every row. The
+  // device rows (device_*) are always written.
+  std::vector<std::string> only;
+  bool wants(const std::string& bench) const {
+    if (only.empty() || bench.starts_with("device_")) return true;
+    for (const std::string& e : only)
+      if (e == bench || (e.ends_with('*') && bench.starts_with(e.substr(0, e.size() - 1)))) return true;
+    return false;
+  }
+  // Might a row whose name starts with `prefix` be wanted? (Skips a whole group of rows.)
+  bool wants_group(const std::string& prefix) const {
+    if (only.empty()) return true;
+    for (const std::string& e : only) {
+      const std::string stem = e.ends_with('*') ? e.substr(0, e.size() - 1) : e;
+      if (stem.starts_with(prefix) || prefix.starts_with(stem)) return true;
+    }
+    return false;
+  }
   std::vector<int> rounds{1, 2, 4, 8, 16, 32};                     // ping-pongs, load chains
   std::vector<double> small_bytes{1 << 20, 4 << 20, 16 << 20};     // copy_peer, ce_copy
   std::vector<double> big_bytes{16 << 20, 64 << 20, 256 << 20};    // scatter, incast, local
+  std::vector<double> l2_bytes{1 << 20, 4 << 20};                  // local copies the L2 holds (l2_GBps)
   std::vector<double> link_bytes{64 << 20, 128 << 20, 256 << 20};  // ce_link_oneway / _twoway (CUDA only)
   std::vector<int> peer_blocks{1, 2, 4, 8, 16, 32, 64};            // copy_peer's rate vs blocks
   std::vector<int> barrier_rounds{1, 4, 16};  // barrier_blocks rows: rounds per call, at each of peer_blocks

@@ -68,17 +68,18 @@ void Simulator::start_copy_flow(Transfer& x, uint32_t index) {
     }
     x.data.assign(ptr(x.src_space, x.src_off), ptr(x.src_space, x.src_off) + x.bytes);
   }
-  add_transfer_uses(x, me, x.src_space, x.dst_space, 1, 1);
+  add_transfer_uses(x, index, me, Loc{x.src_space, x.src_off}, x.bytes, Loc{x.dst_space, x.dst_off}, x.bytes, 1, 1);
   // A peer copy's local side stays off HBM: the engine's ~0.4 TB/s is a small part of HBM's raw
   // rate, which hbm_GBps (a copy kernel's rate, read + write, all SMs) leaves room beside; shared
   // per flow against it, the blocks of a kernel beside the engine took nearly all of it (64 local
   // copy blocks held all_gather.ce_st's peer copy to ~5 % of its rate).
   // A copy between two ranks on one GPU (a team machine) is all HBM, its read and its write.
-  if ((x.posted && over_link(me, x.dst_space)) || (x.remote_load && over_link(x.src_space, me)))
+  if ((x.posted && over_link(me, x.dst_space)) || (x.remote_load && over_link(x.src_space, me))) {
     use_w_[res_hbm(me)] = 0;
-  if (use_w_[res_hbm(me)] == 0)
-    uses_.erase(std::remove_if(uses_.begin(), uses_.end(), [&](const Use& u) { return u.res == res_hbm(me); }),
-                uses_.end());
+    if (!l2_.empty()) use_w_[res_l2(me)] = 0;
+  }
+  uses_.erase(std::remove_if(uses_.begin(), uses_.end(), [&](const Use& u) { return use_w_[u.res] == 0; }),
+              uses_.end());
   for (Use& u : uses_) u.weight = use_w_[u.res], use_w_[u.res] = 0;
   net_.start(q_.now(), uses_, ce_bpp_, double(x.bytes), index);
 }

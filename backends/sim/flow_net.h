@@ -42,6 +42,11 @@ class FlowNet {
   // (-1: no flows left).
   TimePs resolve(TimePs now, std::vector<uint64_t>& done);
 
+  // Flows started from now on keep their place (remaining); off by default (a lookup per flow).
+  void track_progress() { track_ = true; }
+  // The share (0..1) of a tracked running flow's size still to come at `now` (0: not running).
+  double remaining(uint64_t token, TimePs now) const;
+
   // Load (bytes/ps) on each resource as of the last resolve.
   const std::vector<double>& load() const { return load_; }
   std::size_t flows() const { return flows_; }
@@ -77,6 +82,12 @@ class FlowNet {
   std::string key_;  // scratch for the signature
   uint64_t seq_ = 0;
   std::size_t flows_ = 0;
+  struct Where {
+    uint32_t cls;
+    double tag, size;
+  };
+  bool track_ = false;
+  std::unordered_map<uint64_t, Where> where_;  // tracked running flows by token
   // Solver scratch, per resource.
   std::vector<double> frozen_load_, weight_, load_;
   std::vector<int> users_;

@@ -41,6 +41,8 @@ std::vector<Key> keys_of(Machine& m) {
       {"block_GBps", &m.block_GBps, nullptr},
       {"sms", nullptr, &m.sms},
       {"hbm_GBps", &m.hbm_GBps, nullptr},
+      {"l2_MB", &m.l2_MB, nullptr, true},
+      {"l2_GBps", &m.l2_GBps, nullptr, true},
       {"launch_eager_us", &m.launch_eager_us, nullptr},
       {"launch_graph_us", &m.launch_graph_us, nullptr},
       {"launch_eager_gap_us", &m.launch_eager_gap_us, nullptr, true},
@@ -141,6 +143,9 @@ Machine Machine::parse(const std::string& text, const std::string& path) {
   if (m.release_fence_share > 1)
     fail(ErrorCode::kInvalidArgument, path + ": key 'release_fence_share' is a share of acquire_us, at most 1 (got " +
                                           std::to_string(m.release_fence_share) + ")");
+  if (m.l2_MB > 0 && m.l2_GBps <= 0)
+    fail(ErrorCode::kInvalidArgument, path + ": key 'l2_GBps' must be positive where l2_MB is (an L2 of " +
+                                          std::to_string(m.l2_MB) + " MB needs its bandwidth)");
   if ((m.gemm_tile_m == 0) != (m.gemm_tile_n == 0))
     fail(ErrorCode::kInvalidArgument, path + ": gemm_tile_m and gemm_tile_n are both 0 (no tiles) or both positive");
   return m;

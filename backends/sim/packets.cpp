@@ -89,7 +89,7 @@ void Simulator::put_ll(Block& b, uintptr_t dst, uintptr_t src, std::size_t bytes
   // One unit of progress = one packet byte: half a byte of source data. Across NVLink a packet
   // byte occupies ll_wire_bytes / 8 link bytes (machine key ll_wire_bytes: 8-byte stores do not
   // fill the link's flits as bulk stores do).
-  add_transfer_uses(x, me, s.space, d.space, 0.5, x.posted ? ll_wire_ : 1.0f);
+  add_transfer_uses(x, index, me, s, bytes, d, pb, 0.5, x.posted ? ll_wire_ : 1.0f);
   start_flow(b, index, block_bpp_, double(pb));
 }
 

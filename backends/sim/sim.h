@@ -64,7 +64,13 @@ struct Machine {
   double peer_kernel_us = 0;  // a block's first access to a peer in a kernel (0: none)
   double block_GBps = 0;      // per-block cap on any transfer
   int sms = 0;
-  double hbm_GBps = 0;             // local read+write bandwidth
+  double hbm_GBps = 0;  // local read+write bandwidth
+  // One GPU's L2 (backends/sim/l2.h): l2_MB of the bytes last touched there stay in it, as do bytes
+  // another transfer of the GPU is reading at the time; a local read or write of such bytes is not
+  // charged to hbm_GBps but only to l2_GBps (local read+write bandwidth from the L2, which every
+  // local byte also uses). l2_MB 0: no L2 model (every local byte at hbm_GBps).
+  double l2_MB = 0;
+  double l2_GBps = 0;
   double launch_eager_us = 0;      // kernel launch, eager
   double launch_graph_us = 0;      // kernel launch inside a CUDA graph
   double launch_eager_gap_us = 0;  // eager over graph per call, for a kernel longer than launch_eager_us

@@ -35,6 +35,7 @@
 #include "backends/sim/event_queue.h"
 #include "backends/sim/fiber_stack.h"
 #include "backends/sim/flow_net.h"
+#include "backends/sim/l2.h"
 #include "backends/sim/memory.h"
 #include "backends/sim/recycle.h"
 #include "backends/sim/sim.h"
@@ -167,6 +168,14 @@ struct Transfer {
   // back to back in `data`; 0: the bytes land contiguously.
   uint32_t rows = 0;
   std::size_t row_bytes = 0, dst_pitch = 0;
+  // The byte ranges of its GPU's L2 it reads while it runs (active reads, l2.h; only with
+  // Machine::l2_MB): released when it completes.
+  struct L2Touch {
+    int gpu;
+    uint64_t b, e;
+    bool read;
+  };
+  std::vector<L2Touch> l2;
 };
 
 struct FlagLand {
@@ -307,7 +316,15 @@ class Simulator {
   // The resources a copy-like transfer of rank `me` weighs on, per unit of progress: a remote
   // load (weight load_w) on the source's egress and my ingress, a posted store (store_w) on my
   // egress and the destination's ingress, and the local sides on my HBM.
-  void add_transfer_uses(const Transfer& x, int me, int src, int dst, float load_w, float store_w);
+  // With an L2 (Machine::l2_MB), a local side's HBM weight is scaled by the share of its bytes the
+  // L2 misses (l2_miss), and every local side also weighs on the GPU's L2.
+  void add_transfer_uses(Transfer& x, uint32_t index, int me, Loc src, std::size_t src_bytes, Loc dst,
+                         std::size_t dst_bytes, float load_w, float store_w);
+  // The share (0..1) of [l.off, l.off + bytes) that rank me's GPU's L2 does not hold now (1 without
+  // an L2); then touches the range (a read: held as x's active read until l2_done).
+  float l2_miss(Transfer& x, uint32_t index, int me, Loc l, std::size_t bytes, bool read);
+  // A transfer ends: its reads stop streaming (what it touched stays resident until evicted).
+  void l2_done(Transfer& x, uint32_t index);
   void start_flow(Block& b, uint32_t index, BytesPerPs cap, double size);
   void complete(uint32_t index);
   void land(uint32_t index);
@@ -326,7 +343,9 @@ class Simulator {
   // The GPU's tensor rate, capacity 1 (the whole GPU's): a GEMM at its own full rate uses all of
   // it, so co-located ranks' GEMMs (a team machine) share it max-min fairly (gemm.cpp).
   uint32_t res_tensor(int r) const { return uint32_t(4 * world_ + gpu(r)); }
-  static constexpr int kResourceKinds = 5;
+  // The GPU's L2 bandwidth (Machine::l2_GBps): every local byte's, hit or miss, with an L2 model.
+  uint32_t res_l2(int r) const { return uint32_t(5 * world_ + gpu(r)); }
+  static constexpr int kResourceKinds = 6;
 
   // ---- flags (verbs.cpp) ----
   void on_flag(uint32_t index);
@@ -411,6 +430,7 @@ class Simulator {
   double worst_err_ = 0;
 
   // ---- transfers and the network ----
+  std::vector<L2> l2_;  // per GPU (Machine::l2_MB), empty without an L2 model
   FlowNet net_;
   std::vector<Transfer> xfers_;
   std::vector<uint32_t> free_xfers_;

@@ -31,6 +31,7 @@ Transfer& Simulator::take_transfer(const char* name, uint32_t& index) {
   x.remote_load = x.posted = x.ll = x.overlapped = x.local_load = false;
   x.slice = kNoSlice;
   x.rows = 0;
+  x.l2.clear();
   return x;
 }
 
@@ -101,6 +102,7 @@ void Simulator::on_network(uint64_t gen) {
 
 void Simulator::complete(uint32_t index) {
   Transfer& x = xfers_[index];
+  if (!x.l2.empty()) l2_done(x, index);
   if (x.kind != TransferKind::kBlock) return complete_stream(index);
   // An overlapped load (verbs.cpp, copy): the block goes on once the bytes have crossed; they land
   // (and a verb that needs them waits, settle_loads) a round trip later. A copy or reduce of
@@ -161,19 +163,46 @@ void Simulator::land(uint32_t index) {
   }
 }
 
-void Simulator::add_transfer_uses(const Transfer& x, int me, int src, int dst, float load_w, float store_w) {
+void Simulator::add_transfer_uses(Transfer& x, uint32_t index, int me, Loc src, std::size_t src_bytes, Loc dst,
+                                  std::size_t dst_bytes, float load_w, float store_w) {
   // A peer on my own GPU (a team machine) is not across NVLink: its side is my GPU's HBM.
-  const bool link_load = x.remote_load && over_link(src, me), link_store = x.posted && over_link(me, dst);
+  const bool link_load = x.remote_load && over_link(src.space, me), link_store = x.posted && over_link(me, dst.space);
   if (link_load) {
-    add_use(res_egress(src), load_w);
+    add_use(res_egress(src.space), load_w);
     add_use(res_ingress(me), load_w);
   }
   if (link_store) {
     add_use(res_egress(me), store_w);
-    add_use(res_ingress(dst), store_w);
+    add_use(res_ingress(dst.space), store_w);
   }
-  // HBM is rated for copies (read + write): a local read or a local write alone is half.
-  add_use(res_hbm(me), (link_load ? 0 : load_w / 2) + (link_store ? 0 : store_w / 2));
+  // HBM is rated for copies (read + write): a local read or a local write alone is half, of the
+  // bytes the L2 does not hold.
+  const float load_local = link_load ? 0 : load_w / 2, store_local = link_store ? 0 : store_w / 2;
+  add_use(res_hbm(me), (load_local > 0 ? load_local * l2_miss(x, index, me, src, src_bytes, true) : 0) +
+                           (store_local > 0 ? store_local * l2_miss(x, index, me, dst, dst_bytes, false) : 0));
+  if (!l2_.empty()) add_use(res_l2(me), load_local + store_local);
+}
+
+float Simulator::l2_miss(Transfer& x, uint32_t index, int me, Loc l, std::size_t bytes, bool read) {
+  if (l2_.empty() || bytes == 0 || l.space == kMcSpace) return 1;
+  const int g = gpu(me);
+  L2& c = l2_[std::size_t(g)];
+  const uint64_t b = L2::address(l.space, l.off), e = b + bytes;
+  const uint64_t held = c.held(b, e, index, [&](uint32_t t) { return net_.remaining(t, q_.now()); });
+  // Touched as it starts: its bytes stream through the L2 while it runs, beside those of every
+  // transfer running with it, so a range the GPU's concurrent transfers have since pushed past
+  // l2_MB is gone by the time the next transfer asks for it.
+  c.touch(b, e);
+  if (read) {
+    c.begin_read(index, b, e);
+    x.l2.push_back({g, b, e, read});
+  }
+  return float(double(bytes - held) / double(bytes));
+}
+
+void Simulator::l2_done(Transfer& x, uint32_t index) {
+  for (const Transfer::L2Touch& t : x.l2) l2_[std::size_t(t.gpu)].end_reads(index);
+  x.l2.clear();
 }
 
 }  // namespace symm::sim

@@ -81,10 +81,9 @@ void Simulator::copy(Block& b, uintptr_t dst, uintptr_t src, std::size_t bytes) 
   }
   // A remote source's bytes take load_link_factor of the link's time per byte (machine key); a
   // source on my own GPU is an HBM read like a local one.
-  add_transfer_uses(x, me, s.space, d.space, x.remote_load && over_link(s.space, me) ? load_link_ : 1.0f, 1);
-  if (use_w_[res_hbm(me)] == 0)
-    uses_.erase(std::remove_if(uses_.begin(), uses_.end(), [&](const Use& u) { return u.res == res_hbm(me); }),
-                uses_.end());
+  add_transfer_uses(x, index, me, s, bytes, d, bytes, x.remote_load && over_link(s.space, me) ? load_link_ : 1.0f, 1);
+  uses_.erase(std::remove_if(uses_.begin(), uses_.end(), [&](const Use& u) { return use_w_[u.res] == 0; }),
+              uses_.end());
   start_flow(b, index, block_bpp_, double(bytes));
 }
 
@@ -122,7 +121,8 @@ void Simulator::reduce(Block& b, DType t, uintptr_t dst, const void* const* srcs
       add_use(res_egress(s.space), load_link_);  // machine key load_link_factor, as copy's loads
       add_use(res_ingress(me), load_link_);
     } else {
-      add_use(res_hbm(me), 0.5);
+      add_use(res_hbm(me), 0.5f * l2_miss(x, index, me, s, bytes, true));
+      if (!l2_.empty()) add_use(res_l2(me), 0.5);
     }
     if (data_) {
       if (race_) {
@@ -137,7 +137,8 @@ void Simulator::reduce(Block& b, DType t, uintptr_t dst, const void* const* srcs
     add_use(res_egress(me), 1);
     add_use(res_ingress(d.space), 1);
   } else {
-    add_use(res_hbm(me), 0.5);
+    add_use(res_hbm(me), 0.5f * l2_miss(x, index, me, d, bytes, false));
+    if (!l2_.empty()) add_use(res_l2(me), 0.5);
   }
   if (data_) {
     with_type(t, [&]<class T>() { reduce_data<T>(x.data, reinterpret_cast<const T* const*>(host_src), n, count, op); });

@@ -263,6 +263,21 @@ TEST(Calib, ATeamMachineTakesLaunchFromTheTeamAndTheGpuFromBoth) {
   expect_near_rel(f.machine.gemm_TFLOPs, alone.gemm_TFLOPs, "gemm_TFLOPs");
 }
 
+// The L2 (backends/sim/l2.h) from a team's rows: its size from device_l2_bytes, its rate from the
+// copy_local rows whose bytes on the GPU fit in it (1M and 4M at a team of 2), and HBM's from the
+// rest (16M and up); copies that fit run from the L2 in the simulator, as on the GPU.
+TEST(Calib, ATeamMachineFitsItsL2FromTheCopiesThatFitInIt) {
+  Machine in = odd_machine();
+  in.team = 1;
+  in.gpus = 1;
+  in.l2_MB = 30;
+  in.l2_GBps = 4100;
+  const FitResult f = fit_machine(table_for(in, 2), machine("h200x1"), "team", "team.csv", {"hbm_GBps", "l2_*"});
+  EXPECT_DOUBLE_EQ(f.machine.l2_MB, 30);
+  expect_near_rel(f.machine.l2_GBps, in.l2_GBps, "l2_GBps");
+  expect_near_rel(f.machine.hbm_GBps, in.hbm_GBps, "hbm_GBps");
+}
+
 // Rows that are data only never move the fit: the held-out GEMM rows (the fused ops' shapes), the
 // eager GEMM rows and the acquire chain (acquires of a flag the block set itself: as a key of its
 // own, acquire_set_us, fitted from one H100's chain at 0.19 us beside the bench-fitted fence share,

@@ -14,7 +14,7 @@ const char* const kTinyBody =
     "flag_latency_us = 1\nload_rtt_us = 2\nacquire_us = 0\nrelease_fence_share = 0\nfence_gap_us = 0\npeer_kernel_us = "
     "0\nblock_GBps = "
     "1\n"
-    "sms = 8\nhbm_GBps = 8\n"
+    "sms = 8\nhbm_GBps = 8\nl2_MB = 0\nl2_GBps = 0\n"
     "launch_eager_us = 2\nlaunch_graph_us = 1\nlaunch_eager_gap_us = 0\npdl_saving_us = 0\nstream_op_us = "
     "0\ncopy_engines = "
     "1\nce_startup_us = 1\nce_GBps = "

@@ -12,6 +12,7 @@
 #include <fstream>
 #include <functional>
 #include <sstream>
+#include <string_view>
 #include <vector>
 
 #include "apps/harness/cuda/bench_common.h"
@@ -36,17 +37,21 @@ constexpr int kIters = 15, kWarmup = 3;
 
 class Calibrator {
  public:
-  Calibrator(Runtime& rt, std::size_t half) : rt_(rt), half_(half), timer_(rt, kIters) {}
+  Calibrator(Runtime& rt, std::size_t half, const calib::CalibPlan& plan)
+      : rt_(rt), half_(half), plan_(plan), timer_(rt, kIters) {}
 
   // One row (rank 0 keeps it): the per-call time of `one`, repeated `calls` times (the median
-  // of kIters samples, the maximum over ranks).
+  // of kIters samples, the maximum over ranks). Not measured where --rows leaves it out.
   void row(const char* bench, int blocks, bool graph, double x, const std::function<void()>& one, int calls, int m = 0,
            int n = 0, int k = 0) {
+    if (!plan_.wants(bench)) return;
     const double t = timer_.time(one, graph, calls, kWarmup, [&] { rt_.sync(); }).median;
     measured_row(bench, blocks, graph, x, t, m, n, k);
   }
   // A row whose time was measured elsewhere (rank 0's own value).
   void measured_row(const char* bench, int blocks, bool graph, double x, double t, int m, int n, int k) {
+    if (!plan_.wants(bench)) return;
+    if (!std::string_view(bench).starts_with("device_")) ++timed_;
     if (rt_.rank() != 0) return;
     char buf[256];
     std::snprintf(buf, sizeof buf, "%s,%d,%d,%d,%.17g,%.6f,%d,%d,%d\n", bench, rt_.world(), blocks, int(graph), x, t, m,
@@ -69,10 +74,14 @@ class Calibrator {
   }
 
   const std::string& rows() const { return out_; }
+  const calib::CalibPlan& plan() const { return plan_; }
+  int timed() const { return timed_; }  // rows written besides the device rows
 
  private:
   Runtime& rt_;
   std::size_t half_;
+  const calib::CalibPlan& plan_;
+  int timed_ = 0;
   SampleTimer timer_;
   std::string out_;
 };
@@ -177,6 +186,7 @@ void concurrency_rows(Calibrator& c, Runtime& rt, const calib::CalibPlan& plan, 
 // slot; `plan_wait_timeout` (x = the bound in s) is how long the report took, and the flag is then
 // written from another stream so the stuck stream drains.
 void plan_rows(Calibrator& c, Runtime& rt) {
+  if (!c.plan().wants_group("plan_")) return;
   PlanExec x(rt.handle(), rt.stream(), 2, 256);
   const int me = rt.rank();
   const uint32_t slot = pad::plan_flag(pad::kPlanData, 0, me);
@@ -218,6 +228,7 @@ void plan_rows(Calibrator& c, Runtime& rt) {
 // fused operations' shapes held out for validation (`gemm_fused`); then our tile GEMM at the fit's
 // shapes (`tile_gemm`); buffers outside the heap.
 void gemm_rows(Calibrator& c, Runtime& rt, const calib::CalibPlan& plan) {
+  if (!plan.wants_group("gemm") && !plan.wants_group("tile_gemm") && !plan.wants_group("conc_")) return;
   using Shape = calib::CalibPlan::GemmShape;
   std::vector<std::pair<const char*, Shape>> shapes;
   for (const Shape& s : plan.gemm_fit_shapes()) shapes.push_back({"gemm", s});
@@ -315,7 +326,7 @@ int calibrate_rank(Runtime& rt, const calib::CalibPlan& plan, std::size_t half, 
   plan.check();
   const int me = rt.rank(), world = rt.world();
   const bool peers = world >= 2;
-  Calibrator c(rt, half);
+  Calibrator c(rt, half, plan);
   using P = CalibProgram;
   if (rt.team()) {
     print_team_header(rt);
@@ -330,6 +341,9 @@ int calibrate_rank(Runtime& rt, const calib::CalibPlan& plan, std::size_t half, 
   c.device_row("device_gpus", gpus);
   c.device_row("device_sms", sms);
   c.device_row("device_copy_engines", engines);
+  int l2 = 0;
+  SYMM_CUDA_CHECK(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, dev));
+  c.device_row("device_l2_bytes", l2);
   const int all = std::min(sms, kResidentBlocks);  // every block of a program resident
 
   // Launched as the bench launches device programs (programmatic dependent launch where ranks
@@ -369,6 +383,8 @@ int calibrate_rank(Runtime& rt, const calib::CalibPlan& plan, std::size_t half, 
     }
     c.row("copy_local", all, true, b, c.program(P::kCopyLocal, std::size_t(b), all), calls_for(b));
   }
+  for (double b : plan.l2_bytes)
+    c.row("copy_local", all, true, b, c.program(P::kCopyLocal, std::size_t(b), all), calls_for(b));
   // Copy engine: every rank copies into the next rank's heap (cudaMemcpyAsync on peer addresses
   // of the symmetric heap, as host plans do), all at once; and within its own heap (data only:
   // HBM to HBM, no key is fitted from it).
@@ -411,6 +427,9 @@ int calibrate_rank(Runtime& rt, const calib::CalibPlan& plan, std::size_t half, 
   plan_rows(c, rt);
   if (!trace_dir.empty()) trace_rows(c, rt, trace_dir, trace_calls, peers);
   rt.barrier();
+  if (c.timed() == 0)
+    fail(ErrorCode::kInvalidArgument,
+         "--rows matched no row this run measures (apps/harness/sim/calib.h lists the rows)");
   if (me == 0) {
     std::ostringstream f;
     f << "#" << command << "\n# device " << rt.device_name() << ", git " << git_sha() << "\n";
@@ -427,7 +446,7 @@ int calibrate_rank(Runtime& rt, const calib::CalibPlan& plan, std::size_t half, 
 }  // namespace
 
 int calibrate_main(const std::string& csv, const std::string& command, int team_world, const std::string& trace_dir,
-                   int trace_calls) {
+                   int trace_calls, const std::vector<std::string>& only) {
   const RankEnv env = rank_env(process_env());
   // --world N: an in-process team; else the launcher's ranks, or one rank alone.
   const CommandRanks ranks =
@@ -435,7 +454,8 @@ int calibrate_main(const std::string& csv, const std::string& command, int team_
   // One rank (a single GPU) measures the per-GPU rows only: launch, local copies, GEMM.
   const bool peers = ranks.world >= 2;
   if (env.rank == 0) OutputFile::check(csv);  // a bad --csv fails now, not after the measurements
-  const calib::CalibPlan plan;
+  calib::CalibPlan plan;
+  plan.only = only;
   if (!peers && env.rank == 0)
     std::printf(
         "# calibrate: one rank: the rows that need a peer (ping-pongs, loads, peer and copy-engine peer "

@@ -7,6 +7,7 @@
 #include <cuda_runtime.h>
 
 #include <string>
+#include <vector>
 
 #include "backends/cuda/device_handle.h"
 #include "backends/cuda/verb_trace.h"
@@ -50,9 +51,9 @@ void launch_calib(CalibProgram p, const DeviceHandle& h, const CollArgs& a, int 
 // comment. team_world > 0: an in-process team of that many ranks (team.h; one GPU is enough, and
 // the rows that need a peer get one), else the launcher's ranks. trace_dir non-empty: after the
 // rows, the ping-pongs and chains at 16 rounds traced verb by verb (trace_calls calls each, graph;
-// a team: eager) into trace_dir/calibrate.<row>.bf16.n16.<graph|eager>.json. Returns the process
-// exit code.
+// a team: eager) into trace_dir/calibrate.<row>.bf16.n16.<graph|eager>.json. `only` non-empty:
+// just those rows (calib::CalibPlan::only). Returns the process exit code.
 int calibrate_main(const std::string& csv, const std::string& command, int team_world = 0,
-                   const std::string& trace_dir = {}, int trace_calls = 10);
+                   const std::string& trace_dir = {}, int trace_calls = 10, const std::vector<std::string>& only = {});
 
 }  // namespace symm::cuda

@@ -164,6 +164,7 @@ std::vector<CalibRow> simulate_calibration(const Machine& m, int world, const Ca
   add("device_gpus", 0, true, m.gpus, 1);
   add("device_sms", 0, true, m.sms, 1);
   add("device_copy_engines", 0, true, m.copy_engines, 1);
+  if (m.l2_MB > 0) add("device_l2_bytes", 0, true, m.l2_MB * 1e6, 1);
   for (bool graph : {true, false}) add("launch", 1, graph, 0, sim_time<Empty>(m, world, kVecBytes, 1, graph, true));
   for (int n : plan.rounds) {
     const std::size_t b = std::size_t(n) * kVecBytes;
@@ -211,6 +212,8 @@ std::vector<CalibRow> simulate_calibration(const Machine& m, int world, const Ca
     add("copy_incast", all, true, crossing, sim_time<BulkCopy<Pattern::kIncast>>(m, world, std::size_t(b), all, true));
     add("copy_local", all, true, b, sim_time<BulkCopy<Pattern::kLocal>>(m, world, std::size_t(b), all, true));
   }
+  for (double b : plan.l2_bytes)
+    add("copy_local", all, true, b, sim_time<BulkCopy<Pattern::kLocal>>(m, world, std::size_t(b), all, true));
   // GEMM: the simulator's own, a one-GEMM host plan (the fused ops' `cublaslt` baseline on rank 0's
   // M x N x K, timing only, CUDA-graph launch): what a plan's gemm costs in gemm.cpp.
   const FusedAlgo* alone = find_fused_baseline(FusedOp::kAgMm, "cublaslt");
@@ -232,6 +235,8 @@ std::vector<CalibRow> simulate_calibration(const Machine& m, int world, const Ca
   // Our tile GEMM (the fused ops' tile_gemm baseline: the device program on mma_tile), at the
   // fit's shapes: what mma_TFLOPs and mma_tile_us are fitted from.
   for (const CalibPlan::GemmShape& s : plan.gemm_fit_shapes()) gemm("tile_gemm", s, tiles);
+  // --rows: the others are dropped (predicting them all is cheap; measuring them is not).
+  std::erase_if(rows, [&](const CalibRow& r) { return !plan.wants(r.bench); });
   return rows;
 }
 

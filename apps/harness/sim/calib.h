@@ -61,7 +61,11 @@
 //   copy_peer         bytes             c + x / (blocks B), blocks <= 2          block_GBps = B
 //   copy_scatter      bytes out of 0    c + x / E                               nvlink_egress_GBps = E
 //   copy_incast       bytes into 0      c + x / I                               nvlink_ingress_GBps = I
-//   copy_local        bytes             c + x / H  (rows with 2x > 50 MB: beyond L2)  hbm_GBps = H
+//   copy_local        bytes             c + x' / H, x' = x times the ranks on the GPU, rows with
+//                                       2x' beyond the L2 (l2_MB)                      hbm_GBps = H
+//                                       c + x' / L, rows within it (own line if two sizes, else
+//                                       through H's c; only where the base has an L2)   l2_GBps = L
+//   device_l2_bytes   bytes             cudaDevAttrL2CacheSize (where the base has an L2)  l2_MB
 //   ce_copy           bytes             S + x / C                               ce_startup_us = S, ce_GBps = C
 //   plan_flag         0                 a stream's write_flag + wait_flag: 2 o  stream_op_us = o
 //   ce_link_oneway    bytes             rank 0's cudaMemcpyAsync into rank 1 alone; ce_link_twoway:

@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <functional>
 #include <map>
+#include <set>
 #include <sstream>
 
 #include "apps/harness/sim/calib.h"
@@ -463,18 +464,61 @@ FitResult fit_machine(const CalibTable& t, const Machine& base, const std::strin
        "copy_scatter (rank 0 to every peer): t = c + bytes/E");
   rate("copy_incast", "nvlink_ingress_GBps", m.nvlink_ingress_GBps,
        "copy_incast (every peer to rank 0): t = c + bytes/I");
+  // The L2's size: a device property where the run reads it (device_l2_bytes), else the base's.
   {
-    // Only copies whose source and destination together outgrow the L2 (50 MB on Hopper): smaller
-    // ones run from the cache, not from HBM.
-    const std::vector<int> idx = select([](const CalibRow& r) { return r.bench == "copy_local" && 2 * r.x > 50e6; });
+    const std::vector<int> idx = bench("device_l2_bytes");
+    if (!idx.empty() && m.l2_MB > 0) {
+      m.l2_MB = R[std::size_t(idx.back())].x / 1e6;
+      why["l2_MB"] = std::string("device property (device_l2_bytes), ") + rows_of({idx.back()});
+    }
+  }
+  {
+    // Copies whose source and destination, on every rank of the GPU, together outgrow the L2
+    // (l2_MB; 50 MB, Hopper's, where the base has no L2 model) run from HBM; smaller ones from the
+    // L2: l2_GBps, with the same copy kernel's fixed cost (the HBM fit's intercept).
+    const double l2 = m.l2_MB > 0 ? m.l2_MB * 1e6 : 50e6;
+    auto copy_local = [&](bool beyond) {
+      return select(
+          [&](const CalibRow& r) { return r.bench == "copy_local" && (2 * r.x * ranks_on_gpu(r) > l2) == beyond; });
+    };
+    const std::vector<int> idx = copy_local(true);
     if (need(idx, 2)) {
       // Every rank copies at once: on a team machine its GPU's HBM moves every co-located rank's bytes.
       const Fit f = linear(idx, [&](const CalibRow& r) { return r.x * ranks_on_gpu(r); });
       m.hbm_GBps = 1e-3 / f.p(1);
       note("hbm_GBps",
-           std::string("copy_local beyond the L2 (2 x bytes > 50 MB; all SMs, every rank): t = c + bytes/H") +
+           std::string("copy_local beyond the L2 (2 x bytes x the ranks on the GPU > ") + fmt(l2 / 1e6) +
+               " MB; all SMs, every rank): t = c + bytes/H" +
                (base.team ? ", bytes x the ranks on the GPU (a team)" : ""),
            f);
+      // Within the L2: its own line where the rows span two sizes (bytes x ranks), else through
+      // the HBM line's intercept (the same copy kernel's fixed cost).
+      const std::vector<int> in = copy_local(false);
+      std::set<double> sizes;
+      for (int i : in) sizes.insert(R[std::size_t(i)].x * ranks_on_gpu(R[std::size_t(i)]));
+      if (m.l2_MB > 0 && sizes.size() >= 2) {
+        const Fit g = linear(in, [&](const CalibRow& r) { return r.x * ranks_on_gpu(r); });
+        if (g.p(1) > 0) {
+          m.l2_GBps = 1e-3 / g.p(1);
+          note("l2_GBps", "copy_local within the L2 (2 x bytes x the ranks on the GPU <= l2_MB): t = c + bytes/L", g);
+        }
+      } else if (m.l2_MB > 0 && need(in, 1)) {
+        std::vector<std::vector<double>> d;
+        std::vector<double> tt;
+        for (int i : in) {
+          const CalibRow& r = R[std::size_t(i)];
+          d.push_back({r.x * ranks_on_gpu(r)});
+          tt.push_back(r.time_us - f.p(0));
+        }
+        const Fit g = solve(d, tt, in);
+        if (g.p(0) > 0) {
+          m.l2_GBps = 1e-3 / g.p(0);
+          note("l2_GBps",
+               "copy_local within the L2 (2 x bytes x the ranks on the GPU <= l2_MB): t = c + bytes/L, c = " +
+                   fmt(f.p(0)) + " us (hbm_GBps's intercept)",
+               g);
+        }
+      }
     }
   }
   {

@@ -1,0 +1,103 @@
+// The L2 model (backends/sim/l2.h): which bytes one GPU's L2 holds, and what a transfer pays for
+// them (transfers.cpp l2_miss). Golden times on tests/sim/tiny.ini made a team machine (one GPU):
+// launch 1 us in a graph, load round trip 2 us, 1 GB/s per block (1000 B/us), HBM 8 GB/s read +
+// write unless set.
+#include <gtest/gtest.h>
+
+#include "backends/sim/l2.h"
+#include "backends/sim/testing.h"
+
+namespace symm::sim {
+namespace {
+
+constexpr auto kNone = [](uint32_t) { return 0.0; };  // no active read has anything left
+constexpr auto kAll = [](uint32_t) { return 1.0; };   // every active read has all of it left
+
+TEST(L2, HoldsTheLastTouchedBytesUpToItsCapacity) {
+  L2 c(1000);
+  c.touch(0, 600);
+  EXPECT_EQ(c.held(0, 600, 0, kNone), 600u);
+  EXPECT_EQ(c.held(500, 700, 0, kNone), 100u);
+  c.touch(2000, 2600);  // 1200 touched: the oldest 200 bytes go
+  EXPECT_EQ(c.resident_bytes(), 1000u);
+  EXPECT_EQ(c.held(0, 600, 0, kNone), 400u);
+  EXPECT_EQ(c.held(0, 200, 0, kNone), 0u);
+  c.touch(300, 400);  // refreshed: now the newest, split out of the oldest range
+  c.touch(5000, 5300);
+  EXPECT_EQ(c.resident_bytes(), 1000u);
+  EXPECT_EQ(c.held(300, 400, 0, kNone), 100u);  // kept: touched after [2000, 2600)
+  EXPECT_EQ(c.held(200, 300, 0, kNone), 0u);    // evicted: the oldest
+  EXPECT_EQ(c.held(0, 10000, 0, kNone), 1000u);
+}
+
+TEST(L2, KeepsOnlyTheTailOfARangeLargerThanItself) {
+  L2 c(100);
+  c.touch(0, 1000);
+  EXPECT_EQ(c.resident_bytes(), 100u);
+  EXPECT_EQ(c.held(900, 1000, 0, kNone), 100u);
+  EXPECT_EQ(c.held(0, 900, 0, kNone), 0u);
+  L2 off(0);  // no L2: nothing is ever held
+  off.touch(0, 10);
+  EXPECT_EQ(off.held(0, 10, 0, kNone), 0u);
+}
+
+TEST(L2, AnotherActiveReadHoldsWhatItHasLeftToRead) {
+  L2 c(10);  // too small to keep anything of these ranges
+  c.begin_read(7, 0, 1000);
+  EXPECT_EQ(c.held(0, 1000, 8, kAll), 1000u);  // a reader just started: it brings every byte
+  EXPECT_EQ(c.held(0, 1000, 8, [](uint32_t) { return 0.25; }), 250u);
+  EXPECT_EQ(c.held(500, 1500, 8, kAll), 500u);
+  EXPECT_EQ(c.held(0, 1000, 7, kAll), 0u);  // its own read holds nothing for itself
+  c.end_reads(7);
+  EXPECT_EQ(c.held(0, 1000, 8, kAll), 0u);
+}
+
+Machine tiny_team_l2(double l2_MB, double l2_GBps, double hbm_GBps) {
+  Machine m = Machine::load(SYMM_TEST_DIR "/tiny.ini");
+  m.team = 1;
+  m.gpus = 1;
+  m.hbm_GBps = hbm_GBps;
+  m.l2_MB = l2_MB;
+  m.l2_GBps = l2_GBps;
+  return m;
+}
+
+// Every block of rank 0 loads the same 4000 B of rank 1's input into its output.
+struct LoadFromPeer {
+  template <class T, class Ctx>
+  static void run(Ctx& ctx, const CollArgs& a) {
+    if (ctx.rank() == 0) ctx.copy(a.out, ctx.peer(a.in, 1), a.count * sizeof(T));
+  }
+};
+
+// Every block of every rank loads the same 4000 B of the next rank's input into its output.
+struct Ring {
+  template <class T, class Ctx>
+  static void run(Ctx& ctx, const CollArgs& a) {
+    ctx.copy(a.out, ctx.peer(a.in, (ctx.rank() + 1) % ctx.world()), a.count * sizeof(T));
+  }
+};
+
+double time_us(const Machine& m, int world) { return run_program<Ring>(timing_spec(m, world, 4000, 8)).time_us; }
+
+TEST(L2, WarmBuffersRunFromTheL2) {
+  // Without an L2 a team of 4's 32 blocks each read and write 4000 B of the 2 GB/s HBM: 64 us.
+  // With one that holds the call's buffers (the previous call's, as the bench finds them) they
+  // run at their 1 GB/s caps: 4 us; at the L2's own 2 GB/s: 64 us again.
+  EXPECT_DOUBLE_EQ(time_us(tiny_team_l2(0, 0, 2), 4), 1 + 64 + 2);
+  EXPECT_DOUBLE_EQ(time_us(tiny_team_l2(1, 1e6, 2), 4), 1 + 4 + 2);
+  EXPECT_DOUBLE_EQ(time_us(tiny_team_l2(1, 2, 2), 4), 1 + 64 + 2);
+}
+
+TEST(L2, ConcurrentReadersOfTheSameBytesFetchThemOnce) {
+  // An L2 too small to keep anything (1 byte): rank 0's 8 blocks read the same 4000 B at once.
+  // Without the L2 model each pays the read and the write (weight 1 on the 2 GB/s HBM): 16 us.
+  // With it the first block's read brings the bytes and the other 7 find them streaming: they
+  // pay their writes only, 1 + 7 x 0.5 = 4.5 per unit of the common rate: 2 / 4.5 GB/s, 9 us.
+  const auto t = [](const Machine& m) { return run_program<LoadFromPeer>(timing_spec(m, 2, 4000, 8)).time_us; };
+  EXPECT_DOUBLE_EQ(t(tiny_team_l2(0, 0, 2)), 1 + 16 + 2);
+  EXPECT_NEAR(t(tiny_team_l2(1e-6, 1e6, 2)), 1 + 9 + 2, 1e-6);
+}
+
+}  // namespace
+}  // namespace symm::sim
