@@ -297,8 +297,71 @@ def markdown(inp):
             md += ["\n## %s\n" % op, md_table(header, body)]
     if len(md) == 2:
         md.append("\nNo fused simulator results for %s yet: run `make experiments`.\n" % inp.machine)
+    md += floor_markdown(inp)
     md += anchor_markdown(inp)
     return "\n".join(md)
+
+
+def link_GBps(machine):
+    """The machine file's calibrated NVLink rates per GPU, all links together (GB/s): egress and
+    ingress (experiments/machines/MACHINE.ini, fitted from calibrate's copy_scatter / copy_incast)."""
+    path = os.path.join(data.ROOT, "experiments", "machines", machine + ".ini")
+    rates = {}
+    with open(path) as f:
+        for line in f:
+            key, eq, rest = line.partition("=")
+            if eq and key.strip() in ("nvlink_egress_GBps", "nvlink_ingress_GBps", "team"):
+                rates[key.strip()] = float(rest.split("#")[0])
+    return rates
+
+
+def floor_rows(inp):
+    """Per op and shape at TARGET_M: the bytes each GPU's links carry, the time they take at the
+    machine's calibrated rate, and the floor that puts under a fused op: max(matmul, link) over the
+    matmul alone (a collective that costs no SM time and hides wholly behind the matmul)."""
+    rates = link_GBps(inp.machine)
+    if rates.get("team") or inp.world < 2:
+        return []
+    out = []
+    for op in data.FUSED_OPS:
+        for name, n, k in SHAPES:
+            meas = inp.group(inp.meas, op, n, k, TARGET_M)
+            sim = inp.group(inp.sim, op, n, k, TARGET_M)
+            alone, src = time_of(meas, algo="cublaslt", graph=1), "measured"
+            if alone is None:
+                alone, src = time_of(sim, algo="cublaslt"), "predicted"
+            if alone is None:
+                continue
+            # ag_mm: every GPU receives the other shards of A (M x K); mm_rs: sends the other owners'
+            # rows of its partial C (M x N), bf16.
+            moved = (inp.world - 1) / inp.world * TARGET_M * (k if op == "ag_mm" else n) * 2
+            rate = rates["nvlink_ingress_GBps" if op == "ag_mm" else "nvlink_egress_GBps"]
+            link = moved / (rate * 1e3)
+            floor = max(alone, link) / alone
+            fused = [r["time_us_median"] for r in meas if r["graph"] == 1 and r["algo"] not in BASELINES]
+            best = min(fused) / alone if fused and src == "measured" else None
+            verdict = ("within reach: the link time hides behind the matmul" if floor <= WITHIN[op] else
+                       "out of reach: the link alone takes %.2fx the matmul" % floor)
+            out.append([op, name, str(TARGET_M), "%.1f" % (moved / 1e6), "%.0f" % rate, fmt(link),
+                        "%s (%s)" % (fmt(alone), src), "%.2fx" % floor, "%.2fx" % WITHIN[op],
+                        fmt_x(best) + ("x" if best is not None else ""), verdict])
+    return out
+
+
+def floor_markdown(inp):
+    rows = floor_rows(inp)
+    if not rows:
+        return []
+    return ["\n## The link floor at M = %d\n" % TARGET_M,
+            "What NVLink alone puts under a fused op on `%s` (world %d): each GPU's link bytes (ag_mm: the other "
+            "shards of A it receives; mm_rs: the other owners' rows of its partial C it sends; bf16) at the machine "
+            "file's calibrated rate (`nvlink_ingress_GBps` / `nvlink_egress_GBps`, calibrate's copy_incast / "
+            "copy_scatter), over the matmul alone (measured, graph, where a run measured it). The floor assumes a "
+            "collective that costs the matmul no SM time, no HBM bandwidth and hides wholly behind it; a target "
+            "below the floor cannot be met by any schedule. Best measured: the fastest fused algorithm of the run, "
+            "graph, over the same run's matmul alone.\n" % (inp.machine, inp.world),
+            md_table(["op", "shape", "M", "link MB per GPU", "link GB/s", "link us", "matmul alone us", "floor",
+                      "target", "best measured", ""], rows)]
 
 
 def md_table(header, rows):

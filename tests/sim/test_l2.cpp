@@ -6,6 +6,7 @@
 
 #include "backends/sim/l2.h"
 #include "backends/sim/testing.h"
+#include "tests/sim/peer_programs.h"
 
 namespace symm::sim {
 namespace {
@@ -61,22 +62,6 @@ Machine tiny_team_l2(double l2_MB, double l2_GBps, double hbm_GBps) {
   m.l2_GBps = l2_GBps;
   return m;
 }
-
-// Every block of rank 0 loads the same 4000 B of rank 1's input into its output.
-struct LoadFromPeer {
-  template <class T, class Ctx>
-  static void run(Ctx& ctx, const CollArgs& a) {
-    if (ctx.rank() == 0) ctx.copy(a.out, ctx.peer(a.in, 1), a.count * sizeof(T));
-  }
-};
-
-// Every block of every rank loads the same 4000 B of the next rank's input into its output.
-struct Ring {
-  template <class T, class Ctx>
-  static void run(Ctx& ctx, const CollArgs& a) {
-    ctx.copy(a.out, ctx.peer(a.in, (ctx.rank() + 1) % ctx.world()), a.count * sizeof(T));
-  }
-};
 
 double time_us(const Machine& m, int world) { return run_program<Ring>(timing_spec(m, world, 4000, 8)).time_us; }
 

@@ -10,6 +10,7 @@
 
 #include "backends/sim/testing.h"
 #include "core/algos/fused_gemm.h"
+#include "tests/sim/peer_programs.h"
 
 namespace symm::sim {
 namespace {
@@ -26,22 +27,6 @@ Machine tiny_team(int gpus = 1) {
 RunSpec spec(const Machine& m, int world, std::size_t bytes, int blocks) {
   return timing_spec(m, world, bytes, blocks);
 }
-
-// Rank 0's blocks each load `bytes` of in from rank 1 into their out; every other rank idles.
-struct LoadFromPeer {
-  template <class T, class Ctx>
-  static void run(Ctx& ctx, const CollArgs& a) {
-    if (ctx.rank() == 0) ctx.copy(a.out, ctx.peer(a.in, 1), a.count * sizeof(T));
-  }
-};
-
-// Every rank's blocks each load `bytes` of in from the next rank.
-struct Ring {
-  template <class T, class Ctx>
-  static void run(Ctx& ctx, const CollArgs& a) {
-    ctx.copy(a.out, ctx.peer(a.in, (ctx.rank() + 1) % ctx.world()), a.count * sizeof(T));
-  }
-};
 
 TEST(Team, RanksArePlacedAsTheCudaTeamPlacesThem) {
   // backends/cuda team.cpp team_gpu: rank r on GPU r % gpus; an NVLink machine: a GPU per rank.
