@@ -330,8 +330,8 @@ def calibrated_keys(machine):
 
 def key_groups(machine):
     """The bench-fitted groups of `machine`, less the keys its file has from a calibration (a group
-    keeps its other keys: ll_read_GBps calibrated, ll_wire_bytes and ll_poll_us are still fitted,
-    with the calibrated value in place)."""
+    keeps its other keys: ll_read_GBps and ll_poll_us calibrated (ll_poll_us as local_load_us,
+    apps/harness/sim/fit.cpp), ll_wire_bytes is still fitted, with the calibrated values in place)."""
     groups = KEY_GROUPS + (TEAM_KEY_GROUPS if machine in data.TEAM_MACHINES else [])
     cal = calibrated_keys(machine)
     return [g for g in ([k for k in g if k[0] not in cal] for g in groups) if g]

@@ -103,7 +103,7 @@ struct Machine {
   // for each of its pushes (a copy of its input per rank) and for its reduce of the received
   // copies. Calibrated by calibrate's peer_reduce_chain (a block's reduces of one vector from each
   // of the lines a peer just stored: 0.235 us on 2x H100) or local_reduce_chain (lines of its own:
-  // 0.245). A key of its own, not ll_poll_us (the packet spin's, which no microbenchmark measures).
+  // 0.245). ll_poll_us takes the same value (fit.cpp): the packet spin's last look is such a load.
   double local_load_us = 0;
   // A block's rate of reading packet bytes in reduce_ll (its spin loads every 8-byte packet of
   // every source, relaxed, and checks its epoch before it keeps the data word): a reduce_ll of n

@@ -53,7 +53,7 @@ Machine odd_machine() {
   m.gemm_tile_n = 256;
   m.mma_TFLOPs = 610;  // the tile GEMM apart from cuBLASLt's rate, with a fixed cost per tile
   m.mma_tile_us = 1.9;
-  m.local_load_us = 0.27;  // apart from ll_poll_us (not calibrated)
+  m.local_load_us = 0.27;  // apart from the base's ll_poll_us (the fit copies it there)
   return m;
 }
 
@@ -319,15 +319,16 @@ TEST(Calib, FenceShareFromPeerFlagAcquires) {
   EXPECT_NE(c.ini.find("release_fence_share = 0  # not calibrated"), std::string::npos) << c.ini;
 }
 
-// local_load_us comes from the reduce chains' slope alone (not ll_poll_us, the packet spin's,
-// which no microbenchmark measures): peer_reduce_chain's (lines a peer stored) where a run has
-// them, else local_reduce_chain's; without either the base's value stays, and the file says so.
+// local_load_us comes from the reduce chains' slope alone: peer_reduce_chain's (lines a peer
+// stored) where a run has them, else local_reduce_chain's; without either the base's value stays,
+// and the file says so. ll_poll_us (the packet spin's last look, such a load) takes its value.
 TEST(Calib, LocalReduceWaitFromTheReduceChains) {
   CalibTable t = table_for(odd_machine(), 2);
   const Machine base = machine("h200x4");
   const FitResult a = fit_machine(t, base, "m", "x.csv");
   expect_near_rel(a.machine.local_load_us, 0.27, "local_load_us");
-  EXPECT_EQ(a.machine.ll_poll_us, base.ll_poll_us);
+  EXPECT_EQ(a.machine.ll_poll_us, a.machine.local_load_us);
+  EXPECT_NE(a.machine.ll_poll_us, base.ll_poll_us);
   for (CalibRow& r : t.rows) {
     if (r.bench == "peer_reduce_chain") r.time_us += 0.1 * r.x;   // 0.1 us more per reduce
     if (r.bench == "local_reduce_chain") r.time_us += 0.3 * r.x;  // not read beside peer rows

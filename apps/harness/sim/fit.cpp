@@ -235,6 +235,10 @@ FitResult fit_machine(const CalibTable& t, const Machine& base, const std::strin
          peer ? "peer_reduce_chain (n >= 16): t = c + n (wait + 16 B + the peer's 128-B line at the block rate)"
               : "local_reduce_chain: t = c + n (wait + 16 B at the block rate)",
          f);
+    // A reduce_ll's last look at its packets once they landed (sim.h ll_poll_us) is such a load of
+    // bytes in its own memory: the same round trip (fitted on bench rows before, held out).
+    m.ll_poll_us = m.local_load_us;
+    note("ll_poll_us", "as local_load_us: the spin's last look at the packets is one local load round trip", f);
     break;
   }
   // A block's packet read rate (packets.cpp, reduce_ll: 2 bytes of packets per byte it unpacks):
