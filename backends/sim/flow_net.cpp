@@ -32,16 +32,19 @@ void FlowNet::start(TimePs now, const std::vector<Use>& uses, BytesPerPs cap, do
     active_.push_back(it->second);
   }
   c.members.push(Member{c.served + size, seq_++, token});
-  if (track_) where_[token] = Where{it->second, c.served + size, size};
+  if (track_) {
+    if (token >= where_.size()) where_.resize(std::size_t(token) + 1, Where{0, 0, 0});
+    where_[token] = Where{it->second, c.served + size, size};
+  }
   ++flows_;
 }
 
 double FlowNet::remaining(uint64_t token, TimePs now) const {
-  const auto it = where_.find(token);
-  if (it == where_.end() || it->second.size <= 0) return 0;
-  const Class& c = classes_[it->second.cls];
+  if (token >= where_.size() || where_[token].size <= 0) return 0;
+  const Where& w = where_[token];
+  const Class& c = classes_[w.cls];
   const double served = c.served + c.rate * double(now - c.last);
-  return std::clamp((it->second.tag - served) / it->second.size, 0.0, 1.0);
+  return std::clamp((w.tag - served) / w.size, 0.0, 1.0);
 }
 
 TimePs FlowNet::resolve(TimePs now, std::vector<uint64_t>& done) {
@@ -53,7 +56,7 @@ TimePs FlowNet::resolve(TimePs now, std::vector<uint64_t>& done) {
     const double eps = c.rate + 1e-9 * c.served;
     while (!c.members.empty() && c.members.top().tag <= c.served + eps) {
       done.push_back(c.members.top().token);
-      if (track_) where_.erase(c.members.top().token);
+      if (track_ && c.members.top().token < where_.size()) where_[c.members.top().token].size = 0;
       c.members.pop();
       --flows_;
     }

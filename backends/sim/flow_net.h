@@ -84,10 +84,10 @@ class FlowNet {
   std::size_t flows_ = 0;
   struct Where {
     uint32_t cls;
-    double tag, size;
+    double tag, size;  // size 0: not running
   };
   bool track_ = false;
-  std::unordered_map<uint64_t, Where> where_;  // tracked running flows by token
+  std::vector<Where> where_;  // tracked running flows by token (the callers' tokens are dense indices)
   // Solver scratch, per resource.
   std::vector<double> frozen_load_, weight_, load_;
   std::vector<int> users_;

@@ -17,9 +17,10 @@ uint64_t L2::held(uint64_t b, uint64_t e, uint32_t token, const std::function<do
   uint64_t resident = 0;
   for (const auto& [pb, pe] : parts) resident += pe - pb;  // disjoint: segs_ never overlap
   double streaming = 0;
-  for (const Active& a : active_)
-    if (a.token != token && a.b < e && a.e > b)
-      streaming = std::max(streaming, double(std::min(a.e, e) - std::max(a.b, b)) * remaining(a.token));
+  for (auto a = active_.lower_bound(b > longest_ ? b - longest_ : 0); a != active_.end() && a->first < e; ++a)
+    if (a->second.token != token && a->second.e > b)
+      streaming =
+          std::max(streaming, double(std::min(a->second.e, e) - std::max(a->first, b)) * remaining(a->second.token));
   return std::max(resident, uint64_t(streaming));
 }
 
@@ -89,9 +90,16 @@ void L2::touch(uint64_t b, uint64_t e) {
   evict();
 }
 
+void L2::begin_read(uint32_t token, uint64_t b, uint64_t e) {
+  longest_ = std::max(longest_, e - b);
+  if (token >= by_token_.size()) by_token_.resize(std::size_t(token) + 1);
+  by_token_[token].push_back(active_.emplace(b, Active{e, token}));
+}
+
 void L2::end_reads(uint32_t token) {
-  active_.erase(std::remove_if(active_.begin(), active_.end(), [&](const Active& a) { return a.token == token; }),
-                active_.end());
+  if (token >= by_token_.size()) return;
+  for (const ActiveMap::iterator& a : by_token_[token]) active_.erase(a);
+  by_token_[token].clear();  // keeps its capacity for the token's next transfer
 }
 
 }  // namespace symm::sim

@@ -34,7 +34,7 @@ class L2 {
   // [b, e) becomes the most recently touched range; older ones are evicted beyond the capacity.
   void touch(uint64_t b, uint64_t e);
   // Transfer `token` reads [b, e) until end_reads(token).
-  void begin_read(uint32_t token, uint64_t b, uint64_t e) { active_.push_back({b, e, token}); }
+  void begin_read(uint32_t token, uint64_t b, uint64_t e);
   void end_reads(uint32_t token);
 
  private:
@@ -43,9 +43,10 @@ class L2 {
     uint64_t stamp;
   };
   struct Active {
-    uint64_t b, e;
+    uint64_t e;
     uint32_t token;
   };
+  using ActiveMap = std::multimap<uint64_t, Active>;  // active reads by begin
   void erase_range(uint64_t b, uint64_t e);
   void drop_age(uint64_t stamp, uint64_t begin);
   void evict();
@@ -55,7 +56,9 @@ class L2 {
   uint64_t next_stamp_ = 0;
   std::map<uint64_t, Seg> segs_;           // resident ranges by begin, disjoint
   std::multimap<uint64_t, uint64_t> age_;  // stamp -> begin of a resident range (oldest first)
-  std::vector<Active> active_;
+  ActiveMap active_;
+  std::vector<std::vector<ActiveMap::iterator>> by_token_;  // tokens are transfer indices: dense
+  uint64_t longest_ = 0;  // the longest active read ever begun: how far before a range to look
 };
 
 }  // namespace symm::sim
