@@ -635,15 +635,18 @@ int cmd_sweep(int argc, char** argv) {
       const std::size_t bytes = jobs[j].bytes;
       const int blocks = jobs[j].blocks;
       ++done;
-      try {
-        check_args(*a, r.dtype, bytes, r.world, blocks ? blocks : a->default_blocks(bytes, r.world));
-      } catch (const Error& e) {
-        // Per-combination limits are expected in a sweep; the global inputs were checked above.
+      auto skip = [&](const Error& e) {
         if (!quiet)
           std::fprintf(stderr, "%ssweep: skip %s %s: %s\n", tty ? "\r\033[K" : "", a->id.c_str(),
                        format_size(bytes).c_str(), e.what());
         if (first_skip.empty()) first_skip = e.what();
         ++skipped;
+      };
+      try {
+        check_args(*a, r.dtype, bytes, r.world, blocks ? blocks : a->default_blocks(bytes, r.world));
+      } catch (const Error& e) {
+        // Per-combination limits are expected in a sweep; the global inputs were checked above.
+        skip(e);
         continue;
       }
       sim::RunSpec spec = make_spec(r, c, *a, bytes);
@@ -652,7 +655,16 @@ int cmd_sweep(int argc, char** argv) {
       if (!quiet && tty)
         std::fprintf(stderr, "\r\033[K[%zu/%zu] %s %s%s ...", done, total, a->id.c_str(), format_size(bytes).c_str(),
                      spec.timing_only ? " (timing-only)" : "");
-      const sim::RunResult res = sim::run(spec);
+      sim::RunResult res;
+      try {
+        res = sim::run(spec);
+      } catch (const Error& e) {
+        // What this machine cannot run (multicast on a one-GPU team, a heap past the simulator's
+        // reach) is a combination to skip, as the limits above are.
+        if (e.code() != ErrorCode::kUnsupported) throw;
+        skip(e);
+        continue;
+      }
       rows.push_back(make_row(spec, res));
       const bool ok = passed(res, spec.timing_only);
       failures += !ok;

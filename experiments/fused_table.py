@@ -340,7 +340,8 @@ def floor_rows(inp):
             floor = max(alone, link) / alone
             fused = [r["time_us_median"] for r in meas if r["graph"] == 1 and r["algo"] not in BASELINES]
             best = min(fused) / alone if fused and src == "measured" else None
-            verdict = ("within reach: the link time hides behind the matmul" if floor <= WITHIN[op] else
+            verdict = ("within reach: the link time hides behind the matmul" if floor <= 1.0 else
+                       "within reach: the link alone takes %.2fx the matmul" % floor if floor <= WITHIN[op] else
                        "out of reach: the link alone takes %.2fx the matmul" % floor)
             out.append([op, name, str(TARGET_M), "%.1f" % (moved / 1e6), "%.0f" % rate, fmt(link),
                         "%s (%s)" % (fmt(alone), src), "%.2fx" % floor, "%.2fx" % WITHIN[op],

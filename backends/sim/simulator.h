@@ -168,14 +168,9 @@ struct Transfer {
   // back to back in `data`; 0: the bytes land contiguously.
   uint32_t rows = 0;
   std::size_t row_bytes = 0, dst_pitch = 0;
-  // The byte ranges of its GPU's L2 it reads while it runs (active reads, l2.h; only with
-  // Machine::l2_MB): released when it completes.
-  struct L2Touch {
-    int gpu;
-    uint64_t b, e;
-    bool read;
-  };
-  std::vector<L2Touch> l2;
+  // The GPUs whose L2 holds its reads as active reads while it runs (l2.h; only with
+  // Machine::l2_MB): released when it completes (l2_done).
+  std::vector<int> l2_gpus;
 };
 
 struct FlagLand {

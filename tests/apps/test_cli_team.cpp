@@ -78,3 +78,16 @@ TEST(CliTeam, HelpExplainsTheInProcessTeam) {
 }
 
 }  // namespace
+
+namespace {
+
+// A simulated sweep of every algorithm on a one-GPU team machine skips the multicast program (no
+// switch between ranks of one GPU) with a note, as it skips other combinations, and runs the rest.
+TEST(CliTeam, ASweepOnATeamMachineSkipsWhatItCannotRun) {
+  const Out o = symmcoll("sweep --machine h100x1 --world 4 --op all_reduce --sizes 64K --timing-only");
+  EXPECT_EQ(o.code, 0) << o.out;
+  EXPECT_NE(o.out.find("skip all_reduce.mc_ld_reduce_mc_st"), std::string::npos) << o.out;
+  EXPECT_NE(o.out.find("5 rows, 1 skipped"), std::string::npos) << o.out;
+}
+
+}  // namespace

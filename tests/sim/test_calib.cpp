@@ -276,6 +276,14 @@ TEST(Calib, ATeamMachineFitsItsL2FromTheCopiesThatFitInIt) {
   EXPECT_DOUBLE_EQ(f.machine.l2_MB, 30);
   expect_near_rel(f.machine.l2_GBps, in.l2_GBps, "l2_GBps");
   expect_near_rel(f.machine.hbm_GBps, in.hbm_GBps, "hbm_GBps");
+  // Runs with one size within the L2 (the NVLink machines' 16M rows): the rate through the HBM
+  // line's intercept, near the set one (the two lines' fixed costs differ a little).
+  in.l2_MB = 100;  // 16M x 2 ranks x 2 fits
+  CalibTable one = table_for(in, 2);
+  std::erase_if(one.rows, [](const CalibRow& r) { return r.bench == "copy_local" && r.x < (16 << 20); });
+  const FitResult g = fit_machine(one, machine("h200x1"), "team", "team.csv", {"hbm_GBps", "l2_*"});
+  EXPECT_NEAR(g.machine.l2_GBps, in.l2_GBps, 0.1 * in.l2_GBps);
+  EXPECT_NE(g.ini.find("hbm_GBps's intercept"), std::string::npos) << g.ini;
 }
 
 // Rows that are data only never move the fit: the held-out GEMM rows (the fused ops' shapes), the

@@ -4,6 +4,7 @@
 // write unless set.
 #include <gtest/gtest.h>
 
+#include "backends/sim/flow_net.h"
 #include "backends/sim/l2.h"
 #include "backends/sim/testing.h"
 #include "tests/sim/peer_programs.h"
@@ -51,6 +52,27 @@ TEST(L2, AnotherActiveReadHoldsWhatItHasLeftToRead) {
   EXPECT_EQ(c.held(0, 1000, 7, kAll), 0u);  // its own read holds nothing for itself
   c.end_reads(7);
   EXPECT_EQ(c.held(0, 1000, 8, kAll), 0u);
+}
+
+TEST(L2, AFlowSaysHowMuchOfItIsStillToCome) {
+  // held()'s share of another read: one flow of 1000 bytes at 1 byte/ps on a resource of 4 bytes/ps,
+  // alone, half done at 500 ps; a second flow at once on the same resource halves both rates.
+  FlowNet net({4.0});
+  net.track_progress();
+  std::vector<uint64_t> done;
+  net.start(0, {Use{0, 1.0f}}, 1.0, 1000, 3);
+  net.resolve(0, done);
+  EXPECT_DOUBLE_EQ(net.remaining(3, 0), 1.0);
+  EXPECT_DOUBLE_EQ(net.remaining(3, 500), 0.5);
+  EXPECT_DOUBLE_EQ(net.remaining(7, 500), 0.0);  // no such flow
+  FlowNet shared({1.0});
+  shared.track_progress();
+  shared.start(0, {Use{0, 1.0f}}, 1.0, 1000, 0);
+  shared.start(0, {Use{0, 1.0f}}, 1.0, 1000, 1);
+  shared.resolve(0, done);
+  EXPECT_DOUBLE_EQ(shared.remaining(0, 1000), 0.5);
+  EXPECT_EQ(shared.resolve(2000, done), -1);  // both done at 2000 ps
+  EXPECT_DOUBLE_EQ(shared.remaining(0, 2000), 0.0);
 }
 
 Machine tiny_team_l2(double l2_MB, double l2_GBps, double hbm_GBps) {

@@ -111,6 +111,7 @@ void fill_random(void* dst, std::size_t elems, uint64_t seed) {
 //   conc_gemm_after_copy / conc_copy_before_gemm   the copy launched first: the GEMM's, the copy's
 void concurrency_rows(Calibrator& c, Runtime& rt, const calib::CalibPlan& plan, GemmRunner& g, void* a, void* b,
                       void* cm) {
+  if (!plan.wants_group("conc_")) return;
   constexpr int kConcIters = 15;
   const calib::CalibPlan::GemmShape sh = plan.conc_gemm;
   const GemmArgs ga = gemm_args(a, b, cm, std::size_t(sh.m), std::size_t(sh.n), std::size_t(sh.k), DType::kBF16);
@@ -200,6 +201,7 @@ void plan_rows(Calibrator& c, Runtime& rt) {
       },
       100);
   rt.sync();
+  if (!c.plan().wants("plan_wait_timeout")) return;
   const uint32_t stuck = pad::plan_flag(pad::kPlanData, 1, me);
   const double bound = 1.0;
   std::printf("# plan wait probe: a wait nobody satisfies, bound %.1f s\n", bound);

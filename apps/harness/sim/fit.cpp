@@ -507,20 +507,22 @@ FitResult fit_machine(const CalibTable& t, const Machine& base, const std::strin
           note("l2_GBps", "copy_local within the L2 (2 x bytes x the ranks on the GPU <= l2_MB): t = c + bytes/L", g);
         }
       } else if (m.l2_MB > 0 && need(in, 1)) {
-        std::vector<std::vector<double>> d;
-        std::vector<double> tt;
+        // One size: L = the rows' bytes over their time beyond c, each row above c (a row at or
+        // under the copy's fixed cost says nothing of a rate).
+        double bytes = 0, us = 0;
+        std::vector<int> used;
         for (int i : in) {
           const CalibRow& r = R[std::size_t(i)];
-          d.push_back({r.x * ranks_on_gpu(r)});
-          tt.push_back(r.time_us - f.p(0));
+          if (r.time_us <= f.p(0)) continue;
+          bytes += r.x * ranks_on_gpu(r);
+          us += r.time_us - f.p(0);
+          used.push_back(i);
         }
-        const Fit g = solve(d, tt, in);
-        if (g.p(0) > 0) {
-          m.l2_GBps = 1e-3 / g.p(0);
-          note("l2_GBps",
-               "copy_local within the L2 (2 x bytes x the ranks on the GPU <= l2_MB): t = c + bytes/L, c = " +
-                   fmt(f.p(0)) + " us (hbm_GBps's intercept)",
-               g);
+        if (!used.empty()) {
+          m.l2_GBps = bytes / us * 1e-3;
+          why["l2_GBps"] =
+              "copy_local within the L2 (2 x bytes x the ranks on the GPU <= l2_MB): t = c + bytes/L, c = " +
+              fmt(f.p(0)) + " us (hbm_GBps's intercept), L = their bytes over their time beyond c, " + rows_of(used);
         }
       }
     }
