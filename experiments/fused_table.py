@@ -302,25 +302,11 @@ def markdown(inp):
     return "\n".join(md)
 
 
-def link_GBps(machine):
-    """The machine file's calibrated NVLink rates per GPU, all links together (GB/s): egress and
-    ingress (experiments/machines/MACHINE.ini, fitted from calibrate's copy_scatter / copy_incast)."""
-    path = os.path.join(data.ROOT, "experiments", "machines", machine + ".ini")
-    rates = {}
-    with open(path) as f:
-        for line in f:
-            key, eq, rest = line.partition("=")
-            if eq and key.strip() in ("nvlink_egress_GBps", "nvlink_ingress_GBps", "team"):
-                rates[key.strip()] = float(rest.split("#")[0])
-    return rates
-
-
 def floor_rows(inp):
     """Per op and shape at TARGET_M: the bytes each GPU's links carry, the time they take at the
     machine's calibrated rate, and the floor that puts under a fused op: max(matmul, link) over the
     matmul alone (a collective that costs no SM time and hides wholly behind the matmul)."""
-    rates = link_GBps(inp.machine)
-    if rates.get("team") or inp.world < 2:
+    if data.machine_param(inp.machine, "team") or inp.world < 2:
         return []
     out = []
     for op in data.FUSED_OPS:
@@ -335,7 +321,8 @@ def floor_rows(inp):
             # ag_mm: every GPU receives the other shards of A (M x K); mm_rs: sends the other owners'
             # rows of its partial C (M x N), bf16.
             moved = (inp.world - 1) / inp.world * TARGET_M * (k if op == "ag_mm" else n) * 2
-            rate = rates["nvlink_ingress_GBps" if op == "ag_mm" else "nvlink_egress_GBps"]
+            # The machine file's calibrated rates (copy_incast / copy_scatter), all links together.
+            rate = data.machine_param(inp.machine, "nvlink_ingress_GBps" if op == "ag_mm" else "nvlink_egress_GBps")
             link = moved / (rate * 1e3)
             floor = max(alone, link) / alone
             fused = [r["time_us_median"] for r in meas if r["graph"] == 1 and r["algo"] not in BASELINES]

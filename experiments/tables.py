@@ -793,6 +793,9 @@ def numbers():
 
     # The simulator's one fitted constant and where it comes from (experiments/machines/h200x4.ini).
     macro("symmBlockGBps", "%g" % data.machine_param("h200x4", "block_GBps"))
+    # Each GPU model's L2 (the one-GPU machine files' l2_MB: calibrate's device_l2_bytes), in MiB.
+    for machine, mword in (("h100x1", "HHundred"), ("h200x1", "HTwoHundred")):
+        macro("symmLTwoMiB" + mword, "%.0f" % (data.machine_param(machine, "l2_MB") * 1e6 / (1 << 20)))
     for machine, mword, sources in (("h200x4", "xFour", 4), ("h200x2", "xTwo", 2)):
         c = calibration_slopes(machine, sources)
         if c:

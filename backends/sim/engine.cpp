@@ -106,13 +106,15 @@ Simulator::Simulator(const RunSpec& spec, Workload work, std::vector<int> call_b
     l2_.assign(std::size_t(std::max(world_, m_.gpus)), L2(uint64_t(m_.l2_MB * 1e6)));
     net_.track_progress();  // held(): how much of another active read is still to come
     const uint64_t scratch_used = std::min<uint64_t>(scratch_bytes_, uint64_t(in_bytes_) * uint64_t(world_));
+    // A GPU's footprint: its ranks' buffers (a custom run names none).
     std::vector<uint64_t> footprint(l2_.size(), 0);
     for (int r = 0; r < world_ && !custom; ++r) footprint[std::size_t(gpu(r))] += scratch_used + in_bytes_ + out_bytes_;
     for (auto [off, n] :
          {std::pair<uint64_t, uint64_t>{scratch_off_, scratch_used}, {in_off_, in_bytes_}, {out_off_, out_bytes_}})
-      for (int r = 0; r < world_ && !custom; ++r) {
+      for (int r = 0; r < world_; ++r) {
         L2& c = l2_[std::size_t(gpu(r))];
-        if (footprint[std::size_t(gpu(r))] <= c.capacity()) c.touch(L2::address(r, off), L2::address(r, off) + n);
+        const uint64_t f = footprint[std::size_t(gpu(r))];
+        if (f > 0 && f <= c.capacity()) c.touch(L2::address(r, off), L2::address(r, off) + n);
       }
   }
   // Transfers keep their staging buffers' capacity from earlier runs (no fresh pages).

@@ -2,20 +2,16 @@
 #include "backends/sim/l2.h"
 
 #include <algorithm>
-#include <iterator>
-#include <utility>
 
 namespace symm::sim {
 
 uint64_t L2::held(uint64_t b, uint64_t e, uint32_t token, const std::function<double(uint32_t)>& remaining) const {
   if (b >= e) return 0;
-  std::vector<std::pair<uint64_t, uint64_t>> parts;
+  uint64_t resident = 0;  // segs_ never overlap: their clipped lengths add up
   auto it = segs_.upper_bound(b);
   if (it != segs_.begin()) --it;
   for (; it != segs_.end() && it->first < e; ++it)
-    if (it->second.end > b) parts.emplace_back(std::max(it->first, b), std::min(it->second.end, e));
-  uint64_t resident = 0;
-  for (const auto& [pb, pe] : parts) resident += pe - pb;  // disjoint: segs_ never overlap
+    if (it->second.end > b) resident += std::min(it->second.end, e) - std::max(it->first, b);
   double streaming = 0;
   for (auto a = active_.lower_bound(b > longest_ ? b - longest_ : 0); a != active_.end() && a->first < e; ++a)
     if (a->second.token != token && a->second.e > b)

@@ -82,8 +82,6 @@ void Simulator::copy(Block& b, uintptr_t dst, uintptr_t src, std::size_t bytes) 
   // A remote source's bytes take load_link_factor of the link's time per byte (machine key); a
   // source on my own GPU is an HBM read like a local one.
   add_transfer_uses(x, index, me, s, bytes, d, bytes, x.remote_load && over_link(s.space, me) ? load_link_ : 1.0f, 1);
-  uses_.erase(std::remove_if(uses_.begin(), uses_.end(), [&](const Use& u) { return use_w_[u.res] == 0; }),
-              uses_.end());
   start_flow(b, index, block_bpp_, double(bytes));
 }
 
