@@ -15,6 +15,8 @@
 #      a small shape, one checked call each)        -> sanitize_fused_<tool>_<m>.log
 #   7. the fused plans and tile programs as in-process teams of 3 and 4 ranks over the W GPUs
 #      (bf16, fp16; checked, 20 graph replays)      -> team_fused_<m>.log
+#   8. all_reduce, every algorithm, 4M..256M x4, graph and eager, checked up to 64M, NCCL's rows
+#      beside (step 3 covers 4K..1M)                -> bench_ar_<m>.csv / .log
 #   nvidia-smi's SM clock, power and temperature, sampled every 100 ms through the call (read
 #   only), the start of each step in smi_marks_<m>.txt  -> smi_<m>.csv
 #   scripts/gpu/round.sh <world> <out-dir> [steps in the order to run, default 12345]
@@ -67,6 +69,11 @@ step7() {
       --n 256 --k $((256 * w)) --no-timing --replays 20 >> "$T" 2>&1; echo "### rc $?" >> "$T"
   done
   echo "# 7 team fused: at ${SECONDS}s"; grep -E "^###|FAIL|rror" "$T" | head -8
+}
+step8() {
+  timeout 150 $L $BIN bench --backend cuda --machine $M --op all_reduce --algo all --sizes 4M:256M:x4 --mode both \
+    --check-up-to 64M --csv "$DIR/bench_ar_$M.csv" > "$DIR/bench_ar_$M.log" 2>&1
+  echo "# 8 all_reduce 4M-256M: rc $? at ${SECONDS}s"; grep -E "FAIL|rror" "$DIR/bench_ar_$M.log" | head -5
 }
 for ((i = 0; i < ${#STEPS}; ++i)); do
   st=${STEPS:i:1}
