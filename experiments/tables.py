@@ -564,7 +564,9 @@ def plan_numbers(macro, machine, mword, meas):
 # Our tile GEMM (issue 24) alone against cuBLASLt on one GPU, auto schedule: the newest committed
 # run per GPU (gemm-bench's CSV of scripts/gpu/tile_gemm.sh or tile_gemm_pp.sh), macro prefix per GPU.
 TILE_GEMM_CSVS = {
-    "symmTileGemmAuto": "experiments/results/h200x1/tile_gemm/*/tile_gemm_auto_h200x1.csv",
+    # H200: the staged epilogue, auto by the model refit on that GPU (tile_sched.h kTileModelH200),
+    # at the fused shapes of worlds 1, 2 and 4; scripts/gpu/tile_sched.sh CONFIGS=auto.
+    "symmTileGemmAuto": "experiments/results/h200x1/tile_sched_*/auto_refit/sched_auto_*_h200x1.csv",
     # H100: coop in clusters of two with the staged epilogue, what auto runs at every fused shape
     # there since (tile_sched.h kTileModelH100); scripts/gpu/tile_staged.sh's staged runs.
     "symmTileGemmAutoHOne": "experiments/results/h100x1/tile_cluster/staged/epi_staged_*_h100x1.csv",

@@ -102,15 +102,15 @@ TileGemmShape tile_gemm_shape(const GemmArgs& g, const TileGemmOptions& o) {
   SYMM_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
   const int cap = o.max_blocks > 0 && o.max_blocks < sms ? o.max_blocks : sms;
   TileGemmShape s;
-  const tile::TilePlan plan =
-      tile::choose_plan(g.m, g.n, g.k, cap, o.schedule, o.tile_m, o.tile_n, tile::tile_model_for(device_name(dev)));
+  const tile::TileModel model = tile::tile_model_for(device_name(dev));
+  const tile::TilePlan plan = tile::choose_plan(g.m, g.n, g.k, cap, o.schedule, o.tile_m, o.tile_n, model);
   s.schedule = plan.schedule, s.tile_m = plan.tile_m, s.tile_n = plan.tile_n;  // coop: choose_tile_n's width
   const tile::TileGrid grid = tile::tile_grid(g.m, g.n, s.tile_m, s.tile_n, o.group);
   s.tiles = grid.tiles();
   s.blocks = s.tiles < cap ? s.tiles : cap;
   if (s.schedule == tile::TileSchedule::kPingpong) {
     if (o.cluster == 2) fail(ErrorCode::kInvalidArgument, "tile gemm: clusters of 2 are for the coop schedule only");
-  } else if (o.cluster == 2 || (o.cluster == 0 && grid.tiles_m >= 2 && cap >= 2)) {
+  } else if (o.cluster == 2 || (o.cluster == 0 && model.pair_clusters && grid.tiles_m >= 2 && cap >= 2)) {
     // Tile pairs: a cluster per pair, as many as fit the cap (an even grid).
     const int pairs = tile::pair_grid(grid).tiles();
     const int clusters = std::min({pairs, cap / 2, resident_pairs(dev, s.tile_n)});

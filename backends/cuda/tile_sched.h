@@ -116,8 +116,9 @@ inline bool is_pingpong_tile(int tile_m, int tile_n) {
   return false;
 }
 
-// The time model behind the choice of schedule and tile (first guesses, fitted by hand to
-// experiments/results/h200x1/tile_gemm (v3); refit them from scripts/gpu/tile_gemm_pp.sh's CSVs).
+// The time model behind the choice of schedule and tile (the defaults below: first guesses, fitted
+// by hand to experiments/results/h200x1/tile_gemm (v3); each GPU model's TileModel is refit from
+// scripts/gpu/tile_sched.sh's CSVs, every schedule forced beside cuBLASLt).
 // A block runs its tiles one after the other; the grid takes waves = ceil(tiles / blocks) tile
 // times (the last wave counts whole). A tile's time, in units of one 64 x 64 x 64 step of MMA:
 //   coop:     area / speed(n) x (kblocks + kCoopEpilogueKBlocks)    (the epilogue exposed per tile)
@@ -135,24 +136,30 @@ inline bool is_pingpong_tile(int tile_m, int tile_n) {
 inline constexpr double kCoopEpilogueKBlocks = 4.0;
 inline constexpr double kPingpongSlowdown = 1.08;
 
-// The model's constants for one GPU model. kPingpongSlowdown is H100's: on one H100
-// (experiments/results/h100x1/tile_gemm_pp) 128 x 128 ping-pong lost to 128 x 256 coop wherever
-// K >= 4096 and N 3584 (0.82-0.88 of cuBLASLt against 0.93-0.96). On one H200
-// (experiments/results/h200x1/tile_gemm/v4, git 91f28e9), whose HBM feeds ping-pong's extra
-// operand bytes per FLOP (4.8 against 3.35 TB/s), the same tiles ran at 1.00-1.01 of cuBLASLt
-// where coop ran 0.93-0.97: solved for the slowdown from the ratio of the two measured times at
-// M 16384 (N 3584, K 4096: 0.987; N 3584, K 8192: 1.021; N 1792, K 2048: 0.993), 1.0. Other GPUs
-// take H100's values.
+// The model's constants for one GPU model, and whether auto runs the coop kernel in clusters of
+// two (tile_gemm.cpp: where the product has two tile rows or more).
+//   H100 (experiments/results/h100x1): kPingpongSlowdown as guessed (128 x 128 ping-pong lost to
+//     128 x 256 coop wherever K >= 4096 and N 3584, tile_gemm_pp); the coop epilogue 1 k-block
+//     since the staged epilogue (store_tile_staged, tile_cluster/staged: coop at 0.98-1.09 of
+//     cuBLASLt at every fused shape, K 2048 as K 8192 within 2 %, where 128 x 128 ping-pong ran
+//     0.86-0.91 at K 2048); clusters of two (tile_cluster/round: +5..19 % at M 4096, even beyond).
+//   H200 (experiments/results/h200x1/tile_sched_c18ea79: each schedule forced at the fused shapes of
+//     worlds 1, 2 and 4, two interleaved runs, every row over cuBLASLt's in the same call): the
+//     staged coop kernel ran 0.95-1.04 of cuBLASLt's time, ping-pong (128 x 128) a few % ahead of it
+//     at K <= 2048 and 3-7 % behind at K >= 4096 with N 3584. The two constants are those whose
+//     choice lost least against the faster of the two measured at the 18 shapes (a grid over
+//     slowdown 1.00-1.20 and epilogue 0-8 k-blocks: a plateau at 1.03-1.05 x 1.25-2.75, its middle
+//     taken; 0.15 % lost on average, 2.4 % at most, where the constants before, measured with the
+//     registers epilogue (h200x1/tile_gemm/v4: 1.0 and 4), lost 2.3 % on average and 19 % at
+//     4096 x 1792 x 1024). Clusters of two ran 0.5-6 % slower than one block at 14 of the 18
+//     shapes (2.5 % faster at 4096 x 1792 x 4096): off.
 struct TileModel {
   double pingpong_slowdown = kPingpongSlowdown;
   double coop_epilogue_kblocks = kCoopEpilogueKBlocks;
+  bool pair_clusters = true;
 };
-// H100's coop epilogue: 1 k-block since the staged epilogue (store_tile_staged: one H100,
-// experiments/results/h100x1/tile_cluster/staged: coop at 0.98-1.09 of cuBLASLt at every fused
-// shape, K 2048 as K 8192 within 2 %, where 128 x 128 ping-pong ran 0.86-0.91 at K 2048); H200's
-// constants are still those measured with the registers epilogue (v4).
-inline constexpr TileModel kTileModelH100{kPingpongSlowdown, 1.0};
-inline constexpr TileModel kTileModelH200{1.0, kCoopEpilogueKBlocks};
+inline constexpr TileModel kTileModelH100{kPingpongSlowdown, 1.0, true};
+inline constexpr TileModel kTileModelH200{1.04, 2.0, false};
 // The model of the GPU `device_name` (cudaDeviceProp::name) names: H200's for an H200 (not a GH200,
 // whose HBM may be an H100's), H100's for every other GPU.
 inline TileModel tile_model_for(const std::string& device_name) {
