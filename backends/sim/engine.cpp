@@ -31,6 +31,7 @@ Simulator::Simulator(const RunSpec& spec, Workload work, std::vector<int> call_b
       acquire_ps_(us_to_ps(spec.machine.acquire_us)),
       peer_kernel_ps_(us_to_ps(spec.machine.peer_kernel_us)),
       stream_op_ps_(us_to_ps(spec.machine.stream_op_us)),
+      stream_batch_op_ps_(us_to_ps(spec.machine.stream_batch_op_us)),
       ll_poll_ps_(us_to_ps(spec.machine.ll_poll_us)),
       local_load_ps_(us_to_ps(spec.machine.local_load_us)),
       fence_ps_(us_to_ps(spec.machine.acquire_us * spec.machine.release_fence_share)),

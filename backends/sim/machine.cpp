@@ -48,6 +48,7 @@ std::vector<Key> keys_of(Machine& m) {
       {"launch_eager_gap_us", &m.launch_eager_gap_us, nullptr, true},
       {"pdl_saving_us", &m.pdl_saving_us, nullptr, true},
       {"stream_op_us", &m.stream_op_us, nullptr, true},
+      {"stream_batch_op_us", &m.stream_batch_op_us, nullptr, true},
       {"ll_wire_bytes", &m.ll_wire_bytes, nullptr},
       {"load_link_factor", &m.load_link_factor, nullptr},
       {"ll_poll_us", &m.ll_poll_us, nullptr, true},

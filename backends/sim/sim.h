@@ -84,6 +84,10 @@ struct Machine {
   // A stream's flag operation (a host plan's write_flag or wait_flag: cuStreamWriteValue32 /
   // cuStreamWaitValue32): the stream spends this on each (0: none).
   double stream_op_us = 0;
+  // A flag operation that rides in a batch after the first (consecutive flag items of one stream:
+  // one cuStreamBatchMemOp on CUDA, StreamItem::batched): the stream spends this on each (0: none).
+  // Calibrated from plan_flag_batch (n flag pairs per call: t = c + n x 2 b).
+  double stream_batch_op_us = 0;
   // Flagged packets (LL: put_ll / reduce_ll, backends/sim/packets.cpp). ll_wire_bytes: the NVLink
   // bytes one 8-byte packet store occupies (8: as bulk stores; an 8-byte store is a write request
   // of its own, with its header, where bulk stores fill whole flits). ll_poll_us: a reduce_ll that

@@ -396,8 +396,8 @@ class Simulator {
   const int lanes_;           // RunSpec::lanes: 2 where kernels may run side lanes
   const int stride_;          // blocks_ * lanes_: a rank's places in blocks_v_
   const bool data_, race_;
-  const TimePs launch_ps_, rtt_ps_, store_ps_, flag_ps_, acquire_ps_, peer_kernel_ps_, stream_op_ps_, ll_poll_ps_,
-      local_load_ps_;
+  const TimePs launch_ps_, rtt_ps_, store_ps_, flag_ps_, acquire_ps_, peer_kernel_ps_, stream_op_ps_,
+      stream_batch_op_ps_, ll_poll_ps_, local_load_ps_;
   // acquire_us split by release_fence_share: the fence of a release with something to publish, and
   // what each acquire wait pays once its flag is seen (the two add up to acquire_us).
   const TimePs fence_ps_, acquire_wait_ps_;

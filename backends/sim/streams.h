@@ -47,7 +47,7 @@ struct StreamItem {
   uint32_t slot = 0, value = 0;
   // Enqueued right after a flag item of the same stream with no other verb between (a write: and
   // no wait before it in the batch): on CUDA the two go to the GPU as one cuStreamBatchMemOp
-  // (backends/cuda/plan_exec.h), so this one takes no stream_op_us of its own.
+  // (backends/cuda/plan_exec.h), so this one takes stream_batch_op_us, not stream_op_us.
   bool batched = false;
   // kRecord / kWaitEvent: the event, and (wait) which record of it must have run
   int event = 0;

@@ -42,6 +42,7 @@ Machine odd_machine() {
   m.pdl_saving_us = 0.31;
   m.peer_kernel_us = 0.9;
   m.stream_op_us = 2.2;
+  m.stream_batch_op_us = 0.7;
   m.sms = 100;
   m.copy_engines = 3;
   m.ce_startup_us = 6.5;
@@ -64,6 +65,8 @@ void add_formula_rows(const Machine& m, int world, std::vector<CalibRow>& rows) 
   for (double b : {1 << 20, 8 << 20, 64 << 20})
     rows.push_back({"ce_copy", world, 0, true, b, m.ce_startup_us + b / (m.ce_GBps * 1e3)});
   rows.push_back({"plan_flag", world, 0, true, 0, 2 * m.stream_op_us});
+  for (double n : {1, 2, 4, 8})
+    rows.push_back({"plan_flag_batch", world, 0, true, n, 2 * m.stream_op_us + (n - 1) * 2 * m.stream_batch_op_us});
 }
 
 CalibTable table_for(const Machine& m, int world) {
@@ -110,6 +113,7 @@ void expect_recovers(const Machine& in, int world) {
   expect_near_rel(out.pdl_saving_us, in.pdl_saving_us, "pdl_saving_us");
   expect_near_rel(out.peer_kernel_us, in.peer_kernel_us, "peer_kernel_us");
   expect_near_rel(out.stream_op_us, in.stream_op_us, "stream_op_us");
+  expect_near_rel(out.stream_batch_op_us, in.stream_batch_op_us, "stream_batch_op_us");
   expect_near_rel(out.ce_startup_us, in.ce_startup_us, "ce_startup_us");
   expect_near_rel(out.ce_GBps, in.ce_GBps, "ce_GBps");
   expect_near_rel(out.gemm_TFLOPs, in.gemm_TFLOPs, "gemm_TFLOPs");

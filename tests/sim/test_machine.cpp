@@ -16,7 +16,7 @@ const char* const kTinyBody =
     "1\n"
     "sms = 8\nhbm_GBps = 8\nl2_MB = 0\nl2_GBps = 0\n"
     "launch_eager_us = 2\nlaunch_graph_us = 1\nlaunch_eager_gap_us = 0\npdl_saving_us = 0\nstream_op_us = "
-    "0\ncopy_engines = "
+    "0\nstream_batch_op_us = 0\ncopy_engines = "
     "1\nce_startup_us = 1\nce_GBps = "
     "1\n"
     "nvls_GBps = 2\ngemm_TFLOPs = 1\n";

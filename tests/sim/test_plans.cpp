@@ -289,6 +289,8 @@ TEST(Plans, ColdPeerCopyPaysCeLaunch) {
 // cuStreamBatchMemOp): with stream_op_us = 1 the golden call takes 3 us more, not 4: the entry
 // handshake's write and wait (one batch on the main stream), the side stream's data flag, the
 // main stream's wait for the peer's (a launch before it starts a new batch).
+// A batch's later item takes stream_batch_op_us: with 0.25 more, the entry handshake's wait (the
+// one item riding in a batch on the golden call's critical path) adds 0.25.
 TEST(Plans, ConsecutiveFlagItemsOfAStreamShareOneStreamOp) {
   RunSpec s = tiny_all_gather_ce();
   const double base = run(s).time_us;
@@ -296,6 +298,8 @@ TEST(Plans, ConsecutiveFlagItemsOfAStreamShareOneStreamOp) {
   const RunResult r = run(s);
   EXPECT_NEAR(r.time_us - base, 3.0, 1e-9);
   EXPECT_LE(r.max_rel_err, r.err_bound);
+  s.machine.stream_batch_op_us = 0.25;
+  EXPECT_NEAR(run(s).time_us - base, 3.25, 1e-9);
 }
 
 // A peer copy's local side is not charged to HBM (copy_engines.cpp): with HBM slow enough that the

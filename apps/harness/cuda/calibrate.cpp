@@ -201,6 +201,40 @@ void plan_rows(Calibrator& c, Runtime& rt) {
       },
       100);
   rt.sync();
+  // A batch of n flag pairs (x = n): n writes on the side stream, then n waits on the main stream,
+  // each run of consecutive flag operations one cuStreamBatchMemOp (plan_exec.cpp). Own flags
+  // (`plan_flag_batch`: what a batch costs beyond one operation) and the flags of every peer
+  // (`plan_flag_peers`, x = world - 1: each rank writes one flag into every peer's pad and waits
+  // for every peer's, as the host plans' data flags; the ranks' skew included). Graph and eager.
+  for (bool graph : {true, false}) {
+    for (int n : {1, 2, 4, 8})
+      c.row(
+          "plan_flag_batch", 0, graph, n,
+          [&x, me, n]() {
+            x.begin_call();
+            for (int i = 0; i < n; ++i) x.write_flag(1, me, pad::plan_flag(pad::kPlanData, 2 + i, me), 1);
+            for (int i = 0; i < n; ++i) x.wait_flag(0, pad::plan_flag(pad::kPlanData, 2 + i, me), 1);
+            x.end_call();
+          },
+          100);
+    // Consecutive calls alternate between two chunks' flags: a rank may run one call ahead of a
+    // peer that has not yet consumed its flag, never two (its next call needs that peer's flag,
+    // which the peer writes only after its own previous call consumed everything).
+    const int w = rt.world();
+    int parity = 0;
+    if (w > 1)
+      c.row(
+          "plan_flag_peers", 0, graph, w - 1,
+          [&x, me, w, &parity]() {
+            const int k = 2 + (parity ^= 1);
+            x.begin_call();
+            for (int i = 1; i < w; ++i) x.write_flag(1, (me + i) % w, pad::plan_flag(pad::kPlanData, k, me), 1);
+            for (int i = 1; i < w; ++i) x.wait_flag(0, pad::plan_flag(pad::kPlanData, k, (me + w - i) % w), 1);
+            x.end_call();
+          },
+          100);
+    rt.sync();
+  }
   if (!c.plan().wants("plan_wait_timeout")) return;
   const uint32_t stuck = pad::plan_flag(pad::kPlanData, 1, me);
   const double bound = 1.0;

@@ -415,6 +415,19 @@ FitResult fit_machine(const CalibTable& t, const Machine& base, const std::strin
       why["stream_op_us"] = "plan_flag (a stream's write_flag + wait_flag per call, graph) / 2, " + rows_of(idx);
     }
   }
+  // A flag operation batched after the first (a stream's consecutive flag items: one
+  // cuStreamBatchMemOp): plan_flag_batch is n write_flags on a side stream, then n wait_flags on the
+  // main stream, per call, so every pair beyond the first adds two such operations.
+  {
+    const std::vector<int> idx =
+        team_rows(select([](const CalibRow& r) { return r.bench == "plan_flag_batch" && r.graph; }));
+    if (need(idx, 2)) {
+      const Fit f = linear(idx, [](const CalibRow& r) { return 2 * r.x; });
+      m.stream_batch_op_us = f.p(1);
+      note("stream_batch_op_us",
+           "plan_flag_batch (n write_flags, then n wait_flags, each run one batch; graph): t = c + n (2 b)", f);
+    }
+  }
   // Sets `key` (`out`) to the mean of a - b, at least 0, over the rows of `a`, each paired with the
   // row of `b` at the same x and blocks nearest to it (`nearest`); nothing where no row pairs.
   auto paired_mean = [&](const std::vector<int>& a, const std::vector<int>& b, const char* key, double& out,
