@@ -477,7 +477,7 @@ class Simulator {
   std::unordered_map<uint64_t, Stream*> stream_waiters_;
   TimePs ce_startup_ps_ = 0;
   TimePs ce_launch_ps_ = 0;    // a cold peer copy's start beyond ce_startup_ps_ (copy_engines.cpp)
-  TimePs plan_launch_ps_ = 0;  // launch of a call with stream flag operations: launch_eager_us, any mode
+  TimePs plan_launch_ps_ = 0;  // launch of a call with copies: launch_eager_us, any mode
   BytesPerPs ce_bpp_ = 0;
 
   // Last: destroyed first, unwinding fibers still suspended (deadlock, error).

@@ -5,8 +5,8 @@
 // What each item costs, and when its effects become visible:
 //   launch      the kernel's blocks start launch latency later from the stream's clock; a
 //               stream's first item of the call starts at the kick, which is the call's launch
-//               (paid once, not twice; launch_eager_us in either mode for a call with stream flag
-//               operations, run_plan_call); a later kernel
+//               (paid once, not twice; launch_eager_us in either mode for a call with copies,
+//               run_plan_call); a later kernel
 //               was submitted with the call, so it pays the device-side gap of a kernel after
 //               the stream's previous item, launch_graph_us, in either launch mode (the host's
 //               eager submission overlaps the stream's earlier items); the item is done when its last block has
@@ -78,19 +78,20 @@ void Simulator::run_plan_call(Host& h) {
     if (!stream_at(r, s).items.empty()) ++live_streams_[std::size_t(r)];
   if (live_streams_[std::size_t(r)] == 0) return;
   // The streams start launch latency from now: a graph's launch, or the first eager submission.
-  // A call with stream flag operations (write_flag / wait_flag: cuStreamWriteValue32 /
-  // cuStreamWaitValue32, memory-operation nodes in a graph) starts launch_eager_us later in either
-  // mode: such a graph does not take the launch path of kernel-only graphs (launch_graph_us, the
-  // calibrated launch of graphs of kernels); on 2x H200 every copy-engine plan measures the same
-  // time in a graph as eager (e.g. the all-gather `ce` at 4K: 24.9 / 25.4 us).
-  bool memops = false;
-  for (int s = 0; s < streams_n_ && !memops; ++s)
+  // A call with copies (copy_engine: cudaMemcpyAsync, memcpy nodes in a graph) starts
+  // launch_eager_us later in either mode: such a graph does not take the launch path of graphs of
+  // kernels and memory operations (launch_graph_us); on 2x H200 every copy-engine plan measures
+  // the same time in a graph as eager (e.g. the all-gather `ce` at 4K: 24.9 / 25.4 us), where the
+  // all-gather `ce_sm` below 1M (kernels and stream flags only, no copy) takes 11.7 us in a graph
+  // and 22.4 eager (h200x2/round_c18ea79).
+  bool copies = false;
+  for (int s = 0; s < streams_n_ && !copies; ++s)
     for (const StreamItem& it : stream_at(r, s).items)
-      if (it.kind == ItemKind::kWriteFlag || it.kind == ItemKind::kWaitFlag) {
-        memops = true;
+      if (it.kind == ItemKind::kCopy) {
+        copies = true;
         break;
       }
-  q_.push(q_.now() + (memops ? plan_launch_ps_ : launch_ps_), kKickStreams, uint32_t(r), 0);
+  q_.push(q_.now() + (copies ? plan_launch_ps_ : launch_ps_), kKickStreams, uint32_t(r), 0);
   h.caller = std::move(h.caller).resume();  // until the last stream runs dry
   h.ended = q_.now();
   if (race_)

@@ -5,6 +5,7 @@
 // break: no fused algorithm is predicted faster than the matmul alone it contains.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
 #include <stdexcept>
 #include <string>
@@ -112,7 +113,10 @@ TEST(FusedBaselines, TheSequentialBaselineCostsTheCollectiveAndTheMatmul) {
 // The matmul alone is the lower bound of every fused algorithm: the same FLOPs (ag_mm in row
 // chunks of the same product, mm_rs the same partial product) plus communication. Nothing in
 // the plans makes it true by construction: a GEMM time model that priced a product cut into
-// chunks below the whole, or a copy engine that slowed no GEMM, would break it.
+// chunks below the whole, or a copy engine that slowed no GEMM, would break it. The matmul alone
+// is the faster of cuBLASLt's and the tile GEMM program's (the tile programs' own matmul, which
+// the machine files may rate above cuBLASLt: one H200 measured it at 0.92-1.07 of cuBLASLt's
+// throughput, experiments/results/h200x1/tile_sched_c18ea79).
 TEST(FusedBaselines, NoFusedAlgorithmIsPredictedFasterThanTheMatmulAlone) {
   for (const std::string m : {"h200x2", "h200x4"})
     for (FusedOp op : {FusedOp::kAgMm, FusedOp::kMmRs})
@@ -121,7 +125,9 @@ TEST(FusedBaselines, NoFusedAlgorithmIsPredictedFasterThanTheMatmulAlone) {
           SCOPED_TRACE(m + " " + fused_op_name(op) + " " + shape.name + " M " + std::to_string(rows));
           FusedRunSpec s = spec_for(baseline(op, "cublaslt"), m, machine(m).gpus, rows, shape.n, shape.k);
           s.timing_only = true;
-          const double alone = run_fused(s).time_us;
+          double alone = run_fused(s).time_us;
+          s.algo = &baseline(op, "tile_gemm");
+          alone = std::min(alone, run_fused(s).time_us);
           for (const FusedAlgo* a : parse_fused_algos(op, "all")) {
             s.algo = a;
             EXPECT_GE(run_fused(s).time_us, alone) << a->id;

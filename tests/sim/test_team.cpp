@@ -146,11 +146,16 @@ TEST(Team, ACopyWithinTheGpuWaitsForItsRunningGemms) {
   // On one GPU a copy between two ranks is a device-to-device memcpy, a kernel of the driver's:
   // rank 1's copy comes up while rank 0's GEMM runs and starts when it ends (gemm.cpp), so the call
   // takes the GEMMs' time and then the whole copy. On a GPU each the copy crosses NVLink beside it.
+  // Each time less its launch: a rank's call with a copy starts launch_eager_us late in either
+  // mode, one without launch_graph_us (streams.cpp run_plan_call); with both, the chain starts at
+  // rank 0's launch (its GEMM, no copy), and rank 1's copy waits for that GEMM.
   FusedRunSpec s = gemm_spec(tiny_team());
   s.shape.m = 256, s.shape.n = 32, s.shape.k = 2048;
-  const double gemms = run_fused_plan<CopyAfterAGemm<false>>(s).time_us;
-  const double copy = run_fused_plan<CopyAfterAGemm<false, true>>(s).time_us - 1;  // less the launch
-  const double both = run_fused_plan<CopyAfterAGemm<true>>(s).time_us;
+  const double graph_launch = s.machine.launch_graph_us, copy_launch = s.machine.launch_eager_us;
+  ASSERT_NE(graph_launch, copy_launch);
+  const double gemms = run_fused_plan<CopyAfterAGemm<false>>(s).time_us - graph_launch;
+  const double copy = run_fused_plan<CopyAfterAGemm<false, true>>(s).time_us - copy_launch;
+  const double both = run_fused_plan<CopyAfterAGemm<true>>(s).time_us - graph_launch;
   EXPECT_GT(copy, 2);  // the engine's 1 us start and 1.024 us at 1 GB/s
   EXPECT_NEAR(both, gemms + copy, 0.05);
   s.machine.gpus = 2;  // a GPU each: the copy runs beside rank 0's GEMM
