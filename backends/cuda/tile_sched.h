@@ -146,13 +146,14 @@ inline constexpr double kPingpongSlowdown = 1.08;
 //   H200 (experiments/results/h200x1/tile_sched_c18ea79: each schedule forced at the fused shapes of
 //     worlds 1, 2 and 4, two interleaved runs, every row over cuBLASLt's in the same call): the
 //     staged coop kernel ran 0.95-1.04 of cuBLASLt's time, ping-pong (128 x 128) a few % ahead of it
-//     at K <= 2048 and 3-7 % behind at K >= 4096 with N 3584. The two constants are those whose
+//     at K <= 2048 and 2-6 % behind at K >= 4096 with N 3584 (but at 4096 x 3584 x 4096, 1 % ahead).
+//     The two constants are those whose
 //     choice lost least against the faster of the two measured at the 18 shapes (a grid over
 //     slowdown 1.00-1.20 and epilogue 0-8 k-blocks: a plateau at 1.03-1.05 x 1.25-2.75, its middle
 //     taken; 0.15 % lost on average, 2.4 % at most, where the constants before, measured with the
 //     registers epilogue (h200x1/tile_gemm/v4: 1.0 and 4), lost 2.3 % on average and 19 % at
-//     4096 x 1792 x 1024). Clusters of two ran 0.5-6 % slower than one block at 14 of the 18
-//     shapes (2.5 % faster at 4096 x 1792 x 4096): off.
+//     4096 x 1792 x 1024). Clusters of two ran up to 6 % slower than one block at 16 of the 18
+//     shapes, graph (2.5 % faster at 4096 x 1792 x 4096, even at 16384 x 3584 x 8192): off.
 struct TileModel {
   double pingpong_slowdown = kPingpongSlowdown;
   double coop_epilogue_kblocks = kCoopEpilogueKBlocks;

@@ -25,7 +25,7 @@
 //               item enqueued right after another of the same stream (StreamItem::batched: one
 //               cuStreamBatchMemOp on CUDA) takes stream_batch_op_us instead: calibrate's
 //               plan_flag_batch rows (n pairs a call; on 2x and 4x H200 each pair beyond the first
-//               adds about 1.5 us to a call of 4.5).
+//               adds about 1.5 us to a call of 4.5: one batched write beside one batched wait).
 //   record      free; the event holds the stream's clock. wait_event: done once that record ran,
 //               joining its clock.
 //   gemm        gemm.cpp
@@ -83,7 +83,9 @@ void Simulator::run_plan_call(Host& h) {
   // kernels and memory operations (launch_graph_us); on 2x H200 every copy-engine plan measures
   // the same time in a graph as eager (e.g. the all-gather `ce` at 4K: 24.9 / 25.4 us), where the
   // all-gather `ce_sm` below 1M (kernels and stream flags only, no copy) takes 11.7 us in a graph
-  // and 22.4 eager (h200x2/round_c18ea79).
+  // and 22.4 eager (h200x2/round_c18ea79). Each rank decides by its own items; on a team machine,
+  // whose ranks' calls are one graph launched once (backends/cuda/team_graph.h), and whose copies
+  // are within one GPU, the rule is not validated (the evidence is copies between GPUs).
   bool copies = false;
   for (int s = 0; s < streams_n_ && !copies; ++s)
     for (const StreamItem& it : stream_at(r, s).items)

@@ -224,7 +224,6 @@ TEST(TileSched, H200ModelPicksWhatMeasuredFastest) {
                            {16384, 3584, 4096, 1.012, 1.014, 1.072}, {16384, 3584, 8192, 1.008, 1.008, 1.072}};
   const TileModel before{1.0, 4.0, true};
   double worst_before = 1.0;
-  int clusters_slower = 0;
   for (const RatioRow& r : rows) {
     const double best = r.pingpong > 0 ? std::min(r.coop1, r.pingpong) : r.coop1;
     auto measured = [&](const TilePlan& p, bool clusters) {
@@ -240,11 +239,8 @@ TEST(TileSched, H200ModelPicksWhatMeasuredFastest) {
     const TilePlan q = choose_plan(r.m, r.n, r.k, 132, TileSchedule::kAuto, 0, 0, before);
     if (q.schedule == TileSchedule::kCoop || r.pingpong > 0)
       worst_before = std::max(worst_before, measured(q, before.pair_clusters) / best);
-    clusters_slower += r.coop2 > r.coop1;
   }
   EXPECT_GT(worst_before, 1.10) << "the data no longer tells the two models apart";
-  EXPECT_GE(clusters_slower, 14) << "clusters of two were slower at most shapes: the reason they are off";
-  EXPECT_FALSE(kTileModelH200.pair_clusters);
   EXPECT_EQ(tile_model_for("NVIDIA H200").pingpong_slowdown, kTileModelH200.pingpong_slowdown);
   EXPECT_EQ(tile_model_for("NVIDIA H200").pair_clusters, kTileModelH200.pair_clusters);
   EXPECT_EQ(tile_model_for("NVIDIA H100 80GB HBM3").pingpong_slowdown, kTileModelH100.pingpong_slowdown);

@@ -114,9 +114,10 @@ TEST(FusedBaselines, TheSequentialBaselineCostsTheCollectiveAndTheMatmul) {
 // chunks of the same product, mm_rs the same partial product) plus communication. Nothing in
 // the plans makes it true by construction: a GEMM time model that priced a product cut into
 // chunks below the whole, or a copy engine that slowed no GEMM, would break it. The matmul alone
-// is the faster of cuBLASLt's and the tile GEMM program's (the tile programs' own matmul, which
-// the machine files may rate above cuBLASLt: one H200 measured it at 0.92-1.07 of cuBLASLt's
-// throughput, experiments/results/h200x1/tile_sched_c18ea79).
+// is the one the algorithm runs: the tile GEMM program for the tile programs (ids with "tile":
+// their own matmul, core/fused.h's tile_gemm baseline, which a machine file may rate above
+// cuBLASLt: alone on one H200 it ran at 0.92-1.07 of cuBLASLt's throughput,
+// experiments/results/h200x1/tile_sched_c18ea79), cuBLASLt for the host plans.
 TEST(FusedBaselines, NoFusedAlgorithmIsPredictedFasterThanTheMatmulAlone) {
   for (const std::string m : {"h200x2", "h200x4"})
     for (FusedOp op : {FusedOp::kAgMm, FusedOp::kMmRs})
@@ -125,12 +126,13 @@ TEST(FusedBaselines, NoFusedAlgorithmIsPredictedFasterThanTheMatmulAlone) {
           SCOPED_TRACE(m + " " + fused_op_name(op) + " " + shape.name + " M " + std::to_string(rows));
           FusedRunSpec s = spec_for(baseline(op, "cublaslt"), m, machine(m).gpus, rows, shape.n, shape.k);
           s.timing_only = true;
-          double alone = run_fused(s).time_us;
+          const double alone = run_fused(s).time_us;
           s.algo = &baseline(op, "tile_gemm");
-          alone = std::min(alone, run_fused(s).time_us);
+          const double tiles_alone = run_fused(s).time_us;
           for (const FusedAlgo* a : parse_fused_algos(op, "all")) {
             s.algo = a;
-            EXPECT_GE(run_fused(s).time_us, alone) << a->id;
+            EXPECT_GE(run_fused(s).time_us, std::string(a->id).find("tile") != std::string::npos ? tiles_alone : alone)
+                << a->id;
           }
         }
 }

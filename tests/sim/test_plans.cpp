@@ -275,6 +275,36 @@ TEST(Plans, GoldenTimeOnTheTinyMachine) {
   EXPECT_NEAR(run(g).time_us, 7.024, 1e-9);
 }
 
+// calibrate's plan_flag_batch row (apps/harness/cuda/calibrate.cpp plan_rows) as a plan: n
+// write_flags on a side stream, then n wait_flags on the main stream, each run one batch.
+template <int kN>
+struct FlagBatchRow {
+  template <class T, class Host>
+  static void run(Host& h, const PlanArgs&) {
+    const int me = h.rank();
+    h.record(kMainStream, 0);
+    h.wait_event(1, 0);
+    for (int i = 0; i < kN; ++i) h.write_flag(1, me, pad::plan_flag(pad::kPlanData, 2 + i, me), 1);
+    for (int i = 0; i < kN; ++i) h.wait_flag(kMainStream, pad::plan_flag(pad::kPlanData, 2 + i, me), 1);
+    h.record(1, 1);
+    h.wait_event(kMainStream, 1);
+  }
+};
+
+// The row grows by one batched operation a pair, not two: the main stream's waits take the flags
+// as the side stream's writes land, the two batches side by side. The fit reads the key as the
+// row's slope per pair (apps/harness/sim/fit.cpp), which is what this checks it to be.
+TEST(Plans, FlagBatchRowGrowsByOneBatchedOperationAPair) {
+  RunSpec s = tiny_all_gather_ce();
+  s.timing_only = true;
+  s.machine.stream_op_us = 2.0;
+  s.machine.stream_batch_op_us = 0.5;
+  const double t1 = run_plan<FlagBatchRow<1>>(s).time_us;
+  EXPECT_NEAR(run_plan<FlagBatchRow<2>>(s).time_us - t1, 0.5, 1e-9);
+  EXPECT_NEAR(run_plan<FlagBatchRow<4>>(s).time_us - t1, 1.5, 1e-9);
+  EXPECT_NEAR(run_plan<FlagBatchRow<8>>(s).time_us - t1, 3.5, 1e-9);
+}
+
 // A call of kernels and stream flags only (the all-gather `ce_sm` with every byte by SMs) launches
 // as a graph in a graph: launch_graph_us, not launch_eager_us (run_plan_call; 2x H200 measured that
 // plan below 1M at 11.7 us in a graph, 22.4 eager, where the copy-engine plans take the same time

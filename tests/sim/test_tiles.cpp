@@ -226,10 +226,9 @@ TEST(Tiles, TileVariantsSitBetweenTheMatmulAloneAndTheSequentialBaseline) {
   // calibration (experiments/Makefile FABRIC_KEYS, issue 21). With its calibrated acquire_us
   // (0.62 us per acquire) the simulator predicts mm_rs.tile_st_ld_reduce at 708 us here, above
   // seq_coll_gemm's 600: a prediction for a 4-GPU run to check, not a property of the structure.
-  // And with one launch latency for both: a call with copies launches at launch_eager_us in
-  // either mode (streams.cpp), a graph of kernels, GEMMs and stream flags at launch_graph_us; 3.3
-  // us apart, more than the 2.7 us by which the push variant beats seq_coll_gemm here, which is
-  // the structure's point, not the launch path's.
+  // And with one launch latency for both: a call with copies (the tile programs' copy-engine
+  // variants) launches at launch_eager_us in either mode (streams.cpp), one of kernels, GEMMs and
+  // stream flags at launch_graph_us; 3.3 us apart, a difference of launch path, not of structure.
   // And with the tile GEMM as fast as cuBLASLt (the shipped file's mma keys, fitted from our tile
   // GEMM alone, make every tile program pay our kernel's per-tile cost: a property of the kernel,
   // not of the protocol these variants add around it).
