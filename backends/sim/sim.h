@@ -86,8 +86,8 @@ struct Machine {
   double stream_op_us = 0;
   // A flag operation that rides in a batch after the first (consecutive flag items of one stream:
   // one cuStreamBatchMemOp on CUDA, StreamItem::batched): the stream spends this on each (0: none).
-  // Calibrated from plan_flag_batch (n flag pairs per call, the writes' and the waits' batches
-  // overlapping: t = c + n b).
+  // Calibrated from plan_flag_batch (n flag pairs per call; a rank's flag operations take its GPU's
+  // front end one at a time, streams.cpp front_end: t = c + n x 2 b).
   double stream_batch_op_us = 0;
   // Flagged packets (LL: put_ll / reduce_ll, backends/sim/packets.cpp). ll_wire_bytes: the NVLink
   // bytes one 8-byte packet store occupies (8: as bulk stores; an 8-byte store is a write request

@@ -25,7 +25,9 @@
 //               item enqueued right after another of the same stream (StreamItem::batched: one
 //               cuStreamBatchMemOp on CUDA) takes stream_batch_op_us instead: calibrate's
 //               plan_flag_batch rows (n pairs a call; on 2x and 4x H200 each pair beyond the first
-//               adds about 1.5 us to a call of 4.5: one batched write beside one batched wait).
+//               adds about 1.6 us to a call of 4.5: a batched write and a batched wait). A rank's
+//               flag operations, on all its streams, take its GPU's front end one at a time
+//               (front_end; not on a team machine).
 //   record      free; the event holds the stream's clock. wait_event: done once that record ran,
 //               joining its clock.
 //   gemm        gemm.cpp
@@ -205,7 +207,7 @@ void Simulator::start_item(Stream& s) {
         slice = trace_->slice(Trace::pid(me), Trace::kStreamTid + s.index, "write_flag", q_.now(), q_.now(),
                               "\"peer\":" + std::to_string(it.peer) + ",\"slot\":" + std::to_string(it.slot) +
                                   ",\"value\":" + std::to_string(it.value));
-      const TimePs op = it.batched ? stream_batch_op_ps_ : stream_op_ps_;  // a batch's later items: less
+      const TimePs op = front_end(me, it.batched ? stream_batch_op_ps_ : stream_op_ps_);
       send_flag(me, FlagLand{it.peer, it.slot, it.value, std::move(snap), slice, me, s.index}, op);
       return done_after(s, op);
     }
@@ -268,7 +270,22 @@ void Simulator::consume_flag(Stream& s, uint64_t key) {
                     trace_->slice(Trace::pid(s.rank), Trace::kStreamTid + s.index, "flag seen", q_.now(), q_.now()));
   }
   flags_[key] = 0;
-  done_after(s, s.items.front().batched ? stream_batch_op_ps_ : stream_op_ps_);
+  done_after(s, front_end(s.rank, s.items.front().batched ? stream_batch_op_ps_ : stream_op_ps_));
+}
+
+// A stream flag operation of `rank` that takes `op` of its GPU's front end, one at a time over all
+// the rank's streams: how long from now until it is done (its wait for the front end included).
+// calibrate's plan_flag_batch rows fit it: a pair beyond the first adds two batched operations (the
+// writes' batch on one stream, the waits' on another, one after the other), where streams running
+// their flags side by side would add one; held out, that reading put the 4-GPU machines' host plans
+// nearer (h100x4 9.4 -> 8.1 %, h200x4 8.7 -> 8.0 %; experiments/results/h200x4/README.md). Not on a
+// team machine, whose flag waits run as kernels where ranks share a GPU (unvalidated there).
+TimePs Simulator::front_end(int rank, TimePs op) {
+  if (m_.team) return op;
+  if (front_end_free_.size() < std::size_t(world_)) front_end_free_.resize(std::size_t(world_), 0);
+  TimePs& free = front_end_free_[std::size_t(rank)];
+  free = std::max(free, q_.now()) + op;
+  return free - q_.now();
 }
 
 void Simulator::done_after(Stream& s, TimePs ps) {

@@ -66,7 +66,7 @@ void add_formula_rows(const Machine& m, int world, std::vector<CalibRow>& rows) 
     rows.push_back({"ce_copy", world, 0, true, b, m.ce_startup_us + b / (m.ce_GBps * 1e3)});
   rows.push_back({"plan_flag", world, 0, true, 0, 2 * m.stream_op_us});
   for (double n : {1, 2, 4, 8})
-    rows.push_back({"plan_flag_batch", world, 0, true, n, 2 * m.stream_op_us + (n - 1) * m.stream_batch_op_us});
+    rows.push_back({"plan_flag_batch", world, 0, true, n, 2 * m.stream_op_us + (n - 1) * 2 * m.stream_batch_op_us});
 }
 
 CalibTable table_for(const Machine& m, int world) {

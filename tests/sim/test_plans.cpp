@@ -291,18 +291,19 @@ struct FlagBatchRow {
   }
 };
 
-// The row grows by one batched operation a pair, not two: the main stream's waits take the flags
-// as the side stream's writes land, the two batches side by side. The fit reads the key as the
-// row's slope per pair (apps/harness/sim/fit.cpp), which is what this checks it to be.
-TEST(Plans, FlagBatchRowGrowsByOneBatchedOperationAPair) {
+// The row grows by two batched operations a pair: a rank's flag operations take its GPU's front end
+// one at a time (streams.cpp front_end), the side stream's writes and the main stream's waits
+// alike. The fit reads the key as half the row's slope per pair (apps/harness/sim/fit.cpp), which
+// is what this checks it to be.
+TEST(Plans, FlagBatchRowGrowsByTwoBatchedOperationsAPair) {
   RunSpec s = tiny_all_gather_ce();
   s.timing_only = true;
   s.machine.stream_op_us = 2.0;
   s.machine.stream_batch_op_us = 0.5;
   const double t1 = run_plan<FlagBatchRow<1>>(s).time_us;
-  EXPECT_NEAR(run_plan<FlagBatchRow<2>>(s).time_us - t1, 0.5, 1e-9);
-  EXPECT_NEAR(run_plan<FlagBatchRow<4>>(s).time_us - t1, 1.5, 1e-9);
-  EXPECT_NEAR(run_plan<FlagBatchRow<8>>(s).time_us - t1, 3.5, 1e-9);
+  EXPECT_NEAR(run_plan<FlagBatchRow<2>>(s).time_us - t1, 1.0, 1e-9);
+  EXPECT_NEAR(run_plan<FlagBatchRow<4>>(s).time_us - t1, 3.0, 1e-9);
+  EXPECT_NEAR(run_plan<FlagBatchRow<8>>(s).time_us - t1, 7.0, 1e-9);
 }
 
 // A call of kernels and stream flags only (the all-gather `ce_sm` with every byte by SMs) launches

@@ -69,7 +69,7 @@
 //   ce_copy           bytes             S + x / C                               ce_startup_us = S, ce_GBps = C
 //   plan_flag         0                 a stream's write_flag + wait_flag: 2 o  stream_op_us = o
 //   plan_flag_batch   pairs n           n write_flags, then n wait_flags (each   stream_batch_op_us = b
-//                                       run one batch, overlapping): c + n b (CUDA only; plan_flag_peers,
+//                                       run one batch, one front end): c + n 2b (CUDA only; plan_flag_peers,
 //                                       x = world - 1, the same with every peer's flags: data only)
 //   ce_link_oneway    bytes             rank 0's cudaMemcpyAsync into rank 1 alone; ce_link_twoway:
 //   ce_link_twoway                      every rank into the next at once (CUDA only; data only, no

@@ -417,20 +417,20 @@ FitResult fit_machine(const CalibTable& t, const Machine& base, const std::strin
   }
   // A flag operation batched after the first (a stream's consecutive flag items: one
   // cuStreamBatchMemOp): plan_flag_batch is n write_flags on a side stream, then n wait_flags on the
-  // main stream, per call. The two batches overlap (the waits take the flags as the writes land), so
-  // every pair beyond the first adds one such operation to the call, in the simulator as the rows
-  // show it (tests/sim/test_plans.cpp FlagBatchRowGrowsByOneBatchedOperationAPair).
+  // main stream, per call. A rank's flag operations take its GPU's front end one at a time
+  // (backends/sim/streams.cpp front_end), so every pair beyond the first adds two such operations,
+  // in the simulator as in the rows (tests/sim/test_plans.cpp FlagBatchRowGrowsByTwoBatchedOperationsAPair).
   {
     const std::vector<int> idx =
         team_rows(select([](const CalibRow& r) { return r.bench == "plan_flag_batch" && r.graph; }));
     std::set<double> xs;
     for (int i : idx) xs.insert(R[std::size_t(i)].x);
     if (xs.size() >= 2) {
-      const Fit f = linear(idx, [](const CalibRow& r) { return r.x; });
+      const Fit f = linear(idx, [](const CalibRow& r) { return 2 * r.x; });
       m.stream_batch_op_us = f.p(1);
       note("stream_batch_op_us",
-           "plan_flag_batch (n write_flags, then n wait_flags, each run one batch, the two overlapping; graph): "
-           "t = c + n b",
+           "plan_flag_batch (n write_flags, then n wait_flags, each run one batch, one front end; graph): "
+           "t = c + n (2 b)",
            f);
     }
   }
