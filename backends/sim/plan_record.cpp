@@ -94,7 +94,11 @@ void Simulator::enqueue(int rank, int s, StreamItem& it) {
   it.order = ++enqueued_;
   // A flag item joins the batch of the flag item enqueued just before it on the same stream (a
   // write: unless that batch holds a wait), as the CUDA backend batches them (plan_exec.h); not
-  // in a team's graph (there each flag is also a graph edge from its own node: no batches).
+  // in a team's graph (there each flag is also a graph edge from its own node: no batches). Not
+  // modelled: CUDA also starts a new batch after 128 operations, batches nothing while a call is
+  // traced or with SYMM_PLAN_BATCH_MEMOPS=0, and on a team in eager mode runs its waits as a
+  // kernel after the writes' batch (plan_exec.cpp); the traced timelines compare unbatched
+  // measured flags with batched simulated ones.
   if (batch_.size() < std::size_t(world_)) batch_.resize(std::size_t(world_));
   FlagBatch& b = batch_[std::size_t(rank)];
   const bool batches = !(spec_.graph && m_.team);
