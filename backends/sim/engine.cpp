@@ -144,6 +144,8 @@ Simulator::Simulator(const RunSpec& spec, Workload work, std::vector<int> call_b
     streams_.resize(std::size_t(world_) * std::size_t(streams_n_));
     events_.assign(std::size_t(world_), std::vector<EventRec>(std::size_t(kMaxEvents)));
     live_streams_.assign(std::size_t(world_), 0);
+    batch_.assign(std::size_t(world_), FlagBatch{});
+    front_end_free_.assign(std::size_t(world_), 0);
     ce_busy_.assign(std::size_t(world_), 0);
     ce_next_.assign(std::size_t(world_), 0);
     ce_waiting_.resize(std::size_t(world_));

@@ -99,7 +99,6 @@ void Simulator::enqueue(int rank, int s, StreamItem& it) {
   // traced or with SYMM_PLAN_BATCH_MEMOPS=0, and on a team in eager mode runs its waits as a
   // kernel after the writes' batch (plan_exec.cpp); the traced timelines compare unbatched
   // measured flags with batched simulated ones.
-  if (batch_.size() < std::size_t(world_)) batch_.resize(std::size_t(world_));
   FlagBatch& b = batch_[std::size_t(rank)];
   const bool batches = !(spec_.graph && m_.team);
   if (batches && (it.kind == ItemKind::kWriteFlag || it.kind == ItemKind::kWaitFlag)) {

@@ -52,7 +52,6 @@ uint32_t Simulator::stream_epoch(Stream& s) {
 void Simulator::run_plan_call(Host& h) {
   const int r = h.rank;
   for (EventRec& e : events_[std::size_t(r)]) e = EventRec{};
-  if (batch_.size() < std::size_t(world_)) batch_.resize(std::size_t(world_));
   batch_[std::size_t(r)] = FlagBatch{};  // a call's first flag item starts a batch (CUDA: end_call flushes)
   for (int s = 0; s < streams_n_; ++s) {
     Stream& st = stream_at(r, s);
@@ -282,7 +281,6 @@ void Simulator::consume_flag(Stream& s, uint64_t key) {
 // team machine, whose flag waits run as kernels where ranks share a GPU (unvalidated there).
 TimePs Simulator::front_end(int rank, TimePs op) {
   if (m_.team) return op;
-  if (front_end_free_.size() < std::size_t(world_)) front_end_free_.resize(std::size_t(world_), 0);
   TimePs& free = front_end_free_[std::size_t(rank)];
   free = std::max(free, q_.now()) + op;
   return free - q_.now();

@@ -201,6 +201,8 @@ void plan_rows(Calibrator& c, Runtime& rt) {
       },
       100);
   rt.sync();
+  constexpr int kFlagCalls = 100;
+  static_assert(kFlagCalls % 2 == 0, "plan_flag_peers alternates two chunks' flags call by call");
   // A batch of n flag pairs (x = n): n writes on the side stream, then n waits on the main stream,
   // each run of consecutive flag operations one cuStreamBatchMemOp (plan_exec.cpp). Own flags
   // (`plan_flag_batch`: what a batch costs beyond one operation) and the flags of every peer
@@ -216,10 +218,11 @@ void plan_rows(Calibrator& c, Runtime& rt) {
             for (int i = 0; i < n; ++i) x.wait_flag(0, pad::plan_flag(pad::kPlanData, 2 + i, me), 1);
             x.end_call();
           },
-          100);
+          kFlagCalls);
     // Consecutive calls alternate between two chunks' flags: a rank may run one call ahead of a
     // peer that has not yet consumed its flag, never two (its next call needs that peer's flag,
-    // which the peer writes only after its own previous call consumed everything).
+    // which the peer writes only after its own previous call consumed everything). A graph of an
+    // even number of calls ends on the chunk it started from, so its replays alternate too.
     const int w = rt.world();
     int parity = 0;
     if (w > 1)
@@ -232,7 +235,7 @@ void plan_rows(Calibrator& c, Runtime& rt) {
             for (int i = 1; i < w; ++i) x.wait_flag(0, pad::plan_flag(pad::kPlanData, k, (me + w - i) % w), 1);
             x.end_call();
           },
-          100);
+          kFlagCalls);
     rt.sync();
   }
   if (!c.plan().wants("plan_wait_timeout")) return;
