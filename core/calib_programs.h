@@ -125,18 +125,27 @@ struct LlReadChain {
 using LlUnpackChain = LlReadChain<false>;
 using LlReduceChain = LlReadChain<true>;
 
-// Every rank, every block: units(a) rounds of the blockwise barrier the collectives use
-// (core/algos/barrier_signal_wait.h: signal every peer's flag of this block, wait for every
-// peer's), acquire / release or relaxed. Launched at 1..64 blocks: what a barrier costs as more
-// blocks cross it at once (every block fences before its release signal; a relaxed barrier does
-// not), the rows fence_gap_us comes from (apps/harness/sim/fit.cpp). Channel 0 and counter 0 are
-// the barrier verb's, which no other calibration program uses.
+// Every rank, every block: units(a) rounds of a blockwise barrier as the collectives' (core/algos/
+// barrier_signal_wait.h: signal every peer's flag of this block, me + 1 first, wait for every
+// peer's), acquire / release or relaxed, its waits in the order the signals go out (me + 1 first:
+// the flag its sender signals last, so every later wait reads a flag already set, and a round at
+// world w pays w - 2 later signals and w - 2 such reads in turn; the collectives' barrier waits in
+// the order the flags land, whose rounds hide those reads). Launched at 1..64 blocks: what a
+// barrier costs as more blocks cross it at once (every block fences before its release signal; a
+// relaxed barrier does not), the rows fence_gap_us and signal_next_us come from
+// (apps/harness/sim/fit.cpp); every calibration run so far measured this order.
+// Channel 0 and counter 0 are the barrier verb's, which no other calibration program uses.
 template <BarrierOrder kOrder>
 struct BarrierRounds {
   template <class T, class Ctx>
   SYMM_HD static void run(Ctx& ctx, const CollArgs& a) {
-    const std::size_t n = units<T>(a);
-    for (std::size_t i = 0; i < n; ++i) barrier(ctx, kOrder);
+    const std::size_t rounds = units<T>(a);
+    const int me = ctx.rank(), n = ctx.world(), b = ctx.block();
+    for (std::size_t k = 0; k < rounds; ++k) {
+      const uint32_t e = ctx.advance(pad::counter(b, 0));
+      for (int i = 1; i < n; ++i) ctx.signal((me + i) % n, pad::flag(0, b, me), e, kOrder.signal);
+      for (int i = 1; i < n; ++i) ctx.wait(pad::flag(0, b, (me + i) % n), e, kOrder.wait);
+    }
   }
 };
 using BarrierRoundsAcqRel = BarrierRounds<kBarrierAcqRel>;

@@ -34,9 +34,11 @@ std::vector<Key> keys_of(Machine& m) {
       {"store_latency_us", &m.store_latency_us, nullptr},
       {"flag_latency_us", &m.flag_latency_us, nullptr},
       {"load_rtt_us", &m.load_rtt_us, nullptr},
+      {"load_overlap", nullptr, &m.load_overlap, true},
       {"acquire_us", &m.acquire_us, nullptr, true},
       {"release_fence_share", &m.release_fence_share, nullptr, true},
       {"fence_gap_us", &m.fence_gap_us, nullptr, true},
+      {"signal_next_us", &m.signal_next_us, nullptr, true},
       {"peer_kernel_us", &m.peer_kernel_us, nullptr, true},
       {"block_GBps", &m.block_GBps, nullptr},
       {"sms", nullptr, &m.sms},
@@ -141,6 +143,11 @@ Machine Machine::parse(const std::string& text, const std::string& path) {
                                           ": key 'team' is 0 (one rank per GPU, peers over NVLink) or 1 (an "
                                           "in-process team: the ranks share the machine's gpus GPUs) (got " +
                                           std::to_string(m.team) + ")");
+  if (m.load_overlap != 0 && m.load_overlap != 1)
+    fail(ErrorCode::kInvalidArgument, path +
+                                          ": key 'load_overlap' is 1 (a block's copies from several peers overlap "
+                                          "their round trips) or 0 (each pays its own) (got " +
+                                          std::to_string(m.load_overlap) + ")");
   if (m.release_fence_share > 1)
     fail(ErrorCode::kInvalidArgument, path + ": key 'release_fence_share' is a share of acquire_us, at most 1 (got " +
                                           std::to_string(m.release_fence_share) + ")");

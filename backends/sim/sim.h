@@ -46,7 +46,10 @@ struct Machine {
   double store_latency_us = 0;     // one way: a remote store lands after this
   double flag_latency_us = 0;      // one way: a remote flag lands after this
   double load_rtt_us = 0;          // round trip of a remote load
-  double acquire_us = 0;           // an acquire wait's own cost once its flag is seen (0: none)
+  // 1: a block's copies from several peers in turn overlap their round trips (verbs.cpp, copy);
+  // 0: each copy pays its own round trip before the block goes on (its stores need its loads).
+  int load_overlap = 1;
+  double acquire_us = 0;  // an acquire wait's own cost once its flag is seen (0: none)
   // The part of acquire_us (calibrate's acquire/release ping-pong hop over a relaxed one) that the
   // releasing block's fence pays (fence.acq_rel.sys before the flag: once per release that has
   // something to publish, i.e. a data verb or an acquire since the block's last fence, as
@@ -61,6 +64,11 @@ struct Machine {
   // release against relaxed, 1..64 blocks; 0: fences never slow each other). Flagged-packet
   // programs neither fence nor wait on flags.
   double fence_gap_us = 0;
+  // A signal a block issues right after its previous signal (to another peer, no other verb
+  // between: a barrier's second and later signals) costs this to issue (0: nothing). The first
+  // signal's issue is in flag_latency_us, which the ping-pongs measure one signal a hop. Fitted from
+  // calibrate's barrier_blocks rows at a world of 3 or more (apps/harness/sim/fit.cpp).
+  double signal_next_us = 0;
   double peer_kernel_us = 0;  // a block's first access to a peer in a kernel (0: none)
   double block_GBps = 0;      // per-block cap on any transfer
   int sms = 0;

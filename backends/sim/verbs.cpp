@@ -41,7 +41,9 @@ uintptr_t Simulator::peer_addr(Block& b, uintptr_t p, int r) {
 //                            block goes on after its own transfer; any other verb (a load from a
 //                            peer already in flight included) and the block's end first wait until
 //                            every such load has landed (settle_loads). n consecutive loads from n
-//                            peers thus pay their transfers and one round trip, not n.
+//                            peers thus pay their transfers and one round trip, not n. With the
+//                            machine's load_overlap 0 they pay n: each copy waits for its own
+//                            round trip (its stores need its loads) before the block goes on.
 //   local src, remote dst    posted stores: the block spends the transfer (issue) time and its
 //                            loads' round trip (local_load_us) and continues; the bytes land
 //                            store_latency_us after that and stay "in flight" until then
@@ -52,7 +54,7 @@ void Simulator::copy(Block& b, uintptr_t dst, uintptr_t src, std::size_t bytes) 
   if (s.space == kMcSpace || d.space == kMcSpace)
     fail(ErrorCode::kInvalidArgument, "copy() cannot use a multicast address (use multimem_reduce)");
   const int me = b.rank;
-  const bool overlap = s.space != me && d.space == me && s.space < 64;
+  const bool overlap = load_overlap_ && s.space != me && d.space == me && s.space < 64;
   if (!overlap || (b.load_peers >> s.space & 1)) settle_loads(b);
   if (s.space != me || d.space != me) touch_peer(b);
   b.fence_pending = true;
@@ -206,6 +208,15 @@ void Simulator::signal(Block& b, int peer, uint32_t slot, uint32_t value, MemOrd
     b.state = BlockState::kStores;
     yield(b);
   }
+  // A signal right after the block's previous one (a barrier's later signals) pays signal_next_us
+  // to issue: the GPU's verb traces show each a fifth of a microsecond or so at world 4
+  // (experiments/tables/verbs_h200x4.md); the first signal's issue is part of flag_latency_us.
+  if (b.signal_run && signal_next_ps_ > 0) {
+    q_.push(q_.now() + signal_next_ps_, kResumeBlock, uint32_t(b.rank * stride_ + b.index), 0);
+    b.state = BlockState::kTransfer;
+    yield(b);
+  }
+  b.signal_run = true;
   if (release && b.fence_pending) {
     b.fence_pending = false;
     // fence_gap_us more for each other block of the GPU in a fence or a wait as this one starts.
@@ -276,7 +287,8 @@ void Simulator::wait(Block& b, uint32_t slot, uint32_t value, MemOrder order) {
                                           std::to_string(slot) + ") is outside the signal pad's block and plan flags");
   const uint64_t key = uint64_t(b.rank) * pad::kPadSlots + slot;
   const TimePs t0 = q_.now();
-  if (flags_[key] < value) {
+  const bool set = flags_[key] >= value;
+  if (!set) {
     b.wait_slot = slot;
     b.wait_value = value;
     Block*& head = waiters_[key];
@@ -292,6 +304,15 @@ void Simulator::wait(Block& b, uint32_t slot, uint32_t value, MemOrder order) {
   // The acquire's own cost once the flag is seen (machine key acquire_us less the release's fence
   // share, release_fence_share; 0 in a machine file whose calibration has not measured it, and
   // then no event at all). What it made visible, the block's next release fences again.
+  // A relaxed wait whose flag is already set reads it once: a local load (local_load_us; a barrier's
+  // later waits find their flags set; the acquire's own cost below, calibrated on flags already set,
+  // has that read in it). A wait that spun saw its flag flag_latency_us after the signal, its last
+  // read included.
+  if (set && order == MemOrder::kRelaxed && local_load_ps_ > 0) {
+    q_.push(q_.now() + local_load_ps_, kResumeBlock, uint32_t(b.rank * stride_ + b.index), 0);
+    b.state = BlockState::kTransfer;
+    yield(b);
+  }
   if (order == MemOrder::kAcquire) {
     b.fence_pending = true;
     if (acquire_wait_ps_ > 0) {

@@ -55,7 +55,8 @@ struct AllGatherStCopy {
     for (int i = 1; i < n && bytes; ++i) ctx.copy(ctx.peer(mine, (me + i) % n), in, bytes);
     if (bytes) ctx.copy(out + std::size_t(me) * a.count, in, bytes);
     for (int i = 1; i < n; ++i) ctx.signal((me + i) % n, pad::flag(Config::kChannel, b, me), e, MemOrder::kRelease);
-    for (int i = 1; i < n; ++i) ctx.wait(pad::flag(Config::kChannel, b, (me + i) % n), e, MemOrder::kAcquire);
+    for (int i = 1; i < n; ++i)
+      ctx.wait(pad::flag(Config::kChannel, b, signal_order_peer(me, i, n)), e, MemOrder::kAcquire);
     for (int i = 1; i < n && bytes; ++i) {
       const int r = (me + i) % n;
       ctx.copy(out + std::size_t(r) * a.count, BlockRegions::slot(a.scratch, n, b, e, r), bytes);

@@ -52,7 +52,7 @@ struct AllReduceStReduceT {
       if (bytes) ctx.copy(ctx.peer(mine, r), in, bytes);
     }
     for (int i = 1; i < n; ++i) ctx.signal((me + i) % n, pad::flag(Config::kChannel, b, me), e, kSignal);
-    for (int i = 1; i < n; ++i) ctx.wait(pad::flag(Config::kChannel, b, (me + i) % n), e, kWait);
+    for (int i = 1; i < n; ++i) ctx.wait(pad::flag(Config::kChannel, b, signal_order_peer(me, i, n)), e, kWait);
 
     const T* srcs[Ctx::kWorldLimit];
     for (int r = 0; r < n; ++r) srcs[r] = reinterpret_cast<const T*>(BlockRegions::slot(a.scratch, n, b, half, r));

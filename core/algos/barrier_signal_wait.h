@@ -36,13 +36,20 @@ inline constexpr BarrierOrder kBarrierAcqRel{MemOrder::kRelease, MemOrder::kAcqu
 // Test mutant: releases that no wait acquires (orders execution only, publishes nothing).
 inline constexpr BarrierOrder kBarrierRelaxedWait{MemOrder::kRelease, MemOrder::kRelaxed};
 
+// Every rank signals its peers in the order me + 1, me + 2, ... (so that no peer's pad is every
+// rank's first target), so rank me - i signals me i-th: a block that waits on its peers' flags in
+// the order they land waits on rank signal_order_peer(me, i, n) i-th. Waiting on me + 1 first (the
+// flag its sender signals last) left every later wait only the read of a flag already set; this
+// order overlaps those reads with the later signals' flight (the simulator's signal_next_us:
+// experiments/results/h200x4/README.md, barrier_order).
+SYMM_HD int signal_order_peer(int me, int i, int n) { return (me - i + n) % n; }
+
 template <class Ctx>
 SYMM_HD void barrier(Ctx& ctx, BarrierOrder order, int channel = 0) {
   const int me = ctx.rank(), n = ctx.world(), b = ctx.block();
   const uint32_t e = ctx.advance(pad::counter(b, 0));
-  // Start with the next rank so that no peer's pad is every rank's first target.
   for (int i = 1; i < n; ++i) ctx.signal((me + i) % n, pad::flag(channel, b, me), e, order.signal);
-  for (int i = 1; i < n; ++i) ctx.wait(pad::flag(channel, b, (me + i) % n), e, order.wait);
+  for (int i = 1; i < n; ++i) ctx.wait(pad::flag(channel, b, signal_order_peer(me, i, n)), e, order.wait);
 }
 
 // The barrier as a collective of its own (op "barrier"): useful to measure flag latency.
