@@ -150,6 +150,19 @@ struct BarrierRounds {
 };
 using BarrierRoundsAcqRel = BarrierRounds<kBarrierAcqRel>;
 using BarrierRoundsRelaxed = BarrierRounds<kBarrierRelaxed>;
+// The same rounds of the collectives' barrier itself (core/algos/barrier_signal_wait.h: its waits in
+// the order the flags land, me - 1 first), one block: beside BarrierRounds' rows they tell a later
+// signal's cost from a later wait's (apps/harness/sim/fit.cpp, signal_next_us and wait_next_us).
+template <BarrierOrder kOrder>
+struct BarrierLanding {
+  template <class T, class Ctx>
+  SYMM_HD static void run(Ctx& ctx, const CollArgs& a) {
+    const std::size_t rounds = units<T>(a);
+    for (std::size_t k = 0; k < rounds; ++k) barrier(ctx, kOrder);
+  }
+};
+using BarrierLandingAcqRel = BarrierLanding<kBarrierAcqRel>;
+using BarrierLandingRelaxed = BarrierLanding<kBarrierRelaxed>;
 
 // Every rank, block 0: one relaxed signal to itself, a wait until it has landed, then units(a)
 // more acquire waits on that flag, each finding it already set: a chain of acquires with nothing

@@ -53,6 +53,12 @@ SYMM_HD constexpr uint32_t plan_flag(int channel, int chunk, int from_rank) {
   return kPlanBase + (uint32_t(channel) * kPlanChunks + uint32_t(chunk)) * kPadWorld + uint32_t(from_rank);
 }
 SYMM_HD constexpr bool is_plan_flag(uint32_t slot) { return slot >= kPlanBase && slot < kPadSlots; }
+// The rank a flag slot names as its writer (flag's or plan_flag's from_rank), or -1 (a counter).
+SYMM_HD constexpr int from_of(uint32_t slot) {
+  return slot < kFlagSlots    ? int(slot % uint32_t(kPadWorld))
+         : is_plan_flag(slot) ? int((slot - kPlanBase) % uint32_t(kPadWorld))
+                              : -1;
+}
 
 #if !defined(__CUDA_ARCH__)
 // "plan slot 41603 (channel 0, chunk 0, from rank 3)": how both backends name a plan flag in an

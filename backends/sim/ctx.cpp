@@ -1,7 +1,7 @@
 // BlockCtx (ctx.h): the verbs as programs call them, forwarded to the Simulator on the block's fiber.
 // Every verb but copy (which decides itself) first waits for the block's overlapped remote loads
-// (Simulator::settle_loads; verbs.cpp, copy). Every verb but signal ends a run of signals
-// (Block::signal_run: the next signal is not issued right after another; verbs.cpp, signal).
+// (Simulator::settle_loads; verbs.cpp, copy). Every verb but signal and wait ends a run of them
+// (Block::run_kind; verbs.cpp, signal and wait).
 #include "backends/sim/simulator.h"
 
 namespace symm::sim {
@@ -14,16 +14,16 @@ int BlockCtx::lane() const { return blk_->lane; }
 int BlockCtx::lanes() const { return sim_->lanes(*blk_); }
 uintptr_t BlockCtx::peer_addr(uintptr_t p, int r) const { return sim_->peer_addr(*blk_, p, r); }
 void BlockCtx::copy(void* dst, const void* src, std::size_t bytes) {
-  blk_->signal_run = false;
+  blk_->run_kind = Block::kRunOther;
   sim_->copy(*blk_, reinterpret_cast<uintptr_t>(dst), reinterpret_cast<uintptr_t>(src), bytes);
 }
 void BlockCtx::reduce_impl(DType t, void* dst, const void* const* srcs, int nsrc, std::size_t count, ReduceOp op) {
-  blk_->signal_run = false;
+  blk_->run_kind = Block::kRunOther;
   sim_->settle_loads(*blk_);
   sim_->reduce(*blk_, t, reinterpret_cast<uintptr_t>(dst), srcs, nsrc, count, op);
 }
 void BlockCtx::multimem_impl(DType t, void* mc, std::size_t count, ReduceOp op) {
-  blk_->signal_run = false;
+  blk_->run_kind = Block::kRunOther;
   sim_->settle_loads(*blk_);
   sim_->multimem(*blk_, t, reinterpret_cast<uintptr_t>(mc), count, op);
 }
@@ -34,7 +34,6 @@ void BlockCtx::signal(int peer, uint32_t slot, uint32_t value, MemOrder order) {
 }
 void BlockCtx::wait(uint32_t slot, uint32_t value, MemOrder order) {
   if (!is_wait_order(order)) bad_order("wait", order, "kRelaxed or kAcquire");
-  blk_->signal_run = false;
   sim_->settle_loads(*blk_);
   sim_->wait(*blk_, slot, value, order);
 }
@@ -44,7 +43,7 @@ void BlockCtx::bad_order(const char* verb, MemOrder order, const char* allowed) 
                                         std::to_string(int(order)) + "): the verb contract allows " + allowed);
 }
 uint32_t BlockCtx::advance(uint32_t slot) {
-  blk_->signal_run = false;
+  blk_->run_kind = Block::kRunOther;
   sim_->settle_loads(*blk_);
   return sim_->advance(*blk_, slot);
 }
@@ -52,20 +51,20 @@ uint32_t BlockCtx::advance(uint32_t slot) {
 // reads its source when issued (a block has all its loads in flight at once on the GPU, which
 // the issue time at the block's rate already stands for).
 void BlockCtx::put_ll(void* const* dsts, const void* const* srcs, int n, std::size_t bytes, uint32_t epoch) {
-  blk_->signal_run = false;
+  blk_->run_kind = Block::kRunOther;
   sim_->settle_loads(*blk_);
   for (int i = 0; i < n; ++i)
     sim_->put_ll(*blk_, reinterpret_cast<uintptr_t>(dsts[i]), reinterpret_cast<uintptr_t>(srcs[i]), bytes, epoch);
 }
 void BlockCtx::reduce_ll_impl(DType t, void* dst, const void* const* srcs, int nsrc, std::size_t count, uint32_t epoch,
                               ReduceOp op, int plain) {
-  blk_->signal_run = false;
+  blk_->run_kind = Block::kRunOther;
   sim_->settle_loads(*blk_);
   sim_->reduce_ll(*blk_, t, reinterpret_cast<uintptr_t>(dst), srcs, nsrc, count, epoch, op, plain);
 }
 void BlockCtx::mma_tile_impl(DType t, void* c, std::size_t ldc, const void* a, std::size_t lda, const void* b,
                              std::size_t ldb, int m, int n, int k, const void* c_in, int n_in, std::size_t in_stride) {
-  blk_->signal_run = false;
+  blk_->run_kind = Block::kRunOther;
   sim_->settle_loads(*blk_);
   sim_->mma_tile(*blk_, t, reinterpret_cast<uintptr_t>(c), ldc, reinterpret_cast<uintptr_t>(a), lda,
                  reinterpret_cast<uintptr_t>(b), ldb, m, n, k, reinterpret_cast<uintptr_t>(c_in), n_in, in_stride);

@@ -38,6 +38,7 @@ Simulator::Simulator(const RunSpec& spec, Workload work, std::vector<int> call_b
       acquire_wait_ps_(acquire_ps_ - fence_ps_),
       fence_gap_ps_(us_to_ps(spec.machine.fence_gap_us)),
       signal_next_ps_(us_to_ps(spec.machine.signal_next_us)),
+      wait_next_ps_(us_to_ps(spec.machine.wait_next_us)),
       load_overlap_(spec.machine.load_overlap != 0),
       plan_kernel_ps_(us_to_ps(spec.machine.launch_graph_us)),
       ll_wire_(float(spec.machine.ll_wire_bytes / 8)),

@@ -39,6 +39,7 @@ std::vector<Key> keys_of(Machine& m) {
       {"release_fence_share", &m.release_fence_share, nullptr, true},
       {"fence_gap_us", &m.fence_gap_us, nullptr, true},
       {"signal_next_us", &m.signal_next_us, nullptr, true},
+      {"wait_next_us", &m.wait_next_us, nullptr, true},
       {"peer_kernel_us", &m.peer_kernel_us, nullptr, true},
       {"block_GBps", &m.block_GBps, nullptr},
       {"sms", nullptr, &m.sms},

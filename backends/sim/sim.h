@@ -64,11 +64,17 @@ struct Machine {
   // release against relaxed, 1..64 blocks; 0: fences never slow each other). Flagged-packet
   // programs neither fence nor wait on flags.
   double fence_gap_us = 0;
-  // A signal a block issues right after its previous signal (to another peer, no other verb
+  // A signal a block issues right after its previous signal, to another peer (no other verb
   // between: a barrier's second and later signals) costs this to issue (0: nothing). The first
   // signal's issue is in flag_latency_us, which the ping-pongs measure one signal a hop. Fitted from
   // calibrate's barrier_blocks rows at a world of 3 or more (apps/harness/sim/fit.cpp).
   double signal_next_us = 0;
+  // A wait right after the block's wait on a flag another rank writes (a barrier's later waits)
+  // first reads its flag, which takes this, then waits for it if it has not landed; an acquire's own
+  // cost is in it (0: no such read; a wait on one peer's flags in a row pays only the acquire's own
+  // cost, calibrated on such a chain). Fitted with signal_next_us from barrier_blocks and
+  // barrier_landing rows, whose rounds wait in two orders (fit.cpp).
+  double wait_next_us = 0;
   double peer_kernel_us = 0;  // a block's first access to a peer in a kernel (0: none)
   double block_GBps = 0;      // per-block cap on any transfer
   int sms = 0;

@@ -92,8 +92,13 @@ struct Block {
   // A release would fence: a data verb or an acquire since the block's last fenced release (or its
   // start: the launch's predecessors), machine key release_fence_share.
   bool fence_pending = true;
-  // The block's last verb was a signal: its next signal pays signal_next_us (verbs.cpp, signal).
-  bool signal_run = false;
+  // The block's last verb (kRunSignal: a signal to run_peer; kRunWait: a wait on a flag run_peer
+  // writes; kRunOther: any other verb): a signal right after a signal to another peer pays
+  // signal_next_us, a wait of a flag already set right after a wait on another rank's flag
+  // wait_next_us (verbs.cpp, signal and wait).
+  enum : uint8_t { kRunOther, kRunSignal, kRunWait };
+  uint8_t run_kind = kRunOther;
+  int run_peer = -1;
   uint32_t wait_slot = 0, wait_value = 0;
   Block* next_waiter = nullptr;
   TimePs started = 0;
@@ -406,9 +411,8 @@ class Simulator {
   // Machine key fence_gap_us: what a release's fence pays for each other block of its GPU that is
   // fencing or waiting for a flag (syncing_[gpu]: those blocks now; verbs.cpp, signal and wait).
   const TimePs fence_gap_ps_;
-  // Machine keys signal_next_us (a signal right after the block's previous one: Block::signal_run)
-  // and load_overlap (verbs.cpp, copy).
-  const TimePs signal_next_ps_;
+  // Machine keys signal_next_us and wait_next_us (Block::run_kind) and load_overlap (verbs.cpp, copy).
+  const TimePs signal_next_ps_, wait_next_ps_;
   const bool load_overlap_;
   std::vector<int> syncing_;
   const TimePs plan_kernel_ps_;  // a plan kernel after its stream's earlier items: launch_graph_us, any mode

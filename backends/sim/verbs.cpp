@@ -208,15 +208,18 @@ void Simulator::signal(Block& b, int peer, uint32_t slot, uint32_t value, MemOrd
     b.state = BlockState::kStores;
     yield(b);
   }
-  // A signal right after the block's previous one (a barrier's later signals) pays signal_next_us
-  // to issue: the GPU's verb traces show each a fifth of a microsecond or so at world 4
-  // (experiments/tables/verbs_h200x4.md); the first signal's issue is part of flag_latency_us.
-  if (b.signal_run && signal_next_ps_ > 0) {
+  // A signal right after the block's previous one, to another peer (a barrier's later signals),
+  // pays signal_next_us to issue: the GPU's verb traces show each about 0.2 us at world 4
+  // (experiments/tables/verbs_h200x4.md); the first signal's issue is part of flag_latency_us. A
+  // run of signals to one peer is not charged: calibrate's acquire_peer_flags, a run of up to 32
+  // to one peer before a release, grows by 0.18 us a flag on 4x H200, all of it its acquires'.
+  if (b.run_kind == Block::kRunSignal && peer != b.run_peer && signal_next_ps_ > 0) {
     q_.push(q_.now() + signal_next_ps_, kResumeBlock, uint32_t(b.rank * stride_ + b.index), 0);
     b.state = BlockState::kTransfer;
     yield(b);
   }
-  b.signal_run = true;
+  b.run_kind = Block::kRunSignal;
+  b.run_peer = peer;
   if (release && b.fence_pending) {
     b.fence_pending = false;
     // fence_gap_us more for each other block of the GPU in a fence or a wait as this one starts.
@@ -287,8 +290,21 @@ void Simulator::wait(Block& b, uint32_t slot, uint32_t value, MemOrder order) {
                                           std::to_string(slot) + ") is outside the signal pad's block and plan flags");
   const uint64_t key = uint64_t(b.rank) * pad::kPadSlots + slot;
   const TimePs t0 = q_.now();
-  const bool set = flags_[key] >= value;
-  if (!set) {
+  // A wait right after the block's wait on a flag another rank writes (a barrier's later waits) first
+  // reads its flag, which takes wait_next_us, and then, if the flag has not landed, waits for it;
+  // the acquire's own cost below is in that read (a barrier's later waits cost about the same
+  // relaxed or acquiring, 0.4-0.5 us a peer on 4x H200, where calibrate's chain of acquires of one
+  // peer's flags pays 0.18 an acquire: calib.h, barrier_landing; fit.cpp).
+  const int from = pad::from_of(slot);
+  const bool next = b.run_kind == Block::kRunWait && from != b.run_peer && wait_next_ps_ > 0;
+  b.run_kind = Block::kRunWait;
+  b.run_peer = from;
+  if (next) {
+    q_.push(q_.now() + wait_next_ps_, kResumeBlock, uint32_t(b.rank * stride_ + b.index), 0);
+    b.state = BlockState::kTransfer;
+    yield(b);
+  }
+  if (flags_[key] < value) {
     b.wait_slot = slot;
     b.wait_value = value;
     Block*& head = waiters_[key];
@@ -304,18 +320,9 @@ void Simulator::wait(Block& b, uint32_t slot, uint32_t value, MemOrder order) {
   // The acquire's own cost once the flag is seen (machine key acquire_us less the release's fence
   // share, release_fence_share; 0 in a machine file whose calibration has not measured it, and
   // then no event at all). What it made visible, the block's next release fences again.
-  // A relaxed wait whose flag is already set reads it once: a local load (local_load_us; a barrier's
-  // later waits find their flags set; the acquire's own cost below, calibrated on flags already set,
-  // has that read in it). A wait that spun saw its flag flag_latency_us after the signal, its last
-  // read included.
-  if (set && order == MemOrder::kRelaxed && local_load_ps_ > 0) {
-    q_.push(q_.now() + local_load_ps_, kResumeBlock, uint32_t(b.rank * stride_ + b.index), 0);
-    b.state = BlockState::kTransfer;
-    yield(b);
-  }
   if (order == MemOrder::kAcquire) {
     b.fence_pending = true;
-    if (acquire_wait_ps_ > 0) {
+    if (!next && acquire_wait_ps_ > 0) {
       q_.push(q_.now() + acquire_wait_ps_, kResumeBlock, uint32_t(b.rank * stride_ + b.index), 0);
       b.state = BlockState::kTransfer;
       yield(b);

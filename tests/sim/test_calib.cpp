@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdio>
 #include <fstream>
+#include <map>
 #include <sstream>
 
 #include "apps/harness/sim/calib.h"
@@ -31,6 +32,8 @@ Machine odd_machine() {
   m.acquire_us = 0.35;
   m.release_fence_share = 0.6;
   m.fence_gap_us = 0.013;
+  m.signal_next_us = 0.3;  // a later signal and a later wait apart, both charged
+  m.wait_next_us = 0.2;
   m.ll_read_GBps = 23;
   m.flag_latency_us = 1.7;
   m.load_rtt_us = 3.1;
@@ -124,6 +127,10 @@ void expect_recovers(const Machine& in, int world) {
   expect_near_rel(out.mma_TFLOPs, in.mma_TFLOPs, "mma_TFLOPs");
   expect_near_rel(out.mma_tile_us, in.mma_tile_us, "mma_tile_us");
   expect_near_rel(out.local_load_us, in.local_load_us, "local_load_us");
+  if (world >= 3) {  // at world 2 a barrier signals and waits once: the base's values stay
+    EXPECT_NEAR(out.signal_next_us, in.signal_next_us, 0.01) << "signal_next_us";
+    EXPECT_NEAR(out.wait_next_us, in.wait_next_us, 0.01) << "wait_next_us";
+  }
   // The one key no microbenchmark measures comes from the base, and the file says so.
   EXPECT_EQ(out.nvls_GBps, base.nvls_GBps);
   EXPECT_NE(f.ini.find("nvls_GBps = " + std::to_string(int(base.nvls_GBps)) + "  # not calibrated: as in h200x8.ini"),
@@ -453,10 +460,15 @@ TEST(Calib, CsvErrorsNameTheLine) {
 // The exchange rows (data only, no key): every rank signals every peer and waits for them. On the
 // simulator a round costs one flag's one-way trip, so a call of one round is cheaper than a
 // ping-pong's round trip, and more rounds cost more, at every world.
+// At world 2 a round is one flag's trip, under a ping-pong round's two; each further peer adds a
+// later signal and a later wait (signal_next_us, wait_next_us): on 4x H200 an exchange round at
+// world 4 measured more than a ping-pong round (25.4 against 23.2 us at 16 rounds,
+// experiments/results/h200x4/round_605ae01), as the simulator has it.
 TEST(Calib, ExchangeIsAOneWayTripPerRound) {
   const Machine m = machine("h200x4");
+  const CalibPlan plan;
+  std::map<int, std::vector<double>> by_world;  // exchange rows by rounds, per world
   for (int world : {2, 3, 4}) {
-    const CalibPlan plan;
     const std::vector<CalibRow> rows = simulate_calibration(m, world, plan);
     auto at = [&](const char* bench, double x) {
       for (const CalibRow& r : rows)
@@ -468,10 +480,21 @@ TEST(Calib, ExchangeIsAOneWayTripPerRound) {
     for (int n : plan.rounds) {
       const double t = at("exchange", n);
       EXPECT_GT(t, prev) << "world " << world << " rounds " << n;
-      EXPECT_LT(t, at("pingpong_relaxed", n)) << "world " << world << " rounds " << n;
+      if (world == 2) {
+        EXPECT_LT(t, at("pingpong_relaxed", n)) << "rounds " << n;
+      }
+      if (world == 4 && n >= 16) {
+        EXPECT_GT(t, at("pingpong_relaxed", n)) << "rounds " << n;
+      }
+      by_world[world].push_back(t);
       prev = t;
     }
   }
+  for (std::size_t i = 0; i < plan.rounds.size(); ++i)
+    if (plan.rounds[i] >= 4) {
+      EXPECT_GT(by_world[3][i], by_world[2][i]) << "rounds " << plan.rounds[i];
+      EXPECT_GT(by_world[4][i], by_world[3][i]) << "rounds " << plan.rounds[i];
+    }
 }
 
 // A ping-pong call with fewer rounds than the call before it on the same signal pads (calibrate

@@ -408,6 +408,14 @@ int calibrate_rank(Runtime& rt, const calib::CalibPlan& plan, std::size_t half, 
       c.row("barrier_blocks_relaxed", blocks, true, n, c.program(P::kBarrierRoundsRelaxed, b, blocks), 20);
     }
   }
+  // The collectives' barrier itself (its waits in the order the flags land), one block: beside the
+  // rows above, what a later wait costs apart from a later signal (wait_next_us, signal_next_us).
+  for (int n : plan.barrier_rounds) {
+    if (!peers) break;
+    const std::size_t b = std::size_t(n) * kVecBytes;
+    c.row("barrier_landing", 1, true, n, c.program(P::kBarrierLanding, b, 1), 20);
+    c.row("barrier_landing_relaxed", 1, true, n, c.program(P::kBarrierLandingRelaxed, b, 1), 20);
+  }
   for (int blocks : plan.peer_blocks) {
     if (blocks > all || !peers) continue;
     for (double b : plan.small_bytes)

@@ -27,17 +27,19 @@ enum class CalibProgram {
   kFenceChainLocal,       // rank 0's 16-byte copies into its own memory, each published by a release (data only)
   kFenceChainPeer,        // the same into rank 1's memory (data only)
   kLoadChain,
-  kLoadChainPdl,          // the same, launched as the bench launches device programs (programmatic dependent launch)
-  kLoadChainLines,        // the same, a line apart: every load a round trip over the link
-  kExchangePdl,           // every rank signals every peer and waits for them, launched as the bench launches programs
-  kAcquireChain,          // acquires of a flag already set, one after another (every rank, one block)
-  kAcquirePeerFlags,      // acquires of flags a peer set, one after another (ranks 0 and 1, one block)
-  kLocalReduceChain,      // reduces of one local vector, one after another (every rank, one block)
-  kPeerReduceChain,       // the same over lines a peer just stored (ranks 0 and 1, one block)
-  kLlUnpackChain,         // flagged packets a block put into its own memory, unpacked again and again
-  kLlReduceChain,         // the same, reduced with a plain source (every rank, one block)
-  kBarrierRounds,         // rounds of the collectives' acquire / release barrier, every block of every rank
-  kBarrierRoundsRelaxed,  // the same, relaxed (no fence, no acquire)
+  kLoadChainPdl,           // the same, launched as the bench launches device programs (programmatic dependent launch)
+  kLoadChainLines,         // the same, a line apart: every load a round trip over the link
+  kExchangePdl,            // every rank signals every peer and waits for them, launched as the bench launches programs
+  kAcquireChain,           // acquires of a flag already set, one after another (every rank, one block)
+  kAcquirePeerFlags,       // acquires of flags a peer set, one after another (ranks 0 and 1, one block)
+  kLocalReduceChain,       // reduces of one local vector, one after another (every rank, one block)
+  kPeerReduceChain,        // the same over lines a peer just stored (ranks 0 and 1, one block)
+  kLlUnpackChain,          // flagged packets a block put into its own memory, unpacked again and again
+  kLlReduceChain,          // the same, reduced with a plain source (every rank, one block)
+  kBarrierRounds,          // rounds of the collectives' acquire / release barrier, every block of every rank
+  kBarrierRoundsRelaxed,   // the same, relaxed (no fence, no acquire)
+  kBarrierLanding,         // rounds of the collectives' barrier itself (waits in the order flags land), one block
+  kBarrierLandingRelaxed,  // the same, relaxed
   kCopyLocal,
   kCopyPeer,
   kCopyScatter,

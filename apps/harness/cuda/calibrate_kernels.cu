@@ -62,6 +62,12 @@ void launch_calib(CalibProgram p, const DeviceHandle& h, const CollArgs& a, int 
     case CalibProgram::kBarrierRoundsRelaxed:
       go_as_bench<BarrierRoundsRelaxed>(h, a, blocks, s, trace, "a calibration barrier");
       break;
+    case CalibProgram::kBarrierLanding:
+      go_as_bench<BarrierLandingAcqRel>(h, a, blocks, s, trace, "a calibration barrier");
+      break;
+    case CalibProgram::kBarrierLandingRelaxed:
+      go_as_bench<BarrierLandingRelaxed>(h, a, blocks, s, trace, "a calibration barrier");
+      break;
     case CalibProgram::kCopyLocal: go<BulkCopy<Pattern::kLocal>>(h, a, blocks, s, trace); break;
     case CalibProgram::kCopyPeer: go<BulkCopy<Pattern::kPeer>>(h, a, blocks, s, trace); break;
     case CalibProgram::kCopyScatter: go<BulkCopy<Pattern::kScatter>>(h, a, blocks, s, trace); break;

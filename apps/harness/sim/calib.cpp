@@ -148,8 +148,11 @@ double sim_time(const Machine& m, int world, std::size_t bytes, int blocks, bool
 
 }  // namespace
 
-double simulate_barrier_rounds(const Machine& m, int world, int blocks, int rounds, bool acq_rel) {
+double simulate_barrier_rounds(const Machine& m, int world, int blocks, int rounds, bool acq_rel, bool landing) {
   const std::size_t b = std::size_t(rounds) * kVecBytes;
+  if (landing)
+    return acq_rel ? sim_time<calib::BarrierLandingAcqRel>(m, world, b, blocks, true, true)
+                   : sim_time<calib::BarrierLandingRelaxed>(m, world, b, blocks, true, true);
   return acq_rel ? sim_time<calib::BarrierRoundsAcqRel>(m, world, b, blocks, true, true)
                  : sim_time<calib::BarrierRoundsRelaxed>(m, world, b, blocks, true, true);
 }
@@ -196,6 +199,10 @@ std::vector<CalibRow> simulate_calibration(const Machine& m, int world, const Ca
       add("barrier_blocks", blocks, true, n, simulate_barrier_rounds(m, world, blocks, n, true));
       add("barrier_blocks_relaxed", blocks, true, n, simulate_barrier_rounds(m, world, blocks, n, false));
     }
+  }
+  for (int n : plan.barrier_rounds) {
+    add("barrier_landing", 1, true, n, simulate_barrier_rounds(m, world, 1, n, true, true));
+    add("barrier_landing_relaxed", 1, true, n, simulate_barrier_rounds(m, world, 1, n, false, true));
   }
   for (int blocks : plan.peer_blocks) {
     if (blocks > m.sms) continue;

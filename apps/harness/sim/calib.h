@@ -56,6 +56,11 @@
 //   barrier_blocks_relaxed    blocks    block of every rank; and relaxed: a round at B blocks over one at
 //                                       1 block, less the relaxed one's, about (B - 1) g: g is the
 //                                       value whose simulated rows match (n >= 16)  fence_gap_us = g
+//   barrier_landing   rounds, 1 block   rounds of the collectives' barrier itself (its waits in the
+//   barrier_landing_relaxed             order the flags land; barrier_blocks' wait in the order the
+//                                       signals go out), world >= 3: with barrier_blocks at 1 block,
+//                                       the values whose simulated rounds match   signal_next_us,
+//                                                                                 wait_next_us
 //   (the launch, exchange, launch_busy and barrier_blocks rows are launched with programmatic
 //   dependent launch, as the bench launches device programs; every other row without it)
 //   copy_peer         bytes             c + x / (blocks B), blocks <= 2          block_GBps = B
@@ -131,8 +136,9 @@ using calib::CalibPlan;  // the settings (core/calib_plan.h)
 // core/calib_programs.h run through sim::run (timing-only), plus the device counts.
 // GEMM rows come from the simulator itself: a one-GEMM host plan per shape (gemm.cpp).
 std::vector<CalibRow> simulate_calibration(const Machine& m, int world, const CalibPlan& plan = {});
-// One barrier_blocks row as the simulator predicts it (acq_rel false: barrier_blocks_relaxed).
-double simulate_barrier_rounds(const Machine& m, int world, int blocks, int rounds, bool acq_rel);
+// One barrier_blocks row as the simulator predicts it (acq_rel false: barrier_blocks_relaxed;
+// landing: a barrier_landing row, the collectives' own barrier).
+double simulate_barrier_rounds(const Machine& m, int world, int blocks, int rounds, bool acq_rel, bool landing = false);
 
 // The fit: every key of a machine file from the rows, each with its provenance (which rows, the
 // residual) as an INI comment. Keys no row calibrates (nvls_GBps; copy-engine and GEMM keys

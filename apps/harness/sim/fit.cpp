@@ -328,24 +328,31 @@ FitResult fit_machine(const CalibTable& t, const Machine& base, const std::strin
       note("release_fence_share", std::string("acquire_peer_flags (n >= 16): ") + v, f);
     }
   }
-  // A barrier's later signals (verbs.cpp: a signal right after the block's previous one pays
-  // signal_next_us; a relaxed wait of a flag already set, a local load). signal_next_us:
-  // barrier_blocks and barrier_blocks_relaxed at one block and a world of 3 or more (at world 2 a
-  // barrier signals once): each round's time (t(n) - t(1)) / (n - 1), n >= 4, against the simulated
-  // rows' (this machine, fitted so far), least squares by golden-section search over [0, 2 us]. On
-  // 4x H200 a round measured 2.52 us (acquire / release) and 2.01 (relaxed) against 1.64 and 1.06
-  // at world 2 on the same host (experiments/results/h200x4/round_605ae01).
+  // A barrier's later signals and waits (verbs.cpp: a signal right after one to another peer pays
+  // signal_next_us; a wait of a flag already set right after a wait on another rank's flag,
+  // wait_next_us), from rounds of two barriers at one block and a world of 3 or more (at world 2 a
+  // barrier signals and waits once): barrier_blocks waits in the order the signals go out, so every
+  // later wait finds its flag set after every later signal; barrier_landing (the collectives' own
+  // barrier) in the order they land, which overlaps the two. Each round's time (t(n) - t(1)) /
+  // (n - 1), n >= 4, acquire / release and relaxed, against the simulated rows' (this machine,
+  // fitted so far), least squares: golden-section search over [0, 2 us] for each key in turn, until
+  // neither moves. Without barrier_landing rows the two cannot be told apart: signal_next_us alone carries
+  // both. On 4x H200 a barrier_blocks round measured 2.52 us (acquire / release) and 2.01 (relaxed)
+  // against 1.64 and 1.06 at world 2 on the same host (experiments/results/h200x4/round_605ae01).
   {
     struct Round {
       int world, rounds;
-      bool acq_rel;
+      bool acq_rel, landing;
       double per_round;
     };
     std::vector<Round> pts;
     std::vector<int> used;
-    for (const char* bench : {"barrier_blocks", "barrier_blocks_relaxed"}) {
+    bool landing_rows = false;
+    for (const char* bench :
+         {"barrier_blocks", "barrier_blocks_relaxed", "barrier_landing", "barrier_landing_relaxed"}) {
+      const std::string name = bench;
       const std::vector<int> idx =
-          select([bench](const CalibRow& r) { return r.bench == bench && r.blocks == 1 && r.world >= 3; });
+          select([&](const CalibRow& r) { return r.bench == name && r.blocks == 1 && r.world >= 3; });
       for (int i : idx) {
         const CalibRow& r = R[std::size_t(i)];
         if (r.x < 4) continue;
@@ -355,37 +362,49 @@ FitResult fit_machine(const CalibTable& t, const Machine& base, const std::strin
               (one < 0 || std::abs(j - i) < std::abs(one - i)))
             one = j;
         if (one < 0) continue;
-        pts.push_back({r.world, int(r.x), std::string(bench) == "barrier_blocks",
+        const bool landing = name.starts_with("barrier_landing");
+        landing_rows = landing_rows || landing;
+        pts.push_back({r.world, int(r.x), !name.ends_with("_relaxed"), landing,
                        (r.time_us - R[std::size_t(one)].time_us) / (r.x - 1)});
         used.insert(used.end(), {i, one});
       }
     }
     if (!pts.empty()) {
-      auto cost = [&](double sn) {
+      auto cost = [&](double sn, double wn) {
         Machine q = m;
         q.signal_next_us = sn;
-        std::map<std::tuple<int, int, bool>, double> sim;  // (world, rounds, acq_rel) -> simulated time
-        auto at = [&](int w, int n, bool a) {
-          auto [it, fresh] = sim.try_emplace({w, n, a}, 0.0);
-          if (fresh) it->second = simulate_barrier_rounds(q, w, 1, n, a);
+        q.wait_next_us = wn;
+        std::map<std::tuple<int, int, bool, bool>, double> sim;  // (world, rounds, acq_rel, landing) -> time
+        auto at = [&](const Round& p, int n) {
+          auto [it, fresh] = sim.try_emplace({p.world, n, p.acq_rel, p.landing}, 0.0);
+          if (fresh) it->second = simulate_barrier_rounds(q, p.world, 1, n, p.acq_rel, p.landing);
           return it->second;
         };
         double c = 0;
         for (const Round& p : pts) {
-          const double e =
-              (at(p.world, p.rounds, p.acq_rel) - at(p.world, 1, p.acq_rel)) / (p.rounds - 1) - p.per_round;
+          const double e = (at(p, p.rounds) - at(p, 1)) / (p.rounds - 1) - p.per_round;
           c += e * e;
         }
         return c;
       };
-      const double g = golden_min(cost, 0.0, 2.0);
-      m.signal_next_us = g;
+      double sn = golden_min([&](double x) { return cost(x, 0.0); }, 0.0, 2.0), wn = 0;
+      for (int pass = 0; landing_rows && pass < 40; ++pass) {  // until neither moves
+        const double w1 = golden_min([&](double x) { return cost(sn, x); }, 0.0, 2.0);
+        const double s1 = golden_min([&](double x) { return cost(x, w1); }, 0.0, 2.0);
+        const bool still = std::abs(w1 - wn) < 1e-6 && std::abs(s1 - sn) < 1e-6;
+        wn = w1, sn = s1;
+        if (still) break;
+      }
+      m.signal_next_us = sn;
+      m.wait_next_us = wn;
       std::sort(used.begin(), used.end());
       used.erase(std::unique(used.begin(), used.end()), used.end());
-      why["signal_next_us"] =
-          "barrier_blocks and barrier_blocks_relaxed at one block, world >= 3 (n >= 4 rounds): each round's time "
-          "against the simulated rows', least squares, " +
-          rows_of(used);
+      const std::string what = std::string(landing_rows ? "barrier_blocks and barrier_landing" : "barrier_blocks") +
+                               " (acquire / release and relaxed) at one block, world >= 3 (n >= 4 rounds): each "
+                               "round's time against the simulated rows', least squares, " +
+                               rows_of(used);
+      why["signal_next_us"] = what;
+      if (landing_rows) why["wait_next_us"] = what;
     }
   }
   // A barrier crossed by B blocks at once (barrier_blocks, rounds of the collectives' acquire /
