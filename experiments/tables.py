@@ -640,6 +640,28 @@ def reduce_fix_numbers(macro):
         macro("symmReduceFixGitSha", tex(", ".join(sorted(g[:7] for g in shas["new"]))))
 
 
+# The barrier's wait order (waits in the order the flags land, core/algos/barrier_signal_wait.h):
+# old binary against new, interleaved twice on 4x H200 at world 4 (scripts/gpu/barrier_order.sh).
+# symmBarrierOrder{Min,Max}: the smallest and largest gain (% less time, mean of the repetitions)
+# over the graph cells of the programs with a barrier (every device program but the flagged-packet
+# ones), symmBarrierOrderControl: the largest change of the flagged-packet programs' graph cells
+# (no barrier: the calls' noise), symmBarrierOrderGitSha: the new binary's commit.
+BARRIER_ORDER = "experiments/results/h200x4/barrier_order_048a34b"
+
+
+def barrier_order_numbers(macro):
+    compare_bins = _compare_bins()
+    cells, shas = compare_bins.read_cells(glob.glob(os.path.join(data.ROOT, BARRIER_ORDER, "order_*_h200x4.csv")))
+    graph = {k: c for k, c in cells.items() if k[3] == "graph" and c["old"] and c["new"]}
+    gains = [-compare_bins.change(c) for (op, algo, _, _, _), c in graph.items() if "_ll" not in algo and "ce_" not in algo]
+    control = [abs(compare_bins.change(c)) for (op, algo, _, _, _), c in graph.items() if "_ll" in algo]
+    if gains and control:
+        macro("symmBarrierOrderMin", "%.0f" % min(gains))
+        macro("symmBarrierOrderMax", "%.0f" % max(gains))
+        macro("symmBarrierOrderControl", "%.1f" % max(control))
+        macro("symmBarrierOrderGitSha", tex(", ".join(sorted(g[:7] for g in shas["new"]))))
+
+
 # Host plans in CUDA graphs (2x H100, experiments/results/h100x2/graph_edges_a5a9111): the
 # reduce-scatter's copy-engine plan (ring_reduce) at 64K, graph, us per call: with the default three
 # streams (an idle side stream before f605212) at 100 and 200 calls per graph (symmGraphIdle{Hundred,
@@ -757,6 +779,7 @@ def numbers():
     tile_gemm_numbers(macro)
     floor_numbers(macro)
     reduce_fix_numbers(macro)
+    barrier_order_numbers(macro)
     plan_graph_numbers(macro)
     baseline = data.by(data.baseline_rows(), machine="h200x4")
     algos = set()

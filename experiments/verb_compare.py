@@ -259,7 +259,7 @@ def paper_table(out, tables):
         name = v.replace("_", "\\_")
         lines.append(f"\\texttt{{{name}}} & " + " & ".join(cells) + " \\\\")
     lines += ["\\bottomrule", "\\end{tabular}",
-              "\\caption{Device programs verb by verb on H100s over NVLink (CUDA graph, 4 and 64\\,KiB): each "
+              "\\caption{Device programs verb by verb on H100s and H200s over NVLink (CUDA graph, 4 and 64\\,KiB): each "
               "verb's time measured inside the kernel (\\texttt{bench --trace}: every block stamps its entry into "
               "each verb, and each measured verb carries one stamp's cost) and simulated, in \\textmu s, the median over the traced cases of each; the last column is "
               "the median over cases of the difference. \\texttt{advance} (the epoch counter) has no cost in the "

@@ -172,6 +172,54 @@ TEST(Golden, LoadsFromDifferentPeersOverlapTheirRoundTrips) {
   EXPECT_DOUBLE_EQ((time_of<LoadFromPeersInTurn<3, false, true>>(s)), 1 + 3 * 4 + 2);
 }
 
+// load_overlap 0: each copy from a peer pays its own round trip before the block goes on.
+TEST(Golden, LoadsInTurnEachPayTheirRoundTripWithoutOverlap) {
+  RunSpec s = golden_spec(4, 4000, 1);
+  s.machine.load_overlap = 0;
+  EXPECT_DOUBLE_EQ(time_of<LoadFromPeersInTurn<3>>(s), 1 + 3 * (4 + 2));
+}
+
+// A barrier's later signals and waits (verbs.cpp): rank 0's block signals ranks 1, 2, 3 in turn,
+// then waits for their flags; each other rank waits for rank 0's flag, then signals it back. With
+// kSamePeer, rank 0 sends all three flags to rank 1, which waits for them and sends three back
+// (flags of blocks 1..3, each naming rank 1 as its writer).
+template <bool kSamePeer>
+struct SignalsThenWaits {
+  template <class T, class Ctx>
+  static void run(Ctx& ctx, const CollArgs&) {
+    if (ctx.block() != 0) return;
+    const int me = ctx.rank(), n = ctx.world();
+    if (me == 0) {
+      for (int p = 1; p < n; ++p) ctx.signal(kSamePeer ? 1 : p, pad::flag(2, p, 0), 1, MemOrder::kRelaxed);
+      for (int p = 1; p < n; ++p) ctx.wait(kSamePeer ? pad::flag(2, p, 1) : pad::flag(2, 0, p), 1, MemOrder::kRelaxed);
+    } else if (!kSamePeer) {
+      ctx.wait(pad::flag(2, me, 0), 1, MemOrder::kRelaxed);
+      ctx.signal(0, pad::flag(2, 0, me), 1, MemOrder::kRelaxed);
+    } else if (me == 1) {
+      for (int p = 1; p < n; ++p) ctx.wait(pad::flag(2, p, 0), 1, MemOrder::kRelaxed);
+      for (int p = 1; p < n; ++p) ctx.signal(0, pad::flag(2, p, 1), 1, MemOrder::kRelaxed);
+    }
+  }
+};
+
+TEST(Golden, LaterSignalsAndWaitsToOtherPeersPayTheirKeys) {
+  RunSpec s = golden_spec(4, 16, 1);  // the bytes are not touched
+  // Launch 1 us, flags 1 us one way, nothing else: rank 0's three signals go at 1, rank 3's flag is
+  // back at 3, and its waits find them all set by then.
+  EXPECT_DOUBLE_EQ(time_of<SignalsThenWaits<false>>(s), 3);
+  // A later signal to another peer issues 0.25 us after the one before: rank 3's flag leaves at
+  // 1.5 and its reply lands at 3.5; rank 0's waits after the first (rank 1's reply at 3) read their
+  // flags 0.125 us each, the second landing at 3.25, the third at 3.5 (waited for).
+  s.machine.signal_next_us = 0.25;
+  s.machine.wait_next_us = 0.125;
+  EXPECT_DOUBLE_EQ(time_of<SignalsThenWaits<false>>(s), 3.5);
+  s.machine.wait_next_us = 1;  // each later wait's read: 3 + 1 + 1
+  EXPECT_DOUBLE_EQ(time_of<SignalsThenWaits<false>>(s), 5);
+  // Runs to one peer, and waits on one peer's flags, pay neither: rank 1's waits and replies all at
+  // once, its last reply lands at 3.
+  EXPECT_DOUBLE_EQ(time_of<SignalsThenWaits<true>>(s), 3);
+}
+
 // Max-min with redistribution: rank 2's egress carries 4 flows (B, C to rank 0; D, E to rank 1),
 // rank 0's ingress carries A (from rank 1), B and C. Block cap lifted to 4 GB/s.
 struct UnequalShares {
