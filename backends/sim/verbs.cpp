@@ -292,8 +292,8 @@ void Simulator::wait(Block& b, uint32_t slot, uint32_t value, MemOrder order) {
   const TimePs t0 = q_.now();
   // A wait right after the block's wait on a flag another rank writes (a barrier's later waits) first
   // reads its flag, which takes wait_next_us, and then, if the flag has not landed, waits for it;
-  // the acquire's own cost below is in that read (a barrier's later waits cost about the same
-  // relaxed or acquiring, 0.4-0.5 us a peer on 4x H200, where calibrate's chain of acquires of one
+  // the acquire's own cost below is in that read (a further peer costs a barrier round about the
+  // same relaxed or acquiring, ~0.45 us on 4x H200, where calibrate's chain of acquires of one
   // peer's flags pays 0.18 an acquire: calib.h, barrier_landing; fit.cpp).
   const int from = pad::from_of(slot);
   const bool next = b.run_kind == Block::kRunWait && from != b.run_peer && wait_next_ps_ > 0;
