@@ -125,44 +125,30 @@ struct LlReadChain {
 using LlUnpackChain = LlReadChain<false>;
 using LlReduceChain = LlReadChain<true>;
 
-// Every rank, every block: units(a) rounds of a blockwise barrier as the collectives' (core/algos/
+// Every rank, every block: units(a) rounds of the collectives' blockwise barrier (core/algos/
 // barrier_signal_wait.h: signal every peer's flag of this block, me + 1 first, wait for every
-// peer's), acquire / release or relaxed, its waits in the order the signals go out (me + 1 first:
-// the flag its sender signals last, so every later wait reads a flag already set, and a round at
-// world w pays w - 2 later signals and w - 2 such reads in turn; the collectives' barrier waits in
-// the order the flags land, whose rounds hide those reads). Launched at 1..64 blocks: what a
-// barrier costs as more blocks cross it at once (every block fences before its release signal; a
-// relaxed barrier does not), the rows fence_gap_us and signal_next_us come from
-// (apps/harness/sim/fit.cpp); every calibration run so far measured this order.
-// Channel 0 and counter 0 are the barrier verb's, which no other calibration program uses.
-template <BarrierOrder kOrder>
+// peer's), acquire / release or relaxed, its waits in the order kWaits:
+//   kSignals (barrier_blocks rows): the order the signals go out, me + 1 first, the flag its sender
+//     signals last, so every later wait reads a flag already set and a round at world w pays w - 2
+//     later signals and w - 2 such reads in turn; every calibration run so far measured this order.
+//     Launched at 1..64 blocks: what a barrier costs as more blocks cross it at once (every block
+//     fences before its release signal; a relaxed barrier does not), the rows fence_gap_us comes from.
+//   kLanding (barrier_landing rows, one block): the collectives' own order, the order the flags land.
+// Beside each other at one block they tell a later signal's cost from a later wait's
+// (apps/harness/sim/fit.cpp, signal_next_us and wait_next_us). Channel 0 and counter 0 are the
+// barrier verb's, which no other calibration program uses.
+template <BarrierOrder kOrder, WaitOrder kWaits>
 struct BarrierRounds {
   template <class T, class Ctx>
   SYMM_HD static void run(Ctx& ctx, const CollArgs& a) {
     const std::size_t rounds = units<T>(a);
-    const int me = ctx.rank(), n = ctx.world(), b = ctx.block();
-    for (std::size_t k = 0; k < rounds; ++k) {
-      const uint32_t e = ctx.advance(pad::counter(b, 0));
-      for (int i = 1; i < n; ++i) ctx.signal((me + i) % n, pad::flag(0, b, me), e, kOrder.signal);
-      for (int i = 1; i < n; ++i) ctx.wait(pad::flag(0, b, (me + i) % n), e, kOrder.wait);
-    }
+    for (std::size_t k = 0; k < rounds; ++k) barrier(ctx, kOrder, 0, kWaits);
   }
 };
-using BarrierRoundsAcqRel = BarrierRounds<kBarrierAcqRel>;
-using BarrierRoundsRelaxed = BarrierRounds<kBarrierRelaxed>;
-// The same rounds of the collectives' barrier itself (core/algos/barrier_signal_wait.h: its waits in
-// the order the flags land, me - 1 first), one block: beside BarrierRounds' rows they tell a later
-// signal's cost from a later wait's (apps/harness/sim/fit.cpp, signal_next_us and wait_next_us).
-template <BarrierOrder kOrder>
-struct BarrierLanding {
-  template <class T, class Ctx>
-  SYMM_HD static void run(Ctx& ctx, const CollArgs& a) {
-    const std::size_t rounds = units<T>(a);
-    for (std::size_t k = 0; k < rounds; ++k) barrier(ctx, kOrder);
-  }
-};
-using BarrierLandingAcqRel = BarrierLanding<kBarrierAcqRel>;
-using BarrierLandingRelaxed = BarrierLanding<kBarrierRelaxed>;
+using BarrierRoundsAcqRel = BarrierRounds<kBarrierAcqRel, WaitOrder::kSignals>;
+using BarrierRoundsRelaxed = BarrierRounds<kBarrierRelaxed, WaitOrder::kSignals>;
+using BarrierLandingAcqRel = BarrierRounds<kBarrierAcqRel, WaitOrder::kLanding>;
+using BarrierLandingRelaxed = BarrierRounds<kBarrierRelaxed, WaitOrder::kLanding>;
 
 // Every rank, block 0: one relaxed signal to itself, a wait until it has landed, then units(a)
 // more acquire waits on that flag, each finding it already set: a chain of acquires with nothing

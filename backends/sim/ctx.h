@@ -62,6 +62,9 @@ class BlockCtx {
  private:
   uintptr_t peer_addr(uintptr_t p, int r) const;
   [[noreturn]] void bad_order(const char* verb, MemOrder order, const char* allowed) const;
+  // A verb other than signal and wait: it ends the block's run of them (Block::run_kind), then, with
+  // `settle`, waits for the block's overlapped remote loads (every such verb but copy, which decides).
+  void other_verb(bool settle = true);
   void reduce_impl(DType t, void* dst, const void* const* srcs, int nsrc, std::size_t count, ReduceOp op);
   void multimem_impl(DType t, void* mc, std::size_t count, ReduceOp op);
   void reduce_ll_impl(DType t, void* dst, const void* const* srcs, int nsrc, std::size_t count, uint32_t epoch,

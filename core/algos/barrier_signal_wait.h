@@ -44,12 +44,20 @@ inline constexpr BarrierOrder kBarrierRelaxedWait{MemOrder::kRelease, MemOrder::
 // experiments/results/h200x4/README.md, barrier_order).
 SYMM_HD int signal_order_peer(int me, int i, int n) { return (me - i + n) % n; }
 
+// The order of a barrier's waits: kLanding, the order the flags land (every program's barrier), or
+// kSignals, the order the signals go out, me + 1 first (calibrate's barrier_blocks rows, which every
+// calibration run measured so: core/calib_programs.h BarrierRounds).
+enum class WaitOrder { kLanding, kSignals };
+
 template <class Ctx>
-SYMM_HD void barrier(Ctx& ctx, BarrierOrder order, int channel = 0) {
+SYMM_HD void barrier(Ctx& ctx, BarrierOrder order, int channel = 0, WaitOrder waits = WaitOrder::kLanding) {
   const int me = ctx.rank(), n = ctx.world(), b = ctx.block();
   const uint32_t e = ctx.advance(pad::counter(b, 0));
   for (int i = 1; i < n; ++i) ctx.signal((me + i) % n, pad::flag(channel, b, me), e, order.signal);
-  for (int i = 1; i < n; ++i) ctx.wait(pad::flag(channel, b, signal_order_peer(me, i, n)), e, order.wait);
+  for (int i = 1; i < n; ++i) {
+    const int from = waits == WaitOrder::kLanding ? signal_order_peer(me, i, n) : (me + i) % n;
+    ctx.wait(pad::flag(channel, b, from), e, order.wait);
+  }
 }
 
 // The barrier as a collective of its own (op "barrier"): useful to measure flag latency.

@@ -191,16 +191,20 @@ FitResult fit_machine(const CalibTable& t, const Machine& base, const std::strin
     return solve(d, tt, idx);
   };
   auto need = [&](const std::vector<int>& idx, std::size_t n) { return idx.size() >= n; };
-  // The row of `set` at row i's x and at `blocks` blocks nearest to row i in the table (pooled runs
-  // follow one another, so that is row i's own run's), or -1.
-  auto nearest = [&](const std::vector<int>& set, int i, int blocks) {
+  // The row of `set` at x, `blocks` blocks and row i's world nearest to row i in the table (pooled
+  // runs follow one another, so that is row i's own run's), or -1; nearest: at row i's x.
+  auto nearest_at = [&](const std::vector<int>& set, int i, double x, int blocks) {
     int best = -1;
     for (int j : set) {
       const CalibRow& y = R[std::size_t(j)];
-      if (y.x == R[std::size_t(i)].x && y.blocks == blocks && (best < 0 || std::abs(j - i) < std::abs(best - i)))
+      if (y.x == x && y.blocks == blocks && y.world == R[std::size_t(i)].world &&
+          (best < 0 || std::abs(j - i) < std::abs(best - i)))
         best = j;
     }
     return best;
+  };
+  auto nearest = [&](const std::vector<int>& set, int i, int blocks) {
+    return nearest_at(set, i, R[std::size_t(i)].x, blocks);
   };
 
   // Launch: the mean of the launch rows (one parameter, intercept only).
@@ -356,11 +360,7 @@ FitResult fit_machine(const CalibTable& t, const Machine& base, const std::strin
       for (int i : idx) {
         const CalibRow& r = R[std::size_t(i)];
         if (r.x < 4) continue;
-        int one = -1;  // the same run's one-round row: the nearest in the table
-        for (int j : idx)
-          if (R[std::size_t(j)].x == 1 && R[std::size_t(j)].world == r.world &&
-              (one < 0 || std::abs(j - i) < std::abs(one - i)))
-            one = j;
+        const int one = nearest_at(idx, i, 1, 1);  // the same run's one-round row
         if (one < 0) continue;
         const bool landing = name.starts_with("barrier_landing");
         landing_rows = landing_rows || landing;
