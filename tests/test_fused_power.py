@@ -1,0 +1,54 @@
+#!/usr/bin/env python3
+"""experiments/fused_power.py on a run folder made here: two runs' windows, samples of two GPUs inside
+and outside them (idle ones below the busy threshold), and the runs' logs; each row's median clock and
+power, its share of samples at the software power cap and its time a call must come out as built."""
+
+import os
+import subprocess
+import sys
+import tempfile
+import unittest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+TOOL = os.path.join(ROOT, "experiments", "fused_power.py")
+
+
+def write(d, name, text):
+    with open(os.path.join(d, name), "w") as f:
+        f.write(text)
+
+
+class FusedPower(unittest.TestCase):
+    def test_table(self):
+        with tempfile.TemporaryDirectory() as d:
+            write(d, "stamps_h200x4.txt",
+                  "start gemm 2026/11/28 08:00:00.000\nend gemm 2026/11/28 08:00:01.000\n"
+                  "start fused 2026/11/28 08:00:02.000\nend fused 2026/11/28 08:00:03.000\n")
+            rows = ["timestamp, index, clocks.current.sm [MHz], power.draw [W], clocks_event_reasons.active, temperature.gpu"]
+            # gemm: GPU 0 and 1 busy (one idle sample below 300 W, left out), one sample at the cap
+            rows += ["2026/11/28 08:00:00.100, 0, 1500, 690.0, 0x0000000000000004, 50",
+                     "2026/11/28 08:00:00.100, 1, 1600, 680.0, 0x0000000000000000, 50",
+                     "2026/11/28 08:00:00.200, 0, 1700, 100.0, 0x0000000000000004, 50",
+                     "2026/11/28 08:00:00.300, 1, 1550, 700.0, 0x0000000000000000, 50"]
+            # between the runs (outside every window), then fused: every sample at the cap
+            rows += ["2026/11/28 08:00:01.500, 0, 1980, 650.0, 0x0000000000000000, 50",
+                     "2026/11/28 08:00:02.500, 0, 1400, 600.0, 0x0000000000000005, 50"]
+            write(d, "smipow_h200x4.csv", "\n".join(rows) + "\n")
+            write(d, "run_1_gemm_gpu0_h200x4.log",
+                  "bf16    16384   3584   8192 graph coop 128x256x64, 4 stages    1410.5       -1.0  -1.000 -1.0\n")
+            write(d, "run_1_fused_h200x4.log",
+                  "ag_mm  ag_mm.ce_tile_gemm  bf16  16384  3584  8192  1  1495.20  1483.16  1592.88  643.4  -1  -1\n")
+            out = subprocess.run([sys.executable, TOOL, d], capture_output=True, text=True, check=True).stdout
+            lines = [l for l in out.splitlines() if l.startswith("| gemm") or l.startswith("| fused")]
+            self.assertEqual(lines[0], "| gemm | 1 | 1410.5 | 3 | 1550 | 690 | 33 % |")
+            self.assertEqual(lines[1], "| fused | 1 | 1495.2 | 1 | 1400 | 600 | 100 % |")
+
+    def test_no_stamps(self):
+        with tempfile.TemporaryDirectory() as d:
+            r = subprocess.run([sys.executable, TOOL, d], capture_output=True, text=True)
+            self.assertNotEqual(r.returncode, 0)
+            self.assertIn("no stamps", r.stderr)
+
+
+if __name__ == "__main__":
+    unittest.main()
