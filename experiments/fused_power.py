@@ -69,28 +69,45 @@ def run_time(d, rep, name, m):
     return None
 
 
+def summarize(d, busy_watts=300.0):
+    """Every run's row: {name, rep, us, samples, clock_mhz, power_w, cap_share} (None where it had no
+    busy sample), in the stamps' order."""
+    st = glob.glob(os.path.join(d, "stamps_*.txt"))
+    if not st:
+        raise FileNotFoundError("no stamps_<machine>.txt in %s" % d)
+    m = os.path.basename(st[0])[len("stamps_"):-len(".txt")]
+    smi = samples(os.path.join(d, f"smipow_{m}.csv"))
+    out = []
+    for rep, name, t0, t1 in windows(st[0]):
+        busy = [s for s in smi if t0 <= s[0] <= t1 and s[3] > busy_watts]
+        row = {"name": name, "rep": rep, "us": run_time(d, rep, name, m), "samples": len(busy),
+               "clock_mhz": None, "power_w": None, "cap_share": None}
+        if busy:
+            row["clock_mhz"] = statistics.median(s[2] for s in busy)
+            row["power_w"] = statistics.median(s[3] for s in busy)
+            row["cap_share"] = sum(1 for s in busy if s[4] & SW_POWER_CAP) / len(busy)
+        out.append(row)
+    return out
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("dir")
     ap.add_argument("--busy-watts", type=float, default=300.0)
     a = ap.parse_args()
-    st = glob.glob(os.path.join(a.dir, "stamps_*.txt"))
-    if not st:
+    try:
+        rows = summarize(a.dir, a.busy_watts)
+    except FileNotFoundError:
         sys.exit(f"fused_power: no stamps_<machine>.txt in {a.dir}")
-    m = os.path.basename(st[0])[len("stamps_"):-len(".txt")]
-    smi = samples(os.path.join(a.dir, f"smipow_{m}.csv"))
-    print(f"| run | rep | us a call | busy samples | SM clock MHz (median) | power W (median) | at the power cap |")
+    print("| run | rep | us a call | busy samples | SM clock MHz (median) | power W (median) | at the power cap |")
     print("|---|---:|---:|---:|---:|---:|---:|")
-    for rep, name, t0, t1 in windows(st[0]):
-        busy = [s for s in smi if t0 <= s[0] <= t1 and s[3] > a.busy_watts]
-        us = run_time(a.dir, rep, name, m)
-        if not busy:
-            print(f"| {name} | {rep} | {us if us else '-'} | 0 | - | - | - |")
+    for r in rows:
+        us = "%.1f" % r["us"] if r["us"] is not None else "-"
+        if not r["samples"]:
+            print(f"| {r['name']} | {r['rep']} | {us} | 0 | - | - | - |")
             continue
-        clk = statistics.median(s[2] for s in busy)
-        pw = statistics.median(s[3] for s in busy)
-        cap = sum(1 for s in busy if s[4] & SW_POWER_CAP) / len(busy)
-        print(f"| {name} | {rep} | {us:.1f} | {len(busy)} | {clk:.0f} | {pw:.0f} | {100 * cap:.0f} % |")
+        print(f"| {r['name']} | {r['rep']} | {us} | {r['samples']} | {r['clock_mhz']:.0f} | {r['power_w']:.0f} | "
+              f"{100 * r['cap_share']:.0f} % |")
 
 
 if __name__ == "__main__":

@@ -662,6 +662,48 @@ def barrier_order_numbers(macro):
         macro("symmBarrierOrderGitSha", tex(", ".join(sorted(g[:7] for g in shas["new"]))))
 
 
+# Power and SM clock, sustained, on 4x H200 (experiments/results/h200x4/power_bbad638,
+# scripts/gpu/fused_power.sh, read by experiments/fused_power.py): 70B M 16384, every GPU at once,
+# the medians over the two reps of each run's median clock (MHz) and time per call.
+# symmPowerClock{Cublas,Tile,Fused}: cuBLASLt alone, our tile GEMM alone (16384 x 3584 x 8192) and
+# ag_mm.ce_tile_gemm at world 4; symmPower{TileOverCublas,FusedOverTile,FusedOverCublas}: the
+# times' ratios; symmPowerWatts: the median power of those runs' samples; symmPowerGitSha.
+POWER_RUN = "experiments/results/h200x4/power_bbad638"
+
+
+def power_numbers(macro):
+    spec = importlib.util.spec_from_file_location("fused_power", os.path.join(data.ROOT, "experiments", "fused_power.py"))
+    fp = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(fp)
+    d = os.path.join(data.ROOT, POWER_RUN)
+    if not os.path.isdir(d):
+        return
+    rows = fp.summarize(d)
+    med = lambda xs: sorted(xs)[len(xs) // 2] if len(xs) % 2 else sum(sorted(xs)[len(xs) // 2 - 1:len(xs) // 2 + 1]) / 2
+    runs = {}
+    for r in rows:
+        if r["samples"] and r["us"] is not None:
+            runs.setdefault(r["name"], []).append(r)
+    need = ("cublaslt_ag", "tile_ag", "ag_mm_tiles")
+    if not all(n in runs for n in need):
+        return
+    clock = {n: med([r["clock_mhz"] for r in runs[n]]) for n in need}
+    us = {n: med([r["us"] for r in runs[n]]) for n in need}
+    macro("symmPowerClockCublas", "%.0f" % clock["cublaslt_ag"])
+    macro("symmPowerClockTile", "%.0f" % clock["tile_ag"])
+    macro("symmPowerClockFused", "%.0f" % clock["ag_mm_tiles"])
+    macro("symmPowerTileOverCublas", "%.3f" % (us["tile_ag"] / us["cublaslt_ag"]))
+    macro("symmPowerFusedOverTile", "%.3f" % (us["ag_mm_tiles"] / us["tile_ag"]))
+    macro("symmPowerFusedOverCublas", "%.3f" % (us["ag_mm_tiles"] / us["cublaslt_ag"]))
+    macro("symmPowerWatts", "%.0f" % med([r["power_w"] for n in need for r in runs[n]]))
+    macro("symmPowerGitSha", tex(POWER_RUN.rsplit("_", 1)[1][:7]))
+    limits = glob.glob(os.path.join(d, "limits_*.csv"))
+    if limits:  # nvidia-smi's power.limit of every GPU (one value on this host)
+        watts = {re.search(r"([0-9.]+) W", line).group(1) for line in open(limits[0]) if re.search(r"[0-9.]+ W", line)}
+        if len(watts) == 1:
+            macro("symmPowerLimit", "%.0f" % float(watts.pop()))
+
+
 # Host plans in CUDA graphs (2x H100, experiments/results/h100x2/graph_edges_a5a9111): the
 # reduce-scatter's copy-engine plan (ring_reduce) at 64K, graph, us per call: with the default three
 # streams (an idle side stream before f605212) at 100 and 200 calls per graph (symmGraphIdle{Hundred,
@@ -780,6 +822,7 @@ def numbers():
     floor_numbers(macro)
     reduce_fix_numbers(macro)
     barrier_order_numbers(macro)
+    power_numbers(macro)
     plan_graph_numbers(macro)
     baseline = data.by(data.baseline_rows(), machine="h200x4")
     algos = set()
