@@ -704,6 +704,42 @@ def power_numbers(macro):
             macro("symmPowerLimit", "%.0f" % float(watts.pop()))
 
 
+# cuBLASLt's two speeds at 16384 x 3584 x 2048 on one H200 (experiments/results/h200x1/gemm_burst_bbad638,
+# scripts/gpu/gemm_burst.sh): runs of 20 and 8000 graph replays after 3 s idle, twice. symmBurst{Cublas,
+# Tile}{Short,Long}: us a call (median over the reps), short = 20 calls, long = 8000;
+# symmBurstRatio{Short,Long}: our share of cuBLASLt's throughput; symmBurstClock{Cublas,Tile}Long: the
+# long runs' median SM clock (MHz).
+BURST_RUN = "experiments/results/h200x1/gemm_burst_bbad638"
+
+
+def burst_numbers(macro):
+    spec = importlib.util.spec_from_file_location("fused_power", os.path.join(data.ROOT, "experiments", "fused_power.py"))
+    fp = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(fp)
+    d = os.path.join(data.ROOT, BURST_RUN)
+    if not os.path.isdir(d):
+        return
+    rows = fp.summarize(d, busy_watts=100.0)
+    by = {}
+    for r in rows:
+        by.setdefault(r["name"], []).append(r)
+    mean = lambda xs: sum(xs) / len(xs)
+    need = ("cublaslt_20", "tile_20", "cublaslt_8000", "tile_8000")
+    if not all(n in by and all(r["us"] for r in by[n]) for n in need):
+        return
+    us = {n: mean([r["us"] for r in by[n]]) for n in need}
+    macro("symmBurstCublasShort", "%.0f" % us["cublaslt_20"])
+    macro("symmBurstTileShort", "%.0f" % us["tile_20"])
+    macro("symmBurstCublasLong", "%.0f" % us["cublaslt_8000"])
+    macro("symmBurstTileLong", "%.0f" % us["tile_8000"])
+    macro("symmBurstRatioShort", "%.2f" % (us["cublaslt_20"] / us["tile_20"]))
+    macro("symmBurstRatioLong", "%.2f" % (us["cublaslt_8000"] / us["tile_8000"]))
+    for n, name in (("cublaslt_8000", "Cublas"), ("tile_8000", "Tile")):
+        clocks = [r["clock_mhz"] for r in by[n] if r["clock_mhz"]]
+        if clocks:
+            macro("symmBurstClock%sLong" % name, "%.0f" % sorted(clocks)[len(clocks) // 2])
+
+
 # Host plans in CUDA graphs (2x H100, experiments/results/h100x2/graph_edges_a5a9111): the
 # reduce-scatter's copy-engine plan (ring_reduce) at 64K, graph, us per call: with the default three
 # streams (an idle side stream before f605212) at 100 and 200 calls per graph (symmGraphIdle{Hundred,
@@ -823,6 +859,7 @@ def numbers():
     reduce_fix_numbers(macro)
     barrier_order_numbers(macro)
     power_numbers(macro)
+    burst_numbers(macro)
     plan_graph_numbers(macro)
     baseline = data.by(data.baseline_rows(), machine="h200x4")
     algos = set()
