@@ -20,14 +20,19 @@ SMI=$!
 trap 'kill $SMI 2>/dev/null' EXIT
 nvidia-smi --query-gpu=index,power.limit,clocks.max.sm --format=csv -i 0 > "$DIR/limits_$M.csv" 2>&1
 stamp() { echo "$1 $2 $(date +%Y/%m/%d\ %H:%M:%S.%3N)" >> "$DIR/stamps_$M.txt"; }
+# CONFIGS="name:gemm-bench options|..." (a name starting with cublaslt runs cuBLASLt, any other ours)
+# replaces the two implementations; ITERS the run lengths.
+IFS='|' read -r -a RUNS <<< "${CONFIGS:-cublaslt:|tile:}"
 for rep in 1 2; do
-  for iters in 20 200 2000 8000; do
-    for impl in cublaslt tile; do
+  for iters in ${ITERS:-20 200 2000 8000}; do
+    for run in "${RUNS[@]}"; do
+      cfg=${run%%:*} opts=${run#*:} impl=tile
+      [ "${cfg#cublaslt}" != "$cfg" ] && impl=cublaslt
       sleep 3
-      name=${impl}_$iters
+      name=${cfg}_$iters
       stamp start $name
       CUDA_VISIBLE_DEVICES=0 timeout 120 $BIN gemm-bench --shapes "$SHAPE" --impl $impl --mode graph --iters $iters \
-        --warmup 5 --timing-only --machine $M > "$DIR/run_${rep}_${name}_gpu0_$M.log" 2>&1
+        --warmup 5 --timing-only --machine $M $opts > "$DIR/run_${rep}_${name}_gpu0_$M.log" 2>&1
       stamp end $name
       echo "$rep $name: $(grep -E '^bf16' "$DIR/run_${rep}_${name}_gpu0_$M.log" | cut -c1-120)"
     done
