@@ -154,13 +154,22 @@ inline constexpr double kPingpongSlowdown = 1.08;
 //     registers epilogue (h200x1/tile_gemm/v4: 1.0 and 4), lost 2.3 % on average and 19 % at
 //     4096 x 1792 x 1024). Clusters of two ran up to 6 % slower than one block at 16 of the 18
 //     shapes, graph (2.5 % faster at 4096 x 1792 x 4096, even at 16384 x 3584 x 8192): off.
+//     Refit sustained (h200x1/tile_sched_sustained_bbad638: the same 18 shapes, 1000 graph calls
+//     each after 200, the GPU at its 700 W limit through the sweep, SM clock ~1455 MHz), the
+//     regime of a GEMM that runs for more than a moment: 128 x 128 ping-pong (15 of the shapes; at
+//     4096 x 1792 forced ping-pong runs 64 x 224) is 0.1-13 % slower than coop at 14 and 2.6 %
+//     faster at 4096 x 3584 x 2048 (its higher power draw holds its clock ~90 MHz lower,
+//     h200x1/gemm_configs_bbad638). The constants taken, 1.10 and 0.5, sit inside the plateau of the
+//     least loss there (0.15 % on average, 2.7 % at most: coop at every fused shape; 1.04 and 2.0,
+//     fitted on short runs, lost 0.9 % on average and 5 % at most sustained, ping-pong at 9 shapes).
+//     In short runs (tile_sched_c18ea79 above) coop loses up to 3.4 %.
 struct TileModel {
   double pingpong_slowdown = kPingpongSlowdown;
   double coop_epilogue_kblocks = kCoopEpilogueKBlocks;
   bool pair_clusters = true;
 };
 inline constexpr TileModel kTileModelH100{kPingpongSlowdown, 1.0, true};
-inline constexpr TileModel kTileModelH200{1.04, 2.0, false};
+inline constexpr TileModel kTileModelH200{1.10, 0.5, false};
 // The model of the GPU `device_name` (cudaDeviceProp::name) names: H200's for an H200 (not a GH200,
 // whose HBM may be an H100's), H100's for every other GPU.
 inline TileModel tile_model_for(const std::string& device_name) {

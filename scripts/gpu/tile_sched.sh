@@ -9,6 +9,8 @@
 #                                                               -> sched_<cfg>_<run>_<m>.csv / .log
 #   scripts/gpu/tile_sched.sh <out-dir> <machine>   (binary: .carry/symmcoll-cuda)
 #   CONFIGS="auto" RUNS="1 2 3" ...: only those configurations, those runs
+#   ITERS=1000 WARMUP=200 MODE=graph ...: longer runs (the GPU then at its power limit through the
+#   sweep: what the time model should be fitted on, experiments/results/h200x1/gemm_configs_bbad638)
 source scripts/gpu/one_gpu_env.sh  # safety variables, one GPU, DIR and M from the arguments
 BIN=${BIN:-.carry/symmcoll-cuda}
 mkdir -p "$DIR"
@@ -31,7 +33,8 @@ declare -A CFG=([auto]="--schedule auto" [coop1]="--schedule coop --cluster 1" [
   [pingpong]="--schedule pingpong")
 for run in ${RUNS:-1 2}; do
   for c in ${CONFIGS:-auto coop1 coop2 pingpong}; do
-    timeout 150 $BIN gemm-bench --shapes "$S" --dtype bf16 ${CFG[$c]} --iters 60 --warmup 10 --timing-only \
+    timeout 150 $BIN gemm-bench --shapes "$S" --dtype bf16 ${CFG[$c]} --iters ${ITERS:-60} --warmup ${WARMUP:-10} \
+      --mode ${MODE:-both} --timing-only \
       --machine "$M" --out "$DIR/sched_${c}_${run}_$M.csv" > "$DIR/sched_${c}_${run}_$M.log" 2>&1 || rc=1
     echo "# $c run $run at ${SECONDS}s"
   done

@@ -200,14 +200,50 @@ struct ScheduleRow {
   double coop_us, pingpong_us;
 };
 
-// H200's model against what one H200 measured with the staged epilogue
+// H200's model against what one H200 measured with the staged epilogue, sustained
+// (experiments/results/h200x1/tile_sched_sustained_bbad638, sched_{coop1,pingpong}_{1,2}_h200x1.csv:
+// 1000 graph calls a shape after 200, the GPU at its power limit through the sweep; graph medians in
+// us, the mean of two runs; ping-pong 0 where forced ping-pong ran a 64-row tile, which auto never
+// takes): auto's pick is within 3 % of the faster of coop on one block and 128 x 128 ping-pong at
+// every fused shape of worlds 1, 2 and 4. Absolute times, not ratios over the same call's cuBLASLt:
+// at the power limit ping-pong's draw slows the cuBLASLt calls interleaved with it too (378-381 us
+// beside ping-pong, 371 beside coop at 16384 x 3584 x 2048). The constants fitted on short runs
+// (1.04, 2.0) lost up to 5 % here.
+TEST(TileSched, H200ModelPicksWhatMeasuredFastestSustained) {
+  const ScheduleRow rows[] = {
+      {4096, 1792, 4096, 90.5, 0.0},       {4096, 1792, 2048, 48.6, 0.0},     {4096, 1792, 1024, 28.7, 0.0},
+      {4096, 3584, 8192, 360.6, 372.2},    {4096, 3584, 4096, 184.7, 187.5},  {4096, 3584, 2048, 101.0, 98.4},
+      {8192, 1792, 4096, 188.8, 190.2},    {8192, 1792, 2048, 96.7, 98.6},    {8192, 1792, 1024, 56.2, 56.2},
+      {8192, 3584, 8192, 708.4, 777.6},    {8192, 3584, 4096, 364.3, 388.2},  {8192, 3584, 2048, 189.0, 192.4},
+      {16384, 1792, 4096, 364.7, 392.0},   {16384, 1792, 2048, 191.6, 193.8}, {16384, 1792, 1024, 103.2, 108.3},
+      {16384, 3584, 8192, 1424.3, 1607.6}, {16384, 3584, 4096, 727.7, 806.1}, {16384, 3584, 2048, 378.4, 394.7}};
+  const TileModel short_runs{1.04, 2.0, false};
+  double worst_short = 1.0;
+  for (const ScheduleRow& r : rows) {
+    const double best = r.pingpong_us > 0 ? std::min(r.coop_us, r.pingpong_us) : r.coop_us;
+    auto measured = [&](const TilePlan& p) {
+      return p.schedule == TileSchedule::kPingpong ? r.pingpong_us : r.coop_us;
+    };
+    const TilePlan p = choose_plan(r.m, r.n, r.k, 132, TileSchedule::kAuto, 0, 0, kTileModelH200);
+    ASSERT_EQ(p.tile_m, 128);
+    if (p.schedule == TileSchedule::kPingpong) {
+      ASSERT_GT(r.pingpong_us, 0) << r.m << " " << r.n << " " << r.k;
+    }
+    EXPECT_LE(measured(p), 1.03 * best) << r.m << " " << r.n << " " << r.k;
+    const TilePlan q = choose_plan(r.m, r.n, r.k, 132, TileSchedule::kAuto, 0, 0, short_runs);
+    if (q.schedule == TileSchedule::kCoop || r.pingpong_us > 0) worst_short = std::max(worst_short, measured(q) / best);
+  }
+  EXPECT_GT(worst_short, 1.04) << "the data no longer tells the two models apart";
+}
+
+// The same model against one H200's short runs with the staged epilogue
 // (experiments/results/h200x1/tile_sched_c18ea79, sched_{coop1,coop2,pingpong,auto}_{1,2}_h200x1.csv):
 // our graph median over cuBLASLt's in the same call, the mean of two runs, for coop on one block,
 // coop in clusters of two and 128 x 128 ping-pong (0: not measured; ping-pong forced ran a 64-row
-// tile there, which auto never takes). Auto's pick, clusters as the model says, is within 2.5 % of
-// the faster of coop on one block and ping-pong at every fused shape of worlds 1, 2 and 4; the
-// constants before (measured with the registers epilogue: slowdown 1.0, epilogue 4 k-blocks) lost
-// 20 % at 4096 x 1792 x 1024.
+// tile there, which auto never takes). There, where the GPU is not yet at its power limit, auto's
+// pick is within 3.5 % of the faster of coop on one block and ping-pong at every fused shape; the
+// constants before the staged epilogue (slowdown 1.0, epilogue 4 k-blocks) lost 20 % at
+// 4096 x 1792 x 1024.
 struct RatioRow {
   int m, n, k;
   double coop1, coop2, pingpong;
@@ -235,7 +271,7 @@ TEST(TileSched, H200ModelPicksWhatMeasuredFastest) {
     if (p.schedule == TileSchedule::kPingpong) {
       ASSERT_GT(r.pingpong, 0) << r.m << " " << r.n << " " << r.k;
     }
-    EXPECT_LE(measured(p, kTileModelH200.pair_clusters), 1.025 * best) << r.m << " " << r.n << " " << r.k;
+    EXPECT_LE(measured(p, kTileModelH200.pair_clusters), 1.035 * best) << r.m << " " << r.n << " " << r.k;
     const TilePlan q = choose_plan(r.m, r.n, r.k, 132, TileSchedule::kAuto, 0, 0, before);
     if (q.schedule == TileSchedule::kCoop || r.pingpong > 0)
       worst_before = std::max(worst_before, measured(q, before.pair_clusters) / best);
