@@ -671,19 +671,29 @@ def barrier_order_numbers(macro):
 POWER_RUN = "experiments/results/h200x4/power_bbad638"
 
 
-def power_numbers(macro):
+def _power_runs(run, busy_watts):
+    """experiments/fused_power.py's summary of a sustained run's folder, by run name ({name: [row of
+    each rep]}); None when the folder is not there."""
+    d = os.path.join(data.ROOT, run)
+    if not os.path.isdir(d):
+        return None
     spec = importlib.util.spec_from_file_location("fused_power", os.path.join(data.ROOT, "experiments", "fused_power.py"))
     fp = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(fp)
-    d = os.path.join(data.ROOT, POWER_RUN)
-    if not os.path.isdir(d):
-        return
-    rows = fp.summarize(d)
-    med = lambda xs: sorted(xs)[len(xs) // 2] if len(xs) % 2 else sum(sorted(xs)[len(xs) // 2 - 1:len(xs) // 2 + 1]) / 2
     runs = {}
-    for r in rows:
-        if r["samples"] and r["us"] is not None:
-            runs.setdefault(r["name"], []).append(r)
+    for r in fp.summarize(d, busy_watts):
+        runs.setdefault(r["name"], []).append(r)
+    return runs
+
+
+def power_numbers(macro):
+    runs = _power_runs(POWER_RUN, 300.0)
+    if runs is None:
+        return
+    d = os.path.join(data.ROOT, POWER_RUN)
+    runs = {n: [r for r in rs if r["samples"] and r["us"] is not None] for n, rs in runs.items()}
+    med = lambda xs: sorted(xs)[len(xs) // 2] if len(xs) % 2 else sum(sorted(xs)[len(xs) // 2 - 1:len(xs) // 2 + 1]) / 2
+    runs = {n: rs for n, rs in runs.items() if rs}
     need = ("cublaslt_ag", "tile_ag", "ag_mm_tiles")
     if not all(n in runs for n in need):
         return
@@ -713,16 +723,9 @@ BURST_RUN = "experiments/results/h200x1/gemm_burst_bbad638"
 
 
 def burst_numbers(macro):
-    spec = importlib.util.spec_from_file_location("fused_power", os.path.join(data.ROOT, "experiments", "fused_power.py"))
-    fp = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(fp)
-    d = os.path.join(data.ROOT, BURST_RUN)
-    if not os.path.isdir(d):
+    by = _power_runs(BURST_RUN, 100.0)
+    if by is None:
         return
-    rows = fp.summarize(d, busy_watts=100.0)
-    by = {}
-    for r in rows:
-        by.setdefault(r["name"], []).append(r)
     mean = lambda xs: sum(xs) / len(xs)
     need = ("cublaslt_20", "tile_20", "cublaslt_8000", "tile_8000")
     if not all(n in by and all(r["us"] for r in by[n]) for n in need):
