@@ -159,8 +159,9 @@ inline constexpr double kPingpongSlowdown = 1.08;
 //     regime of a GEMM that runs for more than a moment: 128 x 128 ping-pong (15 of the shapes; at
 //     4096 x 1792 forced ping-pong runs 64 x 224) is 0.1-13 % slower than coop at 14 and 2.6 %
 //     faster at 4096 x 3584 x 2048 (its higher power draw holds its clock ~90 MHz lower,
-//     h200x1/gemm_configs_bbad638). The constants taken, 1.10 and 0.5, sit inside the plateau of the
-//     least loss there (0.15 % on average, 2.7 % at most: coop at every fused shape; 1.04 and 2.0,
+//     h200x1/gemm_configs_bbad638). The constants taken, 1.10 and 0.5, sit inside the broad plateau
+//     of least loss there (0.15 % on average, 2.7 % at most: coop at every fused shape; one lone grid
+//     point, 1.03 and 0.5, loses 0.12 %, ping-pong at 3 shapes; 1.04 and 2.0,
 //     fitted on short runs, lost 0.9 % on average and 5 % at most sustained, ping-pong at 9 shapes).
 //     In short runs (tile_sched_c18ea79 above) coop loses up to 3.4 %.
 struct TileModel {
