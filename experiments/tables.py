@@ -692,20 +692,18 @@ def power_numbers(macro):
         return
     d = os.path.join(data.ROOT, POWER_RUN)
     runs = {n: [r for r in rs if r["samples"] and r["us"] is not None] for n, rs in runs.items()}
-    med = lambda xs: sorted(xs)[len(xs) // 2] if len(xs) % 2 else sum(sorted(xs)[len(xs) // 2 - 1:len(xs) // 2 + 1]) / 2
-    runs = {n: rs for n, rs in runs.items() if rs}
     need = ("cublaslt_ag", "tile_ag", "ag_mm_tiles")
-    if not all(n in runs for n in need):
+    if not all(runs.get(n) for n in need):
         return
-    clock = {n: med([r["clock_mhz"] for r in runs[n]]) for n in need}
-    us = {n: med([r["us"] for r in runs[n]]) for n in need}
+    clock = {n: median([r["clock_mhz"] for r in runs[n]]) for n in need}
+    us = {n: median([r["us"] for r in runs[n]]) for n in need}
     macro("symmPowerClockCublas", "%.0f" % clock["cublaslt_ag"])
     macro("symmPowerClockTile", "%.0f" % clock["tile_ag"])
     macro("symmPowerClockFused", "%.0f" % clock["ag_mm_tiles"])
     macro("symmPowerTileOverCublas", "%.3f" % (us["tile_ag"] / us["cublaslt_ag"]))
     macro("symmPowerFusedOverTile", "%.3f" % (us["ag_mm_tiles"] / us["tile_ag"]))
     macro("symmPowerFusedOverCublas", "%.3f" % (us["ag_mm_tiles"] / us["cublaslt_ag"]))
-    macro("symmPowerWatts", "%.0f" % med([r["power_w"] for n in need for r in runs[n]]))
+    macro("symmPowerWatts", "%.0f" % median([r["power_w"] for n in need for r in runs[n]]))
     macro("symmPowerGitSha", tex(POWER_RUN.rsplit("_", 1)[1][:7]))
     limits = glob.glob(os.path.join(d, "limits_*.csv"))
     if limits:  # nvidia-smi's power.limit of every GPU (one value on this host)
@@ -726,11 +724,10 @@ def burst_numbers(macro):
     by = _power_runs(BURST_RUN, 100.0)
     if by is None:
         return
-    mean = lambda xs: sum(xs) / len(xs)
     need = ("cublaslt_20", "tile_20", "cublaslt_8000", "tile_8000")
     if not all(n in by and all(r["us"] for r in by[n]) for n in need):
         return
-    us = {n: mean([r["us"] for r in by[n]]) for n in need}
+    us = {n: median([r["us"] for r in by[n]]) for n in need}  # two reps: their mean
     macro("symmBurstCublasShort", "%.0f" % us["cublaslt_20"])
     macro("symmBurstTileShort", "%.0f" % us["tile_20"])
     macro("symmBurstCublasLong", "%.0f" % us["cublaslt_8000"])
@@ -740,7 +737,7 @@ def burst_numbers(macro):
     for n, name in (("cublaslt_8000", "Cublas"), ("tile_8000", "Tile")):
         clocks = [r["clock_mhz"] for r in by[n] if r["clock_mhz"]]
         if clocks:
-            macro("symmBurstClock%sLong" % name, "%.0f" % sorted(clocks)[len(clocks) // 2])
+            macro("symmBurstClock%sLong" % name, "%.0f" % median(clocks))
 
 
 # Host plans in CUDA graphs (2x H100, experiments/results/h100x2/graph_edges_a5a9111): the

@@ -14,14 +14,7 @@
 # its samples, and the share of its samples at the software power cap.
 source scripts/gpu/nvlink_env.sh
 ITERS=${ITERS:-400}
-FIELDS=timestamp,index,clocks.sm,power.draw,clocks_event_reasons.active,temperature.gpu
-nvidia-smi --query-gpu=$FIELDS --format=csv,nounits -i 0 > /dev/null 2>&1 ||
-  FIELDS=timestamp,index,clocks.sm,power.draw,clocks_throttle_reasons.active,temperature.gpu
-nvidia-smi --query-gpu=$FIELDS --format=csv,nounits -lms 20 > "$DIR/smipow_$M.csv" 2>/dev/null &
-SMIPOW=$!
-trap 'kill $SMI $SMIPOW 2>/dev/null' EXIT
-nvidia-smi --query-gpu=index,power.limit,clocks.max.sm --format=csv > "$DIR/limits_$M.csv" 2>&1
-stamp() { echo "$1 $2 $(date +%Y/%m/%d\ %H:%M:%S.%3N)" >> "$DIR/stamps_$M.txt"; }
+source scripts/gpu/power_samples.sh
 K=8192
 gemm_alone() {  # name impl M,N,K: every GPU at once
   local name=$1 impl=$2 shape=$3 g pids=()

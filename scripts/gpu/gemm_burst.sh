@@ -12,14 +12,7 @@ mkdir -p "$DIR"
 BIN=.carry/symmcoll-cuda
 M=$(nvidia-smi --query-gpu=name --format=csv,noheader -i 0 | grep -q H100 && echo h100x1 || echo h200x1)
 SHAPE=${SHAPE:-16384,3584,2048}
-FIELDS=timestamp,index,clocks.sm,power.draw,clocks_event_reasons.active,temperature.gpu
-nvidia-smi --query-gpu=$FIELDS --format=csv,nounits -i 0 > /dev/null 2>&1 ||
-  FIELDS=timestamp,index,clocks.sm,power.draw,clocks_throttle_reasons.active,temperature.gpu
-nvidia-smi --query-gpu=$FIELDS --format=csv,nounits -i 0 -lms 20 > "$DIR/smipow_$M.csv" 2>/dev/null &
-SMI=$!
-trap 'kill $SMI 2>/dev/null' EXIT
-nvidia-smi --query-gpu=index,power.limit,clocks.max.sm --format=csv -i 0 > "$DIR/limits_$M.csv" 2>&1
-stamp() { echo "$1 $2 $(date +%Y/%m/%d\ %H:%M:%S.%3N)" >> "$DIR/stamps_$M.txt"; }
+SMI_GPUS=0 source scripts/gpu/power_samples.sh
 # CONFIGS="name:gemm-bench options|..." (a name starting with cublaslt runs cuBLASLt, any other ours)
 # replaces the two implementations; ITERS the run lengths.
 IFS='|' read -r -a RUNS <<< "${CONFIGS:-cublaslt:|tile:}"

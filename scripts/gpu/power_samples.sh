@@ -1,0 +1,15 @@
+# Sourced by the sustained-run scripts (fused_power.sh, gemm_burst.sh) after DIR and M are set:
+# nvidia-smi's SM clock, power and active clock-event mask (bit 0x4: the software power cap) every
+# 20 ms into $DIR/smipow_$M.csv until the script exits, the GPUs' power limits into
+# $DIR/limits_$M.csv, and stamp <start|end> <run name>, each run's window in $DIR/stamps_$M.txt:
+# what experiments/fused_power.py reads. SMI_GPUS: nvidia-smi's -i (default: every GPU).
+SMI_SEL=()
+[ -n "${SMI_GPUS:-}" ] && SMI_SEL=(-i "$SMI_GPUS")
+FIELDS=timestamp,index,clocks.sm,power.draw,clocks_event_reasons.active,temperature.gpu
+nvidia-smi --query-gpu=$FIELDS --format=csv,nounits -i 0 > /dev/null 2>&1 ||
+  FIELDS=timestamp,index,clocks.sm,power.draw,clocks_throttle_reasons.active,temperature.gpu  # older drivers
+nvidia-smi --query-gpu=$FIELDS --format=csv,nounits "${SMI_SEL[@]}" -lms 20 > "$DIR/smipow_$M.csv" 2>/dev/null &
+SMIPOW=$!
+trap 'kill ${SMI:-} $SMIPOW 2>/dev/null' EXIT
+nvidia-smi --query-gpu=index,power.limit,clocks.max.sm --format=csv "${SMI_SEL[@]}" > "$DIR/limits_$M.csv" 2>&1
+stamp() { echo "$1 $2 $(date +%Y/%m/%d\ %H:%M:%S.%3N)" >> "$DIR/stamps_$M.txt"; }
