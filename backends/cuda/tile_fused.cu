@@ -61,7 +61,10 @@ struct ProgramParams {
   // (own-from-work) = AgMmTiles loading my own rows from my slot of the gathered A (no plan writes
   // it; the fused bench fills it with my shard) instead of my shard (the shard the copy engines read meanwhile; the
   // mm_rs programs take it as 2); 5 (compute-plain) = MmRsTiles as 2, its tiles stored into my plain
-  // C instead of the symmetric `work` (overwriting each other: timing only); 0 = the program.
+  // C instead of the symmetric `work` (overwriting each other: timing only); MmRsTiles with its signals:
+  // 6 (no-tail) without the last band's reduce, 7 (no-side) without the earlier bands' (the side
+  // lanes' or the reduce blocks'), 8 (side-no-sum) the side lanes' acquires and bulk copies without
+  // their sums and stores; 0 = the program.
   int debug = 0;
 };
 
@@ -261,7 +264,7 @@ __device__ __forceinline__ uint64_t* side_bars(const Ring& r) {
 template <int BN, class T, class Src>
 __device__ void side_reduce(const DeviceHandle& h, const Ring& ring, const symm::TileGrid& g, T* c, uint32_t u0,
                             uint32_t u1, uint32_t mine, uint32_t step, uint32_t nc, uint32_t base, uint32_t rows,
-                            uint32_t n, Src src_of) {
+                            uint32_t n, Src src_of, bool sum) {
   static_assert(TileConfig<BN>::kStages <= 8, "side_bars sit after at most 8 stages' barriers");
   const int w = h.world;
   const uint32_t tid = threadIdx.x - 32, half = kSideBytes / 2, piece = uint32_t(half / w) & ~15u;
@@ -289,7 +292,7 @@ __device__ void side_reduce(const DeviceHandle& h, const Ring& ring, const symm:
       mbar_wait(&bar[q & 1], (q >> 1) & 1);
       const uint4* st = reinterpret_cast<const uint4*>(buf + (q & 1) * half);
       uint4* out = reinterpret_cast<uint4*>(dst + off);
-      sum_piece<T>(st, out, nv, piece / 16, w, tid, 96);
+      if (sum) sum_piece<T>(st, out, nv, piece / 16, w, tid, 96);
       asm volatile("bar.sync 6, 96;" ::: "memory");  // every read of this buffer done: it may refill
     }
   }
@@ -336,16 +339,16 @@ __global__ void __launch_bounds__(384, 1)
       T* work = static_cast<T*>(p.work);
       auto src_of = [&](int r, uint32_t u) { return task_src(h, work, push, r, rows, p.n, u); };
       if (bk >= nc) {  // a reduce block: every nr-th early task (bulk_reduce_produce)
-        if (pp.debug) return;
+        if (pp.debug && pp.debug != 6 && pp.debug != 8) return;
         RingPos pos;
         bulk_reduce_produce<BN, T>(h, ring, pos, g, 0, L::early_tasks(g), bk - nc, nr, nc, L::base(epoch), rows, p.n,
                                    src_of);
         return;
       }
       if (threadIdx.x >= 32 && L::side_tasks(g, nr)) {  // warps 1..3: every nc-th early task (side_reduce)
-        if (!pp.debug)
+        if (!pp.debug || pp.debug == 6 || pp.debug == 8)
           side_reduce<BN, T>(h, ring, g, static_cast<T*>(p.c), 0, L::early_tasks(g), bk, nc, nc, L::base(epoch), rows,
-                             p.n, src_of);
+                             p.n, src_of, pp.debug != 8);
         return;
       }
     }
@@ -466,7 +469,7 @@ __global__ void __launch_bounds__(384, 1)
     };
     // The tasks mine, mine + step, ... of [u0, u1).
     auto reduce = [&](uint32_t u0, uint32_t u1, uint32_t mine, uint32_t step) {
-      if (pp.debug) return;
+      if (pp.debug && pp.debug != 7 && pp.debug != 8) return;
       for (uint32_t u = L::first_of(u0, mine, step); u < u1; u += step) task(u);
     };
     if (bk < nc) {
@@ -481,7 +484,7 @@ __global__ void __launch_bounds__(384, 1)
       int pend_o = -1;
       uint32_t pend_v = 0;
       auto release_pending = [&] {
-        if (pend_o >= 0 && threadIdx.x == 128 && pp.debug < 2)
+        if (pend_o >= 0 && threadIdx.x == 128 && (pp.debug < 2 || pp.debug >= 6))
           signal_release(h, pend_o, L::signal_slot(int(bk), me), pend_v);
         pend_o = -1;
       };
@@ -503,7 +506,8 @@ __global__ void __launch_bounds__(384, 1)
           if (!push) release_pending();
         }
       release_pending();
-    } else if (!pp.debug) {  // every band but the last, beside the compute, from the bulk copies
+    } else if (!pp.debug || pp.debug == 6 ||
+               pp.debug == 8) {  // every band but the last, beside the compute, from the bulk copies
       bulk_reduce_consume<BN, T>(ring, pos, w, c, 0, L::early_tasks(g), bk - nc, nr, rows, p.n, cw);
     }
     // The rest, every block: the last band (after reduce blocks or the side tasks), or all.
@@ -580,6 +584,9 @@ cudaError_t launch_program(cudaStream_t stream, const DeviceHandle& h, const CUt
            : v == "no-wait"       ? 3
            : v == "own-from-work" ? 4
            : v == "compute-plain" ? 5
+           : v == "no-tail"       ? 6
+           : v == "no-side"       ? 7
+           : v == "side-no-sum"   ? 8
                                   : 0;
   }();
   pp.debug = debug;

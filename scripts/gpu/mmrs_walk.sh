@@ -28,7 +28,7 @@ for rep in 1 2; do
         --algo tiles --dtype bf16 --shape 70b,8b --m 16384 --mode both --passes 3 --timing-only \
         ${extra[@]+"${extra[@]}"} > "$f.log" 2>&1
       echo "# $rep $mode $bands: rc $?"
-      grep -E "^mm_rs .*(tile_st_ld|tile_gemm) " "$f.log" | awk '{print "   ", $2, $5, $7, $8}'
+      grep -E "^mm_rs .*(tile_st_ld_reduce|tile_gemm) " "$f.log" | awk '{print "   ", $2, $5, $7, $8}'
     done
   done
 done
