@@ -97,8 +97,8 @@ def main():
     a = ap.parse_args()
     try:
         rows = summarize(a.dir, a.busy_watts)
-    except FileNotFoundError:
-        sys.exit(f"fused_power: no stamps_<machine>.txt in {a.dir}")
+    except FileNotFoundError as e:  # no stamps file, or no samples file beside it (a compressed one is not read)
+        sys.exit(f"fused_power: {e}")
     print("| run | rep | us a call | busy samples | SM clock MHz (median) | power W (median) | at the power cap |")
     print("|---|---:|---:|---:|---:|---:|---:|")
     for r in rows:

@@ -15,11 +15,10 @@
 //              band by band (MmRsTileLayout::grid's groups), every nc-th position of the band's
 //              walk over every owner's rows (MmRsTileLayout::walk_begin / at), stored
 //              into my `work` (pull) or the owner's slot (push); after each tile's stores the
-//              consumer warpgroups meet on a named barrier, and (push: after the NEXT tile's
-//              MMAs, a tile later than the program, so that the fence finds the stores landed
-//              instead of stalling the MMAs behind a tile of stores over NVLink) one thread releases
-//              (fence.acq_rel.sys, then st.relaxed.sys, as BlockCtx::signal) the tile's count into
-//              the owner's flag; the last tile's after the loop. A reduce block (the last reduce_blocks; no tile loads)
+//              consumer warpgroups meet on a named barrier and hand the tile to the signal warp (warp 3:
+//              kBarTileDone / kBarTileTaken), whose lane 0 releases (fence.acq_rel.sys, then
+//              st.relaxed.sys, as BlockCtx::signal) the tile's count into the owner's flag while the
+//              consumers go on to the next tile's MMAs. A reduce block (the last reduce_blocks; no tile loads)
 //              takes its tasks of every band but the last meanwhile, pulling their sources into its idle ring by bulk
 //              copies (bulk_reduce_produce / bulk_reduce_consume), and every block then the last band's, by loads. That
 //              last reduce, task by task: the consumer threads acquire every flag the task needs (the same slots and
@@ -67,6 +66,8 @@ struct ProgramParams {
   // their sums and stores; 0 = the program.
   int debug = 0;
 };
+// MmRsTiles releases its tiles (every mode but 2-5, which drop the signals).
+__device__ __forceinline__ bool signals_on(const ProgramParams& pp) { return pp.debug < 2 || pp.debug >= 6; }
 
 // One thread, after a barrier that ordered the tile's stores of every consumer thread before it:
 // BlockCtx::signal(peer, slot, value, kRelease).
@@ -244,14 +245,15 @@ __device__ void bulk_reduce_consume(const Ring& ring, RingPos& pos, int w, T* c,
   }
 }
 
-// A computing block's side reduce (MmRsTiles without reduce blocks, in bands): the producer
-// warpgroup's warps 1..3 (96 threads; warp 0's thread 0 issues the tile loads) reduce the block's
-// tasks of every band but the last while the consumers compute, so the compute keeps every SM.
-// Their sources come by bulk copies into kSideBytes of shared memory past the ring (two buffers,
-// each one piece of every source at r * piece), on two mbarriers of their own; the 96 threads
-// acquire a task's flags (one per thread, all at once), meet (named barrier 6), and thread 32
-// orders its async-proxy reads after the acquires (fence.proxy.async.global), then keeps one
-// piece in flight ahead of the one the 96 sum. Piece q uses buffer q % 2, phase (q / 2) % 2.
+// A computing block's side reduce (MmRsTiles without reduce blocks, in bands): `nth` threads of
+// the producer warpgroup from warp 1 (warps 1..2, 64 threads, beside the signal warp; warp 0's
+// thread 0 issues the tile loads) reduce the block's tasks of every band but the last while the
+// consumers compute, so the compute keeps every SM. Their sources come by bulk copies into
+// kSideBytes of shared memory past the ring (two buffers, each one piece of every source at
+// r * piece), on two mbarriers of their own; the threads acquire a task's flags (one per thread,
+// all at once), meet (named barrier 6), and thread 32 orders its async-proxy reads after the
+// acquires (fence.proxy.async.global), then keeps one piece in flight ahead of the one the
+// threads sum. Piece q uses buffer q % 2, phase (q / 2) % 2.
 inline constexpr int kSideBytes = 16384;
 template <int BN>
 __device__ __forceinline__ uint8_t* side_buffers(const Ring& r) {
@@ -264,7 +266,7 @@ __device__ __forceinline__ uint64_t* side_bars(const Ring& r) {
 template <int BN, class T, class Src>
 __device__ void side_reduce(const DeviceHandle& h, const Ring& ring, const symm::TileGrid& g, T* c, uint32_t u0,
                             uint32_t u1, uint32_t mine, uint32_t step, uint32_t nc, uint32_t base, uint32_t rows,
-                            uint32_t n, Src src_of, bool sum) {
+                            uint32_t n, Src src_of, bool sum, uint32_t nth) {
   static_assert(TileConfig<BN>::kStages <= 8, "side_bars sit after at most 8 stages' barriers");
   const int w = h.world;
   const uint32_t tid = threadIdx.x - 32, half = kSideBytes / 2, piece = uint32_t(half / w) & ~15u;
@@ -272,12 +274,12 @@ __device__ void side_reduce(const DeviceHandle& h, const Ring& ring, const symm:
   uint64_t* bar = side_bars(ring);
   uint32_t q = 0;  // pieces issued before this task's first
   auto issue = [&](uint32_t u, uint32_t off, uint32_t len, uint32_t at) {
-    asm volatile("fence.proxy.async.shared::cta;" ::: "memory");  // the 96's reads of it, before the refill
+    asm volatile("fence.proxy.async.shared::cta;" ::: "memory");  // the threads' reads of it, before the refill
     bulk_load_sources(buf + (at & 1) * half, piece, src_of, u, off, len, w, &bar[at & 1]);
   };
   for (uint32_t u = L::first_of(u0, mine, step); u < u1; u += step) {
-    acquire_task(h, g, u, nc, base, tid, 96);
-    asm volatile("bar.sync 6, 96;" ::: "memory");  // extends each thread's acquire to thread 32
+    acquire_task(h, g, u, nc, base, tid, nth);
+    asm volatile("bar.sync 6, %0;" ::"r"(nth) : "memory");  // extends each thread's acquire to thread 32
     const uint32_t total = L::task_rows(rows, u) * n * uint32_t(sizeof(T));
     const uint32_t pieces = (total + piece - 1) / piece;
     if (tid == 0) {
@@ -292,10 +294,28 @@ __device__ void side_reduce(const DeviceHandle& h, const Ring& ring, const symm:
       mbar_wait(&bar[q & 1], (q >> 1) & 1);
       const uint4* st = reinterpret_cast<const uint4*>(buf + (q & 1) * half);
       uint4* out = reinterpret_cast<uint4*>(dst + off);
-      if (sum) sum_piece<T>(st, out, nv, piece / 16, w, tid, 96);
-      asm volatile("bar.sync 6, 96;" ::: "memory");  // every read of this buffer done: it may refill
+      if (sum) sum_piece<T>(st, out, nv, piece / 16, w, tid, nth);
+      asm volatile("bar.sync 6, %0;" ::"r"(nth) : "memory");  // every read of this buffer done: it may refill
     }
   }
+}
+
+// MmRsTiles' signal warp (warp 3, beside the side lanes in warps 1..2): the tiles' releases off the
+// consumers' path. Per tile, after the consumers' barrier that orders every consumer thread's stores
+// of it, warp 4 (the consumers' first warp) arrives on kBarTileDone (release at CTA
+// scope) and goes on to the next tile's MMAs; the signal warp syncs on it (acquire), hands the slot
+// back on kBarTileTaken, and its lane 0 releases the tile's count into the owner's flag (fence.acq_rel.sys,
+// cumulative over what the barriers ordered before it, then st.relaxed.sys): the fence's wait for the
+// tile's stores (over NVLink with push) stalls no MMA. Warp 4 syncs on kBarTileTaken before its next
+// arrival, so the two never run more than a tile apart.
+inline constexpr int kBarTileDone = 7, kBarTileTaken = 8;
+__device__ __forceinline__ void warp4_tile_done(uint32_t k) {
+  if (k) asm volatile("bar.sync %0, 64;" ::"n"(kBarTileTaken) : "memory");  // the signal warp took tile k - 1
+  asm volatile("bar.arrive %0, 64;" ::"n"(kBarTileDone) : "memory");
+}
+__device__ __forceinline__ void warp4_tiles_end(uint32_t k) {
+  if (k)
+    asm volatile("bar.sync %0, 64;" ::"n"(kBarTileTaken) : "memory");  // the last tile taken: the barrier left empty
 }
 
 // TT: the wgmma operand type (TileBF16 / TileF16); T: the same as core's element type.
@@ -345,10 +365,28 @@ __global__ void __launch_bounds__(384, 1)
                                    src_of);
         return;
       }
-      if (threadIdx.x >= 32 && L::side_tasks(g, nr)) {  // warps 1..3: every nc-th early task (side_reduce)
-        if (!pp.debug || pp.debug == 6 || pp.debug == 8)
+      const bool sigwarp = signals_on(pp);
+      if (threadIdx.x >= 96 && sigwarp) {  // warp 3: the tiles' releases, in the consumers' tile order
+        const uint32_t base = L::base(epoch);
+        for (uint32_t s = 0; s < L::bands(g); ++s)
+          for (uint32_t t = L::first_of(L::walk_begin(g, w, s), bk, nc); t < L::walk_end(g, w, s); t += nc) {
+            int i;
+            uint32_t j;
+            L::at(g, w, s, t, i, j);
+            // warp 4 arrived: every consumer thread's stores of the tile are ordered before this
+            asm volatile("bar.sync %0, 64;" ::"n"(kBarTileDone) : "memory");
+            asm volatile("bar.arrive %0, 64;" ::"n"(kBarTileTaken) : "memory");
+            if (threadIdx.x == 96)
+              signal_release(h, L::owner(me, w, i), L::signal_slot(int(bk), me),
+                             L::signal_value(base, L::count_at(g, w, nc, i, j)));
+          }
+        return;
+      }
+      if (threadIdx.x >= 32 &&
+          L::side_tasks(g, nr)) {  // warps 1..3 (1..2 beside the signal warp): every nc-th early task
+        if ((!pp.debug || pp.debug == 6 || pp.debug == 8) && (!sigwarp || threadIdx.x < 96))
           side_reduce<BN, T>(h, ring, g, static_cast<T*>(p.c), 0, L::early_tasks(g), bk, nc, nc, L::base(epoch), rows,
-                             p.n, src_of, pp.debug != 8);
+                             p.n, src_of, pp.debug != 8, sigwarp ? 64u : 96u);
         return;
       }
     }
@@ -473,23 +511,15 @@ __global__ void __launch_bounds__(384, 1)
       for (uint32_t u = L::first_of(u0, mine, step); u < u1; u += step) task(u);
     };
     if (bk < nc) {
-      // A tile's release waits (its fence) until every consumer thread's stores of it are
-      // performed: over NVLink (push) a whole tile's, which would stall the next tile's MMAs. So
-      // push releases each tile after the next tile's MMAs (its stores have landed by then) and
-      // before that tile's stores, the last one after the loop: the same flags and values as the
-      // program's, each a tile later. Pull (local stores, a short fence) releases at once: a
-      // tile later only delayed its owner's reduce. Measured on 4x H100 (1feb0d1, every tile a
-      // tile later): push 70B M 16384 582 -> 523 us graph at world 4, 8B 249 -> 220; pull 2-4 %
-      // slower (experiments/results/h100x4/README.md, release_1feb0d1).
-      int pend_o = -1;
-      uint32_t pend_v = 0;
-      auto release_pending = [&] {
-        if (pend_o >= 0 && threadIdx.x == 128 && (pp.debug < 2 || pp.debug >= 6))
-          signal_release(h, pend_o, L::signal_slot(int(bk), me), pend_v);
-        pend_o = -1;
-      };
+      // A tile's release (its fence waits until every consumer thread's stores of it are performed: over
+      // NVLink with push, a whole tile's) is the signal warp's, off the MMAs' path: per tile the
+      // consumers meet, warp 4 hands the tile over (warp4_tile_done) and goes on. Before it, thread 128
+      // released each tile itself (push: a tile later, after the next tile's MMAs; 2x H200,
+      // experiments/results/h200x2/mmrs_sigwarp_207ac15: 70B M 16384 pull 851.5 -> 836.2 us sustained).
+      const bool hand_over = signals_on(pp) && threadIdx.x / 32 == 4;
+      uint32_t k = 0;                       // tiles handed over
       for (uint32_t s = 0; s <= last; ++s)  // 1. compute band s: every nc-th position of its walk
-        for (uint32_t t = L::first_of(L::walk_begin(g, w, s), bk, nc); t < L::walk_end(g, w, s); t += nc) {
+        for (uint32_t t = L::first_of(L::walk_begin(g, w, s), bk, nc); t < L::walk_end(g, w, s); t += nc, ++k) {
           int i;
           uint32_t j;
           L::at(g, w, s, t, i, j);
@@ -498,14 +528,11 @@ __global__ void __launch_bounds__(384, 1)
           // within the owner's rows, whatever the owner: is the symmetric heap the stores' cost?)
           T* dst = pp.debug == 5 ? c : (push ? peer_of(h, work, o) : work) + L::dst_offset(push, o, me, rows, p.n);
           mma_tile<BN, TT>(acc, ring, pos, kblocks, cw);
-          release_pending();  // the previous tile's, ordered after its stores by the sync below it
           store_tile_plain<BN, TT>(acc, dst, p.n, int(rows), int(p.n), int(g.row0(j)), int(g.col0(j)), cw, ring);
-          consumers_sync();  // every consumer thread's stores of the tile, before its release
-          pend_o = o;
-          if (threadIdx.x == 128) pend_v = L::signal_value(base, L::count_at(g, w, nc, i, j));  // the releasing thread
-          if (!push) release_pending();
+          consumers_sync();  // every consumer thread's stores of the tile, before warp 4 hands it over
+          if (hand_over) warp4_tile_done(k);
         }
-      release_pending();
+      if (hand_over) warp4_tiles_end(k);
     } else if (!pp.debug || pp.debug == 6 ||
                pp.debug == 8) {  // every band but the last, beside the compute, from the bulk copies
       bulk_reduce_consume<BN, T>(ring, pos, w, c, 0, L::early_tasks(g), bk - nc, nr, rows, p.n, cw);

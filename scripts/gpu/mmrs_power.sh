@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# Is the mm_rs tile programs' cost over their compute-only walk the GPUs' power limit? At world W,
+# each run sustained for a few seconds on every GPU (70B M 16384, graph replays, timing only),
+# nvidia-smi every 20 ms (scripts/gpu/power_samples.sh: clock, power, the power-cap event bit), each
+# run's window stamped: our tile GEMM alone at the per-rank shape (M x N x K/W, gemm-bench, every GPU
+# at once), then the pull program (tiles) as the program, without the side lanes' reduce (no-side),
+# without any reduce (no-reduce) and without reduce and signals (compute-only), the diagnosis modes of
+# SYMM_DEBUG_MMRS_TILES; the whole list twice, in turn. experiments/fused_power.py reads the run.
+#   scripts/gpu/mmrs_power.sh <world> <out-dir>   -> run_<rep>_<name>_<m>.log, stamps_<m>.txt, smipow_<m>.csv
+source scripts/gpu/nvlink_env.sh
+ITERS=${ITERS:-400}
+source scripts/gpu/power_samples.sh
+K=8192
+gemm_alone() {  # name impl M,N,K: every GPU at once
+  local name=$1 impl=$2 shape=$3 g pids=()
+  stamp start $name
+  for g in $(seq 0 $((W - 1))); do
+    CUDA_VISIBLE_DEVICES=$g timeout 90 $BIN gemm-bench --shapes "$shape" --impl $impl --mode graph \
+      --iters $((ITERS * 5)) --warmup 50 --timing-only --machine ${GPU}x1 > "$DIR/run_${rep}_${name}_gpu${g}_$M.log" 2>&1 &
+    pids+=($!)
+  done
+  wait "${pids[@]}"
+  stamp end $name
+  echo "$name: $(grep -E "^bf16" "$DIR/run_${rep}_${name}_gpu0_$M.log" | tail -1 | cut -c1-120)"
+}
+program() {  # name mode
+  local name=$1
+  stamp start $name
+  timeout 120 env SYMM_DEBUG_MMRS_TILES=$2 $BIN launch -n $W -- $BIN bench --backend cuda --op mm_rs --algo tiles \
+    --dtype bf16 --shape 70b --m 16384 --mode graph --iters $ITERS --calls 5 --no-baselines --timing-only \
+    > "$DIR/run_${rep}_${name}_$M.log" 2>&1
+  echo "# $name rc $?"
+  stamp end $name
+  grep -E "^mm_rs " "$DIR/run_${rep}_${name}_$M.log" | cut -c1-150
+}
+for rep in 1 2; do
+  gemm_alone tile_rs tile 16384,3584,$((K / W))
+  program tiles ""
+  program no_side no-side
+  program no_reduce no-reduce
+  program compute_only compute-only
+  sleep 1
+done
