@@ -16,18 +16,6 @@ source scripts/gpu/nvlink_env.sh
 ITERS=${ITERS:-400}
 source scripts/gpu/power_samples.sh
 K=8192
-gemm_alone() {  # name impl M,N,K: every GPU at once
-  local name=$1 impl=$2 shape=$3 g pids=()
-  stamp start $name
-  for g in $(seq 0 $((W - 1))); do
-    CUDA_VISIBLE_DEVICES=$g timeout 90 $BIN gemm-bench --shapes "$shape" --impl $impl --mode graph \
-      --iters $((ITERS * 5)) --warmup 50 --timing-only --machine ${GPU}x1 > "$DIR/run_${rep}_${name}_gpu${g}_$M.log" 2>&1 &
-    pids+=($!)
-  done
-  wait "${pids[@]}"
-  stamp end $name
-  echo "$name: $(grep -E "^bf16" "$DIR/run_${rep}_${name}_gpu0_$M.log" | tail -1 | cut -c1-120)"
-}
 fused() {  # name op algo
   local name=$1
   stamp start $name

@@ -13,3 +13,18 @@ SMIPOW=$!
 trap 'kill ${SMI:-} $SMIPOW 2>/dev/null' EXIT
 nvidia-smi --query-gpu=index,power.limit,clocks.max.sm --format=csv "${SMI_SEL[@]}" > "$DIR/limits_$M.csv" 2>&1
 stamp() { echo "$1 $2 $(date +%Y/%m/%d\ %H:%M:%S.%3N)" >> "$DIR/stamps_$M.txt"; }
+# gemm_alone <name> <impl> <M,N,K>: the matmul alone on every GPU at once (gemm-bench, one process per
+# GPU, ITERS x 5 graph replays after 50 warm-up calls, timing only), its window stamped; each GPU's log
+# run_<rep>_<name>_gpu<g>_$M.log. Needs W, BIN, GPU, ITERS and rep.
+gemm_alone() {
+  local name=$1 impl=$2 shape=$3 g pids=()
+  stamp start $name
+  for g in $(seq 0 $((W - 1))); do
+    CUDA_VISIBLE_DEVICES=$g timeout 90 $BIN gemm-bench --shapes "$shape" --impl $impl --mode graph \
+      --iters $((ITERS * 5)) --warmup 50 --timing-only --machine ${GPU}x1 > "$DIR/run_${rep}_${name}_gpu${g}_$M.log" 2>&1 &
+    pids+=($!)
+  done
+  wait "${pids[@]}"
+  stamp end $name
+  echo "$name: $(grep -E "^bf16" "$DIR/run_${rep}_${name}_gpu0_$M.log" | tail -1 | cut -c1-120)"
+}
