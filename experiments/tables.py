@@ -712,6 +712,39 @@ def power_numbers(macro):
             macro("symmPowerLimit", "%.0f" % float(watts.pop()))
 
 
+# Where the mm_rs tile program's time goes at world 2, sustained (experiments/results/h200x2/
+# mmrs_power_207ac15, scripts/gpu/mmrs_power.sh, read by experiments/fused_power.py): 70B M 16384,
+# 2000 graph replays a run on both GPUs, the medians over two reps of each run's time per call.
+# symmSplit{Gemm,ComputeOnly,NoReduce,NoSide,Program}: our tile GEMM alone at the per-rank shape, the
+# pull program without reduce and signals, without reduce, without the side lanes' reduce, whole;
+# symmSplitClock{Lo,Hi}: the range of the runs' median SM clocks (MHz). The signal warp
+# (mmrs_sigwarp_207ac15, the same sustained runs): symmSigwarp{Old,New}[Push], pull [push].
+SPLIT_RUN = "experiments/results/h200x2/mmrs_power_207ac15"
+SIGWARP_RUN = "experiments/results/h200x2/mmrs_sigwarp_207ac15"
+
+
+def split_numbers(macro, split_run=SPLIT_RUN, sigwarp_run=SIGWARP_RUN):
+    runs = _power_runs(split_run, 300.0)
+    if runs is not None:
+        runs = {n: [r for r in rs if r["samples"] and r["us"] is not None] for n, rs in runs.items()}
+        names = {"Gemm": "tile_rs", "ComputeOnly": "compute_only", "NoReduce": "no_reduce", "NoSide": "no_side",
+                 "Program": "tiles"}
+        if all(runs.get(n) for n in names.values()):
+            for key, n in names.items():
+                macro("symmSplit" + key, "%.0f" % median([r["us"] for r in runs[n]]))
+            clocks = [median([r["clock_mhz"] for r in runs[n]]) for n in names.values()]
+            macro("symmSplitClockLo", "%.0f" % min(clocks))
+            macro("symmSplitClockHi", "%.0f" % max(clocks))
+            macro("symmSplitGitSha", tex(split_run.rsplit("_", 1)[1][:7]))
+    runs = _power_runs(sigwarp_run, 300.0)
+    if runs is None:
+        return
+    names = {"Old": "tiles_sw0", "New": "tiles_sw1", "OldPush": "tiles_push_sw0", "NewPush": "tiles_push_sw1"}
+    if all(runs.get(n) for n in names.values()):
+        for key, n in names.items():
+            macro("symmSigwarp" + key, "%.1f" % median([r["us"] for r in runs[n] if r["us"] is not None]))
+
+
 # cuBLASLt's two speeds at 16384 x 3584 x 2048 on one H200 (experiments/results/h200x1/gemm_burst_bbad638,
 # scripts/gpu/gemm_burst.sh): runs of 20 and 8000 graph replays after 3 s idle, twice. symmBurst{Cublas,
 # Tile}{Short,Long}: us a call (median over the reps), short = 20 calls, long = 8000;
@@ -859,6 +892,7 @@ def numbers():
     reduce_fix_numbers(macro)
     barrier_order_numbers(macro)
     power_numbers(macro)
+    split_numbers(macro)
     burst_numbers(macro)
     plan_graph_numbers(macro)
     baseline = data.by(data.baseline_rows(), machine="h200x4")

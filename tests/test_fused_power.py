@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """experiments/fused_power.py on a run folder made here: two runs' windows, samples of two GPUs inside
 and outside them (idle ones below the busy threshold), and the runs' logs; each row's median clock and
-power, its share of samples at the software power cap and its time a call must come out as built."""
+power, its share of samples at the software power cap and its time a call must come out as built; a
+folder without samples names the file it misses; experiments/tables.py's split_numbers turns such a
+folder into the paper's macros."""
 
 import os
 import subprocess
@@ -42,6 +44,42 @@ class FusedPower(unittest.TestCase):
             lines = [l for l in out.splitlines() if l.startswith("| gemm") or l.startswith("| fused")]
             self.assertEqual(lines[0], "| gemm | 1 | 1410.5 | 3 | 1550 | 690 | 33 % |")
             self.assertEqual(lines[1], "| fused | 1 | 1495.2 | 1 | 1400 | 600 | 100 % |")
+
+    def test_split_numbers(self):
+        # experiments/tables.py's split_numbers on a sustained run made here: five runs of one rep,
+        # each with its window, two busy samples and its time a call; the paper's macros as built
+        sys.path.insert(0, os.path.join(ROOT, "experiments"))
+        import tables  # noqa: E402
+        with tempfile.TemporaryDirectory() as top:
+            d = os.path.join(top, "mmrs_power_abc1234")
+            os.mkdir(d)
+            names = ["tile_rs", "compute_only", "no_reduce", "no_side", "tiles"]
+            times = [725.0, 750.0, 770.0, 790.0, 830.0]
+            stamps, rows = [], ["timestamp, index, clocks.current.sm [MHz], power.draw [W], clocks_event_reasons.active, temperature.gpu"]
+            for k, (name, us) in enumerate(zip(names, times)):
+                stamps += [f"start {name} 2026/11/28 08:00:{2 * k:02d}.000", f"end {name} 2026/11/28 08:00:{2 * k + 1:02d}.000"]
+                rows += [f"2026/11/28 08:00:{2 * k:02d}.500, {g}, {1470 + 10 * k}, 650.0, 0x0000000000000004, 50" for g in (0, 1)]
+                if name == "tile_rs":
+                    write(d, f"run_1_{name}_gpu0_h200x2.log", f"bf16 16384 3584 4096 graph coop 128x256x64 {us}  -1.0  -1.000 -1.0\n")
+                else:
+                    write(d, f"run_1_{name}_h200x2.log",
+                          f"mm_rs  mm_rs.tile_st_ld_reduce  bf16  16384  3584  8192  1  {us}  {us}  {us}  600.0  -1  -1\n")
+            write(d, "stamps_h200x2.txt", "\n".join(stamps) + "\n")
+            write(d, "smipow_h200x2.csv", "\n".join(rows) + "\n")
+            got = {}
+            tables.split_numbers(got.__setitem__, split_run=d, sigwarp_run=os.path.join(top, "none"))
+            self.assertEqual([got["symmSplit" + k] for k in ("Gemm", "ComputeOnly", "NoReduce", "NoSide", "Program")],
+                             ["725", "750", "770", "790", "830"])
+            self.assertEqual((got["symmSplitClockLo"], got["symmSplitClockHi"]), ("1470", "1510"))
+            self.assertEqual(got["symmSplitGitSha"], "abc1234")
+            self.assertNotIn("symmSigwarpNew", got)
+
+    def test_no_samples(self):
+        with tempfile.TemporaryDirectory() as d:
+            write(d, "stamps_h200x2.txt", "start a 2026/11/28 08:00:00.000\nend a 2026/11/28 08:00:01.000\n")
+            r = subprocess.run([sys.executable, TOOL, d], capture_output=True, text=True)
+            self.assertNotEqual(r.returncode, 0)
+            self.assertIn("smipow_h200x2.csv", r.stderr)
 
     def test_no_stamps(self):
         with tempfile.TemporaryDirectory() as d:
