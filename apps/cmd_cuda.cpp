@@ -77,7 +77,8 @@ constexpr const char* kBenchCudaTestingHelp =
     "testing (make ranks disagree; the GPU suite's no-hang cases; R = a rank):\n"
     "  SYMM_TEST_RANK_ALGO=R:ALGO   rank R runs ALGO (same op) instead of each requested algorithm\n"
     "  SYMM_TEST_RANK_SIZE=R:SIZE   rank R runs every call at SIZE bytes\n"
-    "  SYMM_TEST_RANK_SKIP=R        rank R never launches the collectives (NCCL calls still run)\n"
+    "  SYMM_TEST_RANK_SKIP=R        rank R never launches the collectives (NCCL calls still run); with\n"
+    "                               --op ag_mm / mm_rs, the fused algorithms (the only one there)\n"
     "  SYMM_TEST_RANK_KILL=R        rank R kills itself (SIGKILL) with its first timed samples in flight\n"
     "  --probe-timeout              run only the bounded-wait error-path probes\n";
 

@@ -10,7 +10,8 @@
 # against float64 only), so a single GPU runs every world.
 # hang         ranks that disagree must end within 2 x the wait bound + start-up, non-zero, with
 #              a named error: mismatched programs (device and LL programs, graph and eager),
-#              mismatched sizes, a rank that never calls, a rank killed mid-run (world 2).
+#              mismatched sizes, a rank that never calls (a collective; the mm_rs and ag_mm tile
+#              programs), a rank killed mid-run (world 2).
 # sanitize     every algorithm under compute-sanitizer memcheck (--report-api-errors no: NCCL's
 #              initialisation probes report benign API errors), racecheck and synccheck, small and
 #              large sizes, worlds 2 and 4 where the machine has them; zero errors required. One
@@ -156,6 +157,24 @@ if want hang && [ "$NGPU" -ge 1 ]; then
     --op all_reduce --algo two_shot --sizes 16K --mode eager
   hang_case "a rank that never calls" "$TO" SYMM_TEST_RANK_SKIP=1 -- \
     --op all_reduce --algo one_shot --sizes 64K --mode graph
+  # The fused device programs: a peer that never calls (SYMM_TEST_RANK_SKIP in the fused bench). The
+  # waiting rank must end, bounded, naming its rank, its block (a kernel's wait) or stream (a plan's wait), the
+  # slot and the call.
+  FB="$(ranks 2) --no-baselines --timing-only --iters 3 --warmup 1 --dtype bf16 --m 2048 --n 512 --k 1024"
+  t0=$(now)
+  env CUDA_VISIBLE_DEVICES=$DEVS $FB --op mm_rs --algo tiles --mode graph > "$LOGDIR/hang_fused_startup.log" 2>&1
+  rc=$?
+  FSTARTUP=$(calc "$(now) - $t0")
+  echo "=== hang: start-up of a healthy fused run: ${FSTARTUP}s (rc=$rc)"
+  [ $rc -eq 0 ] || { echo "--- FAIL: the healthy fused run failed"; tail -5 "$LOGDIR/hang_fused_startup.log"; fail=1; }
+  SAVED_LIMIT=$LIMIT B_SAVED=$B
+  LIMIT=$(calc "2 * $BOUND + $FSTARTUP + 1") B=$FB
+  FTO="rank [0-9]+ (block|stream) [0-9]+ timed out waiting .*\(in (ag_mm|mm_rs) "
+  hang_case "a rank that never calls, mm_rs tile program, graph" "$FTO" SYMM_TEST_RANK_SKIP=1 -- \
+    --op mm_rs --algo tiles --mode graph
+  hang_case "a rank that never calls, ag_mm tile program, eager" "$FTO" SYMM_TEST_RANK_SKIP=1 -- \
+    --op ag_mm --algo tiles --mode eager
+  LIMIT=$SAVED_LIMIT B=$B_SAVED
   # A team's rank is a thread: "killed", it stops, and the team stops with it.
   KILLED="rank 1 was killed by signal 9"; team 2 && KILLED="rank 1 stops with its samples in flight"
   hang_case "a rank killed mid-run" "$KILLED" SYMM_TEST_RANK_KILL=1 -- \

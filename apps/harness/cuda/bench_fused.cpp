@@ -41,9 +41,10 @@ struct Case {
 
 class FusedBench {
  public:
-  FusedBench(const FusedBenchOptions& o, Runtime& rt)
+  FusedBench(const FusedBenchOptions& o, Runtime& rt, int skip_rank)
       : o_(o),
         rt_(rt),
+        skip_rank_(skip_rank),
         exec_(rt.handle(), rt.stream(), o.streams, 512),
         gemm_(1, rt.handle().gpu_ranks),
         timer_(rt, o.iters) {
@@ -171,6 +172,7 @@ class FusedBench {
       if (cs.tile) return tile_baseline();
       if (!cs.algo) return baseline(cs.nccl);
       const FusedAlgo* al = cs.algo;
+      if (skip_rank_ == rt_.rank()) return [] {};  // testing (SYMM_TEST_RANK_SKIP): never calls
       return [=, this]() { exec_.enqueue_fused(*al, f); };
     };
     auto out_of = [&](const Case& cs) { return cs.algo ? c.get() : base_c.get(); };
@@ -470,6 +472,7 @@ class FusedBench {
 
   const FusedBenchOptions& o_;
   Runtime& rt_;
+  int skip_rank_ = -1;  // testing: this rank never launches the fused algorithms (SYMM_TEST_RANK_SKIP)
   PlanExec exec_;
   GemmRunner gemm_;  // the baselines' matmul, on the caller's stream
   SampleTimer timer_;
@@ -499,8 +502,15 @@ int run_fused_bench(const FusedBenchOptions& o) {
       }
   }
   heap = (heap + (4u << 20) - 1) / (4u << 20) * (4u << 20);
+  // Testing (the GPU suite's no-hang cases): SYMM_TEST_RANK_SKIP=R, rank R never launches the fused
+  // algorithms (their peers' waits must end, bounded, naming what they wait for); the other overrides
+  // are the collectives' bench's.
+  const TestRankOverrides test = test_rank_overrides(process_env());
+  if (test.algo_rank >= 0 || test.size_rank >= 0 || test.kill_rank >= 0)
+    fail(ErrorCode::kInvalidArgument,
+         "bench --op ag_mm/mm_rs takes only SYMM_TEST_RANK_SKIP of the SYMM_TEST_RANK_* variables");
   auto rank_main = [&](Runtime& rt) -> int {
-    FusedBench b(o, rt);
+    FusedBench b(o, rt, test.skip_rank);
     if (rt.team()) rt.barrier();  // every rank's executor and GEMM workspaces made before any launch
     b.print_header();
     for (std::size_t i = 0; i < o.ops.size(); ++i)
