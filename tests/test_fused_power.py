@@ -48,13 +48,16 @@ class FusedPower(unittest.TestCase):
     def test_split_numbers(self):
         # experiments/tables.py's split_numbers on a sustained run made here: five runs of one rep,
         # each with its window, two busy samples and its time a call; the paper's macros as built
+        self.split_case([725.0, 750.0, 770.0, 790.0, 830.0], side_largest=True)  # the side reduce adds 40 us
+        self.split_case([725.0, 780.0, 790.0, 800.0, 830.0], side_largest=False)  # the walk adds 55, the side 30
+
+    def split_case(self, times, side_largest):
         sys.path.insert(0, os.path.join(ROOT, "experiments"))
         import tables  # noqa: E402
         with tempfile.TemporaryDirectory() as top:
             d = os.path.join(top, "mmrs_power_abc1234")
             os.mkdir(d)
             names = ["tile_rs", "compute_only", "no_reduce", "no_side", "tiles"]
-            times = [725.0, 750.0, 770.0, 790.0, 830.0]
             stamps, rows = [], ["timestamp, index, clocks.current.sm [MHz], power.draw [W], clocks_event_reasons.active, temperature.gpu"]
             for k, (name, us) in enumerate(zip(names, times)):
                 stamps += [f"start {name} 2026/11/28 08:00:{2 * k:02d}.000", f"end {name} 2026/11/28 08:00:{2 * k + 1:02d}.000"]
@@ -69,9 +72,10 @@ class FusedPower(unittest.TestCase):
             got = {}
             tables.split_numbers(got.__setitem__, split_run=d, sigwarp_run=os.path.join(top, "none"))
             self.assertEqual([got["symmSplit" + k] for k in ("Gemm", "ComputeOnly", "NoReduce", "NoSide", "Program")],
-                             ["725", "750", "770", "790", "830"])
+                             ["%.0f" % t for t in times])
             self.assertEqual((got["symmSplitClockLo"], got["symmSplitClockHi"]), ("1470", "1510"))
             self.assertEqual(got["symmSplitGitSha"], "abc1234")
+            self.assertEqual(got.get("symmSplitSideLargest"), "1" if side_largest else None)
             self.assertNotIn("symmSigwarpNew", got)
 
     def test_no_samples(self):

@@ -69,8 +69,16 @@ struct ProgramParams {
   // their sums and stores; 0 = the program.
   int debug = 0;
 };
-// MmRsTiles releases its tiles (every mode but 2-5, which drop the signals).
+// What of MmRsTiles a diagnosis mode keeps: its tiles' releases (every mode but 2-5), the earlier
+// bands' reduce (side lanes or reduce blocks: the program, 6 and 8), the last band's (the program, 7
+// and 8), the side lanes' sums and stores (all but 8).
 __device__ __forceinline__ bool signals_on(const ProgramParams& pp) { return pp.debug < 2 || pp.debug >= 6; }
+__device__ __forceinline__ bool early_reduce_on(const ProgramParams& pp) {
+  return pp.debug == 0 || pp.debug == 6 || pp.debug == 8;
+}
+__device__ __forceinline__ bool tail_reduce_on(const ProgramParams& pp) {
+  return pp.debug == 0 || pp.debug == 7 || pp.debug == 8;
+}
 
 // TT: the wgmma operand type (TileBF16 / TileF16); T: the same as core's element type.
 // kFamily: 0 TileGemm, 1 AgMmTiles, 2 MmRsTiles (pull or push at run time), 3 MmRsAccTiles: one kernel each, so a
@@ -113,7 +121,7 @@ __global__ void __launch_bounds__(384, 1)
       T* work = static_cast<T*>(p.work);
       auto src_of = [&](int r, uint32_t u) { return task_src(h, work, push, r, rows, p.n, u); };
       if (bk >= nc) {  // a reduce block: every nr-th early task (bulk_reduce_produce)
-        if (pp.debug && pp.debug != 6 && pp.debug != 8) return;
+        if (!early_reduce_on(pp)) return;
         RingPos pos;
         bulk_reduce_produce<BN, T>(h, ring, pos, g, 0, L::early_tasks(g), bk - nc, nr, nc, L::base(epoch), rows, p.n,
                                    src_of);
@@ -122,23 +130,19 @@ __global__ void __launch_bounds__(384, 1)
       const bool sigwarp = signals_on(pp);
       if (threadIdx.x >= 96 && sigwarp) {  // warp 3: the tiles' releases, in the consumers' tile order
         const uint32_t base = L::base(epoch);
-        for (uint32_t s = 0; s < L::bands(g); ++s)
-          for (uint32_t t = L::first_of(L::walk_begin(g, w, s), bk, nc); t < L::walk_end(g, w, s); t += nc) {
-            int i;
-            uint32_t j;
-            L::at(g, w, s, t, i, j);
-            // warp 4 arrived: every consumer thread's stores of the tile are ordered before this
-            asm volatile("bar.sync %0, 64;" ::"n"(kBarTileDone) : "memory");
-            asm volatile("bar.arrive %0, 64;" ::"n"(kBarTileTaken) : "memory");
-            if (threadIdx.x == 96)
-              signal_release(h, L::owner(me, w, i), L::signal_slot(int(bk), me),
-                             L::signal_value(base, L::count_at(g, w, nc, i, j)));
-          }
+        walk_tiles(g, w, bk, nc, [&](int i, uint32_t j) {
+          // warp 4 arrived: every consumer thread's stores of the tile are ordered before this
+          asm volatile("bar.sync %0, 64;" ::"n"(kBarTileDone) : "memory");
+          asm volatile("bar.arrive %0, 64;" ::"n"(kBarTileTaken) : "memory");
+          if (threadIdx.x == 96)
+            signal_release(h, L::owner(me, w, i), L::signal_slot(int(bk), me),
+                           L::signal_value(base, L::count_at(g, w, nc, i, j)));
+        });
         return;
       }
       if (threadIdx.x >= 32 &&
           L::side_tasks(g, nr)) {  // warps 1..3 (1..2 beside the signal warp): every nc-th early task
-        if ((!pp.debug || pp.debug == 6 || pp.debug == 8) && (!sigwarp || threadIdx.x < 96))
+        if (early_reduce_on(pp) && (!sigwarp || threadIdx.x < 96))
           side_reduce<BN, T>(h, ring, g, static_cast<T*>(p.c), 0, L::early_tasks(g), bk, nc, nc, L::base(epoch), rows,
                              p.n, src_of, pp.debug != 8, sigwarp ? 64u : 96u);
         return;
@@ -181,14 +185,11 @@ __global__ void __launch_bounds__(384, 1)
     } else {
       const uint32_t rows = p.m / uint32_t(w), nc = nb - p.reduce_blocks;
       const symm::TileGrid g = L::grid(rows, p.n, p.chunk_rows, BN);
-      for (uint32_t s = 0; bk < nc && s < L::bands(g); ++s)  // a reduce block loads nothing
-        for (uint32_t t = L::first_of(L::walk_begin(g, w, s), bk, nc); t < L::walk_end(g, w, s); t += nc) {
-          int i;
-          uint32_t j;
-          L::at(g, w, s, t, i, j);
+      if (bk < nc)  // a reduce block loads nothing
+        walk_tiles(g, w, bk, nc, [&](int i, uint32_t j) {
           const int o = L::owner(me, w, i);
           load_tile<BN>(ring, pos, &ta, &tb, int(uint32_t(o) * rows + g.row0(j)), int(g.col0(j)), kblocks);
-        }
+        });
     }
     return;
   }
@@ -245,7 +246,6 @@ __global__ void __launch_bounds__(384, 1)
     const bool push = prog == TileProgram::kMmRsPush;
     const uint32_t rows = p.m / uint32_t(w), nr = p.reduce_blocks, nc = nb - nr;
     const symm::TileGrid g = L::grid(rows, p.n, p.chunk_rows, BN);
-    const uint32_t last = L::bands(g) - 1;
     const uint32_t base = L::base(epoch);
     T* work = static_cast<T*>(p.work);
     // 2. reduce task u: wait for its tiles, then sum (the program's task)
@@ -261,7 +261,7 @@ __global__ void __launch_bounds__(384, 1)
     };
     // The tasks mine, mine + step, ... of [u0, u1).
     auto reduce = [&](uint32_t u0, uint32_t u1, uint32_t mine, uint32_t step) {
-      if (pp.debug && pp.debug != 7 && pp.debug != 8) return;
+      if (!tail_reduce_on(pp)) return;
       for (uint32_t u = L::first_of(u0, mine, step); u < u1; u += step) task(u);
     };
     if (bk < nc) {
@@ -271,8 +271,9 @@ __global__ void __launch_bounds__(384, 1)
       // released each tile itself (push: a tile later, after the next tile's MMAs; 2x H200,
       // experiments/results/h200x2/mmrs_sigwarp_207ac15: 70B M 16384 pull 851.5 -> 836.2 us sustained).
       const bool hand_over = signals_on(pp) && threadIdx.x / 32 == 4;
-      uint32_t k = 0;                       // tiles handed over
-      for (uint32_t s = 0; s <= last; ++s)  // 1. compute band s: every nc-th position of its walk
+      uint32_t k = 0;  // tiles handed over
+      // 1. walk_tiles' walk, written out: as a lambda over walk_tiles the 128 x 256 kernels spilled 4 bytes more
+      for (uint32_t s = 0; s < L::bands(g); ++s)
         for (uint32_t t = L::first_of(L::walk_begin(g, w, s), bk, nc); t < L::walk_end(g, w, s); t += nc, ++k) {
           int i;
           uint32_t j;
@@ -287,8 +288,7 @@ __global__ void __launch_bounds__(384, 1)
           if (hand_over) warp4_tile_done(k);
         }
       if (hand_over) warp4_tiles_end(k);
-    } else if (!pp.debug || pp.debug == 6 ||
-               pp.debug == 8) {  // every band but the last, beside the compute, from the bulk copies
+    } else if (early_reduce_on(pp)) {  // every band but the last, beside the compute, from the bulk copies
       bulk_reduce_consume<BN, T>(ring, pos, w, c, 0, L::early_tasks(g), bk - nc, nr, rows, p.n, cw);
     }
     // The rest, every block: the last band (after reduce blocks or the side tasks), or all.

@@ -16,6 +16,20 @@ namespace symm::cuda::tile::mmrs {
 
 using L = MmRsTileLayout;
 
+// MmRsTiles' compute walk of block bk of nc: band by band, its positions of each band's walk (every
+// nc-th), f(round i, tile j) for each (MmRsTileLayout::walk_begin / at). The producer's loads, the
+// consumers' tiles and the signal warp's releases all follow it.
+template <class F>
+__device__ __forceinline__ void walk_tiles(const symm::TileGrid& g, int w, uint32_t bk, uint32_t nc, F f) {
+  for (uint32_t s = 0; s < L::bands(g); ++s)
+    for (uint32_t t = L::first_of(L::walk_begin(g, w, s), bk, nc); t < L::walk_end(g, w, s); t += nc) {
+      int i;
+      uint32_t j;
+      L::at(g, w, s, t, i, j);
+      f(i, j);
+    }
+}
+
 // One thread, after a barrier that ordered the tile's stores of every consumer thread before it:
 // BlockCtx::signal(peer, slot, value, kRelease).
 __device__ inline void signal_release(const DeviceHandle& h, int peer, uint32_t slot, uint32_t value) {

@@ -113,12 +113,18 @@ if want hang && [ "$NGPU" -ge 1 ]; then
   B="$(ranks 2) --no-nccl --timing-only --iters 3 --warmup 1 --dtype bf16"
   echo "=== hang cases: world 2, $(how 2)"
   # Start-up: the same shape of run with nothing wrong (NCCL init or the team's set-up, heap, first launches).
-  t0=$(now)
-  env CUDA_VISIBLE_DEVICES=$DEVS $B --op all_reduce --algo one_shot --sizes 64K --mode graph > "$LOGDIR/hang_startup.log" 2>&1
-  rc=$?
-  STARTUP=$(calc "$(now) - $t0")
-  echo "=== hang: start-up of a healthy run: ${STARTUP}s (rc=$rc)"
-  [ $rc -eq 0 ] || { echo "--- FAIL: the healthy run failed"; tail -5 "$LOGDIR/hang_startup.log"; fail=1; }
+  startup_of() {  # what, log name, command...: a healthy run of it (a failed one fails the suite); its seconds in STARTUP_S
+    local what=$1 log=$LOGDIR/$2 t0 rc
+    shift 2
+    t0=$(now)
+    env CUDA_VISIBLE_DEVICES=$DEVS "$@" > "$log" 2>&1
+    rc=$?
+    STARTUP_S=$(calc "$(now) - $t0")
+    echo "=== hang: start-up of a healthy $what: ${STARTUP_S}s (rc=$rc)"
+    [ $rc -eq 0 ] || { echo "--- FAIL: the healthy $what failed"; tail -5 "$log"; fail=1; }
+  }
+  startup_of run hang_startup.log $B --op all_reduce --algo one_shot --sizes 64K --mode graph
+  STARTUP=$STARTUP_S
   LIMIT=$(calc "2 * $BOUND + $STARTUP + 1")
   # The error-path probes: each timeout reported with its exact message, and the world usable after.
   run "hang: bounded-wait probes world 2" 60 env CUDA_VISIBLE_DEVICES=$DEVS $(ranks 2) --probe-timeout
@@ -166,12 +172,8 @@ if want hang && [ "$NGPU" -ge 1 ]; then
   # ended at 32 s on the idle rank's report: experiments/results/h200x2/hang_fbf8246. This form, with
   # the stream bound set, has not run on a GPU yet.)
   FB="$(ranks 2) --no-baselines --timing-only --iters 3 --warmup 1 --dtype bf16 --m 2048 --n 512 --k 1024"
-  t0=$(now)
-  env CUDA_VISIBLE_DEVICES=$DEVS $FB --op mm_rs --algo tiles --mode graph > "$LOGDIR/hang_fused_startup.log" 2>&1
-  rc=$?
-  FSTARTUP=$(calc "$(now) - $t0")
-  echo "=== hang: start-up of a healthy fused run: ${FSTARTUP}s (rc=$rc)"
-  [ $rc -eq 0 ] || { echo "--- FAIL: the healthy fused run failed"; tail -5 "$LOGDIR/hang_fused_startup.log"; fail=1; }
+  startup_of "fused run" hang_fused_startup.log $FB --op mm_rs --algo tiles --mode graph
+  FSTARTUP=$STARTUP_S
   SAVED_LIMIT=$LIMIT B_SAVED=$B
   export SYMM_STREAM_TIMEOUT_S=$((2 * BOUND))
   LIMIT=$(calc "2 * $SYMM_STREAM_TIMEOUT_S + $FSTARTUP + 1") B=$FB
