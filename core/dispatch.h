@@ -33,6 +33,7 @@
 #include "core/algos/mm_rs_gemm_ce_ring_reduce.h"
 #include "core/algos/mm_rs_gemm_ce_tile_acc.h"
 #include "core/algos/mm_rs_gemm_st_chunk_reduce.h"
+#include "core/algos/mm_rs_tile_acc.h"
 #include "core/algos/mm_rs_tile_reduce.h"
 #include "core/algos/reduce_scatter_ce_st_chunk_reduce.h"
 #include "core/algos/reduce_scatter_ce_st_ring_reduce.h"
@@ -63,7 +64,7 @@ using HostPlans = TypeList<AllGatherCeSt, AllGatherCeSmSt, ReduceScatterCeStRing
 // follow their op's host-plan variants.
 using FusedPlans =
     TypeList<AgMmCeChunkGemm, AgMmCeBulkGemm, AgMmStBulkGemm, AgMmCeTileGemm, MmRsGemmCeRingReduce, MmRsGemmCeAcc,
-             MmRsGemmStChunkReduce, MmRsTileStLdReduce, MmRsTileStPeerReduce, MmRsGemmCeTileAcc>;
+             MmRsGemmStChunkReduce, MmRsTileStLdReduce, MmRsTileStPeerReduce, MmRsTileStPeerAcc, MmRsGemmCeTileAcc>;
 
 template <class... A, class... B>
 TypeList<A..., B...> concat(TypeList<A...>, TypeList<B...>);

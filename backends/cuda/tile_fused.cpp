@@ -59,8 +59,8 @@ void launch_tile_program(TileProgram p, DType t, const DeviceHandle& h, const Ma
     g.a = a.a2;
     return launch_tile_program(TileProgram::kGemm, t, h, g, blocks, stream);
   }
-  const bool ag = p == TileProgram::kAgMm,
-             rs = p == TileProgram::kMmRsPull || p == TileProgram::kMmRsPush || p == TileProgram::kMmRsAcc;
+  const bool ag = p == TileProgram::kAgMm, rs = p == TileProgram::kMmRsPull || p == TileProgram::kMmRsPush ||
+                                                p == TileProgram::kMmRsAcc || p == TileProgram::kMmRsPushAcc;
   const int w = h.world;
   const std::string shape =
       " (m " + std::to_string(a.m) + " n " + std::to_string(a.n) + " k " + std::to_string(a.k) + ")";

@@ -32,6 +32,12 @@
 //              product, before its epilogue reads the peers' slots (the only reads they order: A
 //              and B are local), and the named barrier extends the acquires to the 256 threads; store_tile adds the
 //              world - 1 slots in order, as the verb's epilogue.
+//   MmRsAccPushTiles (core/algos/mm_rs_tile_acc.h): every blocks()-th position of MmRsTiles' walk in one
+//              band (owners rotated, my own rows last). A peer's tile is stored into its slot at the
+//              owner (over NVLink) and handed to the signal warp, whose lane 0 releases its count, as
+//              MmRsTiles'; an own tile's rows of the slots are prefetched into L2 before its MMAs, its
+//              consumer threads acquire the peers' flags of it after them (one peer's per thread, then
+//              the named barrier), and its epilogue adds the world - 1 slots (store_tile_plain's inputs).
 //
 // Every wait is bounded by the handle's timeout and, on expiry, fills the rank's error record
 // (rank, block, slot, expected, seen) and poisons the rank, as BlockCtx::wait does.
@@ -66,7 +72,8 @@ struct ProgramParams {
   // C instead of the symmetric `work` (overwriting each other: timing only); MmRsTiles with its signals:
   // 6 (no-tail) without the last band's reduce, 7 (no-side) without the earlier bands' (the side
   // lanes' or the reduce blocks'), 8 (side-no-sum) the side lanes' acquires and bulk copies without
-  // their sums and stores; 0 = the program.
+  // their sums and stores; MmRsAccPushTiles: 1 = without its acquires, 2-5 = without its acquires,
+  // its epilogue inputs and its signals; 0 = the program.
   int debug = 0;
 };
 // What of MmRsTiles a diagnosis mode keeps: its tiles' releases (every mode but 2-5), the earlier
@@ -81,7 +88,8 @@ __device__ __forceinline__ bool tail_reduce_on(const ProgramParams& pp) {
 }
 
 // TT: the wgmma operand type (TileBF16 / TileF16); T: the same as core's element type.
-// kFamily: 0 TileGemm, 1 AgMmTiles, 2 MmRsTiles (pull or push at run time), 3 MmRsAccTiles: one kernel each, so a
+// kFamily: 0 TileGemm, 1 AgMmTiles, 2 MmRsTiles (pull or push at run time), 3 MmRsAccTiles, 4 MmRsAccPushTiles: one
+// kernel each, so a
 // program's register allocation is its own (one path's registers do not spill another's).
 template <int BN, class TT, class T, int kFamily>
 __global__ void __launch_bounds__(384, 1)
@@ -95,13 +103,13 @@ __global__ void __launch_bounds__(384, 1)
   const Ring ring = ring_at<BN>(smem_raw);
   const MatArgs& p = pp.mat;
   const TileProgram prog = TileProgram(pp.program);
-  constexpr bool mm_rs = kFamily == 2;
+  constexpr bool mm_rs = kFamily == 2, epoch_on = kFamily == 2 || kFamily == 4;
   const uint32_t bk = blockIdx.x, nb = gridDim.x;
   const int me = h.rank, w = h.world;
   if (threadIdx.x == 0) {
     if (mm_rs) mbar_init(&side_bars(ring)[0], 1), mbar_init(&side_bars(ring)[1], 1);  // ring_init fences them
     ring_init<BN>(ring);
-    if (mm_rs) {  // the program's ctx.advance(pad::counter(b, kCounter)): only this block writes it
+    if (epoch_on) {  // the program's ctx.advance(pad::counter(b, kCounter)): only this block writes it
       volatile uint32_t* ctr = h.pad_local + pad::counter(int(bk), L::kCounter);
       const uint32_t v = *ctr + 1;
       *ctr = v;
@@ -148,6 +156,21 @@ __global__ void __launch_bounds__(384, 1)
         return;
       }
     }
+    if constexpr (kFamily == 4) {  // warp 3: the peers' tiles' releases, in the consumers' order
+      if (threadIdx.x >= 96 && signals_on(pp)) {
+        const uint32_t rows = p.m / uint32_t(w), base = L::base(epoch);
+        const symm::TileGrid g = MmRsAccPushTiles<>::grid(rows, p.n, BN);
+        walk_tiles(g, w, bk, nb, [&](int i, uint32_t j) {
+          if (i == w) return;  // my own tile: no release
+          asm volatile("bar.sync %0, 64;" ::"n"(kBarTileDone) : "memory");
+          asm volatile("bar.arrive %0, 64;" ::"n"(kBarTileTaken) : "memory");
+          if (threadIdx.x == 96)
+            signal_release(h, L::owner(me, w, i), L::signal_slot(int(bk), me),
+                           L::signal_value(base, L::count_at(g, w, nb, i, j)));
+        });
+        return;
+      }
+    }
     if (threadIdx.x != 0) return;
     tma_prefetch_map(&ta);
     tma_prefetch_map(&tb);
@@ -182,6 +205,13 @@ __global__ void __launch_bounds__(384, 1)
       const symm::TileGrid g = MmRsAccLayout::grid(rows, p.n, p.chunk_rows, BN);
       for (uint32_t t = bk; t < g.tiles(); t += nb)
         load_tile<BN>(ring, pos, &ta, &tb, int(uint32_t(me) * rows + g.row0(t)), int(g.col0(t)), kblocks);
+    } else if constexpr (kFamily == 4) {
+      const uint32_t rows = p.m / uint32_t(w);
+      const symm::TileGrid g = MmRsAccPushTiles<>::grid(rows, p.n, BN);
+      walk_tiles(g, w, bk, nb, [&](int i, uint32_t j) {
+        load_tile<BN>(ring, pos, &ta, &tb, int(uint32_t(L::owner(me, w, i)) * rows + g.row0(j)), int(g.col0(j)),
+                      kblocks);
+      });
     } else {
       const uint32_t rows = p.m / uint32_t(w), nc = nb - p.reduce_blocks;
       const symm::TileGrid g = L::grid(rows, p.n, p.chunk_rows, BN);
@@ -240,6 +270,46 @@ __global__ void __launch_bounds__(384, 1)
       store_tile_plain<BN, TT>(acc, c, p.n, int(rows), int(p.n), int(g.row0(t)), int(g.col0(t)), cw, ring,
                                pp.debug < 2 ? slots : nullptr, w - 1, std::size_t(rows) * p.n);
     }
+    return;
+  }
+  if constexpr (kFamily == 4) {
+    const uint32_t rows = p.m / uint32_t(w);
+    const symm::TileGrid g = MmRsAccPushTiles<>::grid(rows, p.n, BN);
+    const uint32_t base = L::base(epoch);
+    const std::size_t slot = std::size_t(rows) * p.n;
+    T* work = static_cast<T*>(p.work);
+    const bool hand_over = signals_on(pp) && threadIdx.x / 32 == 4;  // as MmRsTiles' (family 2)
+    uint32_t k = 0;                                                  // tiles handed over
+    for (uint32_t t = bk; t < L::walk_end(g, w, 0); t += nb) {
+      int i;
+      uint32_t j;
+      L::at(g, w, 0, t, i, j);
+      const int rr0 = int(g.row0(j)), cc0 = int(g.col0(j));
+      // A peer's tile goes into my slot at the owner, then to the signal warp; my own tile adds the
+      // peers' slots of it after acquiring them. One epilogue call for both (two inlined copies spilled).
+      const bool own = i == w;
+      const int o = L::owner(me, w, i);
+      T* dst = own ? static_cast<T*>(p.c) : peer_of(h, work, o) + std::size_t(MmRsAccLayout::slot(me, o, w)) * slot;
+      const bool inputs = own && pp.debug < 2;
+      if (inputs) prefetch_inputs<BN, TT>(work, p.n, int(rows), int(p.n), rr0, cc0, cw, w - 1, slot);
+      mma_tile<BN, TT>(acc, ring, pos, kblocks, cw);
+      if (own && pp.debug == 0) {  // every peer's tile j: one peer's flag per consumer thread, all at once
+        const int q = int(threadIdx.x) - 128 + 1;
+        if (q < w) {
+          const int r = (me + q) % w;
+          detail::acquire_flag(h, L::wait_slot(g, w, nb, me, r, j), L::wait_value(base, g, w, nb, me, r, j));
+        }
+        consumers_sync();  // extends each acquiring thread's acquire to the other consumer threads
+      }
+      store_tile_plain<BN, TT>(acc, dst, p.n, int(rows), int(p.n), rr0, cc0, cw, ring, inputs ? work : nullptr, w - 1,
+                               slot);
+      if (!own) {
+        consumers_sync();  // every consumer thread's stores of the tile, before warp 4 hands it over
+        if (hand_over) warp4_tile_done(k);
+        ++k;
+      }
+    }
+    if (hand_over) warp4_tiles_end(k);
     return;
   }
   if constexpr (kFamily == 2) {
@@ -305,6 +375,7 @@ int family_of(int program) {
     case TileProgram::kMmRsPull:
     case TileProgram::kMmRsPush: return 2;
     case TileProgram::kMmRsAcc: return 3;
+    case TileProgram::kMmRsPushAcc: return 4;
     default: return -1;
   }
 }
@@ -328,6 +399,7 @@ const void* kernel_of(int family) {
     case 1: return reinterpret_cast<const void*>(&tile_program_kernel<BN, TT, T, 1>);
     case 2: return reinterpret_cast<const void*>(&tile_program_kernel<BN, TT, T, 2>);
     case 3: return reinterpret_cast<const void*>(&tile_program_kernel<BN, TT, T, 3>);
+    case 4: return reinterpret_cast<const void*>(&tile_program_kernel<BN, TT, T, 4>);
     default: return nullptr;
   }
 }
@@ -340,6 +412,7 @@ cudaError_t launch(cudaStream_t stream, const DeviceHandle& h, const CUtensorMap
     case 1: return launch_family<BN, TT, T, 1>(stream, h, ta, ta2, tb, pp, blocks);
     case 2: return launch_family<BN, TT, T, 2>(stream, h, ta, ta2, tb, pp, blocks);
     case 3: return launch_family<BN, TT, T, 3>(stream, h, ta, ta2, tb, pp, blocks);
+    case 4: return launch_family<BN, TT, T, 4>(stream, h, ta, ta2, tb, pp, blocks);
     default: return cudaErrorInvalidValue;
   }
 }

@@ -1,7 +1,7 @@
 // The tile device programs of issue 24 on the wgmma kernel (tile_gemm.cuh's per-tile pieces) instead
 // of the verb mma_tile's WMMA loop: TileGemm (core/algos/tile_gemm.h), AgMmTiles
-// (core/algos/ag_mm_ce_tile_gemm.h), MmRsTiles pull / push (core/algos/mm_rs_tile_reduce.h) and
-// MmRsAccTiles (core/algos/mm_rs_gemm_ce_tile_acc.h).
+// (core/algos/ag_mm_ce_tile_gemm.h), MmRsTiles pull / push (core/algos/mm_rs_tile_reduce.h),
+// MmRsAccTiles (core/algos/mm_rs_gemm_ce_tile_acc.h) and MmRsAccPushTiles (core/algos/mm_rs_tile_acc.h).
 //
 // The core programs stay the one description of each algorithm. A tile program needs what a
 // block-uniform verb cannot give: a TMA producer warp running ahead of two wgmma consumer
@@ -19,13 +19,22 @@
 #include "backends/cuda/device_handle.h"
 #include "core/algos/ag_mm_ce_tile_gemm.h"
 #include "core/algos/mm_rs_gemm_ce_tile_acc.h"
+#include "core/algos/mm_rs_tile_acc.h"
 #include "core/algos/mm_rs_tile_reduce.h"
 #include "core/algos/tile_gemm.h"
 #include "core/mat_args.h"
 
 namespace symm::cuda {
 
-enum class TileProgram : int { kNone = -1, kGemm = 0, kAgMm = 1, kMmRsPull = 2, kMmRsPush = 3, kMmRsAcc = 4 };
+enum class TileProgram : int {
+  kNone = -1,
+  kGemm = 0,
+  kAgMm = 1,
+  kMmRsPull = 2,
+  kMmRsPush = 3,
+  kMmRsAcc = 4,
+  kMmRsPushAcc = 5
+};
 
 // Which device program runs on the wgmma kernel (kNone: the generic program kernel, e.g. the
 // tests' planted-fault variants, which only the simulator runs).
@@ -41,6 +50,8 @@ template <>
 inline constexpr TileProgram kTileProgramOf<MmRsTiles<true>> = TileProgram::kMmRsPush;
 template <>
 inline constexpr TileProgram kTileProgramOf<MmRsAccTiles<>> = TileProgram::kMmRsAcc;
+template <>
+inline constexpr TileProgram kTileProgramOf<MmRsAccPushTiles<>> = TileProgram::kMmRsPushAcc;
 
 // The tile width the kernel takes for program p's product on `blocks` blocks: 256 or 128 (the
 // fewer waves, then the wider; tile_sched.h's speeds).

@@ -117,8 +117,8 @@ TEST(CliFusedSim, SweepTakesOpAndShapeListsWithBaselines) {
       base_rows += line.find(",cublaslt,") != std::string::npos || line.find(",seq_coll_gemm,") != std::string::npos ||
                    line.find(",tile_gemm,") != std::string::npos;
     }
-    // Per shape: ag_mm's four algorithms and mm_rs's six (+ three baselines each).
-    const int ag = baselines ? 7 : 4, rs = baselines ? 9 : 6;
+    // Per shape: ag_mm's four algorithms and mm_rs's seven (+ three baselines each).
+    const int ag = baselines ? 7 : 4, rs = baselines ? 10 : 7;
     EXPECT_EQ(per_op["ag_mm"], 2 * ag) << s.out;
     EXPECT_EQ(per_op["mm_rs"], 2 * rs) << s.out;
     EXPECT_EQ(per_k["4096"], ag + rs) << s.out;  // 8b
@@ -266,7 +266,7 @@ TEST(CliFusedSim, FusedRowsHaveTheirCollectivesBandwidths) {
     EXPECT_NEAR(std::stod(v[col("busbw_GBps")]), algbw * 3 / 4, 1e-3 + 1e-3 * algbw) << line;
     ++n;
   }
-  EXPECT_EQ(n, 16);  // ag_mm: 4 + 3 baselines; mm_rs: 6 + 3
+  EXPECT_EQ(n, 17);  // ag_mm: 4 + 3 baselines; mm_rs: 7 + 3
 }
 
 // A fused sweep says what it is doing, row by row, on stderr (unless --quiet).

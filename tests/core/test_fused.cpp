@@ -80,11 +80,12 @@ TEST(FusedAlgos, ParseNamesAliasesAndAll) {
   EXPECT_EQ(parse_fused_algos(FusedOp::kAgMm, "st")[0]->id, std::string("ag_mm.st_bulk_gemm"));
   EXPECT_EQ(parse_fused_algos(FusedOp::kMmRs, "ce")[0]->id, std::string("mm_rs.gemm_ce_ring_reduce"));
   EXPECT_EQ(parse_fused_algos(FusedOp::kMmRs, "ce_acc")[0]->id, std::string("mm_rs.gemm_ce_acc"));
-  EXPECT_EQ(parse_fused_algos(FusedOp::kMmRs, "all").size(), 6u);
+  EXPECT_EQ(parse_fused_algos(FusedOp::kMmRs, "all").size(), 7u);
   EXPECT_EQ(parse_fused_algos(FusedOp::kAgMm, "tiles")[0]->id, std::string("ag_mm.ce_tile_gemm"));
   EXPECT_EQ(parse_fused_algos(FusedOp::kMmRs, "tiles")[0]->id, std::string("mm_rs.tile_st_ld_reduce"));
   EXPECT_EQ(parse_fused_algos(FusedOp::kMmRs, "tiles_push")[0]->id, std::string("mm_rs.tile_st_peer_reduce"));
   EXPECT_EQ(parse_fused_algos(FusedOp::kMmRs, "tiles_ce")[0]->id, std::string("mm_rs.gemm_ce_tile_acc"));
+  EXPECT_EQ(parse_fused_algos(FusedOp::kMmRs, "tiles_acc")[0]->id, std::string("mm_rs.tile_st_peer_acc"));
   EXPECT_EQ(parse_fused_algos(FusedOp::kAgMm, "ce_bulk_gemm,ce")[1]->id, std::string("ag_mm.ce_chunk_gemm"));
   EXPECT_EQ(parse_fused_algos(FusedOp::kMmRs, "mm_rs.gemm_st_chunk_reduce,st").size(), 1u);
   EXPECT_THROW(parse_fused_algos(FusedOp::kAgMm, "st_chunk"), Error);

@@ -231,6 +231,7 @@ TEST(Fused, WithoutTheEntryHandshakeTheNextCallIsCaught) {
   expect_no_entry_caught<MmRsGemmStChunkReduceT<PlanFault::kNoEntry>>("mm_rs.gemm_st_chunk_reduce");
   expect_no_entry_caught<MmRsTileReduceT<false, PlanFault::kNoEntry>>("mm_rs.tile_st_ld_reduce");
   expect_no_entry_caught<MmRsTileReduceT<true, PlanFault::kNoEntry>>("mm_rs.tile_st_peer_reduce");
+  expect_no_entry_caught<MmRsTileStPeerAccT<PlanFault::kNoEntry>>("mm_rs.tile_st_peer_acc");
 }
 
 // A GEMM holds the SMs (gemm.cpp): a kernel launched beside a running GEMM starts its blocks

@@ -9,6 +9,7 @@
 #include "backends/sim/testing.h"
 #include "core/algos/ag_mm_ce_tile_gemm.h"
 #include "core/algos/mm_rs_gemm_ce_tile_acc.h"
+#include "core/algos/mm_rs_tile_acc.h"
 #include "core/algos/mm_rs_tile_reduce.h"
 
 namespace symm::sim {
@@ -121,6 +122,42 @@ TEST(Tiles, MmRsReduceThatSkipsItsAcquiresIsCaught) {
         EXPECT_LE(run_fused_plan<MmRsTileReduceT<true>>(push).max_rel_err, run_fused(push).err_bound) << at;
         EXPECT_TRUE((caught<MmRsTileReduceT<true, PlanFault::kNoWait>>(push))) << "push, " << at;
       }
+}
+
+// mm_rs with the reduce in the owner's epilogue (tiles_acc): the owner's tiles add the peers' slots
+// without acquiring the peers' tiles of them. At worlds 2, 3, 4 and 8, bf16 and fp16, on 3 tile rows
+// per owner and on 4096 rows x 2304 (more tiles than blocks: a block's later tiles wait on peers'
+// blocks of other indices): correct with the waits, caught without them.
+TEST(Tiles, MmRsAccEpilogueThatSkipsItsAcquiresIsCaught) {
+  for (int w : {2, 3, 4, 8})
+    for (DType t : {DType::kBF16, DType::kFP16}) {
+      const std::string at = "world " + std::to_string(w) + ", " + dtype_name(t);
+      FusedRunSpec s =
+          spec_for(find(FusedOp::kMmRs, "mm_rs.tile_st_peer_acc"), h200x8(), w, 384 * std::size_t(w), 128, 192);
+      s.dtype = t;
+      EXPECT_LE(run_fused_plan<MmRsTileStPeerAcc>(s).max_rel_err, run_fused(s).err_bound) << at;
+      EXPECT_TRUE((caught<MmRsTileStPeerAccT<PlanFault::kNoWait>>(s))) << at;
+    }
+  FusedRunSpec s = spec_for(find(FusedOp::kMmRs, "mm_rs.tile_st_peer_acc"), h200x8(), 2, 4096, 2304, 128);
+  EXPECT_LE(run_fused_plan<MmRsTileStPeerAcc>(s).max_rel_err, run_fused(s).err_bound);
+  EXPECT_TRUE((caught<MmRsTileStPeerAccT<PlanFault::kNoWait>>(s)));
+}
+
+// Without a reduce pass the program is never slower on the simulator than the pull program that
+// reduces after (or beside) its tiles, and never faster than the tile matmul alone: 70B M 16384 at
+// worlds 2 and 4 (h100x4's machine file).
+TEST(Tiles, MmRsAccEpilogueCostsLessThanAReducePass) {
+  for (int w : {2, 4}) {
+    FusedRunSpec s = spec_for(find(FusedOp::kMmRs, "tile_gemm"), Machine::by_name("h100x4"), w, 16384, 3584, 8192);
+    s.timing_only = true;
+    const double alone = run_fused(s).time_us;
+    s.algo = &find(FusedOp::kMmRs, "mm_rs.tile_st_ld_reduce");
+    const double pull = run_fused(s).time_us;
+    s.algo = &find(FusedOp::kMmRs, "mm_rs.tile_st_peer_acc");
+    const double acc = run_fused(s).time_us;
+    EXPECT_LT(acc, pull) << "world " << w;
+    EXPECT_GE(acc, alone) << "world " << w;
+  }
 }
 
 // The default at world 2 on a product of at least 2 x 132 tiles per owner: bands and no reduce
