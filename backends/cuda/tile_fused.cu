@@ -32,10 +32,10 @@
 //              product, before its epilogue reads the peers' slots (the only reads they order: A
 //              and B are local), and the named barrier extends the acquires to the 256 threads; store_tile adds the
 //              world - 1 slots in order, as the verb's epilogue.
-//   MmRsAccPushTiles (core/algos/mm_rs_tile_acc.h): every blocks()-th position of MmRsTiles' walk in one
-//              band (owners rotated, my own rows last). A peer's tile is stored into its slot at the
-//              owner (over NVLink) and handed to the signal warp, whose lane 0 releases its count, as
-//              MmRsTiles'; an own tile's rows of the slots are prefetched into L2 before its MMAs, its
+//   MmRsAccPushTiles (core/algos/mm_rs_tile_acc.h): every blocks()-th position of MmRsAccPushLayout's
+//              walk (the peers' tiles merged with mine, a lag behind). A peer's tile is stored into its slot at the
+//              owner (over NVLink) and handed to the signal warp, whose lane 0 releases its wave, as
+//              MmRsTiles' its count; an own tile's rows of the slots are prefetched into L2 before its MMAs, its
 //              consumer threads acquire the peers' flags of it after them (one peer's per thread, then
 //              the named barrier), and its epilogue adds the world - 1 slots (store_tile_plain's inputs).
 //
@@ -57,6 +57,7 @@ namespace symm::cuda::tile {
 namespace {
 
 using L = MmRsTileLayout;
+using AccP = MmRsAccPushLayout;
 using namespace mmrs;  // tile_mmrs.cuh: the mm_rs programs' signal and reduce pieces
 
 struct ProgramParams {
@@ -159,15 +160,17 @@ __global__ void __launch_bounds__(384, 1)
     if constexpr (kFamily == 4) {  // warp 3: the peers' tiles' releases, in the consumers' order
       if (threadIdx.x >= 96 && signals_on(pp)) {
         const uint32_t rows = p.m / uint32_t(w), base = L::base(epoch);
-        const symm::TileGrid g = MmRsAccPushTiles<>::grid(rows, p.n, BN);
-        walk_tiles(g, w, bk, nb, [&](int i, uint32_t j) {
-          if (i == w) return;  // my own tile: no release
+        const uint32_t tiles = AccP::grid(rows, p.n, BN).tiles();
+        for (uint32_t t = bk; t < AccP::positions(tiles, w); t += nb) {
+          int i;
+          uint32_t j;
+          AccP::at(tiles, nb, w, t, i, j);
+          if (i == w) continue;  // my own tile: no release
           asm volatile("bar.sync %0, 64;" ::"n"(kBarTileDone) : "memory");
           asm volatile("bar.arrive %0, 64;" ::"n"(kBarTileTaken) : "memory");
           if (threadIdx.x == 96)
-            signal_release(h, L::owner(me, w, i), L::signal_slot(int(bk), me),
-                           L::signal_value(base, L::count_at(g, w, nb, i, j)));
-        });
+            signal_release(h, L::owner(me, w, i), AccP::signal_slot(t, nb, me), AccP::signal_value(base, t, nb));
+        }
         return;
       }
     }
@@ -207,11 +210,14 @@ __global__ void __launch_bounds__(384, 1)
         load_tile<BN>(ring, pos, &ta, &tb, int(uint32_t(me) * rows + g.row0(t)), int(g.col0(t)), kblocks);
     } else if constexpr (kFamily == 4) {
       const uint32_t rows = p.m / uint32_t(w);
-      const symm::TileGrid g = MmRsAccPushTiles<>::grid(rows, p.n, BN);
-      walk_tiles(g, w, bk, nb, [&](int i, uint32_t j) {
+      const symm::TileGrid g = AccP::grid(rows, p.n, BN);
+      for (uint32_t t = bk; t < AccP::positions(g.tiles(), w); t += nb) {
+        int i;
+        uint32_t j;
+        AccP::at(g.tiles(), nb, w, t, i, j);
         load_tile<BN>(ring, pos, &ta, &tb, int(uint32_t(L::owner(me, w, i)) * rows + g.row0(j)), int(g.col0(j)),
                       kblocks);
-      });
+      }
     } else {
       const uint32_t rows = p.m / uint32_t(w), nc = nb - p.reduce_blocks;
       const symm::TileGrid g = L::grid(rows, p.n, p.chunk_rows, BN);
@@ -274,16 +280,16 @@ __global__ void __launch_bounds__(384, 1)
   }
   if constexpr (kFamily == 4) {
     const uint32_t rows = p.m / uint32_t(w);
-    const symm::TileGrid g = MmRsAccPushTiles<>::grid(rows, p.n, BN);
-    const uint32_t base = L::base(epoch);
+    const symm::TileGrid g = AccP::grid(rows, p.n, BN);
+    const uint32_t base = L::base(epoch), tiles = g.tiles();
     const std::size_t slot = std::size_t(rows) * p.n;
     T* work = static_cast<T*>(p.work);
     const bool hand_over = signals_on(pp) && threadIdx.x / 32 == 4;  // as MmRsTiles' (family 2)
     uint32_t k = 0;                                                  // tiles handed over
-    for (uint32_t t = bk; t < L::walk_end(g, w, 0); t += nb) {
+    for (uint32_t t = bk; t < AccP::positions(tiles, w); t += nb) {
       int i;
       uint32_t j;
-      L::at(g, w, 0, t, i, j);
+      AccP::at(tiles, nb, w, t, i, j);
       const int rr0 = int(g.row0(j)), cc0 = int(g.col0(j));
       // A peer's tile goes into my slot at the owner, then to the signal warp; my own tile adds the
       // peers' slots of it after acquiring them. One epilogue call for both (two inlined copies spilled).
@@ -297,7 +303,8 @@ __global__ void __launch_bounds__(384, 1)
         const int q = int(threadIdx.x) - 128 + 1;
         if (q < w) {
           const int r = (me + q) % w;
-          detail::acquire_flag(h, L::wait_slot(g, w, nb, me, r, j), L::wait_value(base, g, w, nb, me, r, j));
+          detail::acquire_flag(h, AccP::wait_slot(tiles, nb, w, me, r, j),
+                               AccP::wait_value(base, tiles, nb, w, me, r, j));
         }
         consumers_sync();  // extends each acquiring thread's acquire to the other consumer threads
       }

@@ -4,17 +4,17 @@
 // entry handshake (plan_entry: every peer has finished the previous call, so its slots may be
 // overwritten):
 //
-//   the walk: every owner's rows (M/world x N) in tiles of one TileGrid (MmRsTileLayout::grid with
-//   one band), rounds i = 1 .. world of owner o = me + i (rank-rotated, my own rows last), numbered
-//   across rounds (MmRsTileLayout::walk_begin / at); block b takes every blocks()-th position:
-//     round i < world (owner o a peer):
+//   the walk (MmRsAccPushLayout below): every owner's rows (M/world x N) in tiles of one TileGrid,
+//   the peers' tiles (rounds i = 1 .. world-1, owner o = me + i) merged with my own (round world),
+//   mine a lag behind; block b takes every blocks()-th position:
+//     a peer's tile (round i < world):
 //        partial = A[o's rows] @ B over this rank's K/world, stored into o's scratch, slot
 //        MmRsAccLayout::slot(me, o, world) (over NVLink), then
-//        signal o's flag (channel kChannel, block b, from me) with the count of the block's tiles
-//        for o so far in this call, RELEASE: the tile's stores are published with it
-//     round world (my own rows), tile j:
+//        signal o's flag (channel kChannel, block b, from me) with the tile's wave, RELEASE: the
+//        tile's stores are published with it
+//     my own tile j (round world):
 //        wait (ACQUIRE, bounded) for every peer r's tile j: the flag of the block that computed it
-//        on r, at that tile's count (MmRsTileLayout::wait_slot / wait_value), then
+//        on r, at that tile's wave (MmRsAccPushLayout::wait_slot / wait_value), then
 //        C[tile j] = A[my rows] @ B  + my scratch's world - 1 slots at the tile
 //        in mma_tile's epilogue (fp32, my partial then the slots in ring order me+1, me+2, ...;
 //        one rounding)
@@ -25,15 +25,16 @@
 // side reduce and tail cost ~60 us of its 833 sustained over a 730-us tile GEMM:
 // experiments/results/h200x2/mmrs_walk_689d689.)
 //
-// Deadlock-free: a block waits only in round world, on tiles of rounds < world, which every rank's
-// blocks compute before any wait of theirs (all blocks resident: the persistent grid). The slack: a
-// peer computes my rows in round round_of(peer, me) < world, at least one round's tiles ahead of
-// the position where I need them, so ranks in step never wait.
+// Deadlock-free: a block waits only before its own tiles, on peers' tiles, whose blocks wait on
+// nothing before them but their own earlier tiles' peers' tiles, computed at earlier positions
+// (all blocks resident: the persistent grid). Ranks in step never wait: a peer's tile of my rows
+// comes about a wave before my tile of it.
 //
-// Flag values: as MmRsTiles' (epoch from pad::counter(b, kCounter), advanced once a call by every
-// block; values (epoch - 1) * kTileStride + count only grow across calls, whichever of the
-// programs sharing the counter ran: every one of them runs every block of blocks_of(sms) and
-// advances each once). Scratch: world - 1 slots of M/world x N per rank. Bytes over NVLink per rank:
+// Flag values: (epoch - 1) * kTileStride + wave + 1 (MmRsAccPushLayout::signal_value), the epoch from
+// pad::counter(b, kCounter), advanced once a call by every block, as MmRsTiles' (the same counter
+// and channel: both programs run every block of blocks_of(sms), advance each once a call and keep
+// their values of a call in [base + 1, base + kTileStride), so values only grow across calls,
+// whichever of them ran). Scratch: world - 1 slots of M/world x N per rank. Bytes over NVLink per rank:
 // (world-1)/world * M x N elements, stored by the producer; FLOPs 2 M N K / world.
 #pragma once
 
@@ -47,14 +48,81 @@
 
 namespace symm {
 
+// The walk and the flags of MmRsAccPushTiles as plain functions, shared by the device program below
+// and the CUDA backend's wgmma kernel (backends/cuda/tile_fused.cu), which runs it on its own
+// (wider) tiles: everything is a function of the grid g of one owner's rows (T = g.tiles() tiles),
+// the world w and the blocks nb.
+//
+// The walk merges the peers' tiles and my own, a lag of D = lag(T, nb, w) tile indices apart, so
+// that after the first (w-1) D positions every run of w positions holds tile j of every peer's rows
+// (rounds i = 1 .. w-1, owner me + i) and my own tile j - D: a wave of the nb blocks stores
+// (w-1)/w of its tiles over NVLink and 1/w locally, all the way through. (With the peers' tiles
+// first and mine after, every block stored over NVLink at once for the first (w-1)/w of the run:
+// 70B M 16384 on 2x H200 871 us sustained against 836 for the reduce-pass program and 727 for the
+// tile GEMM alone, its stores alone 836: experiments/results/h200x2/mmrs_acc_460d6d0.)
+//   positions [0, (w-1) D):           tile j < D of round i at (w-1) j + i - 1
+//   then groups of w, g = 0 .. T-D-1:  tile g + D of round i at A + w g + i - 1 (A = (w-1) D), my own
+//                                      tile g at A + w g + w - 1
+//   the last D positions:             my own tiles T-D .. T-1, in order
+// Block b takes the positions t % nb == b. A peer computes my tile j at w (j - D) + ... positions
+// before I need it: D w positions, about D w / nb waves, of slack (lag: one wave's worth).
+//
+// A tile's release carries its wave: base + t / nb + 1 for position t (base: the epoch's, as
+// MmRsTiles'), into the owner's flag of (kChannel, block t % nb, from me). A block's positions only
+// grow, so its flag at an owner only grows within a call: the waiter for rank r's tile j of my rows
+// waits until the flag of the block of r's position of it holds at least that position's value.
+// Values stay below kTileStride (the plan refuses shapes with more waves: waves()).
+struct MmRsAccPushLayout {
+  using L = MmRsTileLayout;
+  // The walk's grid of one owner's rows (bn: the tile width, the CUDA kernel's own).
+  SYMM_HD static TileGrid grid(uint32_t rows, uint32_t n, uint32_t bn = kTileN) { return L::grid(rows, n, rows, bn); }
+  SYMM_HD static uint32_t lag(uint32_t tiles, uint32_t nb, int w) {
+    const uint32_t d = (nb + uint32_t(w) - 1) / uint32_t(w);
+    return d < tiles ? d : tiles;
+  }
+  // The position of tile j of round i (1 .. w; w: my own rows).
+  SYMM_HD static uint32_t position(uint32_t tiles, uint32_t nb, int w, int i, uint32_t j) {
+    const uint32_t d = lag(tiles, nb, w), a = uint32_t(w - 1) * d, uw = uint32_t(w);
+    if (i < w) return j < d ? uint32_t(w - 1) * j + uint32_t(i - 1) : a + uw * (j - d) + uint32_t(i - 1);
+    return j < tiles - d ? a + uw * j + uw - 1 : a + uw * (tiles - d) + (j - (tiles - d));
+  }
+  // Position t's round i and tile j (position's inverse).
+  SYMM_HD static void at(uint32_t tiles, uint32_t nb, int w, uint32_t t, int& i, uint32_t& j) {
+    const uint32_t d = lag(tiles, nb, w), a = uint32_t(w - 1) * d, uw = uint32_t(w), mid = a + uw * (tiles - d);
+    if (t < a) {
+      i = int(t % uint32_t(w - 1)) + 1, j = t / uint32_t(w - 1);
+    } else if (t < mid) {
+      const uint32_t g = (t - a) / uw, s = (t - a) % uw;
+      if (s + 1 < uw)
+        i = int(s) + 1, j = g + d;
+      else
+        i = w, j = g;
+    } else {
+      i = w, j = tiles - d + (t - mid);
+    }
+  }
+  SYMM_HD static uint32_t positions(uint32_t tiles, int w) { return uint32_t(w) * tiles; }
+  // The waves of nb blocks over the walk (the largest flag value is base + waves).
+  SYMM_HD static uint32_t waves(uint32_t tiles, uint32_t nb, int w) { return (positions(tiles, w) + nb - 1) / nb; }
+  // Position t's release: its block's flag at the owner (slot in the owner's pad, from `me`), value.
+  SYMM_HD static uint32_t signal_slot(uint32_t t, uint32_t nb, int me) { return L::signal_slot(int(t % nb), me); }
+  SYMM_HD static uint32_t signal_value(uint32_t base, uint32_t t, uint32_t nb) { return base + t / nb + 1; }
+  // Before my own tile j: rank r's position of it (round L::round_of(r, me, w)), its slot and value.
+  SYMM_HD static uint32_t wait_slot(uint32_t tiles, uint32_t nb, int w, int me, int r, uint32_t j) {
+    return L::signal_slot(int(position(tiles, nb, w, L::round_of(r, me, w), j) % nb), r);
+  }
+  SYMM_HD static uint32_t wait_value(uint32_t base, uint32_t tiles, uint32_t nb, int w, int me, int r, uint32_t j) {
+    return signal_value(base, position(tiles, nb, w, L::round_of(r, me, w), j), nb);
+  }
+};
+
 // CollArgs::mat: a (M x K/world), b (K/world x N), c (M/world x N), work (symmetric scratch: world - 1
 // slots of M/world x N), m = M, n = N, k = K/world. kFault (tests only, core/plan.h's PlanFault):
 // kNoWait, the own tiles' epilogue reads the slots without acquiring the peers' tiles.
 template <PlanFault kFault = PlanFault::kNone>
 struct MmRsAccPushTiles {
   using L = MmRsTileLayout;
-  // The walk's grid: every owner's rows in one band (bn: the tile width, the CUDA kernel's own).
-  SYMM_HD static TileGrid grid(uint32_t rows, uint32_t n, uint32_t bn = kTileN) { return L::grid(rows, n, rows, bn); }
+  using P = MmRsAccPushLayout;
 
   template <class T, class Ctx>
   SYMM_HD static void run(Ctx& ctx, const CollArgs& ca) {
@@ -62,27 +130,27 @@ struct MmRsAccPushTiles {
     const int me = ctx.rank(), w = ctx.world();
     const uint32_t bk = uint32_t(ctx.block()), nb = uint32_t(ctx.blocks());
     const uint32_t rows = p.m / uint32_t(w);
-    const TileGrid g = grid(rows, p.n);
+    const TileGrid g = P::grid(rows, p.n);
+    const uint32_t tiles = g.tiles();
     const T* a = static_cast<const T*>(p.a);
     const T* b = static_cast<const T*>(p.b);
     T* work = static_cast<T*>(p.work);
     const std::size_t slot = std::size_t(rows) * p.n;
     const uint32_t base = L::base(ctx.advance(pad::counter(int(bk), L::kCounter)));
-    for (uint32_t t = bk; t < L::walk_end(g, w, 0); t += nb) {
+    for (uint32_t t = bk; t < P::positions(tiles, w); t += nb) {
       int i;
       uint32_t j;
-      L::at(g, w, 0, t, i, j);
+      P::at(tiles, nb, w, t, i, j);
       const int o = L::owner(me, w, i);
-      if (i < w) {  // a peer's tile, into its slot of mine at the owner; then its release
+      if (i < w) {  // a peer's tile, into my slot at the owner; then its release
         T* dst = ctx.peer(work, o) + std::size_t(MmRsAccLayout::slot(me, o, w)) * slot;
         gemm_tile<T>(ctx, g, j, dst, p.n, a + std::size_t(o) * rows * p.k, p.k, b, p.k);
-        ctx.signal(o, L::signal_slot(int(bk), me), L::signal_value(base, L::count_at(g, w, nb, i, j)),
-                   MemOrder::kRelease);
+        ctx.signal(o, P::signal_slot(t, nb, me), P::signal_value(base, t, nb), MemOrder::kRelease);
         continue;
       }
       for (int q = 1; q < w && kFault != PlanFault::kNoWait; ++q) {  // my tile: every peer's of it first
         const int r = (me + q) % w;
-        ctx.wait(L::wait_slot(g, w, nb, me, r, j), L::wait_value(base, g, w, nb, me, r, j), MemOrder::kAcquire);
+        ctx.wait(P::wait_slot(tiles, nb, w, me, r, j), P::wait_value(base, tiles, nb, w, me, r, j), MemOrder::kAcquire);
       }
       const std::size_t r0 = g.row0(j), c0 = g.col0(j);
       ctx.template mma_tile<T>(static_cast<T*>(p.c) + r0 * p.n + c0, p.n, a + (std::size_t(me) * rows + r0) * p.k, p.k,
@@ -115,14 +183,13 @@ struct MmRsTileStPeerAccT {
     using L = MmRsTileLayout;
     const uint32_t rows = uint32_t(f.m / std::size_t(n));
     const int blocks = L::blocks_of(f.sms);
-    c.mat.chunk_rows = rows;  // one band
 #if !defined(__CUDA_ARCH__)
-    const TileGrid g = MmRsAccPushTiles<>::grid(rows, uint32_t(f.n));
-    if (L::most_per_owner(g, uint32_t(blocks)) >= L::kTileStride)
-      fail(ErrorCode::kInvalidArgument, std::string("mm_rs.") + kDescriptor.name + ": " + std::to_string(g.tiles()) +
-                                            " tiles per owner on " + std::to_string(blocks) +
-                                            " blocks exceed the flag encoding's " + std::to_string(L::kTileStride - 1) +
-                                            " per block");
+    const uint32_t waves =
+        MmRsAccPushLayout::waves(MmRsAccPushLayout::grid(rows, uint32_t(f.n)).tiles(), uint32_t(blocks), n);
+    if (waves >= L::kTileStride)
+      fail(ErrorCode::kInvalidArgument, std::string("mm_rs.") + kDescriptor.name + ": " + std::to_string(waves) +
+                                            " waves of tiles on " + std::to_string(blocks) +
+                                            " blocks exceed the flag encoding's " + std::to_string(L::kTileStride - 1));
 #endif
     plan_entry<kFault>(h);
     h.template launch<MmRsAccPushTiles<kFault>, T>(kMainStream, c, blocks);

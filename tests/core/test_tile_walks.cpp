@@ -2,12 +2,15 @@
 // core/algos/mm_rs_tile_reduce.h MmRsTileLayout) at the verb's tile width and at the CUDA wgmma
 // kernel's wider ones (backends/cuda/tile_fused.cu runs the same helpers on 128 x 256 tiles): every
 // element of C is computed once, and every reduce wait names the flag value its tile's signal writes.
+// MmRsAccPushLayout (core/algos/mm_rs_tile_acc.h): its merged walk is a bijection, each block's flag
+// values only grow, and every peer's tile of my rows comes before my own, by about a wave.
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <vector>
 
 #include "core/algos/ag_mm_ce_tile_gemm.h"
+#include "core/algos/mm_rs_tile_acc.h"
 #include "core/algos/mm_rs_tile_reduce.h"
 
 namespace symm {
@@ -213,6 +216,59 @@ TEST(TileWalks, GroupedGridCoversEveryTileOnce) {
   // Group 1 is row-major.
   const TileGrid r(1000, 1000, 128, 1);
   for (uint32_t t = 0; t < r.tiles(); ++t) EXPECT_EQ(r.trow(t) * r.tn + r.tcol(t), t);
+}
+
+// The merged walk of mm_rs.tile_st_peer_acc at worlds 2..8, tile counts below, at and above the lag,
+// block counts that do and do not divide them: position and at are inverse, every (round, tile) has
+// one position; a block's releases at an owner carry growing values (the waiter's >= is right); and
+// for every rank's own tile j the position of every peer's tile j (on the peer, same walk) comes
+// earlier, by at least the lag (a wave over w, in positions), and its wait names that block's slot and
+// that position's value.
+TEST(TileWalks, MmRsAccPushWalkIsABijectionAndPeersComeFirst) {
+  using P = MmRsAccPushLayout;
+  for (int w : {2, 3, 4, 8})
+    for (uint32_t tiles : {1u, 5u, 66u, 67u, 300u, 896u})
+      for (uint32_t nb : {1u, 7u, 132u}) {
+        const std::string at =
+            "world " + std::to_string(w) + " tiles " + std::to_string(tiles) + " blocks " + std::to_string(nb);
+        std::vector<int> seen(std::size_t(w) * tiles, 0);
+        for (uint32_t t = 0; t < P::positions(tiles, w); ++t) {
+          int i;
+          uint32_t j;
+          P::at(tiles, nb, w, t, i, j);
+          ASSERT_TRUE(i >= 1 && i <= w && j < tiles) << at << " position " << t;
+          ASSERT_EQ(P::position(tiles, nb, w, i, j), t) << at;
+          ++seen[std::size_t(i - 1) * tiles + j];
+        }
+        for (int v : seen) ASSERT_EQ(v, 1) << at;
+        // A block's values at one owner (round i) grow with its positions.
+        for (uint32_t b = 0; b < nb; ++b)
+          for (int i = 1; i < w; ++i) {
+            uint32_t last = 0;
+            for (uint32_t t = b; t < P::positions(tiles, w); t += nb) {
+              int ti;
+              uint32_t j;
+              P::at(tiles, nb, w, t, ti, j);
+              if (ti != i) continue;
+              ASSERT_GT(P::signal_value(0, t, nb), last) << at;
+              last = P::signal_value(0, t, nb);
+            }
+          }
+        const uint32_t d = P::lag(tiles, nb, w);
+        EXPECT_GE(d, std::min(tiles, (nb + uint32_t(w) - 1) / uint32_t(w))) << at;  // about a wave of slack
+        for (int me = 0; me < w; ++me)
+          for (uint32_t j = 0; j < tiles; ++j) {
+            const uint32_t mine = P::position(tiles, nb, w, w, j);
+            for (int r = 0; r < w; ++r) {
+              if (r == me) continue;
+              const uint32_t theirs = P::position(tiles, nb, w, MmRsTileLayout::round_of(r, me, w), j);
+              ASSERT_GE(mine, theirs + d) << at << " rank " << me << " tile " << j << " from " << r;
+              EXPECT_EQ(P::wait_slot(tiles, nb, w, me, r, j), MmRsTileLayout::signal_slot(int(theirs % nb), r)) << at;
+              EXPECT_EQ(P::wait_value(1024, tiles, nb, w, me, r, j), P::signal_value(1024, theirs, nb)) << at;
+            }
+          }
+        EXPECT_EQ(P::waves(tiles, nb, w), (uint32_t(w) * tiles + nb - 1) / nb) << at;
+      }
 }
 
 }  // namespace
