@@ -358,7 +358,13 @@ class FusedBench {
     int dev = 0, sms = 0;
     SYMM_CUDA_CHECK(cudaGetDevice(&dev));
     SYMM_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
-    return symm::sms_per_rank(sms, max_ranks_per_gpu());
+    // Diagnosis only (timing runs): SYMM_DEBUG_FUSED_SMS=n caps them at n (the same on every rank).
+    static const int cap = [] {
+      const char* e = std::getenv("SYMM_DEBUG_FUSED_SMS");
+      return e ? std::atoi(e) : 0;
+    }();
+    const int per = symm::sms_per_rank(sms, max_ranks_per_gpu());
+    return cap > 0 && cap < per ? cap : per;
   }
   // The most ranks any GPU of this team holds (team.h's round robin over the visible GPUs); 1 for
   // ranks in processes of their own.
