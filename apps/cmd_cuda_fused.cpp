@@ -62,6 +62,8 @@ int cmd_bench_fused_cuda(int argc, char** argv) {
       "ref-max", po::value(&o.ref_max)->default_value(o.ref_max),
       "float64 reference when M*N*K (mm_rs: /world) is at most this")(
       "replays", po::value(&o.replays)->default_value(0), "also replay a one-call graph this often, then check")(
+      "plan-timeout", po::value(&o.plan_timeout_s)->default_value(o.plan_timeout_s),
+      "seconds a sample of a fused plan may take before the rank names the flag it waits on (rank, stream, slot)")(
       "csv", po::value(&o.csv), "write rows here (rank 0); the result schema with M, N, K")(
       "trace-calls", po::value(&o.trace_calls)->default_value(1),
       "with --trace: calls traced back to back per launch mode")(
@@ -112,6 +114,7 @@ int cmd_bench_fused_cuda(int argc, char** argv) {
   o.timing = !vm.count("no-timing");
   if (o.trace_calls < 1) fail(ErrorCode::kInvalidArgument, "--trace-calls must be at least 1");
   if (o.passes < 1) fail(ErrorCode::kInvalidArgument, "--passes must be at least 1");
+  if (!(o.plan_timeout_s > 0)) fail(ErrorCode::kInvalidArgument, "--plan-timeout must be > 0");
   if (!o.trace_dir.empty()) cuda::prepare_trace_dir(o.trace_dir);
   if (o.streams != 3) refuse_with_csv(o.csv, "--streams", std::to_string(o.streams), "plan streams", "3");
   if (o.blocks < 0) fail(ErrorCode::kInvalidArgument, "--blocks must be 0 (the plans' defaults) or positive");

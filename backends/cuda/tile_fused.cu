@@ -33,7 +33,7 @@
 //              and B are local), and the named barrier extends the acquires to the 256 threads; store_tile adds the
 //              world - 1 slots in order, as the verb's epilogue.
 //   MmRsAccPushTiles (core/algos/mm_rs_tile_acc.h): every blocks()-th position of MmRsAccPushLayout's
-//              walk (the peers' tiles merged with mine, a lag behind). A peer's tile is stored into its slot at the
+//              walk (the peers' tiles, then mine). A peer's tile is stored into its slot at the
 //              owner (over NVLink) and handed to the signal warp, whose lane 0 releases its wave, as
 //              MmRsTiles' its count; an own tile's rows of the slots are prefetched into L2 before its MMAs, its
 //              consumer threads acquire the peers' flags of it after them (one peer's per thread, then
@@ -164,7 +164,7 @@ __global__ void __launch_bounds__(384, 1)
         for (uint32_t t = bk; t < AccP::positions(tiles, w); t += nb) {
           int i;
           uint32_t j;
-          AccP::at(tiles, nb, w, t, i, j);
+          AccP::at(tiles, w, t, i, j);
           if (i == w) continue;  // my own tile: no release
           asm volatile("bar.sync %0, 64;" ::"n"(kBarTileDone) : "memory");
           asm volatile("bar.arrive %0, 64;" ::"n"(kBarTileTaken) : "memory");
@@ -214,7 +214,7 @@ __global__ void __launch_bounds__(384, 1)
       for (uint32_t t = bk; t < AccP::positions(g.tiles(), w); t += nb) {
         int i;
         uint32_t j;
-        AccP::at(g.tiles(), nb, w, t, i, j);
+        AccP::at(g.tiles(), w, t, i, j);
         load_tile<BN>(ring, pos, &ta, &tb, int(uint32_t(L::owner(me, w, i)) * rows + g.row0(j)), int(g.col0(j)),
                       kblocks);
       }
@@ -289,7 +289,7 @@ __global__ void __launch_bounds__(384, 1)
     for (uint32_t t = bk; t < AccP::positions(tiles, w); t += nb) {
       int i;
       uint32_t j;
-      AccP::at(tiles, nb, w, t, i, j);
+      AccP::at(tiles, w, t, i, j);
       const int rr0 = int(g.row0(j)), cc0 = int(g.col0(j));
       // A peer's tile goes into my slot at the owner, then to the signal warp; my own tile adds the
       // peers' slots of it after acquiring them. One epilogue call for both (two inlined copies spilled).

@@ -5,8 +5,8 @@
 // overwritten):
 //
 //   the walk (MmRsAccPushLayout below): every owner's rows (M/world x N) in tiles of one TileGrid,
-//   the peers' tiles (rounds i = 1 .. world-1, owner o = me + i) merged with my own (round world),
-//   mine a lag behind; block b takes every blocks()-th position:
+//   the peers' tiles first (rounds i = 1 .. world-1, owner o = me + i, tile by tile), then my own
+//   (round world); block b takes every blocks()-th position:
 //     a peer's tile (round i < world):
 //        partial = A[o's rows] @ B over this rank's K/world, stored into o's scratch, slot
 //        MmRsAccLayout::slot(me, o, world) (over NVLink), then
@@ -25,10 +25,9 @@
 // side reduce and tail cost ~60 us of its 833 sustained over a 730-us tile GEMM:
 // experiments/results/h200x2/mmrs_walk_689d689.)
 //
-// Deadlock-free: a block waits only before its own tiles, on peers' tiles, whose blocks wait on
-// nothing before them but their own earlier tiles' peers' tiles, computed at earlier positions
-// (all blocks resident: the persistent grid). Ranks in step never wait: a peer's tile of my rows
-// comes about a wave before my tile of it.
+// Deadlock-free: a block waits only before its own tiles, on peers' tiles, which every block computes
+// before any wait of its own (all blocks resident: the persistent grid). Ranks in step seldom wait:
+// a peer's tile j of my rows comes T positions or more before my tile j (MmRsAccPushLayout).
 //
 // Flag values: (epoch - 1) * kTileStride + wave + 1 (MmRsAccPushLayout::signal_value), the epoch from
 // pad::counter(b, kCounter), advanced once a call by every block, as MmRsTiles' (the same counter
@@ -50,22 +49,17 @@ namespace symm {
 
 // The walk and the flags of MmRsAccPushTiles as plain functions, shared by the device program below
 // and the CUDA backend's wgmma kernel (backends/cuda/tile_fused.cu), which runs it on its own
-// (wider) tiles: everything is a function of the grid g of one owner's rows (T = g.tiles() tiles),
+// (wider) tiles: everything is a function of the number T of tiles of one owner's rows (its grid),
 // the world w and the blocks nb.
 //
-// The walk merges the peers' tiles and my own, a lag of D = lag(T, nb, w) tile indices apart, so
-// that after the first (w-1) D positions every run of w positions holds tile j of every peer's rows
-// (rounds i = 1 .. w-1, owner me + i) and my own tile j - D: a wave of the nb blocks stores
-// (w-1)/w of its tiles over NVLink and 1/w locally, all the way through. (With the peers' tiles
-// first and mine after, every block stored over NVLink at once for the first (w-1)/w of the run:
-// 70B M 16384 on 2x H200 871 us sustained against 836 for the reduce-pass program and 727 for the
-// tile GEMM alone, its stores alone 836: experiments/results/h200x2/mmrs_acc_460d6d0.)
-//   positions [0, (w-1) D):           tile j < D of round i at (w-1) j + i - 1
-//   then groups of w, g = 0 .. T-D-1:  tile g + D of round i at A + w g + i - 1 (A = (w-1) D), my own
-//                                      tile g at A + w g + w - 1
-//   the last D positions:             my own tiles T-D .. T-1, in order
-// Block b takes the positions t % nb == b. A peer computes my tile j at w (j - D) + ... positions
-// before I need it: D w positions, about D w / nb waves, of slack (lag: one wave's worth).
+// The walk: every peer's tiles first, tile by tile (tile j of rounds i = 1 .. w-1, owner me + i, one
+// after the other, so every owner receives alike), then my own tiles in order:
+//   tile j of round i < w at (w-1) j + i - 1;   my own tile j at (w-1) T + j.
+// Block b takes the positions t % nb == b. A peer computes my tile j at least (w-1) (T-j-1) + j + 1 >= T
+// positions before I need it. (Tried on 2x H200 and not kept: my own tiles merged with the peers' a wave
+// behind, so that every wave stores (w-1)/w of its tiles over NVLink rather than every block at once
+// for the first (w-1)/w of the run: no faster at 70B M 16384 and 6-10 % slower at M 4096;
+// experiments/results/h200x2/mmrs_acc_91ec059, mmrs_acc_diag_9a85573.)
 //
 // A tile's release carries its wave: base + t / nb + 1 for position t (base: the epoch's, as
 // MmRsTiles'), into the owner's flag of (kChannel, block t % nb, from me). A block's positions only
@@ -76,30 +70,17 @@ struct MmRsAccPushLayout {
   using L = MmRsTileLayout;
   // The walk's grid of one owner's rows (bn: the tile width, the CUDA kernel's own).
   SYMM_HD static TileGrid grid(uint32_t rows, uint32_t n, uint32_t bn = kTileN) { return L::grid(rows, n, rows, bn); }
-  SYMM_HD static uint32_t lag(uint32_t tiles, uint32_t nb, int w) {
-    const uint32_t d = (nb + uint32_t(w) - 1) / uint32_t(w);
-    return d < tiles ? d : tiles;
-  }
   // The position of tile j of round i (1 .. w; w: my own rows).
-  SYMM_HD static uint32_t position(uint32_t tiles, uint32_t nb, int w, int i, uint32_t j) {
-    const uint32_t d = lag(tiles, nb, w), a = uint32_t(w - 1) * d, uw = uint32_t(w);
-    if (i < w) return j < d ? uint32_t(w - 1) * j + uint32_t(i - 1) : a + uw * (j - d) + uint32_t(i - 1);
-    return j < tiles - d ? a + uw * j + uw - 1 : a + uw * (tiles - d) + (j - (tiles - d));
+  SYMM_HD static uint32_t position(uint32_t tiles, int w, int i, uint32_t j) {
+    return i < w ? uint32_t(w - 1) * j + uint32_t(i - 1) : uint32_t(w - 1) * tiles + j;
   }
   // Position t's round i and tile j (position's inverse).
-  SYMM_HD static void at(uint32_t tiles, uint32_t nb, int w, uint32_t t, int& i, uint32_t& j) {
-    const uint32_t d = lag(tiles, nb, w), a = uint32_t(w - 1) * d, uw = uint32_t(w), mid = a + uw * (tiles - d);
-    if (t < a) {
+  SYMM_HD static void at(uint32_t tiles, int w, uint32_t t, int& i, uint32_t& j) {
+    const uint32_t peers = uint32_t(w - 1) * tiles;
+    if (t < peers)
       i = int(t % uint32_t(w - 1)) + 1, j = t / uint32_t(w - 1);
-    } else if (t < mid) {
-      const uint32_t g = (t - a) / uw, s = (t - a) % uw;
-      if (s + 1 < uw)
-        i = int(s) + 1, j = g + d;
-      else
-        i = w, j = g;
-    } else {
-      i = w, j = tiles - d + (t - mid);
-    }
+    else
+      i = w, j = t - peers;
   }
   SYMM_HD static uint32_t positions(uint32_t tiles, int w) { return uint32_t(w) * tiles; }
   // The waves of nb blocks over the walk (the largest flag value is base + waves).
@@ -109,10 +90,10 @@ struct MmRsAccPushLayout {
   SYMM_HD static uint32_t signal_value(uint32_t base, uint32_t t, uint32_t nb) { return base + t / nb + 1; }
   // Before my own tile j: rank r's position of it (round L::round_of(r, me, w)), its slot and value.
   SYMM_HD static uint32_t wait_slot(uint32_t tiles, uint32_t nb, int w, int me, int r, uint32_t j) {
-    return L::signal_slot(int(position(tiles, nb, w, L::round_of(r, me, w), j) % nb), r);
+    return L::signal_slot(int(position(tiles, w, L::round_of(r, me, w), j) % nb), r);
   }
   SYMM_HD static uint32_t wait_value(uint32_t base, uint32_t tiles, uint32_t nb, int w, int me, int r, uint32_t j) {
-    return signal_value(base, position(tiles, nb, w, L::round_of(r, me, w), j), nb);
+    return signal_value(base, position(tiles, w, L::round_of(r, me, w), j), nb);
   }
 };
 
@@ -140,7 +121,7 @@ struct MmRsAccPushTiles {
     for (uint32_t t = bk; t < P::positions(tiles, w); t += nb) {
       int i;
       uint32_t j;
-      P::at(tiles, nb, w, t, i, j);
+      P::at(tiles, w, t, i, j);
       const int o = L::owner(me, w, i);
       if (i < w) {  // a peer's tile, into my slot at the owner; then its release
         T* dst = ctx.peer(work, o) + std::size_t(MmRsAccLayout::slot(me, o, w)) * slot;

@@ -55,7 +55,7 @@ step6() {
   for tool in memcheck racecheck synccheck; do
     extra=(); [ $tool = memcheck ] && extra=(--report-api-errors no --leak-check no)
     SYMM_WAIT_TIMEOUT_S=120 SYMM_STREAM_TIMEOUT_S=300 timeout 150 $L $SAN --tool $tool ${extra[@]+"${extra[@]}"} --error-exitcode 3 \
-      $BIN bench --backend cuda --op ag_mm,mm_rs --algo all --dtype bf16 --m $((256 * W)) --n 256 --k 512 --no-timing \
+      $BIN bench --backend cuda --op ag_mm,mm_rs --algo all --dtype bf16 --m $((256 * W)) --n 256 --k 512 --no-timing --plan-timeout 300 \
       > "$DIR/sanitize_fused_${tool}_$M.log" 2>&1
     echo "# 6 sanitize fused $tool: rc $? at ${SECONDS}s"
     grep -E "(ERROR|RACECHECK) SUMMARY|rror" "$DIR/sanitize_fused_${tool}_$M.log" | head -4

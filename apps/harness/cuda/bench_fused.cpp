@@ -423,7 +423,7 @@ class FusedBench {
   }
 
   void sync_all(bool plan) {
-    if (plan) exec_.wait_main(rt_.stream_timeout_s(), rt_.context().empty() ? "fused plan" : rt_.context());
+    if (plan) exec_.wait_main(o_.plan_timeout_s, rt_.context().empty() ? "fused plan" : rt_.context());
     rt_.sync();
   }
 

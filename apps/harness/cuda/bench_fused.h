@@ -39,6 +39,10 @@ struct FusedBenchOptions {
   double ref_max = 4.0e9;  // float64 reference when M x N x K (ag_mm; mm_rs: / world) <= this
   int replays = 0;         // > 0: also replay a one-call graph this often, then check
   bool timing = true;
+  // Host plans: the bound on a sample's plan waits (PlanExec::wait_main) before the rank reports the
+  // wait it is stuck on (rank, stream, slot). Below the stream watchdog's default (30 s), so that a
+  // peer that never calls ends the run on the waiting rank's named report, not on the idle rank's.
+  double plan_timeout_s = 10;
   std::string csv, machine;
   // Non-empty: after timing each host plan, one call of it per launch mode traced on the GPU (its
   // verbs on their streams, CUDA events; trace_out.h) written into this folder as Chrome traces.
