@@ -9,6 +9,7 @@
 #include "backends/cuda/kernels.h"
 #include "backends/cuda/nvtx.h"
 #include "backends/cuda/team.h"
+#include "backends/cuda/tile_fused.h"
 #include "backends/cuda/watchdog.h"
 #include "core/signal_pad.h"
 
@@ -50,6 +51,12 @@ Runtime::Runtime(const RankEnv& env, std::size_t heap_bytes, unsigned long long 
                                       "; N ranks in one process: --world N without launch)");
   device_ = env.local_rank;
   SYMM_CUDA_CHECK(cudaSetDevice(device_));
+  // Every kernel we launch loaded now, while nothing runs: a kernel loaded lazily at its first launch
+  // may synchronize the context, and a first launch behind a plan's stream wait that a peer never
+  // satisfies would then wait inside the driver, where no watchdog runs (kernels.h, tile_fused.h).
+  preload_programs();
+  preload_plan_programs();
+  preload_tile_programs();
   // One process per GPU on one node: GPU j is local rank j, and every pair must have P2P.
   for (int j = 0; j < std::min(ndev, env.world); ++j) {
     if (j == env.local_rank) continue;

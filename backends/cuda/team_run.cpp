@@ -10,6 +10,7 @@
 #include "backends/cuda/plan_exec.h"
 #include "backends/cuda/rank_memory.h"
 #include "backends/cuda/team.h"
+#include "backends/cuda/tile_fused.h"
 
 namespace symm::cuda {
 
@@ -28,6 +29,7 @@ int run_in_process(int world, std::size_t heap_bytes, unsigned long long timeout
     SYMM_CUDA_CHECK(cudaSetDevice(g));
     preload_programs();
     preload_plan_programs();
+    preload_tile_programs();
   }
   std::vector<std::unique_ptr<RankMemory>> mem = RankMemory::in_process(world, gpus, heap_bytes);
   Team team(world);

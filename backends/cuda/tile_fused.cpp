@@ -43,6 +43,16 @@ int debug_agmm_gemm() {
 }
 }  // namespace
 
+void preload_tile_programs() {
+  for (const TileProgram p : {TileProgram::kGemm, TileProgram::kAgMm, TileProgram::kMmRsPull, TileProgram::kMmRsPush,
+                              TileProgram::kMmRsAcc, TileProgram::kMmRsPushAcc})
+    for (const int bn : {128, 256})
+      for (const bool bf16 : {true, false}) {
+        cudaFuncAttributes attr;
+        SYMM_CUDA_CHECK(cudaFuncGetAttributes(&attr, tile::program_kernel_ptr(int(p), bn, bf16)));
+      }
+}
+
 void launch_tile_program(TileProgram p, DType t, const DeviceHandle& h, const MatArgs& a, int blocks,
                          cudaStream_t stream) {
   if (t != DType::kBF16 && t != DType::kFP16) fail(ErrorCode::kUnsupported, "tile programs: bf16 and fp16 only");

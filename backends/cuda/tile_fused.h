@@ -53,6 +53,13 @@ inline constexpr TileProgram kTileProgramOf<MmRsAccTiles<>> = TileProgram::kMmRs
 template <>
 inline constexpr TileProgram kTileProgramOf<MmRsAccPushTiles<>> = TileProgram::kMmRsPushAcc;
 
+// Loads every tile program's kernel (cudaFuncGetAttributes), as preload_programs (kernels.h) the
+// device programs': a kernel loaded lazily at its first launch may synchronize the context, and a
+// fused plan launches its tile program after its entry handshake's stream waits, which a peer that
+// never calls leaves waiting: the load would wait behind them, where no watchdog runs (found on 2x
+// H200: experiments/results/h200x2/round_070d6a0/hang_h200x2.log).
+void preload_tile_programs();
+
 // The tile width the kernel takes for program p's product on `blocks` blocks: 256 or 128 (the
 // fewer waves, then the wider; tile_sched.h's speeds).
 int tile_program_width(TileProgram p, const MatArgs& a, int world, int blocks);
