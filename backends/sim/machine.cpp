@@ -69,6 +69,7 @@ std::vector<Key> keys_of(Machine& m) {
       {"gemm_tile_n", nullptr, &m.gemm_tile_n, true},
       {"mma_TFLOPs", &m.mma_TFLOPs, nullptr},
       {"mma_tile_us", &m.mma_tile_us, nullptr, true},
+      {"mma_peer_store_GBps", &m.mma_peer_store_GBps, nullptr, true},
   };
 }
 

@@ -155,6 +155,12 @@ struct Machine {
   // while the tensor cores wait) and the drain of the MMA pipeline at the tile's end, per
   // mma_tile call (kTileM x kTileN). Fitted with mma_TFLOPs from the tile GEMM's rows (0: none).
   double mma_tile_us = 0;
+  // The rate at which a tile's epilogue stores to a peer's memory leave its block (GB/s), the block
+  // held meanwhile: what a tile stored over NVLink costs beyond a local one (0: nothing). Measured, not
+  // fitted: the mm_rs tile programs' stores alone, to peers against local (tiles_push and tiles_acc
+  // against tiles in their compute-only diagnosis modes, 2x H200: experiments/results/h200x2/
+  // mmrs_acc_diag_9a85573).
+  double mma_peer_store_GBps = 0;
 
   // The GPU rank `rank` runs on (team above): rank % gpus on a team machine, else its own.
   int gpu_of(int rank) const { return team ? rank % gpus : rank; }

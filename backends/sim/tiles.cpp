@@ -16,7 +16,10 @@
 //     fitted operand rate, gemm_GBps, is ~10 TB/s). Assumed, not measured: no L2 model here.
 //   - C: on my HBM (half: a write) if local, else my egress and the owner's ingress (posted
 //     stores: the block goes on when the flow ends and C lands store_latency_us later, so a
-//     release after it waits for it, as for copy).
+//     release after it waits for it, as for copy). A peer's C also holds the block after its
+//     compute for C's bytes at mma_peer_store_GBps: the epilogue's stores over NVLink leave the SM
+//     slower than local ones and the consumer threads wait for them to issue (measured on 2x H200:
+//     ~9 us per 128 x 256 tile stored to the peer, the mm_rs push programs against the pull one).
 // A "peer" on my own GPU (a team machine, Machine::team) is no NVLink: its A or B as a local one,
 // its C on my GPU's HBM.
 // With data: A and B are read when the verb is issued (reads see what has landed; the race check
@@ -154,7 +157,8 @@ void Simulator::mma_tile(Block& b, DType t, uintptr_t c, std::size_t ldc, uintpt
   }
   // Compute time at one SM's share of the machine's rate (flops per ps = TFLOPs / sms), plus the
   // tile's fixed cost (epilogue and pipeline drain, mma_tile_us).
-  const double compute_ps = 2.0 * double(um * un * uk) / (m_.mma_TFLOPs / double(m_.sms)) + m_.mma_tile_us * 1e6;
+  double compute_ps = 2.0 * double(um * un * uk) / (m_.mma_TFLOPs / double(m_.sms)) + m_.mma_tile_us * 1e6;
+  if (far(lc) && m_.mma_peer_store_GBps > 0) compute_ps += c_bytes / gbps_to_bpp(m_.mma_peer_store_GBps);
   const double link_ps = link > 0 ? link / block_bpp_ : 0;
   start_flow(b, index, BytesPerPs(total / std::max({compute_ps, link_ps, 1.0})), total);
 }
