@@ -284,7 +284,9 @@ void PlanExec::wait_main(double timeout_s, const std::string& what) {
     if (e != cudaErrorNotReady) SYMM_CUDA_CHECK(e);
     if (std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() > timeout_s) {
       stuck_ = true;
+      if (std::getenv("SYMM_DEBUG_BENCH_STEPS")) std::fprintf(stderr, "[step] rank %d: wait_main timed out\n", h_.rank);
       std::string why = describe_stuck_wait();
+      if (std::getenv("SYMM_DEBUG_BENCH_STEPS")) std::fprintf(stderr, "[step] rank %d: described\n", h_.rank);
       if (why.empty()) why = "rank " + std::to_string(h_.rank) + ": the plan's streams did not finish";
       // An in-process team stops at its first rank's error: the others' views are printed as they
       // time out, for a diagnosis (SYMM_DEBUG_ALL_STUCK=1).

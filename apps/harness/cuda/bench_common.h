@@ -10,7 +10,9 @@
 #include <array>
 #include <atomic>
 #include <cerrno>
+#include <chrono>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <exception>
@@ -120,6 +122,16 @@ struct Stats {
   double median = 0, p10 = 0, p90 = 0;
 };
 
+// Diagnosis (SYMM_DEBUG_BENCH_STEPS=1): each step of a timed case on stderr with the rank and the
+// seconds since the first step, to find where a rank stops (a hang no watchdog reports).
+inline void bench_step(int rank, const char* what, int i = -1) {
+  static const bool on = std::getenv("SYMM_DEBUG_BENCH_STEPS") != nullptr;
+  if (!on) return;
+  static const auto t0 = std::chrono::steady_clock::now();
+  const double t = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  std::fprintf(stderr, "[step] rank %d %.3f s: %s %d\n", rank, t, what, i);
+}
+
 // Timed samples of one call: `warmup` samples, a barrier, then `iters` samples between events,
 // each a graph of `calls` calls (graph) or `calls` eager calls. `settle` waits for them (bounded);
 // `in_flight` runs while the samples are still in flight (testing hooks).
@@ -141,6 +153,7 @@ class SampleTimer {
     cudaStream_t s = rt_.stream();
     // A team whose ranks share a GPU captures one graph, launched and timed by rank 0 (team_graph.h).
     std::optional<ReplayGraph> g;
+    bench_step(rt_.rank(), graph ? "capture" : "eager");
     if (graph) g.emplace(rt_, one, calls);
     // A team: no rank launches into a peer still instantiating its graph (which may wait for the device).
     if (graph && rt_.team()) rt_.barrier();
@@ -158,13 +171,19 @@ class SampleTimer {
     // (plan_exec.h), ag_mm ce_chunk_gemm's stopped once so on one H100 (a team of 4), and with the
     // meeting 10 of 10 whole fused benches passed (experiments/results/h100x1/team/run13, run14).
     const bool one_by_one = !graph && rt_.team();
+    const int me = rt_.rank();
     for (int i = 0; i < warmup; ++i) {
+      bench_step(me, "warm-up sample", i);
       sample();
       if (one_by_one) settle(), rt_.barrier();
     }
+    bench_step(me, "join");
     if (graph) g->join();
+    bench_step(me, "settle");
     settle();
+    bench_step(me, "barrier");
     rt_.barrier();
+    bench_step(me, "timed samples");
     const bool timed = !graph || g->launches();  // a team graph: rank 0's events time every rank's calls
     for (int i = 0; i < iters_; ++i) {
       if (timed) SYMM_CUDA_CHECK(cudaEventRecord(events_[std::size_t(2 * i)], s));

@@ -173,7 +173,11 @@ class FusedBench {
       if (!cs.algo) return baseline(cs.nccl);
       const FusedAlgo* al = cs.algo;
       if (skip_rank_ == rt_.rank()) return [] {};  // testing (SYMM_TEST_RANK_SKIP): never calls
-      return [=, this]() { exec_.enqueue_fused(*al, f); };
+      return [=, this]() {
+        bench_step(rt_.rank(), "enqueue");
+        exec_.enqueue_fused(*al, f);
+        bench_step(rt_.rank(), "enqueued");
+      };
     };
     auto out_of = [&](const Case& cs) { return cs.algo ? c.get() : base_c.get(); };
     // What a rank is doing, for a timeout's message (Runtime::set_context): "mm_rs
@@ -423,8 +427,11 @@ class FusedBench {
   }
 
   void sync_all(bool plan) {
+    bench_step(rt_.rank(), "wait_main");
     if (plan) exec_.wait_main(o_.plan_timeout_s, rt_.context().empty() ? "fused plan" : rt_.context());
+    bench_step(rt_.rank(), "sync");
     rt_.sync();
+    bench_step(rt_.rank(), "synced");
   }
 
   template <class T>
