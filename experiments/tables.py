@@ -750,6 +750,35 @@ def split_numbers(macro, split_run=SPLIT_RUN, sigwarp_run=SIGWARP_RUN):
             macro("symmSigwarp" + key, "%.1f" % median([r["us"] for r in runs[n] if r["us"] is not None]))
 
 
+# The mm_rs tile program without a reduce pass (tiles_acc) at world 2, sustained (experiments/results/
+# h200x2/mmrs_acc_070d6a0, scripts/gpu/mmrs_acc.sh, read by experiments/fused_power.py): 70B M 16384,
+# 2000 graph replays a run on both GPUs, the medians over two reps of each run's time per call.
+# symmAcc{Gemm,Pull,Push,Acc,Stores}: our tile GEMM alone at the per-rank shape, tiles, tiles_push,
+# tiles_acc, and tiles_acc's NVLink stores alone (compute-only); symmAccClock{Lo,Hi}: the range of the
+# runs' median SM clocks (MHz); symmAccSlowest: defined where tiles_acc is the slowest of the three
+# programs; symmAccGitSha.
+ACC_RUN = "experiments/results/h200x2/mmrs_acc_070d6a0"
+
+
+def acc_numbers(macro, acc_run=ACC_RUN):
+    runs = _power_runs(acc_run, 300.0)
+    if runs is None:
+        return
+    runs = {n: [r for r in rs if r["samples"] and r["us"] is not None] for n, rs in runs.items()}
+    names = {"Gemm": "tile_rs", "Pull": "tiles", "Push": "tiles_push", "Acc": "tiles_acc", "Stores": "acc_compute_only"}
+    if not all(runs.get(n) for n in names.values()):
+        return
+    us = {key: median([r["us"] for r in runs[n]]) for key, n in names.items()}
+    for key, v in us.items():
+        macro("symmAcc" + key, "%.0f" % v)
+    if us["Acc"] > max(us["Pull"], us["Push"]):  # the paper's sentence on it stands only when the data says so
+        macro("symmAccSlowest", "1")
+    clocks = [median([r["clock_mhz"] for r in runs[n]]) for n in names.values()]
+    macro("symmAccClockLo", "%.0f" % min(clocks))
+    macro("symmAccClockHi", "%.0f" % max(clocks))
+    macro("symmAccGitSha", tex(acc_run.rsplit("_", 1)[1][:7]))
+
+
 # cuBLASLt's two speeds at 16384 x 3584 x 2048 on one H200 (experiments/results/h200x1/gemm_burst_bbad638,
 # scripts/gpu/gemm_burst.sh): runs of 20 and 8000 graph replays after 3 s idle, twice. symmBurst{Cublas,
 # Tile}{Short,Long}: us a call (median over the reps), short = 20 calls, long = 8000;
@@ -898,6 +927,7 @@ def numbers():
     barrier_order_numbers(macro)
     power_numbers(macro)
     split_numbers(macro)
+    acc_numbers(macro)
     burst_numbers(macro)
     plan_graph_numbers(macro)
     baseline = data.by(data.baseline_rows(), machine="h200x4")

@@ -78,6 +78,38 @@ class FusedPower(unittest.TestCase):
             self.assertEqual(got.get("symmSplitSideLargest"), "1" if side_largest else None)
             self.assertNotIn("symmSigwarpNew", got)
 
+    def test_acc_numbers(self):
+        # experiments/tables.py's acc_numbers on a sustained run made here: the tile GEMM, the three
+        # programs and tiles_acc's stores alone, one rep each; symmAccSlowest only where the data says so
+        self.acc_case([725.0, 833.0, 841.0, 865.0, 834.0], slowest=True)
+        self.acc_case([725.0, 833.0, 841.0, 820.0, 800.0], slowest=False)
+
+    def acc_case(self, times, slowest):
+        sys.path.insert(0, os.path.join(ROOT, "experiments"))
+        import tables  # noqa: E402
+        with tempfile.TemporaryDirectory() as top:
+            d = os.path.join(top, "mmrs_acc_abc1234")
+            os.mkdir(d)
+            names = ["tile_rs", "tiles", "tiles_push", "tiles_acc", "acc_compute_only"]
+            stamps, rows = [], ["timestamp, index, clocks.current.sm [MHz], power.draw [W], clocks_event_reasons.active, temperature.gpu"]
+            for k, (name, us) in enumerate(zip(names, times)):
+                stamps += [f"start {name} 2026/11/28 08:00:{2 * k:02d}.000", f"end {name} 2026/11/28 08:00:{2 * k + 1:02d}.000"]
+                rows += [f"2026/11/28 08:00:{2 * k:02d}.500, {g}, {1450 + 10 * k}, 650.0, 0x0000000000000004, 50" for g in (0, 1)]
+                if name == "tile_rs":
+                    write(d, f"run_1_{name}_gpu0_h200x2.log", f"bf16 16384 3584 4096 graph coop 128x256x64 {us}  -1.0  -1.000 -1.0\n")
+                else:
+                    write(d, f"run_1_{name}_h200x2.log",
+                          f"mm_rs  mm_rs.tile_st_peer_acc  bf16  16384  3584  8192  1  {us}  {us}  {us}  600.0  -1  -1\n")
+            write(d, "stamps_h200x2.txt", "\n".join(stamps) + "\n")
+            write(d, "smipow_h200x2.csv", "\n".join(rows) + "\n")
+            got = {}
+            tables.acc_numbers(got.__setitem__, acc_run=d)
+            self.assertEqual([got["symmAcc" + k] for k in ("Gemm", "Pull", "Push", "Acc", "Stores")],
+                             ["%.0f" % t for t in times])
+            self.assertEqual((got["symmAccClockLo"], got["symmAccClockHi"]), ("1450", "1490"))
+            self.assertEqual(got["symmAccGitSha"], "abc1234")
+            self.assertEqual(got.get("symmAccSlowest"), "1" if slowest else None)
+
     def test_no_samples(self):
         with tempfile.TemporaryDirectory() as d:
             write(d, "stamps_h200x2.txt", "start a 2026/11/28 08:00:00.000\nend a 2026/11/28 08:00:01.000\n")

@@ -83,10 +83,12 @@ PlanExec::PlanExec(const DeviceHandle& h, cudaStream_t main, int streams, int th
 }
 
 PlanExec::~PlanExec() {
+  if (std::getenv("SYMM_DEBUG_BENCH_STEPS")) std::fprintf(stderr, "[step] rank %d: ~PlanExec\n", h_.rank);
   // A stream still stuck on a flag: the GEMM runner's cudaFree would synchronize the device and
   // never return; the process is ending on the timeout's error anyway, so leave it. The same while
   // any error unwinds: in an in-process team the stuck stream may be a peer's.
   const bool failing = stuck_ || std::uncaught_exceptions() > 0;
+  if (stuck_ && release_on_failure_) release_stuck_waits(10.0);
   if (failing) (void)gemm_.release();
   for (std::size_t i = 1; i < streams_.size(); ++i) cudaStreamDestroy(streams_[i]);
   for (cudaEvent_t e : events_)
@@ -95,7 +97,10 @@ PlanExec::~PlanExec() {
   for (cudaEvent_t e : wait_events_) cudaEventDestroy(e);
   cudaEventDestroy(fork_);
   cudaStreamDestroy(probe_);
-  if (!failing) cudaFreeHost(probe_host_);  // a stuck stream would hold up the free forever: leaked
+  if (!failing) cudaFreeHost(probe_host_);
+  if (std::getenv("SYMM_DEBUG_BENCH_STEPS"))
+    std::fprintf(stderr, "[step] rank %d: ~PlanExec done\n",
+                 h_.rank);  // a stuck stream would hold up the free forever: leaked
 }
 
 cudaEvent_t PlanExec::event(int e) {
@@ -274,6 +279,18 @@ std::string PlanExec::describe_stuck_wait() {
     return describe_stuck_plan_wait(h_.rank, w.stream, w.slot, w.value, seen, k, waits_.size());  // host_logic.h
   }
   return "";
+}
+
+void PlanExec::release_stuck_waits(double bound_s) {
+  const auto t0 = std::chrono::steady_clock::now();
+  while (cudaStreamQuery(streams_[0]) == cudaErrorNotReady &&
+         std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() < bound_s) {
+    for (const PlanWait& w : waits_)
+      if (cudaEventQuery(w.after) == cudaErrorNotReady)
+        (void)reinterpret_cast<WriteFn>(write_fn_)(probe_, CUdeviceptr(h_.pad_local + w.slot), w.value,
+                                                   CU_STREAM_WRITE_VALUE_DEFAULT);
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
 }
 
 void PlanExec::wait_main(double timeout_s, const std::string& what) {

@@ -95,6 +95,16 @@ class PlanExec {
   // Waits for the main stream for at most `timeout_s`; throws kTimeout with
   // describe_stuck_wait() (and `what`) if it does not finish.
   void wait_main(double timeout_s, const std::string& what);
+  // After a wait_main timeout, the rank is failing: every flag wait not yet passed is released (its
+  // value written into this rank's pad from the probe stream, again until the main stream drains or
+  // `bound_s` passes), so that the kernels behind them run, time out on their own bounded device waits
+  // and poison the rank, and the streams drain. Without it the NCCL abort that follows waited for the
+  // stuck stream forever, and the rank never printed its report (2x H200, a peer that never calls a
+  // fused plan: experiments/results/h200x2/hang_76347a1). The destructor does it where
+  // release_on_failure(true) was set (a rank in a process of its own: in an in-process team the
+  // releases are the team's to order, plan_wait_probe.cpp).
+  void release_stuck_waits(double bound_s);
+  void release_on_failure(bool on) { release_on_failure_ = on; }
 
   // Host-verb implementation (used by the CudaHost context in plans.cu).
   // Stream s of the plan. Within a call, a side stream starts after the call's fork the first
@@ -139,7 +149,9 @@ class PlanExec {
   // synchronize the device (cudaMallocHost / cudaFreeHost / cudaFree may) would never return.
   cudaStream_t probe_ = nullptr;
   uint32_t* probe_host_ = nullptr;  // pinned
-  bool stuck_ = false;              // a wait_main timed out and nothing has drained since
+  bool stuck_ = false;
+  bool release_on_failure_ = false;  // release_stuck_waits in the destructor after a timeout              // a
+                                     // wait_main timed out and nothing has drained since
   int threads_;
   void* write_fn_ = nullptr;  // cuStreamWriteValue32
   void* wait_fn_ = nullptr;   // cuStreamWaitValue32

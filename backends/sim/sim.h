@@ -159,7 +159,8 @@ struct Machine {
   // held meanwhile: what a tile stored over NVLink costs beyond a local one (0: nothing). Measured, not
   // fitted: the mm_rs tile programs' stores alone, to peers against local (tiles_push and tiles_acc
   // against tiles in their compute-only diagnosis modes, 2x H200: experiments/results/h200x2/
-  // mmrs_acc_diag_9a85573).
+  // mmrs_acc_diag_9a85573). Those runs also held 2-7 % lower SM clocks than the local-store run (the
+  // GPUs at their power cap): the rate lumps the stores' issue time with the power they draw.
   double mma_peer_store_GBps = 0;
 
   // The GPU rank `rank` runs on (team above): rank % gpus on a team machine, else its own.

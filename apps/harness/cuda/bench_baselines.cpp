@@ -134,7 +134,10 @@ void Bench::settle(const Case& c, std::size_t bytes) {
 }
 
 PlanExec& Bench::plan_exec() {
-  if (!plan_exec_) plan_exec_ = std::make_unique<PlanExec>(rt_.handle(), rt_.stream(), o_.streams, kDefaultThreads);
+  if (!plan_exec_) {
+    plan_exec_ = std::make_unique<PlanExec>(rt_.handle(), rt_.stream(), o_.streams, kDefaultThreads);
+    plan_exec_->release_on_failure(!rt_.team());  // before the NCCL abort, which would wait for them
+  }
   return *plan_exec_;
 }
 

@@ -48,6 +48,9 @@ class FusedBench {
         exec_(rt.handle(), rt.stream(), o.streams, 512),
         gemm_(1, rt.handle().gpu_ranks),
         timer_(rt, o.iters) {
+    // A rank of its own process that times out on a plan's flag releases its stuck waits before the
+    // NCCL abort, which would wait for them (plan_exec.h).
+    exec_.release_on_failure(!rt.team());
     machine_ = o.machine.empty() ? rt.machine() : o.machine;
     csv_.open(rt, o.csv, csv_header());
   }
@@ -540,7 +543,9 @@ int run_fused_bench(const FusedBenchOptions& o) {
   try {
     return rank_main(rt);
   } catch (...) {
+    bench_step(rt.rank(), "aborting");
     rt.abort();  // a peer may wait in NCCL for this rank: wait for nothing more
+    bench_step(rt.rank(), "aborted");
     throw;
   }
 }
