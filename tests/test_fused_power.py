@@ -20,6 +20,23 @@ def write(d, name, text):
         f.write(text)
 
 
+def sustained_run(d, names, times, clock0, algo):
+    """A sustained run's folder as scripts/gpu/mmrs_power.sh / mmrs_acc.sh leave it: one rep of each
+    run, its window stamped, two busy samples (SM clock clock0 + 10 k for the k-th run) and its time a
+    call (the first run: the tile GEMM alone, gemm-bench's line; the others: the fused bench's row)."""
+    os.mkdir(d)
+    stamps, rows = [], ["timestamp, index, clocks.current.sm [MHz], power.draw [W], clocks_event_reasons.active, temperature.gpu"]
+    for k, (name, us) in enumerate(zip(names, times)):
+        stamps += [f"start {name} 2026/11/28 08:00:{2 * k:02d}.000", f"end {name} 2026/11/28 08:00:{2 * k + 1:02d}.000"]
+        rows += [f"2026/11/28 08:00:{2 * k:02d}.500, {g}, {clock0 + 10 * k}, 650.0, 0x0000000000000004, 50" for g in (0, 1)]
+        if k == 0:
+            write(d, f"run_1_{name}_gpu0_h200x2.log", f"bf16 16384 3584 4096 graph coop 128x256x64 {us}  -1.0  -1.000 -1.0\n")
+        else:
+            write(d, f"run_1_{name}_h200x2.log", f"mm_rs  {algo}  bf16  16384  3584  8192  1  {us}  {us}  {us}  600.0  -1  -1\n")
+    write(d, "stamps_h200x2.txt", "\n".join(stamps) + "\n")
+    write(d, "smipow_h200x2.csv", "\n".join(rows) + "\n")
+
+
 class FusedPower(unittest.TestCase):
     def test_table(self):
         with tempfile.TemporaryDirectory() as d:
@@ -56,19 +73,8 @@ class FusedPower(unittest.TestCase):
         import tables  # noqa: E402
         with tempfile.TemporaryDirectory() as top:
             d = os.path.join(top, "mmrs_power_abc1234")
-            os.mkdir(d)
-            names = ["tile_rs", "compute_only", "no_reduce", "no_side", "tiles"]
-            stamps, rows = [], ["timestamp, index, clocks.current.sm [MHz], power.draw [W], clocks_event_reasons.active, temperature.gpu"]
-            for k, (name, us) in enumerate(zip(names, times)):
-                stamps += [f"start {name} 2026/11/28 08:00:{2 * k:02d}.000", f"end {name} 2026/11/28 08:00:{2 * k + 1:02d}.000"]
-                rows += [f"2026/11/28 08:00:{2 * k:02d}.500, {g}, {1470 + 10 * k}, 650.0, 0x0000000000000004, 50" for g in (0, 1)]
-                if name == "tile_rs":
-                    write(d, f"run_1_{name}_gpu0_h200x2.log", f"bf16 16384 3584 4096 graph coop 128x256x64 {us}  -1.0  -1.000 -1.0\n")
-                else:
-                    write(d, f"run_1_{name}_h200x2.log",
-                          f"mm_rs  mm_rs.tile_st_ld_reduce  bf16  16384  3584  8192  1  {us}  {us}  {us}  600.0  -1  -1\n")
-            write(d, "stamps_h200x2.txt", "\n".join(stamps) + "\n")
-            write(d, "smipow_h200x2.csv", "\n".join(rows) + "\n")
+            sustained_run(d, ["tile_rs", "compute_only", "no_reduce", "no_side", "tiles"], times, 1470,
+                          "mm_rs.tile_st_ld_reduce")
             got = {}
             tables.split_numbers(got.__setitem__, split_run=d, sigwarp_run=os.path.join(top, "none"))
             self.assertEqual([got["symmSplit" + k] for k in ("Gemm", "ComputeOnly", "NoReduce", "NoSide", "Program")],
@@ -89,19 +95,8 @@ class FusedPower(unittest.TestCase):
         import tables  # noqa: E402
         with tempfile.TemporaryDirectory() as top:
             d = os.path.join(top, "mmrs_acc_abc1234")
-            os.mkdir(d)
-            names = ["tile_rs", "tiles", "tiles_push", "tiles_acc", "acc_compute_only"]
-            stamps, rows = [], ["timestamp, index, clocks.current.sm [MHz], power.draw [W], clocks_event_reasons.active, temperature.gpu"]
-            for k, (name, us) in enumerate(zip(names, times)):
-                stamps += [f"start {name} 2026/11/28 08:00:{2 * k:02d}.000", f"end {name} 2026/11/28 08:00:{2 * k + 1:02d}.000"]
-                rows += [f"2026/11/28 08:00:{2 * k:02d}.500, {g}, {1450 + 10 * k}, 650.0, 0x0000000000000004, 50" for g in (0, 1)]
-                if name == "tile_rs":
-                    write(d, f"run_1_{name}_gpu0_h200x2.log", f"bf16 16384 3584 4096 graph coop 128x256x64 {us}  -1.0  -1.000 -1.0\n")
-                else:
-                    write(d, f"run_1_{name}_h200x2.log",
-                          f"mm_rs  mm_rs.tile_st_peer_acc  bf16  16384  3584  8192  1  {us}  {us}  {us}  600.0  -1  -1\n")
-            write(d, "stamps_h200x2.txt", "\n".join(stamps) + "\n")
-            write(d, "smipow_h200x2.csv", "\n".join(rows) + "\n")
+            sustained_run(d, ["tile_rs", "tiles", "tiles_push", "tiles_acc", "acc_compute_only"], times, 1450,
+                          "mm_rs.tile_st_peer_acc")
             got = {}
             tables.acc_numbers(got.__setitem__, acc_run=d)
             self.assertEqual([got["symmAcc" + k] for k in ("Gemm", "Pull", "Push", "Acc", "Stores")],

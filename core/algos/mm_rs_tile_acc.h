@@ -155,12 +155,7 @@ struct MmRsTileStPeerAccT {
   template <class T, class Host>
   static void run(Host& h, const FusedArgs& f) {
     const int n = h.world();
-    CollArgs c;
-    c.mat.a = f.a;
-    c.mat.b = f.b;
-    c.mat.c = f.c;
-    c.mat.work = f.work;
-    c.mat.m = uint32_t(f.m), c.mat.n = uint32_t(f.n), c.mat.k = uint32_t(f.k / std::size_t(n));
+    const CollArgs c = mm_rs_tile_args(f, n);
     using L = MmRsTileLayout;
     const uint32_t rows = uint32_t(f.m / std::size_t(n));
     const int blocks = L::blocks_of(f.sms);

@@ -331,6 +331,17 @@ struct MmRsTiles {
   }
 };
 
+// The mm_rs tile programs' arguments from the plan's (CollArgs::mat: a, b, c, work; M, N, K / world).
+inline CollArgs mm_rs_tile_args(const FusedArgs& f, int world) {
+  CollArgs c;
+  c.mat.a = f.a;
+  c.mat.b = f.b;
+  c.mat.c = f.c;
+  c.mat.work = f.work;
+  c.mat.m = uint32_t(f.m), c.mat.n = uint32_t(f.n), c.mat.k = uint32_t(f.k / std::size_t(world));
+  return c;
+}
+
 // kFault (tests only): kNoWait (in the kernel), kNoEntry (the plan's handshake left out).
 template <bool kPush, PlanFault kFault = PlanFault::kNone>
 struct MmRsTileReduceT {
@@ -347,12 +358,7 @@ struct MmRsTileReduceT {
   template <class T, class Host>
   static void run(Host& h, const FusedArgs& f) {
     const int n = h.world();
-    CollArgs c;
-    c.mat.a = f.a;
-    c.mat.b = f.b;
-    c.mat.c = f.c;
-    c.mat.work = f.work;
-    c.mat.m = uint32_t(f.m), c.mat.n = uint32_t(f.n), c.mat.k = uint32_t(f.k / std::size_t(n));
+    CollArgs c = mm_rs_tile_args(f, n);
     using L = MmRsTileLayout;
     const uint32_t rows = uint32_t(f.m / std::size_t(n));
     const int blocks = L::blocks_of(f.sms);

@@ -14,16 +14,9 @@
 source scripts/gpu/nvlink_env.sh
 ITERS=${ITERS:-400}
 source scripts/gpu/power_samples.sh
-run() {  # name algo mode sms [extra args]
-  local name=$1 algo=$2 mode=$3 sms=$4
-  shift 4
-  stamp start $name
-  timeout 120 env SYMM_DEBUG_MMRS_TILES=$mode SYMM_DEBUG_FUSED_SMS=$sms $BIN launch -n $W -- $BIN bench --backend cuda \
-    --op mm_rs --algo $algo --dtype bf16 --shape 70b --m 16384 --mode graph --iters $ITERS --calls 5 --no-baselines \
-    --timing-only "$@" > "$DIR/run_${rep}_${name}_$M.log" 2>&1
-  echo "# $name rc $?"
-  stamp end $name
-  grep -E "^mm_rs " "$DIR/run_${rep}_${name}_$M.log" | cut -c1-150
+run() {  # name algo mode sms [extra args] (power_samples.sh)
+  local sms=$4
+  SYMM_DEBUG_FUSED_SMS=$sms mmrs_sustained "$1" "$2" "$3" "${@:5}"
 }
 for rep in 1 2; do
   run acc_co tiles_acc compute-only 0

@@ -11,16 +11,7 @@ source scripts/gpu/nvlink_env.sh
 ITERS=${ITERS:-400}
 source scripts/gpu/power_samples.sh
 K=8192
-program() {  # name mode
-  local name=$1
-  stamp start $name
-  timeout 120 env SYMM_DEBUG_MMRS_TILES=$2 $BIN launch -n $W -- $BIN bench --backend cuda --op mm_rs --algo tiles \
-    --dtype bf16 --shape 70b --m 16384 --mode graph --iters $ITERS --calls 5 --no-baselines --timing-only \
-    > "$DIR/run_${rep}_${name}_$M.log" 2>&1
-  echo "# $name rc $?"
-  stamp end $name
-  grep -E "^mm_rs " "$DIR/run_${rep}_${name}_$M.log" | cut -c1-150
-}
+program() { mmrs_sustained "$1" tiles "$2"; }  # name mode (power_samples.sh)
 for rep in 1 2; do
   gemm_alone tile_rs tile 16384,3584,$((K / W))
   program tiles ""

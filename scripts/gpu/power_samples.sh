@@ -28,3 +28,19 @@ gemm_alone() {
   stamp end $name
   echo "$name: $(grep -E "^bf16" "$DIR/run_${rep}_${name}_gpu0_$M.log" | tail -1 | cut -c1-120)"
 }
+# mmrs_sustained <name> <algo> [SYMM_DEBUG_MMRS_TILES mode] [bench args...]: the mm_rs program at 70B
+# M 16384 on W ranks, ITERS x 5 graph replays, timing only, its window stamped; its log
+# run_<rep>_<name>_$M.log. SYMM_DEBUG_FUSED_SMS, when set, caps the tile programs' blocks. Needs W,
+# BIN, ITERS and rep.
+mmrs_sustained() {
+  local name=$1 algo=$2 mode=${3:-}
+  shift 2
+  [ $# -gt 0 ] && shift
+  stamp start $name
+  timeout 120 env SYMM_DEBUG_MMRS_TILES=$mode $BIN launch -n $W -- $BIN bench --backend cuda --op mm_rs --algo $algo \
+    --dtype bf16 --shape 70b --m 16384 --mode graph --iters $ITERS --calls 5 --no-baselines --timing-only "$@" \
+    > "$DIR/run_${rep}_${name}_$M.log" 2>&1
+  echo "# $name rc $?"
+  stamp end $name
+  grep -E "^mm_rs " "$DIR/run_${rep}_${name}_$M.log" | cut -c1-150
+}
