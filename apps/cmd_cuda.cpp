@@ -72,7 +72,11 @@ constexpr const char* kBenchCudaBoundsHelp =
     "  and the call, aborts the NCCL communicator and exits 1; `symmcoll launch` then stops the\n"
     "  other ranks (SIGTERM, SIGKILL a second later). A stream that has not finished after\n"
     "  SYMM_STREAM_TIMEOUT_S seconds with nothing reported (default max(30, 4 x the wait bound))\n"
-    "  is reported the same way.\n\n";
+    "  is reported the same way. A host plan's flag waits give up after --plan-timeout seconds\n"
+    "  (default 10): the rank names the wait (rank, stream, slot, expected and seen values), releases\n"
+    "  its own stuck waits so that its streams drain, then aborts as above.\n"
+    "  SYMM_DEBUG_BENCH_STEPS=1 prints each step of a timed case (rank, seconds) on stderr: where a\n"
+    "  rank stopped, if a run ever ends without a report.\n\n";
 constexpr const char* kBenchCudaTestingHelp =
     "testing (make ranks disagree; the GPU suite's no-hang cases; R = a rank):\n"
     "  SYMM_TEST_RANK_ALGO=R:ALGO   rank R runs ALGO (same op) instead of each requested algorithm\n"
