@@ -23,7 +23,10 @@
 // no tail after the last tile: the reduce is the own tiles' epilogue reading world - 1 local slots,
 // and every byte crosses NVLink once, as the producer's stores. (On 2x H200 the pull program's
 // side reduce and tail cost ~60 us of its 833 sustained over a 730-us tile GEMM:
-// experiments/results/h200x2/mmrs_walk_689d689.)
+// experiments/results/h200x2/mmrs_walk_689d689.) Measured, it is not faster there: 865 us sustained
+// against the pull program's 833 at 70B M 16384, its NVLink stores alone 834 (experiments/results/
+// h200x2/mmrs_acc_070d6a0): a tile the epilogue stores to a peer holds the MMA warpgroups longer than
+// a local one (the simulator's mma_peer_store_GBps). At 8B M 4096 it is the fastest tile program.
 //
 // Deadlock-free: a block waits only before its own tiles, on peers' tiles, which every block computes
 // before any wait of its own (all blocks resident: the persistent grid). Ranks in step seldom wait:
