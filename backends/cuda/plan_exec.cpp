@@ -83,7 +83,6 @@ PlanExec::PlanExec(const DeviceHandle& h, cudaStream_t main, int streams, int th
 }
 
 PlanExec::~PlanExec() {
-  if (std::getenv("SYMM_DEBUG_BENCH_STEPS")) std::fprintf(stderr, "[step] rank %d: ~PlanExec\n", h_.rank);
   // A stream still stuck on a flag: the GEMM runner's cudaFree would synchronize the device and
   // never return; the process is ending on the timeout's error anyway, so leave it. The same while
   // any error unwinds: in an in-process team the stuck stream may be a peer's.
@@ -97,10 +96,7 @@ PlanExec::~PlanExec() {
   for (cudaEvent_t e : wait_events_) cudaEventDestroy(e);
   cudaEventDestroy(fork_);
   cudaStreamDestroy(probe_);
-  if (!failing) cudaFreeHost(probe_host_);
-  if (std::getenv("SYMM_DEBUG_BENCH_STEPS"))
-    std::fprintf(stderr, "[step] rank %d: ~PlanExec done\n",
-                 h_.rank);  // a stuck stream would hold up the free forever: leaked
+  if (!failing) cudaFreeHost(probe_host_);  // a stuck stream would hold up the free forever: leaked
 }
 
 cudaEvent_t PlanExec::event(int e) {
@@ -301,9 +297,7 @@ void PlanExec::wait_main(double timeout_s, const std::string& what) {
     if (e != cudaErrorNotReady) SYMM_CUDA_CHECK(e);
     if (std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() > timeout_s) {
       stuck_ = true;
-      if (std::getenv("SYMM_DEBUG_BENCH_STEPS")) std::fprintf(stderr, "[step] rank %d: wait_main timed out\n", h_.rank);
       std::string why = describe_stuck_wait();
-      if (std::getenv("SYMM_DEBUG_BENCH_STEPS")) std::fprintf(stderr, "[step] rank %d: described\n", h_.rank);
       if (why.empty()) why = "rank " + std::to_string(h_.rank) + ": the plan's streams did not finish";
       // An in-process team stops at its first rank's error: the others' views are printed as they
       // time out, for a diagnosis (SYMM_DEBUG_ALL_STUCK=1).

@@ -56,8 +56,8 @@ inline constexpr TileProgram kTileProgramOf<MmRsAccPushTiles<>> = TileProgram::k
 // Loads every tile program's kernel (cudaFuncGetAttributes), as preload_programs (kernels.h) the
 // device programs': a kernel loaded lazily at its first launch may synchronize the context, and a
 // fused plan launches its tile program after its entry handshake's stream waits, which a peer that
-// never calls leaves waiting: the load would wait behind them, where no watchdog runs (found on 2x
-// H200: experiments/results/h200x2/round_070d6a0/hang_h200x2.log).
+// never calls leaves waiting: the load would wait behind them, where no watchdog runs. (Not what held
+// the never-calling-peer cases on 2x H200: that was the NCCL abort, plan_exec.h release_stuck_waits.)
 void preload_tile_programs();
 
 // The tile width the kernel takes for program p's product on `blocks` blocks: 256 or 128 (the

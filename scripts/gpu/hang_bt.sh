@@ -16,4 +16,4 @@ for p in $(pgrep -f "bench --backend cuda --no-baselines"); do
 done > $OUT/bt_$mode.txt 2>&1
 wait
 done
-tail -5 $OUT/h_*.log; cat $OUT/tools.txt; head -120 $OUT/bt_eager.txt
+tail -n 5 $OUT/h_*.log; cat $OUT/tools.txt; head -120 $OUT/bt_eager.txt
