@@ -359,11 +359,22 @@ def machine_param(machine, key):
 
 def tune_rows(machine):
     """The block-count sweeps (tune_*.csv) under experiments/results/<machine>/ (result_csvs): calibration
-    input, never table or figure rows."""
+    input, never table or figure rows. Where several sweeps measured one algorithm at one block count in
+    one cell, the newest sweep's row (run_key), as newest_runs does for the bench rows: a sweep run again
+    with a newer binary replaces the rows of the kernels it superseded."""
     rows = []
     for path in result_csvs(machine, "tune*.csv"):
         rows += [r for r in read_rows(path) if r["backend"] == "cuda"]
-    return rows
+    by_source = {}
+    for r in rows:
+        by_source.setdefault(r["source"], []).append(r)
+    key = {p: run_key(p, rs) for p, rs in by_source.items()}
+    pick = {}
+    for r in rows:
+        c = cell(r) + (r["algo"], r["blocks"])
+        if c not in pick or key[r["source"]] > key[pick[c]]:
+            pick[c] = r["source"]
+    return [r for r in rows if pick[cell(r) + (r["algo"], r["blocks"])] == r["source"]]
 
 
 def by(rows, **match):
