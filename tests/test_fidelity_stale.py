@@ -15,7 +15,10 @@ import data  # noqa: E402
 import fidelity  # noqa: E402
 
 BEFORE = "e6bc023"  # older than PLAN_CHANGES from 4f1e9e1 on
-OWN, BIG, PUSH, CAP, CHUNKS, HALF, ONE, PLAIN, IDLE = (c[0] for c in fidelity.PLAN_CHANGES[:9])
+COMMITS = [c[0] for c in fidelity.PLAN_CHANGES]
+OWN, BIG, PUSH, CAP, CHUNKS, HALF, ONE, PLAIN = COMMITS[:8]
+IDLE, ADVANCE, BARRIER = "f605212", "bc41760", "048a34b"  # an idle side stream; the device programs' kernels
+assert {IDLE, ADVANCE, BARRIER} <= set(COMMITS)
 
 
 def row(algo, sha, shard=64 << 20, world=2):
@@ -24,7 +27,7 @@ def row(algo, sha, shard=64 << 20, world=2):
 
 class Stale(unittest.TestCase):
     def setUp(self):
-        if any(data.is_ancestor(BEFORE, c) is not True for c in (PUSH, CAP, CHUNKS, HALF, ONE, IDLE)):
+        if any(data.is_ancestor(BEFORE, c) is not True for c in (PUSH, CAP, CHUNKS, HALF, ONE, IDLE, ADVANCE, BARRIER)):
             self.skipTest("git cannot order this repository's commits here")
 
     def commit(self, r):
@@ -62,13 +65,23 @@ class Stale(unittest.TestCase):
         self.assertEqual(self.commit(row("all_gather.ce_sm_st", OWN, shard=16 << 20)), None)
 
     def test_a_change_to_one_world_leaves_the_others(self):
-        # The LL reductions' plain own part is world 2's only: their rows at 4 ranks stay.
-        self.assertEqual(self.commit(row("all_reduce.st_ll_reduce", ONE, world=2)), PLAIN)
-        self.assertIsNone(self.commit(row("all_reduce.st_ll_reduce", ONE, world=4)))
-        self.assertIsNone(self.commit(row("reduce_scatter.st_ll_reduce", PLAIN, world=2)))
+        # IDLE's idle side stream: the ring reduce-scatter's at world 2 only.
+        self.assertEqual(self.commit(row("reduce_scatter.ce_st_ring_reduce", CAP, world=2)), IDLE)
+        self.assertIsNone(self.commit(row("reduce_scatter.ce_st_ring_reduce", CAP, world=4)))
+
+    def test_a_kernel_change_makes_every_older_row_of_its_programs_stale(self):
+        # The epoch advance (ADVANCE) changed every device program at every world; the barrier's
+        # wait order (BARRIER) every one but the LL programs, which have no barrier.
+        for w in (2, 4):
+            self.assertEqual(self.commit(row("all_reduce.st_ll_reduce", ONE, world=w)), ADVANCE)
+            self.assertIsNone(self.commit(row("all_reduce.st_ll_reduce", ADVANCE, world=w)))
+            self.assertEqual(self.commit(row("all_reduce.ld_reduce", ADVANCE, world=w)), BARRIER)
+            self.assertIsNone(self.commit(row("all_reduce.ld_reduce", BARRIER, world=w)))
+        # A host plan is not a device program: the kernel changes leave its rows.
+        self.assertIsNone(self.commit(row("all_gather.ce_st", BARRIER)))
 
     def test_unlisted_algorithms_and_unknown_commits_stay(self):
-        self.assertIsNone(self.commit(row("all_gather.st_ll", BEFORE)))
+        self.assertIsNone(self.commit(row("mm_rs.tile_st_peer_acc", BEFORE)))
         self.assertIsNone(self.commit(row("mm_rs.gemm_ce_acc", "not-a-sha")))
         self.assertIsNone(self.commit(row("mm_rs.gemm_ce_acc", "0000000")))
 

@@ -37,6 +37,7 @@ Simulator::Simulator(const RunSpec& spec, Workload work, std::vector<int> call_b
       fence_ps_(us_to_ps(spec.machine.acquire_us * spec.machine.release_fence_share)),
       acquire_wait_ps_(acquire_ps_ - fence_ps_),
       fence_gap_ps_(us_to_ps(spec.machine.fence_gap_us)),
+      local_store_fence_ps_(us_to_ps(spec.machine.local_store_fence_us)),
       signal_next_ps_(us_to_ps(spec.machine.signal_next_us)),
       wait_next_ps_(us_to_ps(spec.machine.wait_next_us)),
       load_overlap_(spec.machine.load_overlap != 0),

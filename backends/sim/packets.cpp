@@ -60,6 +60,7 @@ void Simulator::put_ll(Block& b, uintptr_t dst, uintptr_t src, std::size_t bytes
   const int me = b.rank;
   if (s.space != me || d.space != me) touch_peer(b);
   b.fence_pending = true;
+  b.stored_local |= d.space == me;
   uint32_t index;
   Transfer& x = new_transfer(b, "put_ll", index);
   x.remote_load = s.space != me;
@@ -282,6 +283,7 @@ void Simulator::reduce_ll(Block& b, DType t, uintptr_t dst, const void* const* s
     trace_->arrow(b.ll_from,
                   trace_->slice(Trace::pid(me), Trace::block_tid(b.index), "packets seen", q_.now(), q_.now()));
   b.fence_pending = true;
+  b.stored_local |= d.space == me;
   uint32_t index;
   Transfer& x = new_transfer(b, "reduce_ll", index);
   x.issued = t0;  // the slice shows the spin too

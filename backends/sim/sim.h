@@ -64,6 +64,13 @@ struct Machine {
   // release against relaxed, 1..64 blocks; 0: fences never slow each other). Flagged-packet
   // programs neither fence nor wait on flags.
   double fence_gap_us = 0;
+  // A release's fence costs this much more when the block has stored into its own memory since its
+  // last fenced release (a data verb's destination: copy, reduce, the LL verbs, a tile): the stores'
+  // acknowledgement it waits for. A peer's stores it waits for as they land (store_latency_us, from
+  // the ping-pong that stores before its release); after only an acquire (the other ping-pongs) no
+  // more than the fence (0: no such cost). Fitted from calibrate's fence_chain_local rows (a 16-byte
+  // local copy and a release, round after round) against the simulated rounds (fit.cpp).
+  double local_store_fence_us = 0;
   // A signal a block issues right after its previous signal, to another peer (no other verb
   // between: a barrier's second and later signals) costs this to issue (0: nothing). The first
   // signal's issue is in flag_latency_us, which the ping-pongs measure one signal a hop. Fitted from

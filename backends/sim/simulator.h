@@ -92,6 +92,9 @@ struct Block {
   // A release would fence: a data verb or an acquire since the block's last fenced release (or its
   // start: the launch's predecessors), machine key release_fence_share.
   bool fence_pending = true;
+  // The block has stored into its own memory (a data verb's destination) since its last fenced
+  // release: that release's fence pays local_store_fence_us more (machine key).
+  bool stored_local = false;
   // The block's last verb (kRunSignal: a signal to run_peer; kRunWait: a wait on a flag run_peer
   // writes; kRunOther: any other verb): a signal right after a signal to another peer pays
   // signal_next_us, a wait of a flag already set right after a wait on another rank's flag
@@ -410,7 +413,7 @@ class Simulator {
   const TimePs fence_ps_, acquire_wait_ps_;
   // Machine key fence_gap_us: what a release's fence pays for each other block of its GPU that is
   // fencing or waiting for a flag (syncing_[gpu]: those blocks now; verbs.cpp, signal and wait).
-  const TimePs fence_gap_ps_;
+  const TimePs fence_gap_ps_, local_store_fence_ps_;
   // Machine keys signal_next_us and wait_next_us (Block::run_kind) and load_overlap (verbs.cpp, copy).
   const TimePs signal_next_ps_, wait_next_ps_;
   const bool load_overlap_;

@@ -97,6 +97,7 @@ void Simulator::mma_tile(Block& b, DType t, uintptr_t c, std::size_t ldc, uintpt
   if (la.space != me || lb.space != me || lc.space != me || remote_in) touch_peer(b);
 
   b.fence_pending = true;
+  b.stored_local |= lc.space == me;
   uint32_t index;
   Transfer& x = new_transfer(b, "mma_tile", index);
   x.remote_load = la.space != me || lb.space != me || remote_in;

@@ -58,6 +58,7 @@ void Simulator::copy(Block& b, uintptr_t dst, uintptr_t src, std::size_t bytes) 
   if (!overlap || (b.load_peers >> s.space & 1)) settle_loads(b);
   if (s.space != me || d.space != me) touch_peer(b);
   b.fence_pending = true;
+  b.stored_local |= d.space == me;
   uint32_t index;
   Transfer& x = new_transfer(b, "copy", index);
   x.remote_load = s.space != me;
@@ -105,6 +106,7 @@ void Simulator::reduce(Block& b, DType t, uintptr_t dst, const void* const* srcs
     if (peer) touch_peer(b);
   }
   b.fence_pending = true;
+  b.stored_local |= d.space == me;
   uint32_t index;
   Transfer& x = new_transfer(b, "reduce", index);
   x.posted = d.space != me;
@@ -195,6 +197,8 @@ void Simulator::multimem(Block& b, DType t, uintptr_t mc, std::size_t count, Red
 // the block has something to publish since its last fence (a data verb, an acquire, or its
 // start), pays its fence: release_fence_share of acquire_us (machine keys), as the CUDA block
 // fences once and lets later signals with nothing new in between reuse that fence; plus
+// local_store_fence_us if the block stored into its own memory since its last fence (its stores'
+// acknowledgement; a peer's stores it waited for above, store_latency_us); plus
 // fence_gap_us for every other block of its GPU that is fencing or waiting for a flag as it starts.
 void Simulator::signal(Block& b, int peer, uint32_t slot, uint32_t value, MemOrder order) {
   if (peer < 0 || peer >= world_ || slot >= pad::kFlagSlots)
@@ -224,7 +228,8 @@ void Simulator::signal(Block& b, int peer, uint32_t slot, uint32_t value, MemOrd
     b.fence_pending = false;
     // fence_gap_us more for each other block of the GPU in a fence or a wait as this one starts.
     int& syncing = syncing_[std::size_t(m_.gpu_of(b.rank))];
-    const TimePs t = fence_ps_ + fence_gap_ps_ * TimePs(syncing);
+    const TimePs t = fence_ps_ + fence_gap_ps_ * TimePs(syncing) + (b.stored_local ? local_store_fence_ps_ : 0);
+    b.stored_local = false;
     if (t > 0) {
       ++syncing;
       q_.push(q_.now() + t, kResumeBlock, uint32_t(b.rank * stride_ + b.index), 0);
@@ -345,11 +350,20 @@ void Simulator::wait(Block& b, uint32_t slot, uint32_t value, MemOrder order) {
   }
 }
 
-// advance: free, one fiber is the whole block.
+// advance: the block's epoch counter, read and bumped in its own memory (one fiber is the whole
+// block: no race): a local load's round trip (machine key local_load_us), as the GPU's verb traces
+// show it, 0.20-0.54 us a call (experiments/tables/verbs_*.md; the CUDA threads read the counter
+// themselves, so nothing else is in it).
 uint32_t Simulator::advance(Block& b, uint32_t slot) {
   if (slot >= pad::kPadSlots)
     fail(ErrorCode::kInvalidArgument, "advance(slot=" + std::to_string(slot) + ") is outside the signal pad");
-  return ++flags_[uint64_t(b.rank) * pad::kPadSlots + slot];
+  const uint32_t v = ++flags_[uint64_t(b.rank) * pad::kPadSlots + slot];
+  if (local_load_ps_ > 0) {
+    q_.push(q_.now() + local_load_ps_, kResumeBlock, uint32_t(b.rank * stride_ + b.index), 0);
+    b.state = BlockState::kTransfer;
+    yield(b);
+  }
+  return v;
 }
 
 }  // namespace symm::sim

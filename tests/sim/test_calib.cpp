@@ -32,7 +32,8 @@ Machine odd_machine() {
   m.acquire_us = 0.35;
   m.release_fence_share = 0.6;
   m.fence_gap_us = 0.013;
-  m.signal_next_us = 0.3;  // a later signal and a later wait apart, both charged
+  m.local_store_fence_us = 0.17;  // a release after local stores, apart from the ping-pongs' costs
+  m.signal_next_us = 0.3;         // a later signal and a later wait apart, both charged
   m.wait_next_us = 0.2;
   m.ll_read_GBps = 23;
   m.flag_latency_us = 1.7;
@@ -104,7 +105,9 @@ void expect_recovers(const Machine& in, int world) {
   expect_near_rel(out.store_latency_us, in.store_latency_us, "store_latency_us");
   expect_near_rel(out.acquire_us, in.acquire_us, "acquire_us");
   EXPECT_NEAR(out.release_fence_share, in.release_fence_share, 0.01) << "release_fence_share";
-  EXPECT_NEAR(out.fence_gap_us, in.fence_gap_us, 2e-4) << "fence_gap_us";
+  // 3 %: at 8 ranks the barrier rows' epoch advances (a local load each) shift the search a little.
+  EXPECT_NEAR(out.fence_gap_us, in.fence_gap_us, 4e-4) << "fence_gap_us";
+  expect_near_rel(out.local_store_fence_us, in.local_store_fence_us, "local_store_fence_us");
   expect_near_rel(out.flag_latency_us, in.flag_latency_us, "flag_latency_us");
   expect_near_rel(out.ll_read_GBps, in.ll_read_GBps, "ll_read_GBps");
   expect_near_rel(out.load_rtt_us, in.load_rtt_us, "load_rtt_us");
@@ -301,13 +304,12 @@ TEST(Calib, ATeamMachineFitsItsL2FromTheCopiesThatFitInIt) {
 // eager GEMM rows and the acquire chain (acquires of a flag the block set itself: as a key of its
 // own, acquire_set_us, fitted from one H100's chain at 0.19 us beside the bench-fitted fence share,
 // it made world 4's barrier-bound programs 15-20 % optimistic held out). acquire_peer_flags is not
-// data only: FenceShareFromPeerFlagAcquires below.
+// data only: FenceShareFromPeerFlagAcquires below; nor is fence_chain_local (local_store_fence_us).
 TEST(Calib, DataOnlyRowsDoNotMoveTheFit) {
   CalibTable t = table_for(odd_machine(), 4);
   const Machine base = machine("h200x4");
   const std::string a = fit_machine(t, base, "m", "x.csv").ini;
-  for (const char* bench :
-       {"gemm_fused", "acquire_chain", "peer_copy_chain", "fence_chain_local", "fence_chain_peer"}) {
+  for (const char* bench : {"gemm_fused", "acquire_chain", "peer_copy_chain", "fence_chain_peer"}) {
     int changed = 0;
     for (CalibRow& r : t.rows)
       if (r.bench == bench) r.time_us *= 1.5, ++changed;

@@ -328,6 +328,62 @@ TEST(Golden, BlocksFencingTogetherSlowEachOther) {
   EXPECT_DOUBLE_EQ(run(s).time_us, 1 + 1);
 }
 
+// Rank 0 block 0 copies `bytes` from its in to its own out (kPeer: to rank 1's out) and releases a
+// flag to rank 1, which waits for it (relaxed).
+template <bool kPeer>
+struct CopyThenRelease {
+  template <class T, class Ctx>
+  static void run(Ctx& ctx, const CollArgs& a) {
+    if (ctx.rank() == 0) {
+      ctx.copy(kPeer ? ctx.peer(a.out, 1) : a.out, a.in, a.count * sizeof(T));
+      ctx.signal(1, pad::flag(1, 0, 0), 1, MemOrder::kRelease);
+    } else if (ctx.rank() == 1) {
+      ctx.wait(pad::flag(1, 0, 0), 1, MemOrder::kRelaxed);
+    }
+  }
+};
+
+// local_store_fence_us: a release after the block's stores into its own memory fences that much
+// longer (their acknowledgement); after a peer's stores it waits for them to land instead
+// (store_latency_us), and an acquire alone is no store (calibrate's fence_chain_local fits the key).
+TEST(Golden, AReleaseAfterLocalStoresPaysTheLocalStoreFence) {
+  RunSpec s = golden_spec(2, 4000, 1);
+  s.machine.acquire_us = 0.6;
+  s.machine.release_fence_share = 0.5;
+  // Local copy: 4000 B at the 1 GB/s cap (1 to 5), the fence 0.3, the flag 1: 7.3.
+  EXPECT_DOUBLE_EQ(time_of<CopyThenRelease<false>>(s), 1 + 4 + 0.3 + 1);
+  s.machine.local_store_fence_us = 0.2;
+  EXPECT_DOUBLE_EQ(time_of<CopyThenRelease<false>>(s), 1 + 4 + 0.3 + 0.2 + 1);
+  // To the peer: the store lands 1 us after its issue, then the fence, then the flag; no local
+  // store to acknowledge.
+  EXPECT_DOUBLE_EQ(time_of<CopyThenRelease<true>>(s), 1 + 4 + 1 + 0.3 + 1);
+  // A barrier's releases follow no data verb: the key does not move it (AReleaseFencesOnce...).
+  RunSpec b = golden_spec(2, 0, 1);
+  b.algo = &find_algo("barrier.acq_rel");
+  b.machine.acquire_us = 0.6;
+  b.machine.release_fence_share = 0.5;
+  b.machine.local_store_fence_us = 0.2;
+  EXPECT_DOUBLE_EQ(run(b).time_us, 1 + 0.3 + 1 + 0.3);
+}
+
+// Every rank's block advances its epoch counter twice; nothing else.
+struct TwoAdvances {
+  template <class T, class Ctx>
+  static void run(Ctx& ctx, const CollArgs&) {
+    ctx.advance(pad::counter(5, 0));
+    ctx.advance(pad::counter(5, 0));
+  }
+};
+
+// An epoch advance reads and bumps the block's counter in its own memory: a local load's round
+// trip each (local_load_us; the GPU's verb traces: 0.20-0.54 us).
+TEST(Golden, AnEpochAdvanceIsALocalLoad) {
+  RunSpec s = golden_spec(2, 16, 1);
+  EXPECT_DOUBLE_EQ(time_of<TwoAdvances>(s), 1);
+  s.machine.local_load_us = 0.25;
+  EXPECT_DOUBLE_EQ(time_of<TwoAdvances>(s), 1 + 2 * 0.25);
+}
+
 TEST(Golden, ReleaseWaitsForStoresToLand) {
   // Posted store: 4000 B at the 1 GB/s block cap (4 us), lands 1 us later.
   // Relaxed: the flag leaves at 1 + 4 and lands at 6, with the store (kernel end flushes it): 6.
@@ -368,8 +424,9 @@ TEST(Golden, ALocalReduceWaitsALocalLoadRoundTrip) {
   EXPECT_DOUBLE_EQ(time_of<LocalReduce<true>>(s), 1 + 4);
   s.machine.local_load_us = 0.25;
   EXPECT_DOUBLE_EQ(time_of<LocalReduce<true>>(s), 1 + 4 + 0.25);
-  // one_shot's reduce loads from a peer: its 2 us round trip, as in OneShotAllReduce (9).
-  EXPECT_DOUBLE_EQ(run(s).time_us, 9);
+  // one_shot's reduce loads from a peer: its 2 us round trip, as in OneShotAllReduce (9), and its
+  // two epoch advances (its barriers') a local load each (verbs.cpp, advance).
+  EXPECT_DOUBLE_EQ(run(s).time_us, 9 + 2 * 0.25);
   // A local copy: 2000 B at the 1 GB/s cap and its loads' round trip.
   EXPECT_DOUBLE_EQ(time_of<LocalReduce<false>>(s), 1 + 2 + 0.25);
   s.machine.local_load_us = 0;

@@ -157,6 +157,12 @@ double simulate_barrier_rounds(const Machine& m, int world, int blocks, int roun
                  : sim_time<calib::BarrierRoundsRelaxed>(m, world, b, blocks, true, true);
 }
 
+double simulate_fence_chain(const Machine& m, int world, int rounds, bool peer) {
+  const std::size_t b = std::size_t(rounds) * calib::kLineBytes;
+  return peer ? sim_time<calib::FenceChainPeer>(m, world, b, 1, true)
+              : sim_time<calib::FenceChainLocal>(m, world, b, 1, true);
+}
+
 std::vector<CalibRow> simulate_calibration(const Machine& m, int world, const CalibPlan& plan) {
   using namespace calib;
   plan.check();
@@ -178,8 +184,8 @@ std::vector<CalibRow> simulate_calibration(const Machine& m, int world, const Ca
     add("load_chain", 1, true, n, sim_time<LoadChain>(m, world, b, 1, true));
     add("load_chain_lines", 1, true, n, sim_time<LoadChainLines>(m, world, std::size_t(n) * kLineBytes, 1, true));
     add("peer_copy_chain", 1, true, n, sim_time<PeerCopyChain>(m, world, std::size_t(n) * kCopyPieceBytes, 1, true));
-    add("fence_chain_local", 1, true, n, sim_time<FenceChainLocal>(m, world, std::size_t(n) * kLineBytes, 1, true));
-    add("fence_chain_peer", 1, true, n, sim_time<FenceChainPeer>(m, world, std::size_t(n) * kLineBytes, 1, true));
+    add("fence_chain_local", 1, true, n, simulate_fence_chain(m, world, n, false));
+    add("fence_chain_peer", 1, true, n, simulate_fence_chain(m, world, n, true));
     add("exchange", 2, true, n, sim_time<Exchange>(m, world, b, 2, true, true));
     add("acquire_chain", 1, true, n, sim_time<AcquireChain>(m, world, b, 1, true));
     add("acquire_peer_flags", 1, true, n, sim_time<AcquirePeerFlags>(m, world, b, 1, true));

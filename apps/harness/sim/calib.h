@@ -139,6 +139,8 @@ std::vector<CalibRow> simulate_calibration(const Machine& m, int world, const Ca
 // One barrier_blocks row as the simulator predicts it (acq_rel false: barrier_blocks_relaxed;
 // landing: a barrier_landing row, the collectives' own barrier).
 double simulate_barrier_rounds(const Machine& m, int world, int blocks, int rounds, bool acq_rel, bool landing = false);
+// One fence_chain_local (peer: fence_chain_peer) row as the simulator predicts it.
+double simulate_fence_chain(const Machine& m, int world, int rounds, bool peer);
 
 // The fit: every key of a machine file from the rows, each with its provenance (which rows, the
 // residual) as an INI comment. Keys no row calibrates (nvls_GBps; copy-engine and GEMM keys

@@ -407,6 +407,60 @@ FitResult fit_machine(const CalibTable& t, const Machine& base, const std::strin
       if (landing_rows) why["wait_next_us"] = what;
     }
   }
+  // A release after the block's stores into its own memory (local_store_fence_us, verbs.cpp):
+  // fence_chain_local, a 16-byte copy into the block's own memory and a release, round after round
+  // at one block. Each round's time (t(n) - t(1)) / (n - 1), n >= 4, against the simulated rows'
+  // (this machine, fitted so far), least squares: golden-section search over [0, 2 us]. What the
+  // model charges already (the copy, its loads' round trip, the release's share of acquire_us) stays
+  // out of the key: on 2x H200 a round measured 0.87 us where the model without the key gave 0.66.
+  // fence_chain_peer (the copy into a peer's memory) stays data only: the peer's store lands before
+  // the release (store_latency_us, from pingpong_store).
+  {
+    struct Round {
+      int world, rounds;
+      double per_round;
+    };
+    std::vector<Round> pts;
+    std::vector<int> used;
+    const std::vector<int> idx =
+        select([&](const CalibRow& r) { return r.bench == "fence_chain_local" && r.blocks == 1; });
+    for (int i : idx) {
+      const CalibRow& r = R[std::size_t(i)];
+      if (r.x < 4) continue;
+      const int one = nearest_at(idx, i, 1, 1);  // the same run's one-round row
+      if (one < 0) continue;
+      pts.push_back({r.world, int(r.x), (r.time_us - R[std::size_t(one)].time_us) / (r.x - 1)});
+      used.insert(used.end(), {i, one});
+    }
+    if (!pts.empty()) {
+      auto cost = [&](double sf) {
+        Machine q = m;
+        q.local_store_fence_us = sf;
+        std::map<std::pair<int, int>, double> sim;  // (world, rounds) -> time
+        auto at = [&](const Round& p, int n) {
+          auto [it, fresh] = sim.try_emplace({p.world, n}, 0.0);
+          if (fresh) it->second = simulate_fence_chain(q, p.world, n, false);
+          return it->second;
+        };
+        double c = 0;
+        for (const Round& p : pts) {
+          const double e = (at(p, p.rounds) - at(p, 1)) / (p.rounds - 1) - p.per_round;
+          c += e * e;
+        }
+        return c;
+      };
+      m.local_store_fence_us = golden_min(cost, 0.0, 2.0);
+      std::sort(used.begin(), used.end());
+      used.erase(std::unique(used.begin(), used.end()), used.end());
+      char rms[64];
+      std::snprintf(rms, sizeof rms, ", rms residual %.3f us a round",
+                    std::sqrt(cost(m.local_store_fence_us) / double(pts.size())));
+      why["local_store_fence_us"] =
+          "fence_chain_local (a 16-byte local copy and a release, n >= 4 rounds at one block): each round's "
+          "time against the simulated rows', least squares, " +
+          rows_of(used) + rms;
+    }
+  }
   // A barrier crossed by B blocks at once (barrier_blocks, rounds of the collectives' acquire /
   // release barrier at 1..64 blocks): each round costs e(B) more than at one block, beyond what the
   // relaxed barrier's round gains (no fence, no acquire: its growth is the flags' and the launch's).
