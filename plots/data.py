@@ -270,18 +270,18 @@ def cell(r):
             int(r.get("M") or 0), int(r.get("N") or 0), int(r.get("K") or 0))
 
 
-def newest_runs(rows):
-    """The rows of every cell (cell()) from the newest run (run_key) that measured it."""
+def newest_runs(rows, cell_of=cell):
+    """The rows of every cell (cell_of: cell() by default) from the newest run (run_key) that measured it."""
     by_source = {}
     for r in rows:
         by_source.setdefault(r["source"], []).append(r)
     key = {p: run_key(p, rs) for p, rs in by_source.items()}
     pick = {}
     for r in rows:
-        c = cell(r)
+        c = cell_of(r)
         if c not in pick or key[r["source"]] > key[pick[c]]:
             pick[c] = r["source"]
-    return [r for r in rows if pick[cell(r)] == r["source"]]
+    return [r for r in rows if pick[cell_of(r)] == r["source"]]
 
 
 def with_mnk(rows):
@@ -365,16 +365,7 @@ def tune_rows(machine):
     rows = []
     for path in result_csvs(machine, "tune*.csv"):
         rows += [r for r in read_rows(path) if r["backend"] == "cuda"]
-    by_source = {}
-    for r in rows:
-        by_source.setdefault(r["source"], []).append(r)
-    key = {p: run_key(p, rs) for p, rs in by_source.items()}
-    pick = {}
-    for r in rows:
-        c = cell(r) + (r["algo"], r["blocks"])
-        if c not in pick or key[r["source"]] > key[pick[c]]:
-            pick[c] = r["source"]
-    return [r for r in rows if pick[cell(r) + (r["algo"], r["blocks"])] == r["source"]]
+    return newest_runs(rows, lambda r: cell(r) + (r["algo"], r["blocks"]))
 
 
 def by(rows, **match):

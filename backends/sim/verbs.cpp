@@ -358,11 +358,15 @@ uint32_t Simulator::advance(Block& b, uint32_t slot) {
   if (slot >= pad::kPadSlots)
     fail(ErrorCode::kInvalidArgument, "advance(slot=" + std::to_string(slot) + ") is outside the signal pad");
   const uint32_t v = ++flags_[uint64_t(b.rank) * pad::kPadSlots + slot];
+  const TimePs t0 = q_.now();
   if (local_load_ps_ > 0) {
     q_.push(q_.now() + local_load_ps_, kResumeBlock, uint32_t(b.rank * stride_ + b.index), 0);
     b.state = BlockState::kTransfer;
     yield(b);
   }
+  if (trace_)
+    trace_->slice(Trace::pid(b.rank), Trace::block_tid(b.index), "advance", t0, q_.now(),
+                  "\"slot\":" + std::to_string(slot) + ",\"value\":" + std::to_string(v));
   return v;
 }
 

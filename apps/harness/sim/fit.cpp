@@ -97,6 +97,19 @@ std::string pct(double rel) {
 }
 
 // The x in [lo, hi] where a unimodal cost is least, to 1e-5 (golden-section search).
+// Rounds of a calibration chain against the simulator: each point's measured time a round
+// ((t(n) - t(1)) / (n - 1)) less the simulated one's, squared and summed; at(p, n) is the simulated
+// row of p's kind at n rounds.
+template <class Round, class At>
+double round_cost(const std::vector<Round>& pts, At&& at) {
+  double c = 0;
+  for (const Round& p : pts) {
+    const double e = (at(p, p.rounds) - at(p, 1)) / (p.rounds - 1) - p.per_round;
+    c += e * e;
+  }
+  return c;
+}
+
 double golden_min(const std::function<double(double)>& cost, double lo, double hi) {
   const double r = 0.5 * (std::sqrt(5.0) - 1);
   double x1 = hi - r * (hi - lo), x2 = lo + r * (hi - lo), c1 = cost(x1), c2 = cost(x2);
@@ -380,12 +393,7 @@ FitResult fit_machine(const CalibTable& t, const Machine& base, const std::strin
           if (fresh) it->second = simulate_barrier_rounds(q, p.world, 1, n, p.acq_rel, p.landing);
           return it->second;
         };
-        double c = 0;
-        for (const Round& p : pts) {
-          const double e = (at(p, p.rounds) - at(p, 1)) / (p.rounds - 1) - p.per_round;
-          c += e * e;
-        }
-        return c;
+        return round_cost(pts, at);
       };
       double sn = golden_min([&](double x) { return cost(x, 0.0); }, 0.0, 2.0), wn = 0;
       for (int pass = 0; landing_rows && pass < 40; ++pass) {  // until neither moves
@@ -442,12 +450,7 @@ FitResult fit_machine(const CalibTable& t, const Machine& base, const std::strin
           if (fresh) it->second = simulate_fence_chain(q, p.world, n, false);
           return it->second;
         };
-        double c = 0;
-        for (const Round& p : pts) {
-          const double e = (at(p, p.rounds) - at(p, 1)) / (p.rounds - 1) - p.per_round;
-          c += e * e;
-        }
-        return c;
+        return round_cost(pts, at);
       };
       m.local_store_fence_us = golden_min(cost, 0.0, 2.0);
       std::sort(used.begin(), used.end());
