@@ -205,8 +205,8 @@ void Simulator::signal(Block& b, int peer, uint32_t slot, uint32_t value, MemOrd
     fail(ErrorCode::kInvalidArgument, "rank " + std::to_string(b.rank) + " " + block_name(b) +
                                           ": signal(peer=" + std::to_string(peer) + ", slot=" + std::to_string(slot) +
                                           ") is outside the world or the pad's flags");
+  const TimePs t0 = q_.now();  // the slice holds the block's first reach to a peer, as copy's does
   if (peer != b.rank) touch_peer(b);
-  const TimePs t0 = q_.now();
   const bool release = order == MemOrder::kRelease;
   if (release && b.inflight) {
     b.state = BlockState::kStores;

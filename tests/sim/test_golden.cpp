@@ -305,15 +305,22 @@ TEST(Golden, AReleaseFencesOnceAndEachAcquirePaysTheRest) {
   EXPECT_DOUBLE_EQ(time_of<ReleaseStoreRelease>(r), 1 + 0.3 + 4 + 1 + 0.3 + 1);
 }
 
+// The acquire / release barrier at world 2, one block, acquire_us 0.6 of which the release's fence
+// pays half: launch 1, fence 0.3, flag 1, the acquire's other 0.3.
+RunSpec fenced_barrier() {
+  RunSpec s = golden_spec(2, 0, 1);
+  s.algo = &find_algo("barrier.acq_rel");
+  s.machine.acquire_us = 0.6;
+  s.machine.release_fence_share = 0.5;
+  return s;
+}
+
 // fence_gap_us: a release's fence pays that much more for each other block of its GPU fencing or
 // waiting for a flag as it starts (verbs.cpp, signal): at a barrier of B blocks that start together
 // the k-th to fence pays k gaps, so the last block's flag leaves (B - 1) gaps later. Relaxed
 // barriers do not fence.
 TEST(Golden, BlocksFencingTogetherSlowEachOther) {
-  RunSpec s = golden_spec(2, 0, 1);
-  s.algo = &find_algo("barrier.acq_rel");
-  s.machine.acquire_us = 0.6;
-  s.machine.release_fence_share = 0.5;
+  RunSpec s = fenced_barrier();
   s.machine.fence_gap_us = 0.1;
   // One block: launch 1, fence 0.3, flag 1, the acquire's other 0.3; no other block to wait on.
   EXPECT_DOUBLE_EQ(run(s).time_us, 1 + 0.3 + 1 + 0.3);
@@ -358,10 +365,7 @@ TEST(Golden, AReleaseAfterLocalStoresPaysTheLocalStoreFence) {
   // store to acknowledge.
   EXPECT_DOUBLE_EQ(time_of<CopyThenRelease<true>>(s), 1 + 4 + 1 + 0.3 + 1);
   // A barrier's releases follow no data verb: the key does not move it (AReleaseFencesOnce...).
-  RunSpec b = golden_spec(2, 0, 1);
-  b.algo = &find_algo("barrier.acq_rel");
-  b.machine.acquire_us = 0.6;
-  b.machine.release_fence_share = 0.5;
+  RunSpec b = fenced_barrier();
   b.machine.local_store_fence_us = 0.2;
   EXPECT_DOUBLE_EQ(run(b).time_us, 1 + 0.3 + 1 + 0.3);
 }
