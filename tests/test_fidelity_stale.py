@@ -80,6 +80,17 @@ class Stale(unittest.TestCase):
         # A host plan is not a device program: the kernel changes leave its rows.
         self.assertIsNone(self.commit(row("all_gather.ce_st", BARRIER)))
 
+    def test_the_kernel_entries_name_every_device_program_of_the_collectives(self):
+        # The registry's collectives (paper/generated/algorithms.md, `symmcoll list`) less the host
+        # plans (ce_*) and the multicast programs (never measured): a device program added later and
+        # missing from DEVICE_PROGRAMS would be judged on rows of kernels since changed.
+        with open(os.path.join(os.path.dirname(HERE), "paper", "generated", "algorithms.md")) as f:
+            rows = [l.split("|") for l in f if l.startswith("| `")]
+        programs = {r[1].strip().strip("`") for r in rows
+                    if r[3].strip() in ("all_reduce", "reduce_scatter", "all_gather") and r[6].strip() == "no"
+                    and ".ce_" not in r[1]}
+        self.assertEqual(programs, set(fidelity.DEVICE_PROGRAMS))
+
     def test_unlisted_algorithms_and_unknown_commits_stay(self):
         self.assertIsNone(self.commit(row("mm_rs.tile_st_peer_acc", BEFORE)))
         self.assertIsNone(self.commit(row("mm_rs.gemm_ce_acc", "not-a-sha")))

@@ -68,21 +68,28 @@ class FusedPower(unittest.TestCase):
         self.split_case([725.0, 750.0, 770.0, 790.0, 830.0], side_largest=True)  # the side reduce adds 40 us
         self.split_case([725.0, 780.0, 790.0, 800.0, 830.0], side_largest=False)  # the walk adds 55, the side 30
 
-    def split_case(self, times, side_largest):
+    def numbers_of(self, name, modes, times, clock, algo, fn):
+        """The macros fn(tables, put, folder, top) writes for a sustained run made here (a folder `name`)."""
         sys.path.insert(0, os.path.join(ROOT, "experiments"))
         import tables  # noqa: E402
         with tempfile.TemporaryDirectory() as top:
-            d = os.path.join(top, "mmrs_power_abc1234")
-            sustained_run(d, ["tile_rs", "compute_only", "no_reduce", "no_side", "tiles"], times, 1470,
-                          "mm_rs.tile_st_ld_reduce")
+            d = os.path.join(top, name)
+            sustained_run(d, modes, times, clock, algo)
             got = {}
-            tables.split_numbers(got.__setitem__, split_run=d, sigwarp_run=os.path.join(top, "none"))
-            self.assertEqual([got["symmSplit" + k] for k in ("Gemm", "ComputeOnly", "NoReduce", "NoSide", "Program")],
-                             ["%.0f" % t for t in times])
-            self.assertEqual((got["symmSplitClockLo"], got["symmSplitClockHi"]), ("1470", "1510"))
-            self.assertEqual(got["symmSplitGitSha"], "abc1234")
-            self.assertEqual(got.get("symmSplitSideLargest"), "1" if side_largest else None)
-            self.assertNotIn("symmSigwarpNew", got)
+            fn(tables, got.__setitem__, d, top)
+            return got
+
+    def split_case(self, times, side_largest):
+        got = self.numbers_of("mmrs_power_abc1234", ["tile_rs", "compute_only", "no_reduce", "no_side", "tiles"],
+                              times, 1470, "mm_rs.tile_st_ld_reduce",
+                              lambda t, put, d, top: t.split_numbers(put, split_run=d,
+                                                                     sigwarp_run=os.path.join(top, "none")))
+        self.assertEqual([got["symmSplit" + k] for k in ("Gemm", "ComputeOnly", "NoReduce", "NoSide", "Program")],
+                         ["%.0f" % t for t in times])
+        self.assertEqual((got["symmSplitClockLo"], got["symmSplitClockHi"]), ("1470", "1510"))
+        self.assertEqual(got["symmSplitGitSha"], "abc1234")
+        self.assertEqual(got.get("symmSplitSideLargest"), "1" if side_largest else None)
+        self.assertNotIn("symmSigwarpNew", got)
 
     def test_acc_numbers(self):
         # experiments/tables.py's acc_numbers on a sustained run made here: the tile GEMM, the three
@@ -91,19 +98,14 @@ class FusedPower(unittest.TestCase):
         self.acc_case([725.0, 833.0, 841.0, 820.0, 800.0], slowest=False)
 
     def acc_case(self, times, slowest):
-        sys.path.insert(0, os.path.join(ROOT, "experiments"))
-        import tables  # noqa: E402
-        with tempfile.TemporaryDirectory() as top:
-            d = os.path.join(top, "mmrs_acc_abc1234")
-            sustained_run(d, ["tile_rs", "tiles", "tiles_push", "tiles_acc", "acc_compute_only"], times, 1450,
-                          "mm_rs.tile_st_peer_acc")
-            got = {}
-            tables.acc_numbers(got.__setitem__, acc_run=d)
-            self.assertEqual([got["symmAcc" + k] for k in ("Gemm", "Pull", "Push", "Acc", "Stores")],
-                             ["%.0f" % t for t in times])
-            self.assertEqual((got["symmAccClockLo"], got["symmAccClockHi"]), ("1450", "1490"))
-            self.assertEqual(got["symmAccGitSha"], "abc1234")
-            self.assertEqual(got.get("symmAccSlowest"), "1" if slowest else None)
+        got = self.numbers_of("mmrs_acc_abc1234", ["tile_rs", "tiles", "tiles_push", "tiles_acc", "acc_compute_only"],
+                              times, 1450, "mm_rs.tile_st_peer_acc",
+                              lambda t, put, d, top: t.acc_numbers(put, acc_run=d))
+        self.assertEqual([got["symmAcc" + k] for k in ("Gemm", "Pull", "Push", "Acc", "Stores")],
+                         ["%.0f" % t for t in times])
+        self.assertEqual((got["symmAccClockLo"], got["symmAccClockHi"]), ("1450", "1490"))
+        self.assertEqual(got["symmAccGitSha"], "abc1234")
+        self.assertEqual(got.get("symmAccSlowest"), "1" if slowest else None)
 
     def test_no_samples(self):
         with tempfile.TemporaryDirectory() as d:
