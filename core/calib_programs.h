@@ -269,19 +269,26 @@ using LoadChainLines = LoadChainT<kLineBytes>;
 // world 4 (turning to another peer costs nothing more), each copy after the one before, against
 // 0.80 us for load_chain_lines in the same runs (experiments/results/h100x4/calib_copy_7ed6471);
 // the simulator overlaps copies from different peers. Data only, no key.
-struct PeerCopyChain {
+// kAll: every rank's block 0 at once, rank r's copy i from rank r + 1 + i % (world - 1) (mod world):
+// the same chain with every GPU's links and memory serving the others' loads as it runs, as in a
+// program whose ranks all load from their peers at once (peer_copy_chain_all; data only).
+template <bool kAll>
+struct PeerCopyChainT {
   template <class T, class Ctx>
   SYMM_HD static void run(Ctx& ctx, const CollArgs& a) {
-    if (ctx.block() != 0 || ctx.rank() != 0) return;
+    if (ctx.block() != 0 || (!kAll && ctx.rank() != 0)) return;
     const std::size_t n = a.count * sizeof(T) / kCopyPieceBytes;
-    const int peers = ctx.world() - 1;
+    const int peers = ctx.world() - 1, me = ctx.rank();
     char* dst = static_cast<char*>(a.out);
     for (std::size_t i = 0; i < n; ++i) {
-      const char* src = static_cast<const char*>(ctx.peer(a.in, 1 + int(i % std::size_t(peers))));
+      const int peer = (me + 1 + int(i % std::size_t(peers))) % ctx.world();
+      const char* src = static_cast<const char*>(ctx.peer(a.in, peer));
       ctx.copy(dst + i * kCopyPieceBytes, src + i * kCopyPieceBytes, kCopyPieceBytes);
     }
   }
 };
+using PeerCopyChain = PeerCopyChainT<false>;
+using PeerCopyChainAll = PeerCopyChainT<true>;
 
 // Rank 0, block 0: count * sizeof(T) / kLineBytes rounds of a 16-byte copy from a line of its own
 // `in` to a line of `out` (its own: FenceChainLocal; rank 1's: FenceChainPeer, a store over the

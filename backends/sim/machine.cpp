@@ -50,6 +50,7 @@ std::vector<Key> keys_of(Machine& m) {
       {"launch_eager_us", &m.launch_eager_us, nullptr},
       {"launch_graph_us", &m.launch_graph_us, nullptr},
       {"launch_eager_gap_us", &m.launch_eager_gap_us, nullptr, true},
+      {"eager_release_us", &m.eager_release_us, nullptr, true},
       {"pdl_saving_us", &m.pdl_saving_us, nullptr, true},
       {"stream_op_us", &m.stream_op_us, nullptr, true},
       {"stream_batch_op_us", &m.stream_batch_op_us, nullptr, true},

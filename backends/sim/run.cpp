@@ -128,17 +128,20 @@ RunResult run_with(const RunSpec& spec, ProgramFn fn, const std::vector<int>& bl
   // (launch_eager_us, what back-to-back empty kernels measure) or the kernel's time as in a
   // graph plus launch_eager_gap_us (calibrate's launch_busy rows), whichever is longer. Seen on
   // 2x H200 (bench_h200x2.csv): the 4K flagged-packet all-reduce 3.31 us eager (launch_eager_us
-  // 3.32) and 2.76 in a graph; the two-shot all-reduce at 4M 20.1 eager, 18.9 graph. Host plans
-  // issue many operations a call and keep the serial model. The timeline (trace) shows the
+  // 3.32) and 2.76 in a graph; the two-shot all-reduce at 4M 20.1 eager, 18.9 graph. A program
+  // that publishes with a release signal (a barrier) pays eager_release_us more (sim.h). Host
+  // plans issue many operations a call and keep the serial model. The timeline (trace) shows the
   // graph launch.
   const bool pipelined = !spec.graph && fn != nullptr;
   RunResult res;
+  bool released = false;
   {
     RunSpec as_graph = spec;
     as_graph.graph = true;
     Simulator sim(pipelined ? as_graph : spec, plan ? Workload::plan(plan) : Workload::program(fn),
                   std::move(call_blocks));
     res = sim.run();
+    released = sim.released();
   }  // set-up and tear-down count too
   const int sharing = m.ranks_per_gpu(spec.world);
   // Programmatic dependent launch (RunSpec::pdl, the CUDA bench's default for device programs;
@@ -153,7 +156,8 @@ RunResult run_with(const RunSpec& spec, ProgramFn fn, const std::vector<int>& bl
   if (pipelined && sharing > 1)  // a team's ranks on one GPU: their launches one after another (sim.h)
     res.time_us += sharing * m.team_launch_us;
   else if (pipelined)
-    res.time_us = std::max(res.time_us + m.launch_eager_gap_us, m.launch_eager_us);
+    res.time_us =
+        std::max(res.time_us + m.launch_eager_gap_us + (released ? m.eager_release_us : 0.0), m.launch_eager_us);
   res.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
   return res;
 }

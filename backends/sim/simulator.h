@@ -207,6 +207,8 @@ class Simulator {
   Simulator(const RunSpec& spec, Workload work, std::vector<int> call_blocks);
   ~Simulator();
   RunResult run();
+  // Whether some block published with a release signal in the run (run.cpp: eager_release_us).
+  bool released() const { return released_; }
 
   // Verbs, called from BlockCtx on a block's fiber (verbs.cpp, packets.cpp).
   int world() const { return world_; }
@@ -406,6 +408,7 @@ class Simulator {
   const int lanes_;           // RunSpec::lanes: 2 where kernels may run side lanes
   const int stride_;          // blocks_ * lanes_: a rank's places in blocks_v_
   const bool data_, race_;
+  bool released_ = false;  // some block signalled with kRelease (released())
   const TimePs launch_ps_, rtt_ps_, store_ps_, flag_ps_, acquire_ps_, peer_kernel_ps_, stream_op_ps_,
       stream_batch_op_ps_, ll_poll_ps_, local_load_ps_;
   // acquire_us split by release_fence_share: the fence of a release with something to publish, and

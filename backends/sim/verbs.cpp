@@ -208,6 +208,7 @@ void Simulator::signal(Block& b, int peer, uint32_t slot, uint32_t value, MemOrd
   const TimePs t0 = q_.now();  // the slice holds the block's first reach to a peer, as copy's does
   if (peer != b.rank) touch_peer(b);
   const bool release = order == MemOrder::kRelease;
+  released_ |= release;
   if (release && b.inflight) {
     b.state = BlockState::kStores;
     yield(b);

@@ -43,6 +43,7 @@ Machine odd_machine() {
   m.launch_eager_us = 5.5;
   m.launch_graph_us = 1.2;
   m.launch_eager_gap_us = 1.3;
+  m.eager_release_us = 0.9;
   m.pdl_saving_us = 0.31;
   m.peer_kernel_us = 0.9;
   m.stream_op_us = 2.2;
@@ -116,6 +117,7 @@ void expect_recovers(const Machine& in, int world) {
   expect_near_rel(out.launch_eager_us, in.launch_eager_us, "launch_eager_us");
   expect_near_rel(out.launch_graph_us, in.launch_graph_us, "launch_graph_us");
   expect_near_rel(out.launch_eager_gap_us, in.launch_eager_gap_us, "launch_eager_gap_us");
+  expect_near_rel(out.eager_release_us, in.eager_release_us, "eager_release_us");
   expect_near_rel(out.pdl_saving_us, in.pdl_saving_us, "pdl_saving_us");
   expect_near_rel(out.peer_kernel_us, in.peer_kernel_us, "peer_kernel_us");
   expect_near_rel(out.stream_op_us, in.stream_op_us, "stream_op_us");

@@ -64,6 +64,21 @@ TEST(Golden, OneLoadIsLaunchPlusBytesOverRatePlusRoundTrip) {
   EXPECT_DOUBLE_EQ(time_of<LoadFromPeer<>>(eager), 1 + 4 + 2 + 0.5);
 }
 
+TEST(Golden, AnEagerCallThatReleasesPaysTheEagerReleaseCost) {
+  // eager_release_us (sim.h): once a call, in eager calls only, and only where some block signals
+  // with a release; a relaxed signal or a program with no signal pays launch_eager_gap_us alone.
+  RunSpec s = golden_spec(2, 4000, 1);
+  s.machine.launch_eager_gap_us = 0.5;
+  s.machine.eager_release_us = 0.75;
+  const double release_graph = time_of<StoreThenSignal<MemOrder::kRelease>>(s);
+  const double relaxed_graph = time_of<StoreThenSignal<MemOrder::kRelaxed>>(s);
+  const double load_graph = time_of<LoadFromPeer<>>(s);
+  s.graph = false;
+  EXPECT_DOUBLE_EQ(time_of<StoreThenSignal<MemOrder::kRelease>>(s), release_graph + 0.5 + 0.75);
+  EXPECT_DOUBLE_EQ(time_of<StoreThenSignal<MemOrder::kRelaxed>>(s), relaxed_graph + 0.5);
+  EXPECT_DOUBLE_EQ(time_of<LoadFromPeer<>>(s), load_graph + 0.5);
+}
+
 TEST(Golden, ProgrammaticLaunchSavesBackToBackCallsOfDevicePrograms) {
   // Back-to-back calls launched with programmatic dependent launch (RunSpec::pdl, the default) end
   // pdl_saving_us sooner: the 7 us load (1 launch + 4 + 2) in 7 - 0.5, off the same 7; an empty

@@ -333,6 +333,7 @@ constexpr RoundRow kRoundRows[] = {
     {"load_chain", CalibProgram::kLoadChain, kVecBytes, 1, true, true},
     {"load_chain_lines", CalibProgram::kLoadChainLines, calib::kLineBytes, 1, true, true},
     {"peer_copy_chain", CalibProgram::kPeerCopyChain, calib::kCopyPieceBytes, 1, true, true},
+    {"peer_copy_chain_all", CalibProgram::kPeerCopyChainAll, calib::kCopyPieceBytes, 1, true, false},
     {"fence_chain_peer", CalibProgram::kFenceChainPeer, calib::kLineBytes, 1, true, true},
     {"exchange", CalibProgram::kExchangePdl, kVecBytes, 2, true, false},
     {"acquire_peer_flags", CalibProgram::kAcquirePeerFlags, kVecBytes, 1, true, true},
@@ -398,6 +399,12 @@ int calibrate_rank(Runtime& rt, const calib::CalibPlan& plan, std::size_t half, 
     if (!peers || n < 16) continue;
     const std::size_t b = std::size_t(n) * kVecBytes;
     for (bool graph : {true, false}) c.row("launch_busy", 1, graph, n, c.program(P::kLoadChainPdl, b, 1), 20);
+    // The same for a kernel that meets its peers every round (the exchange): a device program's
+    // calls are coupled across ranks, each waiting for the peers' launches as well as its own.
+    for (bool graph : {true, false}) c.row("exchange_busy", 2, graph, n, c.program(P::kExchangePdl, b, 2), 20);
+    // And the collectives' own barrier (release signals, acquire waits), as every device program
+    // starts: eager's extra cost for a call whose first round publishes with a release.
+    for (bool graph : {true, false}) c.row("barrier_busy", 1, graph, n, c.program(P::kBarrierLanding, b, 1), 20);
   }
   // The barrier at every block count: what more blocks crossing it at once cost (fence_gap_us).
   for (int blocks : plan.peer_blocks) {

@@ -24,6 +24,7 @@ enum class CalibProgram {
   kPingPongStore,
   kPingPongRelaxedFlush,  // the relaxed ping-pong with a local 16-byte copy after each signal (data only)
   kPeerCopyChain,         // rank 0's 4 KiB copies from its peers in turn, one after another (data only)
+  kPeerCopyChainAll,      // the same on every rank at once (data only)
   kFenceChainLocal,       // rank 0's 16-byte copies into its own memory, each published by a release (data only)
   kFenceChainPeer,        // the same into rank 1's memory (data only)
   kLoadChain,

@@ -46,6 +46,7 @@ void launch_calib(CalibProgram p, const DeviceHandle& h, const CollArgs& a, int 
     case CalibProgram::kLoadChain: go<LoadChain, true>(h, a, blocks, s, trace); break;
     case CalibProgram::kLoadChainLines: go<LoadChainLines, true>(h, a, blocks, s, trace); break;
     case CalibProgram::kPeerCopyChain: go<PeerCopyChain, true>(h, a, blocks, s, trace); break;
+    case CalibProgram::kPeerCopyChainAll: go<PeerCopyChainAll, true>(h, a, blocks, s, trace); break;
     case CalibProgram::kFenceChainLocal: go<FenceChainLocal>(h, a, blocks, s, trace); break;
     case CalibProgram::kFenceChainPeer: go<FenceChainPeer>(h, a, blocks, s, trace); break;
     case CalibProgram::kLoadChainPdl: go_as_bench<LoadChain>(h, a, blocks, s, trace, "a calibration load chain"); break;

@@ -184,6 +184,8 @@ std::vector<CalibRow> simulate_calibration(const Machine& m, int world, const Ca
     add("load_chain", 1, true, n, sim_time<LoadChain>(m, world, b, 1, true));
     add("load_chain_lines", 1, true, n, sim_time<LoadChainLines>(m, world, std::size_t(n) * kLineBytes, 1, true));
     add("peer_copy_chain", 1, true, n, sim_time<PeerCopyChain>(m, world, std::size_t(n) * kCopyPieceBytes, 1, true));
+    add("peer_copy_chain_all", 1, true, n,
+        sim_time<PeerCopyChainAll>(m, world, std::size_t(n) * kCopyPieceBytes, 1, true));
     add("fence_chain_local", 1, true, n, simulate_fence_chain(m, world, n, false));
     add("fence_chain_peer", 1, true, n, simulate_fence_chain(m, world, n, true));
     add("exchange", 2, true, n, sim_time<Exchange>(m, world, b, 2, true, true));
@@ -198,6 +200,9 @@ std::vector<CalibRow> simulate_calibration(const Machine& m, int world, const Ca
     if (n < 16) continue;
     const std::size_t b = std::size_t(n) * kVecBytes;
     for (bool graph : {true, false}) add("launch_busy", 1, graph, n, sim_time<LoadChain>(m, world, b, 1, graph, true));
+    for (bool graph : {true, false}) add("exchange_busy", 2, graph, n, sim_time<Exchange>(m, world, b, 2, graph, true));
+    for (bool graph : {true, false})
+      add("barrier_busy", 1, graph, n, sim_time<BarrierLandingAcqRel>(m, world, b, 1, graph, true));
   }
   for (int blocks : plan.peer_blocks) {
     if (blocks > m.sms) continue;

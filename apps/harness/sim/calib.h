@@ -20,6 +20,8 @@
 //   peer_copy_chain   4 KiB copies      rank 0's copies from its peers in turn (1, 2, .., world-1), one
 //                                       after another: data only, no key (what a program's successive
 //                                       copies from peers cost, beside load_chain_lines' single loads)
+//   peer_copy_chain_all  4 KiB copies   the same on every rank at once: data only, no key (whether
+//                                       the chains slow each other; on 2x / 4x H200 by 1 % at most)
 //   fence_chain_local / fence_chain_peer  rounds  rank 0's 16-byte copy into its own / rank 1's memory, then a
 //                                       release signal to itself, every round: data only, no key (what a
 //                                       release's fence costs with a local or a remote store to publish:
@@ -52,6 +54,11 @@
 //                                       programs, graph and eager: mean(eager - graph)  launch_eager_gap_us
 //                                       and, beside load_chain's rows of the same loads (launched
 //                                       without PDL), graph: mean(load_chain - launch_busy)  pdl_saving_us
+//   exchange_busy     rounds            the exchange launched as launch_busy, graph and eager: data
+//                                       only, no key (relaxed rounds: eager costs launch_busy's gap)
+//   barrier_busy      rounds, 1 block   the collectives' barrier (barrier_landing) launched as
+//                                       launch_busy, graph and eager: mean(eager - graph)
+//                                       - launch_eager_gap_us                  eager_release_us
 //   barrier_blocks    rounds, at 1..64  rounds of the collectives' barrier (acquire / release), every
 //   barrier_blocks_relaxed    blocks    block of every rank; and relaxed: a round at B blocks over one at
 //                                       1 block, less the relaxed one's, about (B - 1) g: g is the

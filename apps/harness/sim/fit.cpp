@@ -600,6 +600,19 @@ FitResult fit_machine(const CalibTable& t, const Machine& base, const std::strin
   // mean of eager - graph over the launch_busy rows' sizes.
   paired_mean(launch_busy(false), launch_busy(true), "launch_eager_gap_us", m.launch_eager_gap_us,
               "launch_busy (a load chain launched as the bench launches, eager - graph)");
+  // A kernel that publishes with release signals (the collectives' barrier, barrier_busy, launched
+  // the same way) pays more again in its eager calls: the mean of its eager - graph, less
+  // launch_eager_gap_us (sim.h eager_release_us; none where no run has the rows).
+  {
+    auto barrier_busy = [&](bool graph) {
+      return select([=](const CalibRow& r) { return r.bench == "barrier_busy" && r.graph == graph; });
+    };
+    double gap = -1;
+    paired_mean(barrier_busy(false), barrier_busy(true), "eager_release_us", gap,
+                "barrier_busy (the collectives' barrier launched as the bench launches, eager - graph) less "
+                "launch_eager_gap_us");
+    if (gap >= 0) m.eager_release_us = std::max(0.0, gap - m.launch_eager_gap_us);
+  }
   // Programmatic dependent launch: the same load chain launched without it (load_chain) less
   // launched with it, as the bench launches device programs (launch_busy), both in a graph.
   paired_mean(select([](const CalibRow& r) { return r.bench == "load_chain" && r.graph; }), launch_busy(true),
