@@ -74,7 +74,8 @@ struct ProgramParams {
   // 6 (no-tail) without the last band's reduce, 7 (no-side) without the earlier bands' (the side
   // lanes' or the reduce blocks'), 8 (side-no-sum) the side lanes' acquires and bulk copies without
   // their sums and stores; MmRsAccPushTiles: 1 = without its acquires, 2-5 = without its acquires,
-  // its epilogue inputs and its signals; 0 = the program.
+  // its epilogue inputs and its signals, 9 (acc-no-inputs) = without its epilogue inputs alone (what
+  // the own tiles' reads of the peers' slots cost: the simulator's mma_in_GBps); 0 = the program.
   int debug = 0;
 };
 // What of MmRsTiles a diagnosis mode keeps: its tiles' releases (every mode but 2-5), the earlier
@@ -299,7 +300,7 @@ __global__ void __launch_bounds__(384, 1)
       const bool inputs = own && pp.debug < 2;
       if (inputs) prefetch_inputs<BN, TT>(work, p.n, int(rows), int(p.n), rr0, cc0, cw, w - 1, slot);
       mma_tile<BN, TT>(acc, ring, pos, kblocks, cw);
-      if (own && pp.debug == 0) {  // every peer's tile j: one peer's flag per consumer thread, all at once
+      if (own && (pp.debug == 0 || pp.debug == 9)) {  // every peer's tile j: one flag per consumer thread, all at once
         const int q = int(threadIdx.x) - 128 + 1;
         if (q < w) {
           const int r = (me + q) % w;
@@ -448,6 +449,7 @@ cudaError_t launch_program(cudaStream_t stream, const DeviceHandle& h, const CUt
            : v == "no-tail"       ? 6
            : v == "no-side"       ? 7
            : v == "side-no-sum"   ? 8
+           : v == "acc-no-inputs" ? 9
                                   : 0;
   }();
   pp.debug = debug;

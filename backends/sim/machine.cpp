@@ -72,6 +72,7 @@ std::vector<Key> keys_of(Machine& m) {
       {"mma_TFLOPs", &m.mma_TFLOPs, nullptr},
       {"mma_tile_us", &m.mma_tile_us, nullptr, true},
       {"mma_peer_store_GBps", &m.mma_peer_store_GBps, nullptr, true},
+      {"mma_in_GBps", &m.mma_in_GBps, nullptr, true},
   };
 }
 

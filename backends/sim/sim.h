@@ -177,6 +177,12 @@ struct Machine {
   // mmrs_acc_diag_9a85573). Those runs also held 2-7 % lower SM clocks than the local-store run (the
   // GPUs at their power cap): the rate lumps the stores' issue time with the power they draw.
   double mma_peer_store_GBps = 0;
+  // The rate at which a tile's epilogue reads its input tiles (mma_tile's C_in: the peers' slots
+  // mm_rs.tile_st_peer_acc's own tiles add), the block held meanwhile (0: free, as the tile's
+  // operands are). Measured, not fitted: that program against the same without its epilogue inputs
+  // (SYMM_DEBUG_MMRS_TILES=acc-no-inputs) at worlds 2 and 4 on 4x H200, 3.6-46 us over 64-768 KiB a
+  // block, 15-28 GB/s (experiments/mma_in_rate.py over experiments/results/h200x4/acc_inputs_25b1d12).
+  double mma_in_GBps = 0;
 
   // The GPU rank `rank` runs on (team above): rank % gpus on a team machine, else its own.
   int gpu_of(int rank) const { return team ? rank % gpus : rank; }

@@ -20,6 +20,8 @@
 //     compute for C's bytes at mma_peer_store_GBps: the epilogue's stores over NVLink leave the SM
 //     slower than local ones and the consumer threads wait for them to issue (measured on 2x H200:
 //     ~9 us per 128 x 256 tile stored to the peer, the mm_rs push programs against the pull one).
+//   - the epilogue's n_in input tiles also hold the block, for their bytes at mma_in_GBps (the
+//     consumer threads load them into the accumulators: measured on 4x H200, sim.h).
 // A "peer" on my own GPU (a team machine, Machine::team) is no NVLink: its A or B as a local one,
 // its C on my GPU's HBM.
 // With data: A and B are read when the verb is issued (reads see what has landed; the race check
@@ -160,6 +162,7 @@ void Simulator::mma_tile(Block& b, DType t, uintptr_t c, std::size_t ldc, uintpt
   // tile's fixed cost (epilogue and pipeline drain, mma_tile_us).
   double compute_ps = 2.0 * double(um * un * uk) / (m_.mma_TFLOPs / double(m_.sms)) + m_.mma_tile_us * 1e6;
   if (far(lc) && m_.mma_peer_store_GBps > 0) compute_ps += c_bytes / gbps_to_bpp(m_.mma_peer_store_GBps);
+  if (n_in > 0 && m_.mma_in_GBps > 0) compute_ps += double(n_in) * c_bytes / gbps_to_bpp(m_.mma_in_GBps);
   const double link_ps = link > 0 ? link / block_bpp_ : 0;
   start_flow(b, index, BytesPerPs(total / std::max({compute_ps, link_ps, 1.0})), total);
 }
