@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# The one-GPU team's world-8 stall, bisected (streams8_25b1d12: the full sweep stops in an eager
+# sample of a copy-engine plan in half the runs, whatever the stream count): world 8, checked up to
+# 64M, 4K..256M x4, three runs each of
+#   eager       every collective, eager only (no CUDA graph before the plans' eager samples)
+#   rs_both     reduce_scatter alone, graph and eager (where the stops were)
+# STEP=copies: instead, five runs each of reduce_scatter alone, graph and eager, timing only, with
+# (rs_timed) and without its plans' copies (rs_nocopies: SYMM_DEBUG_PLAN_COPIES=none, every copy
+# dropped: what a stall needs of the copy engines).
+# STEP=calls: four runs each of reduce_scatter's device programs (ld_reduce, st_ll_reduce) alone, graph
+# and eager, timing only, at the default calls a sample (100 up to 1M) and at --calls 10.
+# STEP=fix: five rs_timed runs and three dev_timed ones, as above, to try a fix.
+# Binary carried.   [STEP=copies|calls|fix] scripts/gpu/team8_bisect.sh <out-dir>  -> <out-dir>/<name>_r<rep>.csv / .log
+set -uo pipefail
+export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
+export LD_LIBRARY_PATH=/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
+export CUDA_VISIBLE_DEVICES=0
+DIR=${1:?usage: scripts/gpu/team8_bisect.sh <out-dir>}
+mkdir -p "$DIR"
+BIN=.carry/symmcoll-cuda
+SECONDS=0
+run() {  # name rep [bench args]
+  local name=$1 rep=$2
+  shift 2
+  timeout 100 $BIN bench --backend cuda --world 8 --dtype bf16 --sizes 4K:256M:x4 --check-up-to 64M \
+    --iters 5 --warmup 1 --machine h200x1 "$@" --csv "$DIR/${name}_r$rep.csv" > "$DIR/${name}_r$rep.log" 2>&1
+  local r=$?
+  echo "# $name rep $rep: rc $r at ${SECONDS}s; $(grep -c '^cuda' "$DIR/${name}_r$rep.csv" 2>/dev/null) rows; $(grep -m1 -o 'error: .*' "$DIR/${name}_r$rep.log" | cut -c1-170)"
+}
+if [ "${STEP:-}" = fix ]; then  # after a fix: the runs that stopped 10 of 10 (rs_timed) and 1 of 4 (dev_timed)
+  for rep in 1 2 3 4 5; do run rs_timed $rep --op reduce_scatter --algo all --mode both --timing-only; done
+  for rep in 1 2 3; do run dev_timed $rep --op reduce_scatter --algo ld_reduce,st_ll_reduce --mode both --timing-only; done
+  exit 0
+fi
+if [ "${STEP:-}" = calls ]; then  # the device programs alone, timing only: default calls a sample, and 10
+  for rep in 1 2 3 4; do
+    run dev_timed $rep --op reduce_scatter --algo ld_reduce,st_ll_reduce --mode both --timing-only
+    run dev_calls10 $rep --op reduce_scatter --algo ld_reduce,st_ll_reduce --mode both --timing-only --calls 10
+  done
+  exit 0
+fi
+if [ "${STEP:-}" = copies ]; then
+  for rep in 1 2 3 4 5; do
+    run rs_timed $rep --op reduce_scatter --algo all --mode both --timing-only
+    export SYMM_DEBUG_PLAN_COPIES=none
+    run rs_nocopies $rep --op reduce_scatter --algo all --mode both --timing-only
+    unset SYMM_DEBUG_PLAN_COPIES
+  done
+  exit 0
+fi
+for rep in 1 2 3; do
+  run eager $rep --op all_reduce,reduce_scatter,all_gather --algo all --mode eager
+  run rs_both $rep --op reduce_scatter --algo all --mode both
+done
