@@ -11,11 +11,7 @@
 # and eager, timing only, at the default calls a sample (100 up to 1M) and at --calls 10.
 # STEP=fix: five rs_timed runs and three dev_timed ones, as above, to try a fix.
 # Binary carried.   [STEP=copies|calls|fix] scripts/gpu/team8_bisect.sh <out-dir>  -> <out-dir>/<name>_r<rep>.csv / .log
-set -uo pipefail
-export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
-export LD_LIBRARY_PATH=/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
-export CUDA_VISIBLE_DEVICES=0
-DIR=${1:?usage: scripts/gpu/team8_bisect.sh <out-dir>}
+source scripts/gpu/one_gpu_env.sh "${1:-}" h200x1  # safety variables, one GPU, DIR
 mkdir -p "$DIR"
 BIN=.carry/symmcoll-cuda
 SECONDS=0

@@ -5,11 +5,7 @@
 # --streams 2 (24 streams in the process, probe streams counted, against 32 at the default 3; the
 # GPU's CUDA_DEVICE_MAX_CONNECTIONS is 32) and with the default, in turn, three times. Binary carried.
 #   scripts/gpu/team8_streams.sh <out-dir>   -> <out-dir>/s<streams>_r<rep>.csv / .log
-set -uo pipefail
-export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
-export LD_LIBRARY_PATH=/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
-export CUDA_VISIBLE_DEVICES=0
-DIR=${1:?usage: scripts/gpu/team8_streams.sh <out-dir>}
+source scripts/gpu/one_gpu_env.sh "${1:-}" h200x1  # safety variables, one GPU, DIR
 mkdir -p "$DIR"
 BIN=.carry/symmcoll-cuda
 SECONDS=0
