@@ -5,7 +5,7 @@ mm_rs.tile_st_peer_acc as the program against the same without its own tiles' ep
 (SYMM_DEBUG_MMRS_TILES=acc-no-inputs: the acquires and signals kept), graph, at worlds 2 and 4, 8B and
 70B, M 4096 and 16384. Per shape and world: d = the program's time less the other's (each the median
 over the runs); the bytes the busiest block reads = its own tiles (ceil(own / sms), own = M/world/128
-x N/256: the CUDA kernel's 128 x 256 tiles at these shapes) x (world - 1) slots x a tile's bytes. The
+x N/BN, BN the CUDA kernel's tile width, tile_width below) x (world - 1) slots x a tile's bytes. The
 rate is the sum of those bytes over the sum of d (a least-squares line through 0 would weight the
 largest shapes alone).
   experiments/mma_in_rate.py [folder]   (default experiments/results/h200x4/acc_inputs_25b1d12)"""
@@ -20,7 +20,17 @@ import sys
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DEFAULT = os.path.join(ROOT, "experiments", "results", "h200x4", "acc_inputs_25b1d12")
 SMS = 132  # H200
-TILE_M, TILE_N, ELEM = 128, 256, 2
+TILE_M, ELEM = 128, 2
+
+
+def tile_width(rows, n, blocks=SMS):
+    """The CUDA kernel's tile width (backends/cuda/tile_fused.cpp tile_program_width: the width with
+    the fewer waves a block over the program's rows, 128 weighed at 0.88 of 256's speed). tiles_acc's
+    tiles cover all M rows (world rounds of M/world), so rows = M."""
+    def cost(bn, speed):
+        tiles = math.ceil(rows / TILE_M) * math.ceil(n / bn)
+        return math.ceil(tiles / blocks) * bn / speed
+    return 256 if cost(256, 1.0) <= cost(128, 0.88) else 128
 
 
 def times(folder, mode):
@@ -42,8 +52,9 @@ def rows(folder=DEFAULT):
         if key not in bare:
             continue
         w, m, n, _ = key
-        own = math.ceil(m / w / TILE_M) * math.ceil(n / TILE_N)
-        per_block = math.ceil(own / SMS) * (w - 1) * TILE_M * TILE_N * ELEM
+        bn = tile_width(m, n)
+        own = math.ceil(m / w / TILE_M) * math.ceil(n / bn)
+        per_block = math.ceil(own / SMS) * (w - 1) * TILE_M * bn * ELEM
         out.append(key + (per_block, prog[key] - bare[key]))
     return out
 

@@ -75,7 +75,8 @@ struct ProgramParams {
   // lanes' or the reduce blocks'), 8 (side-no-sum) the side lanes' acquires and bulk copies without
   // their sums and stores; MmRsAccPushTiles: 1 = without its acquires, 2-5 = without its acquires,
   // its epilogue inputs and its signals, 9 (acc-no-inputs) = without its epilogue inputs alone (what
-  // the own tiles' reads of the peers' slots cost: the simulator's mma_in_GBps); 0 = the program.
+  // the own tiles' reads of the peers' slots cost: the simulator's mma_in_GBps; MmRsAccTiles the same,
+  // the other programs, which have no epilogue inputs, as 0); 0 = the program.
   int debug = 0;
 };
 // What of MmRsTiles a diagnosis mode keeps: its tiles' releases (every mode but 2-5), the earlier
@@ -83,10 +84,10 @@ struct ProgramParams {
 // and 8), the side lanes' sums and stores (all but 8).
 __device__ __forceinline__ bool signals_on(const ProgramParams& pp) { return pp.debug < 2 || pp.debug >= 6; }
 __device__ __forceinline__ bool early_reduce_on(const ProgramParams& pp) {
-  return pp.debug == 0 || pp.debug == 6 || pp.debug == 8;
+  return pp.debug == 0 || pp.debug == 9 || pp.debug == 6 || pp.debug == 8;  // 9: a program with no inputs
 }
 __device__ __forceinline__ bool tail_reduce_on(const ProgramParams& pp) {
-  return pp.debug == 0 || pp.debug == 7 || pp.debug == 8;
+  return pp.debug == 0 || pp.debug == 9 || pp.debug == 7 || pp.debug == 8;
 }
 
 // TT: the wgmma operand type (TileBF16 / TileF16); T: the same as core's element type.
@@ -267,7 +268,7 @@ __global__ void __launch_bounds__(384, 1)
                                 std::size_t(rows) * p.n);
       mma_tile<BN, TT>(acc, ring, pos, kblocks, cw);
       const uint32_t k = g.row0(t) / p.chunk_rows;
-      if (k != acquired && pp.debug == 0) {
+      if (k != acquired && (pp.debug == 0 || pp.debug == 9)) {  // 9: the acquires kept, the inputs not
         // The chunk's flags, one peer's per consumer thread, all at once (not one thread's chain).
         const int i = int(threadIdx.x) - 128 + 1;
         if (i < w) detail::acquire_flag(h, pad::plan_flag(pad::kPlanData, int(k), (me + i) % w), 1);

@@ -96,9 +96,9 @@ struct Machine {
   double launch_graph_us = 0;      // kernel launch inside a CUDA graph
   double launch_eager_gap_us = 0;  // eager over graph per call, for a kernel longer than launch_eager_us
   // An eager call of a device program that publishes with a release signal (a barrier: every
-  // device program but the flagged-packet ones) costs this much more again (run.cpp). On 2x and
-  // 4x H200 the verb traces put it in the first barrier: its acquire waits 0.85 us longer on every
-  // rank in eager calls than in graph replays, the later rounds alike. Calibrated from
+  // device program but the flagged-packet ones) costs this much more again (run.cpp). On 2x H200
+  // the verb traces put it in the first barrier: its acquire waits 0.85 us longer on every rank in
+  // eager calls than in graph replays, the later rounds alike. Calibrated from
   // barrier_busy (the collectives' barrier launched as the bench launches, eager - graph) less
   // launch_eager_gap_us: 1.2-1.3 us against launch_busy's and the relaxed exchange_busy's 0.4
   // (experiments/results/h200x4/eager_gap_*). 0: none.
@@ -182,6 +182,10 @@ struct Machine {
   // operands are). Measured, not fitted: that program against the same without its epilogue inputs
   // (SYMM_DEBUG_MMRS_TILES=acc-no-inputs) at worlds 2 and 4 on 4x H200, 3.6-46 us over 64-768 KiB a
   // block, 15-28 GB/s (experiments/mma_in_rate.py over experiments/results/h200x4/acc_inputs_25b1d12).
+  // Charged on every tile with inputs: mm_rs.gemm_ce_tile_acc's too, whose inputs the copy engines
+  // pushed, though there they measured 0.5-3 us where they fit the L2 (ce_inputs_25b1d12): an L2-aware
+  // charge is not modelled. Its source is a diagnosis run of the program it prices, so that
+  // program's fidelity rows are not held out from it (as for mma_peer_store_GBps).
   double mma_in_GBps = 0;
 
   // The GPU rank `rank` runs on (team above): rank % gpus on a team machine, else its own.

@@ -333,7 +333,7 @@ constexpr RoundRow kRoundRows[] = {
     {"load_chain", CalibProgram::kLoadChain, kVecBytes, 1, true, true},
     {"load_chain_lines", CalibProgram::kLoadChainLines, calib::kLineBytes, 1, true, true},
     {"peer_copy_chain", CalibProgram::kPeerCopyChain, calib::kCopyPieceBytes, 1, true, true},
-    {"peer_copy_chain_all", CalibProgram::kPeerCopyChainAll, calib::kCopyPieceBytes, 1, true, false},
+    {"peer_copy_chain_all", CalibProgram::kPeerCopyChainAll, calib::kCopyPieceBytes, 1, true, true},
     {"fence_chain_peer", CalibProgram::kFenceChainPeer, calib::kLineBytes, 1, true, true},
     {"exchange", CalibProgram::kExchangePdl, kVecBytes, 2, true, false},
     {"acquire_peer_flags", CalibProgram::kAcquirePeerFlags, kVecBytes, 1, true, true},

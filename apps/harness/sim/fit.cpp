@@ -602,7 +602,8 @@ FitResult fit_machine(const CalibTable& t, const Machine& base, const std::strin
               "launch_busy (a load chain launched as the bench launches, eager - graph)");
   // A kernel that publishes with release signals (the collectives' barrier, barrier_busy, launched
   // the same way) pays more again in its eager calls: the mean of its eager - graph, less
-  // launch_eager_gap_us (sim.h eager_release_us; none where no run has the rows).
+  // launch_eager_gap_us (sim.h eager_release_us; none where no run has the rows). The two go
+  // together: a --keys list with one and not the other writes a pair fitted as one.
   {
     auto barrier_busy = [&](bool graph) {
       return select([=](const CalibRow& r) { return r.bench == "barrier_busy" && r.graph == graph; });
