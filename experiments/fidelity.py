@@ -660,7 +660,10 @@ def main():
              "the same cell, the newer run's row) against `symmcoll sweep --timing-only` on",
              "experiments/machines/%s.ini." % a.machine,
              "No row here is used to fit the machine file's calibrated keys (`symmcoll fit` reads only calibration",
-             "microbenchmarks). The keys no microbenchmark measures (%s) are fitted from bench rows," % ", ".join(
+             "microbenchmarks). Two keys come from diagnosis runs of the programs they price, not from these rows:",
+             "mma_peer_store_GBps (the mm_rs push programs' stores to peers) and mma_in_GBps (tile_st_peer_acc's",
+             "epilogue inputs, experiments/mma_in_rate.py), so those programs' rows are not held out from them.",
+             "The keys no microbenchmark measures (%s) are fitted from bench rows," % ", ".join(
                  k[0] for k in bench_keys(a.machine)),
              "and every row here is predicted with values fitted without it: the numbers below are leave one",
              "algorithm out (fit on this machine's other algorithms; the fold of each row is in the row tables:",
