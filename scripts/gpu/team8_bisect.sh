@@ -10,7 +10,8 @@
 # STEP=calls: four runs each of reduce_scatter's device programs (ld_reduce, st_ll_reduce) alone, graph
 # and eager, timing only, at the default calls a sample (100 up to 1M) and at --calls 10.
 # STEP=fix: five rs_timed runs and three dev_timed ones, as above, to try a fix.
-# Binary carried.   [STEP=copies|calls|fix] scripts/gpu/team8_bisect.sh <out-dir>  -> <out-dir>/<name>_r<rep>.csv / .log
+# STEP=small: rs_timed at world 4 (five runs) and world 2 (three), to see whether smaller teams stop too.
+# Binary carried.   [STEP=copies|calls|fix|small] scripts/gpu/team8_bisect.sh <out-dir>  -> <out-dir>/<name>_r<rep>.csv / .log
 source scripts/gpu/one_gpu_env.sh "${1:-}" h200x1  # safety variables, one GPU, DIR
 mkdir -p "$DIR"
 BIN=.carry/symmcoll-cuda
@@ -18,11 +19,16 @@ SECONDS=0
 run() {  # name rep [bench args]
   local name=$1 rep=$2
   shift 2
-  timeout 100 $BIN bench --backend cuda --world 8 --dtype bf16 --sizes 4K:256M:x4 --check-up-to 64M \
+  timeout 100 $BIN bench --backend cuda --world ${WORLD:-8} --dtype bf16 --sizes 4K:256M:x4 --check-up-to 64M \
     --iters 5 --warmup 1 --machine h200x1 "$@" --csv "$DIR/${name}_r$rep.csv" > "$DIR/${name}_r$rep.log" 2>&1
   local r=$?
   echo "# $name rep $rep: rc $r at ${SECONDS}s; $(grep -c '^cuda' "$DIR/${name}_r$rep.csv" 2>/dev/null) rows; $(grep -m1 -o 'error: .*' "$DIR/${name}_r$rep.log" | cut -c1-170)"
 }
+if [ "${STEP:-}" = small ]; then  # teams of 4 and 2, timing only: do they stop as 8 does?
+  for rep in 1 2 3 4 5; do WORLD=4 run w4_rs_timed $rep --op reduce_scatter --algo all --mode both --timing-only; done
+  for rep in 1 2 3; do WORLD=2 run w2_rs_timed $rep --op reduce_scatter --algo all --mode both --timing-only; done
+  exit 0
+fi
 if [ "${STEP:-}" = fix ]; then  # after a fix: the runs that stopped 10 of 10 (rs_timed) and 1 of 4 (dev_timed)
   for rep in 1 2 3 4 5; do run rs_timed $rep --op reduce_scatter --algo all --mode both --timing-only; done
   for rep in 1 2 3; do run dev_timed $rep --op reduce_scatter --algo ld_reduce,st_ll_reduce --mode both --timing-only; done
