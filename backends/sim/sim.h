@@ -95,13 +95,13 @@ struct Machine {
   double launch_eager_us = 0;      // kernel launch, eager
   double launch_graph_us = 0;      // kernel launch inside a CUDA graph
   double launch_eager_gap_us = 0;  // eager over graph per call, for a kernel longer than launch_eager_us
-  // An eager call of a device program that publishes with a release signal (a barrier: every
-  // device program but the flagged-packet ones) costs this much more again (run.cpp). On 2x H200
-  // the verb traces put it in the first barrier: its acquire waits 0.85 us longer on every rank in
-  // eager calls than in graph replays, the later rounds alike. Calibrated from
-  // barrier_busy (the collectives' barrier launched as the bench launches, eager - graph) less
-  // launch_eager_gap_us: 1.2-1.3 us against launch_busy's and the relaxed exchange_busy's 0.4
-  // (experiments/results/h200x4/eager_gap_*). 0: none.
+  // An eager call of a device program that publishes with a release signal (a barrier with release /
+  // acquire: every collective's device program but the flagged-packet ones) costs this much more
+  // again (run.cpp). On 2x H200 the verb traces put it in the first barrier: its acquire waits
+  // 0.85 us longer on every rank in eager calls than in graph replays, the later rounds alike.
+  // Calibrated from barrier_busy (the collectives' barrier launched as the bench launches, eager -
+  // graph), 1.16-1.32 us against launch_busy's and the relaxed exchange_busy's 0.4, less
+  // launch_eager_gap_us (experiments/results/h200x4/eager_gap_*). 0: none.
   double eager_release_us = 0;
   // Programmatic dependent launch (PDL, the CUDA bench's default for device programs): a call
   // launched so ends this much sooner after the call before it in its stream than one launched

@@ -21,7 +21,7 @@
 //                                       after another: data only, no key (what a program's successive
 //                                       copies from peers cost, beside load_chain_lines' single loads)
 //   peer_copy_chain_all  4 KiB copies   the same on every rank at once: data only, no key (whether
-//                                       the chains slow each other; on 2x / 4x H200 by 1 % at most)
+//                                       the chains slow each other; on 2x / 4x H200 by 1.7 % at most)
 //   fence_chain_local / fence_chain_peer  rounds  rank 0's 16-byte copy into its own / rank 1's memory, then a
 //                                       release signal to itself, every round: data only, no key (what a
 //                                       release's fence costs with a local or a remote store to publish:

@@ -96,7 +96,6 @@ std::string pct(double rel) {
   return buf;
 }
 
-// The x in [lo, hi] where a unimodal cost is least, to 1e-5 (golden-section search).
 // Rounds of a calibration chain against the simulator: each point's measured time a round
 // ((t(n) - t(1)) / (n - 1)) less the simulated one's, squared and summed; at(p, n) is the simulated
 // row of p's kind at n rounds.
@@ -110,6 +109,7 @@ double round_cost(const std::vector<Round>& pts, At&& at) {
   return c;
 }
 
+// The x in [lo, hi] where a unimodal cost is least, to 1e-5 (golden-section search).
 double golden_min(const std::function<double(double)>& cost, double lo, double hi) {
   const double r = 0.5 * (std::sqrt(5.0) - 1);
   double x1 = hi - r * (hi - lo), x2 = lo + r * (hi - lo), c1 = cost(x1), c2 = cost(x2);
