@@ -472,6 +472,7 @@ class Simulator {
   std::vector<std::vector<EventRec>> events_;  // per rank, kMaxEvents
   std::vector<int> live_streams_;              // per rank: streams with items left in this call
   std::vector<int> ce_busy_, ce_next_;         // per GPU (gpu()): engines in use, round-robin pick
+  std::vector<int> ce_rank_busy_;              // per rank: its copies in flight (Machine::ce_per_rank)
   std::vector<std::deque<int>> ce_waiting_;    // per GPU: streams waiting for one (rank * streams_n_ + s)
   std::vector<int> gemms_;                     // per rank: GEMMs running (they hold the SMs)
   uint64_t enqueued_ = 0;                      // host plans: items enqueued so far (host order)
@@ -497,6 +498,9 @@ class Simulator {
   TimePs ce_launch_ps_ = 0;    // a cold peer copy's start beyond ce_startup_ps_ (copy_engines.cpp)
   TimePs plan_launch_ps_ = 0;  // launch of a call with copies: launch_eager_us, any mode
   BytesPerPs ce_bpp_ = 0;
+  // NVLink time per byte of a copy engine's flow: the links' rate (nvlink_*_GBps, what SM copies
+  // reach) over the engine's own (ce_GBps) where the engine goes faster (copy_engines.cpp), else 1.
+  float ce_link_w_ = 1;
 
   // Last: destroyed first, unwinding fibers still suspended (deadlock, error).
   std::vector<Host> hosts_;

@@ -392,6 +392,71 @@ TEST(Plans, BackToBackCopiesStartWarm) {
   EXPECT_NEAR(run_plan<TwoPeerCopies<true>>(s).time_us, run_plan<TwoPeerCopies<false>>(s).time_us, 1e-9);
 }
 
+// Two cold peer copies, to the next and the previous rank, each on its own side stream (world 3):
+// what a rank's copies on several streams cost (copy_engines.cpp grant_copy_engines, start_copy).
+struct CopiesOnTwoStreams {
+  template <class T, class Host>
+  static void run(Host& h, const PlanArgs& a) {
+    const int me = h.rank(), n = h.world();
+    const std::size_t bytes = a.coll.count * sizeof(T);
+    char* out = static_cast<char*>(a.coll.out);
+    plan_entry(h);
+    h.record(kMainStream, 0);
+    for (int i = 1; i <= 2; ++i) {
+      const int q = (me + i) % n;
+      h.wait_event(i, 0);
+      h.copy_engine(i, h.peer(out, q) + std::size_t(me) * bytes, a.coll.in, bytes);
+      h.write_flag(i, q, pad::plan_flag(pad::kPlanData, 0, me), 1);
+      h.record(i, i);
+    }
+    for (int i = 1; i <= 2; ++i) h.wait_flag(kMainStream, pad::plan_flag(pad::kPlanData, 0, (me + n - i) % n), 1);
+    for (int i = 1; i <= 2; ++i) h.wait_event(kMainStream, i);
+  }
+};
+
+RunSpec two_stream_copies() {
+  RunSpec s = tiny_all_gather_ce();
+  s.world = 3;
+  s.bytes = 3 * 1024;  // 1024 bytes a rank: 1.024 us at the engine's 1000 B/us
+  s.timing_only = true;
+  s.machine.copy_engines = 2;
+  s.machine.nvlink_egress_GBps = s.machine.nvlink_ingress_GBps = 8;  // the links never bind
+  return s;
+}
+
+// ce_per_rank 1: the rank's second copy waits for its first to land (the engine is the rank's
+// again when that copy is done: start-up 1 + flow 1.024 + landing 1 = 3.024 us later); 0 (or 2):
+// both run at once on the GPU's two engines.
+TEST(Plans, CePerRankMakesARanksCopiesTakeTurns) {
+  RunSpec s = two_stream_copies();
+  const double together = run_plan<CopiesOnTwoStreams>(s).time_us;
+  s.machine.ce_per_rank = 1;
+  EXPECT_NEAR(run_plan<CopiesOnTwoStreams>(s).time_us - together, 3.024, 1e-9);
+  s.machine.ce_per_rank = 2;
+  EXPECT_NEAR(run_plan<CopiesOnTwoStreams>(s).time_us, together, 1e-9);
+}
+
+// Cold starts take the GPU's front end one at a time (streams.cpp front_end): with both copies
+// cold on two engines, the second starts ce_launch_us after the first's start, so the call grows
+// by twice ce_launch_us, not once.
+TEST(Plans, ColdStartsOfARankTakeItsFrontEndInTurn) {
+  RunSpec s = two_stream_copies();
+  const double warm = run_plan<CopiesOnTwoStreams>(s).time_us;
+  s.machine.ce_launch_us = 0.5;
+  EXPECT_NEAR(run_plan<CopiesOnTwoStreams>(s).time_us - warm, 1.0, 1e-9);
+}
+
+// A copy engine faster than the links' rate (ce_GBps above nvlink_*_GBps, which SM copies reach)
+// is not held to it: its bytes take that ratio of a link's time (copy_engines.cpp). The golden
+// call's copy at 1000 B/us over links of 500 B/us still takes 1.024 us; its data still checks.
+TEST(Plans, FasterEngineIsNotHeldToTheSmLinkRate) {
+  RunSpec s = tiny_all_gather_ce();
+  s.machine.nvlink_egress_GBps = s.machine.nvlink_ingress_GBps = 0.5;
+  const RunResult r = run(s);
+  EXPECT_NEAR(r.time_us, 7.024, 1e-9);
+  EXPECT_LE(r.max_rel_err, r.err_bound);
+}
+
 TEST(Plans, TraceHasStreamAndCopyEngineTracks) {
   const std::string path = ::testing::TempDir() + "plan_trace.json";
   RunSpec s = spec_for(find_algo(Op::kReduceScatter, "ce_overlap"), DType::kBF16, 2, 64 * 1024, 4);
