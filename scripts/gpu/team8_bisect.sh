@@ -11,7 +11,10 @@
 # and eager, timing only, at the default calls a sample (100 up to 1M) and at --calls 10.
 # STEP=fix: five rs_timed runs and three dev_timed ones, as above, to try a fix.
 # STEP=small: rs_timed at world 4 (five runs) and world 2 (three), to see whether smaller teams stop too.
-# Binary carried.   [STEP=copies|calls|fix|small] scripts/gpu/team8_bisect.sh <out-dir>  -> <out-dir>/<name>_r<rep>.csv / .log
+# STEP=order: rs_timed five times, at world 4 three times, and the whole checked sweep twice: run on
+# a binary whose bench timed every eager sample first, then every graph sample (order8_1daa33f; that
+# change was not kept: the team README says why). With the committed bench it repeats those runs.
+# Binary carried.   [STEP=copies|calls|fix|small|order] scripts/gpu/team8_bisect.sh <out-dir>  -> <out-dir>/<name>_r<rep>.csv / .log
 source scripts/gpu/one_gpu_env.sh "${1:-}" h200x1  # safety variables, one GPU, DIR
 mkdir -p "$DIR"
 BIN=.carry/symmcoll-cuda
@@ -27,6 +30,12 @@ run() {  # name rep [bench args]
 if [ "${STEP:-}" = small ]; then  # teams of 4 and 2, timing only: do they stop as 8 does?
   for rep in 1 2 3 4 5; do WORLD=4 run w4_rs_timed $rep --op reduce_scatter --algo all --mode both --timing-only; done
   for rep in 1 2 3; do WORLD=2 run w2_rs_timed $rep --op reduce_scatter --algo all --mode both --timing-only; done
+  exit 0
+fi
+if [ "${STEP:-}" = order ]; then  # the bench's eager-first passes: the runs that stopped 10 of 10 (w8) and 4 of 5 (w4), then whole checked sweeps
+  for rep in 1 2 3 4 5; do run rs_timed $rep --op reduce_scatter --algo all --mode both --timing-only; done
+  for rep in 1 2 3; do WORLD=4 run w4_rs_timed $rep --op reduce_scatter --algo all --mode both --timing-only; done
+  for rep in 1 2; do run sweep $rep --op all_reduce,reduce_scatter,all_gather --algo all --mode both; done
   exit 0
 fi
 if [ "${STEP:-}" = fix ]; then  # after a fix: the runs that stopped 10 of 10 (rs_timed) and 1 of 4 (dev_timed)
