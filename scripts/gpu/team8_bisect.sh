@@ -14,7 +14,10 @@
 # STEP=order: rs_timed five times, at world 4 three times, and the whole checked sweep twice: run on
 # a binary whose bench timed every eager sample first, then every graph sample (order8_1daa33f; that
 # change was not kept: the team README says why). With the committed bench it repeats those runs.
-# Binary carried.   [STEP=copies|calls|fix|small|order] scripts/gpu/team8_bisect.sh <out-dir>  -> <out-dir>/<name>_r<rep>.csv / .log
+# STEP=queues: rs_timed with no probe stream until a wait is stuck (SYMM_DEBUG_LAZY_PROBE, a switch of
+# the binary of queues8_1daa33f, not kept), at --streams 2 (four runs) and 3 (three): 16 and 24 streams
+# against the GPU's 32 hardware queues.
+# Binary carried.   [STEP=copies|calls|fix|small|order|queues] scripts/gpu/team8_bisect.sh <out-dir>  -> <out-dir>/<name>_r<rep>.csv / .log
 source scripts/gpu/one_gpu_env.sh "${1:-}" h200x1  # safety variables, one GPU, DIR
 mkdir -p "$DIR"
 BIN=.carry/symmcoll-cuda
@@ -30,6 +33,12 @@ run() {  # name rep [bench args]
 if [ "${STEP:-}" = small ]; then  # teams of 4 and 2, timing only: do they stop as 8 does?
   for rep in 1 2 3 4 5; do WORLD=4 run w4_rs_timed $rep --op reduce_scatter --algo all --mode both --timing-only; done
   for rep in 1 2 3; do WORLD=2 run w2_rs_timed $rep --op reduce_scatter --algo all --mode both --timing-only; done
+  exit 0
+fi
+if [ "${STEP:-}" = queues ]; then  # hardware queues: 8 ranks x (streams + a probe stream) against CUDA_DEVICE_MAX_CONNECTIONS=32
+  export SYMM_DEBUG_LAZY_PROBE=1  # no probe stream until a wait is stuck
+  for rep in 1 2 3 4; do run lazy_s2 $rep --op reduce_scatter --algo all --mode both --timing-only --streams 2; done  # 16 streams
+  for rep in 1 2 3; do run lazy_s3 $rep --op reduce_scatter --algo all --mode both --timing-only; done  # 24 streams
   exit 0
 fi
 if [ "${STEP:-}" = order ]; then  # the bench's eager-first passes: the runs that stopped 10 of 10 (w8) and 4 of 5 (w4), then whole checked sweeps

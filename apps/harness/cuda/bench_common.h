@@ -5,6 +5,8 @@
 
 #include <cuda_runtime.h>
 #include <nccl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <array>
@@ -122,14 +124,14 @@ struct Stats {
   double median = 0, p10 = 0, p90 = 0;
 };
 
-// Diagnosis (SYMM_DEBUG_BENCH_STEPS=1): each step of a timed case on stderr with the rank and the
+// Diagnosis (SYMM_DEBUG_BENCH_STEPS=1): each step of a timed case on stderr with the rank, its thread id and the
 // seconds since the first step, to find where a rank stops (a hang no watchdog reports).
 inline void bench_step(int rank, const char* what, int i = -1) {
   static const bool on = std::getenv("SYMM_DEBUG_BENCH_STEPS") != nullptr;
   if (!on) return;
   static const auto t0 = std::chrono::steady_clock::now();
   const double t = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  std::fprintf(stderr, "[step] rank %d %.3f s: %s %d\n", rank, t, what, i);
+  std::fprintf(stderr, "[step] rank %d tid %ld %.3f s: %s %d\n", rank, long(syscall(SYS_gettid)), t, what, i);
 }
 
 // Timed samples of one call: `warmup` samples, a barrier, then `iters` samples between events,
