@@ -705,12 +705,12 @@ def main():
     cells, right, wrong = ranking(rows)
     if cells:
         lines += ["**Ranking: the algorithm predicted fastest measured fastest (within the fastest's p90) in %d of %d "
-                  "cells (%.0f%%).** Target (>= 90%%): %s." % (right, cells, 100.0 * right / cells,
+                  "cells (%.1f%%).** Target (>= 90%%): %s." % (right, cells, 100.0 * right / cells,
                                                           "met" if right >= GOALS["ranking"] * cells else "NOT met"), ""]
     if lomo:
         lc, lr, _ = ranking(lomo)
         if lc:
-            lines += ["Ranking, leave one machine out: %d of %d cells (%.0f%%)." % (lr, lc, 100.0 * lr / lc), ""]
+            lines += ["Ranking, leave one machine out: %d of %d cells (%.1f%%)." % (lr, lc, 100.0 * lr / lc), ""]
     lines += table("per op", lambda r: r["op"], rows)
     if team:
         lines += table("per world", lambda r: "%d ranks on one GPU" % r["world"], rows)
