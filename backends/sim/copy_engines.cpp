@@ -3,8 +3,9 @@
 // then ce_startup_us (plus ce_launch_us for a cold peer copy, below), then one flow at up to
 // ce_GBps through the network: a remote source on its egress and my ingress, a remote destination
 // on my egress and its ingress (a peer copy's local side is not charged to HBM: start_copy_flow),
-// shared max-min fairly with every other transfer (SM traffic included); where ce_GBps is above the
-// links' rate (nvlink_*_GBps, what SM copies reach), each of its bytes takes that ratio of a link's time. The source is
+// shared max-min fairly with every other transfer (SM traffic included); where ce_GBps is above a
+// link direction's rate (nvlink_*_GBps, what SM copies reach), each of its bytes takes that ratio of
+// the direction's time. The source is
 // read when the flow starts; the bytes land in the destination when it ends (store_latency_us later for a remote one),
 // and the item is done then. Cold start: a copy with a peer side (source or destination on another GPU) whose stream's
 // previous item of the call was not a copy pays ce_launch_us on top of ce_startup_us. Back-to-back copies on one stream
@@ -62,7 +63,8 @@ void Simulator::start_copy(Stream& s, int engine) {
   // from the GPU's front end (streams.cpp front_end), one at a time with the rank's other cold
   // starts and its flag operations, whatever their streams.
   const bool cold = (x.posted || x.remote_load) && !s.after_copy;
-  q_.push(q_.now() + ce_startup_ps_ + (cold ? front_end(me, ce_launch_ps_) : 0), kStreamFlow, 0, index);
+  q_.push(q_.now() + ce_startup_ps_ + (cold && ce_launch_ps_ > 0 ? front_end(me, ce_launch_ps_) : 0), kStreamFlow, 0,
+          index);
 }
 
 // A copy engine's flow starts: its source is read now.
@@ -78,11 +80,14 @@ void Simulator::start_copy_flow(Transfer& x, uint32_t index) {
     }
     x.data.assign(ptr(x.src_space, x.src_off), ptr(x.src_space, x.src_off) + x.bytes);
   }
-  // Over NVLink the engine's bytes take ce_link_w_ of the link's time each (it moves them faster
-  // than SM stores do: ce_GBps above nvlink_*_GBps); within a GPU (a team machine) they are HBM's.
-  const bool link = (x.posted && over_link(me, x.dst_space)) || (x.remote_load && over_link(x.src_space, me));
-  const float w = link ? ce_link_w_ : 1.0f;
-  add_transfer_uses(x, index, me, Loc{x.src_space, x.src_off}, x.bytes, Loc{x.dst_space, x.dst_off}, x.bytes, w, w);
+  add_transfer_uses(x, index, me, Loc{x.src_space, x.src_off}, x.bytes, Loc{x.dst_space, x.dst_off}, x.bytes, 1, 1);
+  // Over NVLink each direction takes ce_egress_w_ / ce_ingress_w_ of its time per byte of the
+  // engine's (where ce_GBps is above that direction's nvlink_*_GBps, what SM copies reach: the
+  // engine is held to its own rate, not theirs); within a GPU (a team machine) the bytes are HBM's.
+  const bool to_peer = x.posted && over_link(me, x.dst_space), from_peer = x.remote_load && over_link(x.src_space, me);
+  const bool link = to_peer || from_peer;
+  if (to_peer) use_w_[res_egress(me)] *= ce_egress_w_, use_w_[res_ingress(x.dst_space)] *= ce_ingress_w_;
+  if (from_peer) use_w_[res_egress(x.src_space)] *= ce_egress_w_, use_w_[res_ingress(me)] *= ce_ingress_w_;
   // A peer copy's local side stays off HBM: the engine's ~0.4 TB/s is a small part of HBM's raw
   // rate, which hbm_GBps (a copy kernel's rate, read + write, all SMs) leaves room beside; shared
   // per flow against it, the blocks of a kernel beside the engine took nearly all of it (64 local

@@ -67,8 +67,9 @@ Simulator::Simulator(const RunSpec& spec, Workload work, std::vector<int> call_b
     ce_launch_ps_ = us_to_ps(m_.ce_launch_us);
     plan_launch_ps_ = us_to_ps(m_.launch_eager_us);  // streams.cpp run_plan_call
     ce_bpp_ = gbps_to_bpp(m_.ce_GBps);
-    const double link = std::max(m_.nvlink_egress_GBps, m_.nvlink_ingress_GBps);
-    ce_link_w_ = m_.ce_GBps > link && link > 0 ? float(link / m_.ce_GBps) : 1.0f;
+    auto link_w = [&](double link) { return m_.ce_GBps > link && link > 0 ? float(link / m_.ce_GBps) : 1.0f; };
+    ce_egress_w_ = link_w(m_.nvlink_egress_GBps);
+    ce_ingress_w_ = link_w(m_.nvlink_ingress_GBps);
   }
   if (custom) {  // the custom run owns the whole heap: no in / out / scratch of an entry
     in_bytes_ = out_bytes_ = scratch_bytes_ = 0;

@@ -151,12 +151,14 @@ struct Machine {
   // A peer copy that does not follow a copy on its stream (after a flag, an event or the call's
   // start) starts this much later than ce_startup_us: the engine starts cold, where back-to-back
   // copies (calibrate's ce_copy rows, whose intercept is ce_startup_us) overlap it with the copy
-  // before (copy_engines.cpp; 0: no such cost).
+  // before (copy_engines.cpp; 0: no such cost). A cold start takes the GPU's front end, one at a
+  // time with the rank's other cold starts and its stream flag operations (streams.cpp front_end).
   double ce_launch_us = 0;
-  // A rank's peer copies in flight at once, whatever their streams (the rest queue for their
-  // turn; 0: only the GPU's copy_engines bound them). On 4x H200 a reduce-scatter's copies on two
-  // side streams took as long as on one (experiments/results/h200x4/ce_small_1daa33f: 40.3-40.5 us
-  // against 41.9-42.1 at 4K, where copies on separate engines would save ~8), so the H200 files say 1.
+  // A rank's copies (copy_engine items) in flight at once, whatever their streams (the rest queue
+  // for their turn; 0: only the GPU's copy_engines bound them). On 4x H200 a reduce-scatter's
+  // copies on two side streams took as long as on one (experiments/results/h200x4/ce_small_1daa33f:
+  // 40.3-40.5 us against 41.9-42.1 at 4K, where copies on separate engines would save ~8), so the
+  // NVLink H200 files say 1.
   int ce_per_rank = 0;
   double nvls_GBps = 0;  // NVSwitch multicast / in-switch reduction, per GPU
   // GEMM (cuBLASLt): t = gemm_fixed_us + padded flops / gemm_TFLOPs + operand bytes / gemm_GBps

@@ -481,7 +481,7 @@ class Simulator {
     bool waits = false;  // the batch holds a wait (a write after it starts a new one)
   };
   std::vector<FlagBatch> batch_;        // per rank, within a call (StreamItem::batched)
-  std::vector<TimePs> front_end_free_;  // per rank: when its streams' flag operations may go on
+  std::vector<TimePs> front_end_free_;  // per rank: when its flag operations and cold starts may go on
   TimePs front_end(int rank, TimePs op);
   std::vector<std::deque<int>> sm_waiting_;  // per rank: streams whose kernel waits for the SMs
   // A team machine, per GPU (gemm.cpp): GEMMs started so far, the numbers of those running, and
@@ -498,9 +498,10 @@ class Simulator {
   TimePs ce_launch_ps_ = 0;    // a cold peer copy's start beyond ce_startup_ps_ (copy_engines.cpp)
   TimePs plan_launch_ps_ = 0;  // launch of a call with copies: launch_eager_us, any mode
   BytesPerPs ce_bpp_ = 0;
-  // NVLink time per byte of a copy engine's flow: the links' rate (nvlink_*_GBps, what SM copies
-  // reach) over the engine's own (ce_GBps) where the engine goes faster (copy_engines.cpp), else 1.
-  float ce_link_w_ = 1;
+  // NVLink time per byte of a copy engine's flow, per direction: the direction's rate
+  // (nvlink_egress_GBps / nvlink_ingress_GBps, what SM copies reach) over the engine's own
+  // (ce_GBps) where the engine goes faster (copy_engines.cpp start_copy_flow), else 1.
+  float ce_egress_w_ = 1, ce_ingress_w_ = 1;
 
   // Last: destroyed first, unwinding fibers still suspended (deadlock, error).
   std::vector<Host> hosts_;

@@ -27,7 +27,8 @@
 //               plan_flag_batch rows (n pairs a call; on 2x and 4x H200 each pair beyond the first
 //               adds about 1.6 us to a call of 4.5: a batched write and a batched wait). A rank's
 //               flag operations, on all its streams, take its GPU's front end one at a time
-//               (front_end; not on a team machine).
+//               (front_end; not on a team machine), and so do its copies' cold starts
+//               (copy_engines.cpp, Machine::ce_launch_us).
 //   record      free; the event holds the stream's clock. wait_event: done once that record ran,
 //               joining its clock.
 //   gemm        gemm.cpp
@@ -272,8 +273,9 @@ void Simulator::consume_flag(Stream& s, uint64_t key) {
   done_after(s, front_end(s.rank, s.items.front().batched ? stream_batch_op_ps_ : stream_op_ps_));
 }
 
-// A stream flag operation of `rank` that takes `op` of its GPU's front end, one at a time over all
-// the rank's streams: how long from now until it is done (its wait for the front end included).
+// A stream flag operation (or a copy's cold start, copy_engines.cpp) of `rank` that takes `op` of its
+// GPU's front end, one at a time over all the rank's streams: how long from now until it is done
+// (its wait for the front end included).
 // calibrate's plan_flag_batch rows fit it: a pair beyond the first adds two batched operations (the
 // writes' batch on one stream, the waits' on another, one after the other), where streams running
 // their flags side by side would add one; held out, that reading put the 4-GPU machines' host plans

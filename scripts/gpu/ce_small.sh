@@ -4,7 +4,7 @@
 # on GPUs 0..W-1 of one machine, for W in 2 3 4 (as the machine has), timing only, graph and eager:
 #   1. all_gather ce, ce_sm and reduce_scatter ce, ce_overlap at 4K, 64K, 1M      -> plans_w<W>.csv / .log
 #   2. reduce_scatter ce at --streams 2 (every copy on one side stream) and 3 (two side streams, the
-#      default), all_gather ce at --streams 3, interleaved twice, 4K and 64K   -> streams_w<W>_<s>_<rep>.csv
+#      default), in turn, twice, 4K and 64K                 -> streams_w<W>_rs_s<s>_<rep>.log (the tables)
 #   3. one traced call of each (bench --trace, CUDA events between the plan's items) at 4K -> traces_w<W>/
 #   scripts/gpu/ce_small.sh <out-dir> [worlds, default "2 3 4"]
 set -uo pipefail

@@ -455,6 +455,54 @@ TEST(Plans, FasterEngineIsNotHeldToTheSmLinkRate) {
   const RunResult r = run(s);
   EXPECT_NEAR(r.time_us, 7.024, 1e-9);
   EXPECT_LE(r.max_rel_err, r.err_bound);
+  // Each direction by its own rate: a slow egress beside a fast ingress still frees the engine.
+  s.machine.nvlink_ingress_GBps = 2;
+  EXPECT_NEAR(run(s).time_us, 7.024, 1e-9);
+}
+
+// On a team machine the GPU's engines serve every rank: a rank at its ce_per_rank bound lets the
+// copies queued behind it, other ranks', take a free engine (no head-of-line blocking). Rank 0 queues
+// two short copies (512 B, on two streams) at once; rank 1 its long one (4096 B) 0.2 us later, after a
+// flag to itself. Passing rank 0's second copy, it starts at once on the second engine and the call
+// ends with it (0.2 + 1 + 4.096 + 1 after the kick); queued behind that copy, it would start only
+// once rank 0's first copy had landed (1 + 0.512 + 1 = 2.512 after the kick).
+struct CopiesQueuedByTwoRanks {
+  template <class T, class Host>
+  static void run(Host& h, const PlanArgs& a) {
+    const int me = h.rank(), q = 1 - me;
+    const std::size_t bytes = a.coll.count * sizeof(T);
+    char* out = static_cast<char*>(a.coll.out);
+    h.record(kMainStream, 0);
+    if (me == 0)
+      for (int i = 1; i <= 2; ++i) {
+        h.wait_event(i, 0);
+        h.copy_engine(i, h.peer(out, q) + std::size_t(i - 1) * 512, a.coll.in, 512);
+        h.record(i, i);
+      }
+    else {
+      h.wait_event(1, 0);
+      h.write_flag(1, me, pad::plan_flag(pad::kPlanData, 0, me), 1);
+      h.wait_flag(1, pad::plan_flag(pad::kPlanData, 0, me), 1);
+      h.copy_engine(1, h.peer(out, q), a.coll.in, bytes);
+      h.record(1, 1);
+    }
+    for (int i = 1; i <= (me == 0 ? 2 : 1); ++i) h.wait_event(kMainStream, i);
+  }
+};
+
+TEST(Plans, ARankAtItsBoundLetsOtherRanksCopiesPass) {
+  RunSpec s = tiny_all_gather_ce();
+  s.bytes = 2 * 4096;  // 4096 bytes a rank
+  s.timing_only = true;
+  s.machine.team = 1, s.machine.gpus = 1;
+  s.machine.hbm_GBps = 1e6;  // copies within the GPU: HBM never binds
+  s.machine.copy_engines = 2;
+  s.machine.ce_per_rank = 1;
+  s.machine.stream_op_us = 0.1;  // rank 1's flag to itself: its copy comes 0.2 us after rank 0's
+  // A call with copies starts launch_eager_us (2) after the host's call (streams.cpp run_plan_call).
+  EXPECT_NEAR(run_plan<CopiesQueuedByTwoRanks>(s).time_us, 2 + 0.2 + 1 + 4.096 + 1, 1e-9);
+  s.machine.copy_engines = 1;  // one engine: rank 1's copy waits for both of rank 0's to land
+  EXPECT_NEAR(run_plan<CopiesQueuedByTwoRanks>(s).time_us, 2 + 2 * 2.512 + 1 + 4.096 + 1, 1e-9);
 }
 
 TEST(Plans, TraceHasStreamAndCopyEngineTracks) {
