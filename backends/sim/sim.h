@@ -158,7 +158,7 @@ struct Machine {
   // for their turn; 0: only the GPU's copy_engines bound them). On 4x H200 a reduce-scatter's
   // copies on two side streams took as long as on one (experiments/results/h200x4/ce_small_1daa33f:
   // 40.3-40.5 us against 41.9-42.1 at 4K, where copies on separate engines would save ~8), so the
-  // NVLink H200 files say 1.
+  // NVLink files say 1 (the H100 ones as the same GH100 chip, not measured there).
   int ce_per_rank = 0;
   double nvls_GBps = 0;  // NVSwitch multicast / in-switch reduction, per GPU
   // GEMM (cuBLASLt): t = gemm_fixed_us + padded flops / gemm_TFLOPs + operand bytes / gemm_GBps
