@@ -88,8 +88,39 @@ std::optional<std::string> residency_refusal(const std::string& what, int ranks,
 // ---- Team -------------------------------------------------------------------------------
 
 Team::Team(int world, double timeout_s)
-    : world_(world), timeout_s_(timeout_s), here_(std::size_t(std::max(world, 0)), false), ptrs_(here_.size()) {
+    : world_(world),
+      timeout_s_(timeout_s),
+      here_(std::size_t(std::max(world, 0)), false),
+      ptrs_(here_.size()),
+      stepped_(new std::atomic<unsigned long long>[std::size_t(std::max(world, 1))]) {
   if (world < 1) fail(ErrorCode::kInvalidArgument, "a team needs at least one rank");
+  for (int r = 0; r < world; ++r) stepped_[std::size_t(r)].store(0);
+}
+
+void Team::lockstep(int rank) {
+  const unsigned long long n = stepped_[std::size_t(rank)].fetch_add(1, std::memory_order_acq_rel) + 1;
+  const auto start = std::chrono::steady_clock::now();
+  auto all_there = [&] {
+    for (int r = 0; r < world_; ++r)
+      if (stepped_[std::size_t(r)].load(std::memory_order_acquire) < n) return false;
+    return true;
+  };
+  for (unsigned spins = 1; !all_there(); ++spins) {
+    if (spins % 256) continue;
+    if (aborted()) {
+      std::lock_guard<std::mutex> lk(m_);
+      fail(ErrorCode::kInternal, "the team was aborted: " + why_);
+    }
+    if (std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() > timeout_s_) {
+      std::string behind;
+      for (int r = 0; r < world_; ++r)
+        if (stepped_[std::size_t(r)].load(std::memory_order_acquire) < n) append_rank(behind, r);
+      fail(ErrorCode::kTimeout, "rank " + std::to_string(rank) + " waited " + seconds(timeout_s_) +
+                                    " at the eager calls' lockstep (call " + std::to_string(n) + ") for rank(s) " +
+                                    behind + ", which never enqueued it");
+    }
+    std::this_thread::yield();
+  }
 }
 
 void Team::meet(int rank, Kind kind, const std::string& what, const std::function<void()>& on_arrive,

@@ -13,9 +13,11 @@
 // meeting (or arriving at one later) throws at once instead of waiting for a rank that is gone.
 #pragma once
 
+#include <atomic>
 #include <condition_variable>
 #include <cstddef>
 #include <functional>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -78,6 +80,11 @@ class Team {
   void reduce_max(int rank, double* v, int n);
   // Every rank's pointer, in rank order (a meeting).
   std::vector<void*> all_gather(int rank, void* p);
+  // Eager calls in lockstep (apps/harness/cuda/bench_common.h SampleTimer): this rank has enqueued
+  // its next call; returns once every rank has enqueued as many. It spins (a call costs about a
+  // microsecond this way, where a barrier's sleep and wake-up cost several), throws on abort, and
+  // after the team's timeout throws kTimeout naming the ranks behind.
+  void lockstep(int rank);
   // Wakes every waiting rank, which then throws; later meetings throw at once. The first reason wins.
   void abort(const std::string& why) noexcept;
   bool aborted() const;
@@ -108,6 +115,7 @@ class Team {
   std::vector<double> result_;  // and its result, read after the meeting
   std::vector<void*> ptrs_, ptrs_result_;
   FlagEdges flag_edges_;
+  std::unique_ptr<std::atomic<unsigned long long>[]> stepped_;  // lockstep: calls each rank enqueued
 };
 
 // Runs fn(rank) on one thread per rank and joins them all. The first rank that throws aborts the

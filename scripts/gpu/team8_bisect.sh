@@ -17,7 +17,15 @@
 # STEP=queues: rs_timed with no probe stream until a wait is stuck (SYMM_DEBUG_LAZY_PROBE, a switch of
 # the binary of queues8_1daa33f, not kept), at --streams 2 (four runs) and 3 (three): 16 and 24 streams
 # against the GPU's 32 hardware queues.
-# Binary carried.   [STEP=copies|calls|fix|small|order|queues] scripts/gpu/team8_bisect.sh <out-dir>  -> <out-dir>/<name>_r<rep>.csv / .log
+# STEP=lockstep: the eager calls' lockstep (bench_common.h SampleTimer: a host meeting after each eager
+# call is enqueued) against a stall from streams of several ranks sharing a hardware queue: world 2's
+# device programs, timing only, eager, with CUDA_DEVICE_MAX_CONNECTIONS=1 (every stream in one queue),
+# without the lockstep (SYMM_DEBUG_TEAM_LOCKSTEP=0) and with it, in turn, twice; then, at the default
+# 32 queues, rs_timed (stopped 10 of 10 without it) four times and dev_timed twice. STEP=lockstep2:
+# the spinning lockstep (Team::lockstep) in the same proof, its cost (world 2 and 8 device programs,
+# eager, without and with it), dev_timed three times and world 4's rs_timed twice. STEP=lockstep3: world
+# 8's rs_timed with it at --streams 2 (twice) and 3, and the whole checked sweep once.
+# Binary carried.   [STEP=copies|calls|fix|small|order|queues|lockstep|lockstep2|lockstep3] scripts/gpu/team8_bisect.sh <out-dir>  -> <out-dir>/<name>_r<rep>.csv / .log
 source scripts/gpu/one_gpu_env.sh "${1:-}" h200x1  # safety variables, one GPU, DIR
 mkdir -p "$DIR"
 BIN=.carry/symmcoll-cuda
@@ -30,6 +38,39 @@ run() {  # name rep [bench args]
   local r=$?
   echo "# $name rep $rep: rc $r at ${SECONDS}s; $(grep -c '^cuda' "$DIR/${name}_r$rep.csv" 2>/dev/null) rows; $(grep -m1 -o 'error: .*' "$DIR/${name}_r$rep.log" | cut -c1-170)"
 }
+if [ "${STEP:-}" = lockstep ]; then
+  for rep in 1 2; do
+    SYMM_DEBUG_TEAM_LOCKSTEP=0 CUDA_DEVICE_MAX_CONNECTIONS=1 WORLD=2 run q1_off $rep --op reduce_scatter,all_reduce \
+      --algo ld_reduce,st_ll_reduce --mode eager --timing-only
+    CUDA_DEVICE_MAX_CONNECTIONS=1 WORLD=2 run q1_on $rep --op reduce_scatter,all_reduce --algo ld_reduce,st_ll_reduce \
+      --mode eager --timing-only
+  done
+  for rep in 1 2 3 4; do run rs_timed $rep --op reduce_scatter --algo all --mode both --timing-only; done
+  for rep in 1 2; do run dev_timed $rep --op reduce_scatter --algo ld_reduce,st_ll_reduce --mode both --timing-only; done
+  exit 0
+fi
+if [ "${STEP:-}" = lockstep2 ]; then  # the spinning lockstep (Team::lockstep): its proof again, its cost, worlds 4 and 8
+  CUDA_DEVICE_MAX_CONNECTIONS=1 SYMM_DEBUG_TEAM_LOCKSTEP=0 WORLD=2 run q1_off 1 --op reduce_scatter,all_reduce \
+    --algo ld_reduce,st_ll_reduce --mode eager --timing-only
+  for rep in 1 2; do
+    CUDA_DEVICE_MAX_CONNECTIONS=1 WORLD=2 run q1_on $rep --op reduce_scatter,all_reduce --algo ld_reduce,st_ll_reduce \
+      --mode eager --timing-only
+  done
+  for w in 2 8; do
+    SYMM_DEBUG_TEAM_LOCKSTEP=0 WORLD=$w run w${w}_dev_off 1 --op reduce_scatter,all_reduce --algo ld_reduce,st_ll_reduce \
+      --mode eager --timing-only
+    WORLD=$w run w${w}_dev_on 1 --op reduce_scatter,all_reduce --algo ld_reduce,st_ll_reduce --mode eager --timing-only
+  done
+  for rep in 1 2 3; do run dev_timed $rep --op reduce_scatter --algo ld_reduce,st_ll_reduce --mode both --timing-only; done
+  for rep in 1 2; do WORLD=4 run w4_rs_timed $rep --op reduce_scatter --algo all --mode both --timing-only; done
+  exit 0
+fi
+if [ "${STEP:-}" = lockstep3 ]; then  # world 8's host plans with the lockstep: two side streams or one, and the whole checked sweep
+  for rep in 1 2; do run rs_timed_s2 $rep --op reduce_scatter --algo all --mode both --timing-only --streams 2; done
+  run rs_timed 1 --op reduce_scatter --algo all --mode both --timing-only
+  run sweep 1 --op all_reduce,reduce_scatter,all_gather --algo all --mode both
+  exit 0
+fi
 if [ "${STEP:-}" = small ]; then  # teams of 4 and 2, timing only: do they stop as 8 does?
   for rep in 1 2 3 4 5; do WORLD=4 run w4_rs_timed $rep --op reduce_scatter --algo all --mode both --timing-only; done
   for rep in 1 2 3; do WORLD=2 run w2_rs_timed $rep --op reduce_scatter --algo all --mode both --timing-only; done

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <latch>
@@ -114,6 +115,49 @@ TEST(Team, BarrierMaxAndExchangeMeetEveryRank) {
     return r == 2 ? 1 : 0;
   });
   EXPECT_EQ(rc, 1);  // the largest return value
+}
+
+// The eager calls' lockstep: no rank gets past its call n before every rank has reached it, a
+// rank that never does is named after the bound, and an abort ends the spinning.
+TEST(Team, LockstepHoldsEveryRankToTheSlowest) {
+  Team team(4, 10.0);
+  std::array<std::atomic<int>, 4> at{};
+  run_team(team, [&](int r) {
+    for (int call = 1; call <= 200; ++call) {
+      if (r == 3 && call % 50 == 0) std::this_thread::sleep_for(std::chrono::milliseconds(5));  // a slow rank
+      at[std::size_t(r)].store(call);
+      team.lockstep(r);
+      for (int q = 0; q < 4; ++q) EXPECT_GE(at[std::size_t(q)].load(), call) << "rank " << q << " behind " << r;
+    }
+    return 0;
+  });
+  Team stuck(3, 0.5);
+  try {
+    run_team(stuck, [&](int r) {
+      if (r != 1) stuck.lockstep(r);
+      return 0;
+    });
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kTimeout);
+    EXPECT_NE(
+        std::string(e.what()).find("at the eager calls' lockstep (call 1) for rank(s) 1, which never enqueued it"),
+        std::string::npos)
+        << e.what();
+  }
+  Team failing(2, 30.0);
+  const auto t0 = std::chrono::steady_clock::now();
+  try {
+    run_team(failing, [&](int r) {
+      if (r == 1) fail(ErrorCode::kTimeout, "block 0 timed out");
+      failing.lockstep(r);
+      return 0;
+    });
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(std::string(e.what()), "rank 1: block 0 timed out");
+  }
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 5.0);
 }
 
 // A rank that fails stops the others at their next meeting; the first error comes back, named.

@@ -30,6 +30,7 @@
 #include "backends/cuda/check.h"
 #include "backends/cuda/graph_capture.h"
 #include "backends/cuda/runtime.h"
+#include "backends/cuda/team.h"
 #include "backends/cuda/team_graph.h"
 #include "core/common.h"
 
@@ -159,11 +160,26 @@ class SampleTimer {
     if (graph) g.emplace(rt_, one, calls);
     // A team: no rank launches into a peer still instantiating its graph (which may wait for the device).
     if (graph && rt_.team()) rt_.barrier();
+    // A team sharing a GPU launches its eager calls in lockstep: a host meeting after every call is
+    // enqueued (not after it ends), so no rank's call i+1 enters the GPU's queues before each
+    // peer's call i has. Streams of several ranks may share one of the GPU's hardware queues, and
+    // there a rank's call i+1 waits in line for its call i to end, which waits for a peer's call i
+    // queued behind it (SYMM_DEBUG_TEAM_LOCKSTEP=0 leaves the meeting out, to see the difference).
+    static const bool lockstep_env = [] {
+      const char* e = std::getenv("SYMM_DEBUG_TEAM_LOCKSTEP");
+      return !e || std::string(e) != "0";
+    }();
+    Team* const team = rt_.team();
+    const bool lockstep = !graph && team && rt_.handle().gpu_ranks > 1 && lockstep_env;
     auto sample = [&]() {
-      if (graph)
+      if (graph) {
         g->launch();
-      else
-        for (int i = 0; i < calls; ++i) one();
+        return;
+      }
+      for (int i = 0; i < calls; ++i) {
+        one();
+        if (lockstep) team->lockstep(rt_.rank());
+      }
     };
     // A team's eager samples are waited for one by one and start together (a meeting before
     // each): the ranks' threads share one CUDA context, and a thread far ahead of a peer whose flag
