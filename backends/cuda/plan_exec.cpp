@@ -174,7 +174,7 @@ bool plan_waits_in_kernels(const DeviceHandle& h) {
   return h.gpu_ranks > 1 && !(e && std::string(e) == "0");
 }
 
-bool PlanExec::batching() const { return batch_enabled_ && !tracer_ && !capturing_team_edges(); }
+bool PlanExec::batching() const { return batch_enabled_ && !tracer_ && !stepping_ && !capturing_team_edges(); }
 bool PlanExec::kernel_waits() const { return kernel_waits_ && !call_stream_waits_ && !capturing_team_edges(); }
 
 cudaEvent_t PlanExec::next_wait_event() {
@@ -229,6 +229,10 @@ void PlanExec::begin_call() {
   SYMM_CUDA_CHECK(cudaEventRecord(fork_, streams_[0]));
   used_.assign(streams_.size(), 0);
   in_call_ = true;
+  cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
+  SYMM_CUDA_CHECK(cudaStreamIsCapturing(streams_[0], &capture));
+  stepping_ = step_ && capture == cudaStreamCaptureStatusNone;
+  step(/*meets=*/true);  // every mode meets at a call's start
 }
 
 void PlanExec::end_call() {
@@ -238,8 +242,10 @@ void PlanExec::end_call() {
     if (!used_[i]) continue;
     SYMM_CUDA_CHECK(cudaEventRecord(joins_[i], streams_[i]));
     SYMM_CUDA_CHECK(cudaStreamWaitEvent(streams_[0], joins_[i], 0));
+    step();
   }
   if (tracer_) tracer_->end_call(streams_[0]);
+  stepping_ = false;
 }
 
 std::string PlanExec::describe_stuck_wait() {

@@ -42,6 +42,7 @@
 #include <cuda.h>
 #include <cuda_runtime.h>
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -122,6 +123,28 @@ class PlanExec {
   void begin_call();  // records the fork on main (side streams wait for it on first use)
   void end_call();    // joins the side streams the call used into main
 
+  // An in-process team's lockstep of enqueues (apps/harness/cuda/bench_common.h, Team::lockstep):
+  // `step` runs at a call's start and after each flag write and kernel launch it enqueues
+  // (`writes_only`: what a peer's wait can need; otherwise after every item: each verb, the joins)
+  // and returns once every rank of the team has got as far; flag operations are not batched then
+  // (each write is its own item). Why: streams of ranks sharing a GPU may share a hardware queue,
+  // and there an item waiting for a peer holds back what is queued behind it. A plan's items wait
+  // for flags its peers write and kernels for their peers' kernels, and each rank enqueues those
+  // (and what precedes them on its streams) before its own waits for the same point of the plan,
+  // so with every rank's j-th such item enqueued before any rank goes past its own, what a waiting
+  // item needs is ahead of it in any queue. One H200, 8 ranks: every item, 7 of 7 timing-only runs
+  // and 3 of 3 checked sweeps completed; flag writes only, 5 of 5 and 2 of 2
+  // (experiments/results/h200x1/team/README.md, lockstep_4c2fbb2). Not in a graph's capture (the
+  // team captures rank after rank). Empty: none (the default).
+  void set_step(std::function<void()> step, bool writes_only = false) {
+    step_ = std::move(step);
+    step_writes_only_ = writes_only;
+  }
+  // After each enqueued item of a stepping call; CudaHost calls it after every verb (`meets`: a
+  // flag write or a kernel launch, where every mode meets).
+  void step(bool meets = false) {
+    if (stepping_ && (meets || !step_writes_only_)) step_();
+  }
   // A measured timeline of the calls enqueued while set (plan_trace.h; eager or captured, the
   // caller's to own and read after the call); nullptr: none (the default, and what every timed
   // call runs with).
@@ -141,6 +164,9 @@ class PlanExec {
   std::vector<cudaEvent_t> joins_;
   std::vector<char> used_;  // per stream: used by the call in progress (begin_call .. end_call)
   bool in_call_ = false;
+  std::function<void()> step_;  // set_step
+  bool stepping_ = false;       // the call in progress steps (step_ set, not capturing)
+  bool step_writes_only_ = false;
   PlanTracer* tracer_ = nullptr;
   std::vector<PlanWait> waits_;  // of the calls enqueued since the last wait_main
   std::vector<cudaEvent_t> wait_events_;

@@ -58,6 +58,7 @@ class CudaHost : public RankView {
     traced(
         s, "launch", [&] { return "\"blocks\":" + std::to_string(blocks); },
         [&] { launch_untraced<Program, T>(s, a, blocks); });
+    x_.step(/*meets=*/true);
   }
   void copy_engine(int s, void* dst, const void* src, std::size_t bytes) {
     x_.flush();
@@ -68,23 +69,28 @@ class CudaHost : public RankView {
                  ",\"to\":" + std::to_string(owner(dst));
         },
         [&] { copy_untraced(s, dst, src, bytes); });
+    x_.step();
   }
   void write_flag(int s, int peer, uint32_t slot, uint32_t value) {
     traced(
         s, "write_flag", [&] { return flag_args(slot, value) + ",\"peer\":" + std::to_string(peer); },
         [&] { x_.write_flag(s, peer, slot, value); });
+    x_.step(/*meets=*/true);
   }
   void wait_flag(int s, uint32_t slot, uint32_t value) {
     traced(
         s, "wait_flag", [&] { return flag_args(slot, value); }, [&] { x_.wait_flag(s, slot, value); });
+    x_.step();
   }
   void record(int s, int e) {
     x_.flush();
     SYMM_CUDA_CHECK(cudaEventRecord(x_.event(e), x_.stream(s)));
+    x_.step();
   }
   void wait_event(int s, int e) {
     x_.flush();
     SYMM_CUDA_CHECK(cudaStreamWaitEvent(x_.stream(s), x_.event(e), 0));
+    x_.step();
   }
   void gemm(int s, const GemmArgs& g) {
     x_.flush();
@@ -94,6 +100,7 @@ class CudaHost : public RankView {
           return "\"m\":" + std::to_string(g.m) + ",\"n\":" + std::to_string(g.n) + ",\"k\":" + std::to_string(g.k);
         },
         [&] { x_.gemm(s, g); });
+    x_.step();
   }
 
  private:

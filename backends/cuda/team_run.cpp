@@ -73,15 +73,6 @@ void print_team_header(const Runtime& rt) {
       rt.world(), team_gpus_used(rt.world(), gpus), rt.device_name().c_str(), rt.handle().gpu_ranks,
       plan_waits_in_kernels(rt.handle()) ? "in kernels (outside team graphs)" : "as stream memory operations",
       loading ? loading : "(unset)", connections ? connections : "(unset: 8)");
-  // Known to stop (README, "Known to stop"): since the eager calls' lockstep (bench_common.h), a
-  // team of 8 on one H200 in its copy-engine host plans' eager samples, timing only; a checked sweep
-  // and teams of 2 and 4 have completed. Said once, up front, where more than 4 share a GPU.
-  if (rt.handle().gpu_ranks > 4)
-    std::printf(
-        "# note: %d ranks on one GPU: the copy-engine host plans' eager samples have stopped on a named wait "
-        "in timing-only runs (one H200, 8 ranks, 7 of 7 since the eager calls' lockstep; a checked sweep 1 of 1 "
-        "completed: experiments/results/h200x1/team/README.md)\n",
-        rt.handle().gpu_ranks);
   std::fflush(stdout);
 }
 

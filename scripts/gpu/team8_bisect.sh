@@ -24,8 +24,17 @@
 # 32 queues, rs_timed (stopped 10 of 10 without it) four times and dev_timed twice. STEP=lockstep2:
 # the spinning lockstep (Team::lockstep) in the same proof, its cost (world 2 and 8 device programs,
 # eager, without and with it), dev_timed three times and world 4's rs_timed twice. STEP=lockstep3: world
-# 8's rs_timed with it at --streams 2 (twice) and 3, and the whole checked sweep once.
-# Binary carried.   [STEP=copies|calls|fix|small|order|queues|lockstep|lockstep2|lockstep3] scripts/gpu/team8_bisect.sh <out-dir>  -> <out-dir>/<name>_r<rep>.csv / .log
+# 8's rs_timed with it at --streams 2 (twice) and 3, and the whole checked sweep once. STEP=lockstep4:
+# with the lockstep within host plans' calls too (PlanExec::set_step), world 8 timing only: rs_timed
+# three times, all_gather and all_reduce once each; world 4 every collective once; the checked sweep.
+# STEP=lockstep5: the same binary, rs_timed four more times, the sweep twice more, and the fused bench
+# (ag_mm, mm_rs, every algorithm, 8b and 70b at M 4096, checked) at worlds 4 and 8. STEP=lockstep6: a
+# host plan's lockstep after its flag writes only (SYMM_DEBUG_TEAM_LOCKSTEP=writes), world 8: rs_timed
+# four times, all_gather once, the checked sweep twice. STEP=lockstep7: the default as committed (after
+# flag writes and launches): world 8 rs_timed three times and the sweep once, world 4 every collective
+# timing only and the fused bench at M 4096 (checked). STEP=lockstep8: the fused bench with the plans'
+# lockstep too (it had only the calls'), worlds 8 and 4, checked.
+# Binary carried.   [STEP=copies|calls|fix|small|order|queues|lockstep|lockstep2|lockstep3|lockstep4|lockstep5|lockstep6|lockstep7|lockstep8] scripts/gpu/team8_bisect.sh <out-dir>  -> <out-dir>/<name>_r<rep>.csv / .log
 source scripts/gpu/one_gpu_env.sh "${1:-}" h200x1  # safety variables, one GPU, DIR
 mkdir -p "$DIR"
 BIN=.carry/symmcoll-cuda
@@ -37,6 +46,12 @@ run() {  # name rep [bench args]
     --iters 5 --warmup 1 --machine h200x1 "$@" --csv "$DIR/${name}_r$rep.csv" > "$DIR/${name}_r$rep.log" 2>&1
   local r=$?
   echo "# $name rep $rep: rc $r at ${SECONDS}s; $(grep -c '^cuda' "$DIR/${name}_r$rep.csv" 2>/dev/null) rows; $(grep -m1 -o 'error: .*' "$DIR/${name}_r$rep.log" | cut -c1-170)"
+}
+fused() {  # name world: the fused bench, ag_mm and mm_rs, every algorithm, 8b and 70b at M 4096, checked
+  local name=$1 w=$2
+  timeout 150 $BIN bench --backend cuda --world $w --op ag_mm,mm_rs --algo all --dtype bf16 --shape 8b,70b --m 4096 \
+    --mode both --iters 5 --warmup 1 --machine h200x1 --csv "$DIR/$name.csv" > "$DIR/$name.log" 2>&1
+  echo "# $name (world $w): rc $? at ${SECONDS}s; $(grep -c '^cuda' "$DIR/$name.csv" 2>/dev/null) rows; $(grep -m1 -o 'error: .*' "$DIR/$name.log" | cut -c1-170)"
 }
 if [ "${STEP:-}" = lockstep ]; then
   for rep in 1 2; do
@@ -69,6 +84,38 @@ if [ "${STEP:-}" = lockstep3 ]; then  # world 8's host plans with the lockstep: 
   for rep in 1 2; do run rs_timed_s2 $rep --op reduce_scatter --algo all --mode both --timing-only --streams 2; done
   run rs_timed 1 --op reduce_scatter --algo all --mode both --timing-only
   run sweep 1 --op all_reduce,reduce_scatter,all_gather --algo all --mode both
+  exit 0
+fi
+if [ "${STEP:-}" = lockstep4 ]; then  # the lockstep within host plans' calls too (PlanExec::set_step): world 8, timing only
+  for rep in 1 2 3; do run rs_timed $rep --op reduce_scatter --algo all --mode both --timing-only; done
+  run ag_timed 1 --op all_gather --algo all --mode both --timing-only
+  run ar_timed 1 --op all_reduce --algo all --mode both --timing-only
+  WORLD=4 run w4_timed 1 --op all_reduce,reduce_scatter,all_gather --algo all --mode both --timing-only
+  run sweep 1 --op all_reduce,reduce_scatter,all_gather --algo all --mode both
+  exit 0
+fi
+if [ "${STEP:-}" = lockstep5 ]; then  # the same binary again: more world-8 runs, and the fused bench at worlds 4 and 8 (checked)
+  for rep in 2 3 4 5; do run rs_timed $rep --op reduce_scatter --algo all --mode both --timing-only; done
+  for rep in 2 3; do run sweep $rep --op all_reduce,reduce_scatter,all_gather --algo all --mode both; done
+  for w in 4 8; do fused fused_w$w $w; done
+  exit 0
+fi
+if [ "${STEP:-}" = lockstep6 ]; then  # a host plan's lockstep after its flag writes only (SYMM_DEBUG_TEAM_LOCKSTEP=writes): world 8
+  export SYMM_DEBUG_TEAM_LOCKSTEP=writes
+  for rep in 1 2 3 4; do run w_rs_timed $rep --op reduce_scatter --algo all --mode both --timing-only; done
+  run w_ag_timed 1 --op all_gather --algo all --mode both --timing-only
+  for rep in 1 2; do run w_sweep $rep --op all_reduce,reduce_scatter,all_gather --algo all --mode both; done
+  exit 0
+fi
+if [ "${STEP:-}" = lockstep7 ]; then  # the committed default (a plan's lockstep after flag writes and launches): worlds 8 and 4
+  for rep in 1 2 3; do run d_rs_timed $rep --op reduce_scatter --algo all --mode both --timing-only; done
+  run d_sweep 1 --op all_reduce,reduce_scatter,all_gather --algo all --mode both
+  WORLD=4 run d_w4_timed 1 --op all_reduce,reduce_scatter,all_gather --algo all --mode both --timing-only
+  fused d_fused_w4 4
+  exit 0
+fi
+if [ "${STEP:-}" = lockstep8 ]; then  # the fused bench with the plans' lockstep too (bench_fused.cpp): worlds 8 and 4, checked
+  for w in 8 4; do fused f_fused_w$w $w; done
   exit 0
 fi
 if [ "${STEP:-}" = small ]; then  # teams of 4 and 2, timing only: do they stop as 8 does?

@@ -5,6 +5,7 @@
 #include <nccl.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <functional>
 #include <memory>
 #include <string>
@@ -137,6 +138,7 @@ PlanExec& Bench::plan_exec() {
   if (!plan_exec_) {
     plan_exec_ = std::make_unique<PlanExec>(rt_.handle(), rt_.stream(), o_.streams, kDefaultThreads);
     plan_exec_->release_on_failure(!rt_.team());  // before the NCCL abort, which would wait for them
+    set_team_lockstep(rt_, *plan_exec_);
   }
   return *plan_exec_;
 }

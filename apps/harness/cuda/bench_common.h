@@ -29,6 +29,7 @@
 
 #include "backends/cuda/check.h"
 #include "backends/cuda/graph_capture.h"
+#include "backends/cuda/plan_exec.h"
 #include "backends/cuda/runtime.h"
 #include "backends/cuda/team.h"
 #include "backends/cuda/team_graph.h"
@@ -135,6 +136,38 @@ inline void bench_step(int rank, const char* what, int i = -1) {
   std::fprintf(stderr, "[step] rank %d tid %ld %.3f s: %s %d\n", rank, long(syscall(SYS_gettid)), t, what, i);
 }
 
+// Whether this rank's eager calls go in lockstep with its team's (Team::lockstep): it shares its GPU
+// with other ranks and SYMM_DEBUG_TEAM_LOCKSTEP is not 0. Streams of several ranks may share one of
+// the GPU's hardware queues, where a rank's call i+1 waits in line for its call i to end, which
+// waits for a peer's call i queued behind it (experiments/results/h200x1/team/README.md,
+// lockstep_4c2fbb2). So a rank meets its team after each call is enqueued (SampleTimer), and within
+// a host plan's call at its start and after each flag write (PlanExec::set_step;
+// SYMM_DEBUG_TEAM_LOCKSTEP=items: after every item).
+inline bool team_lockstep(const Runtime& rt) {
+  static const bool on = [] {
+    const char* e = std::getenv("SYMM_DEBUG_TEAM_LOCKSTEP");
+    return !e || std::string(e) != "0";
+  }();
+  return on && rt.team() && rt.handle().gpu_ranks > 1;
+}
+
+// The header line that says so (rank 0's output), where team_lockstep holds.
+inline void print_team_lockstep(const Runtime& rt) {
+  if (!team_lockstep(rt)) return;
+  const char* e = std::getenv("SYMM_DEBUG_TEAM_LOCKSTEP");
+  std::printf(
+      "# eager calls in lockstep: each rank waits for its team after each call and, in a host plan, "
+      "after %s (eager rows pace with the host's enqueues; bench_common.h team_lockstep)\n",
+      e && std::string(e) == "items" ? "every item" : "each flag write and launch");
+}
+
+// A host plan executor's part of it (PlanExec::set_step), where team_lockstep holds.
+inline void set_team_lockstep(Runtime& rt, PlanExec& x) {
+  if (!team_lockstep(rt)) return;
+  const char* e = std::getenv("SYMM_DEBUG_TEAM_LOCKSTEP");
+  x.set_step([&rt] { rt.team()->lockstep(rt.rank()); }, !(e && std::string(e) == "items"));
+}
+
 // Timed samples of one call: `warmup` samples, a barrier, then `iters` samples between events,
 // each a graph of `calls` calls (graph) or `calls` eager calls. `settle` waits for them (bounded);
 // `in_flight` runs while the samples are still in flight (testing hooks).
@@ -160,17 +193,9 @@ class SampleTimer {
     if (graph) g.emplace(rt_, one, calls);
     // A team: no rank launches into a peer still instantiating its graph (which may wait for the device).
     if (graph && rt_.team()) rt_.barrier();
-    // A team sharing a GPU launches its eager calls in lockstep: a host meeting after every call is
-    // enqueued (not after it ends), so no rank's call i+1 enters the GPU's queues before each
-    // peer's call i has. Streams of several ranks may share one of the GPU's hardware queues, and
-    // there a rank's call i+1 waits in line for its call i to end, which waits for a peer's call i
-    // queued behind it (SYMM_DEBUG_TEAM_LOCKSTEP=0 leaves the meeting out, to see the difference).
-    static const bool lockstep_env = [] {
-      const char* e = std::getenv("SYMM_DEBUG_TEAM_LOCKSTEP");
-      return !e || std::string(e) != "0";
-    }();
+    // A team sharing a GPU launches its eager calls in lockstep (team_lockstep).
     Team* const team = rt_.team();
-    const bool lockstep = !graph && team && rt_.handle().gpu_ranks > 1 && lockstep_env;
+    const bool lockstep = !graph && team_lockstep(rt_);
     auto sample = [&]() {
       if (graph) {
         g->launch();

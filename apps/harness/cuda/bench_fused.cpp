@@ -51,6 +51,7 @@ class FusedBench {
     // A rank of its own process that times out on a plan's flag releases its stuck waits before the
     // NCCL abort, which would wait for them (plan_exec.h).
     exec_.release_on_failure(!rt.team());
+    set_team_lockstep(rt, exec_);
     machine_ = o.machine.empty() ? rt.machine() : o.machine;
     csv_.open(rt, o.csv, csv_header());
   }
@@ -65,6 +66,7 @@ class FusedBench {
     std::printf(
         "# times: per call, max over ranks of each rank's median / p10 / p90; err_ref: max relative error "
         "per row vs float64 (-1: not computed); err_base: vs nccl_cublaslt's result\n");
+    print_team_lockstep(rt_);
     std::printf("%-6s %-27s %-5s %6s %6s %6s %5s %10s %10s %10s %8s %9s %9s\n", "op", "algo", "type", "M", "N", "K",
                 "graph", "time_us", "p10_us", "p90_us", "TFLOPS", "err_ref", "err_base");
     std::fflush(stdout);

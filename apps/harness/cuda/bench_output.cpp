@@ -21,6 +21,7 @@ void Bench::print_header() {
   std::printf(
       "# times: per call, max over ranks of each rank's median / p10 / p90; err: max relative error vs "
       "float64 reference (-1: not checked)\n");
+  print_team_lockstep(rt_);
   if (!o_.nccl_tests_format)
     std::printf("%-15s %-28s %-5s %10s %6s %5s %5s %10s %10s %10s %9s %9s %9s\n", "op", "algo", "type", "bytes",
                 "blocks", "thr", "graph", "time_us", "p10_us", "p90_us", "algbw", "busbw", "err");
