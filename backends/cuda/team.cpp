@@ -97,7 +97,8 @@ Team::Team(int world, double timeout_s)
   for (int r = 0; r < world; ++r) stepped_[std::size_t(r)].store(0);
 }
 
-void Team::lockstep(int rank) {
+void Team::lockstep(int rank, double bound_s, const std::string& what) {
+  const double bound = bound_s > 0 ? bound_s : timeout_s_;
   const unsigned long long n = stepped_[std::size_t(rank)].fetch_add(1, std::memory_order_acq_rel) + 1;
   const auto start = std::chrono::steady_clock::now();
   auto all_there = [&] {
@@ -111,13 +112,13 @@ void Team::lockstep(int rank) {
       std::lock_guard<std::mutex> lk(m_);
       fail(ErrorCode::kInternal, "the team was aborted: " + why_);
     }
-    if (std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() > timeout_s_) {
+    if (std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() > bound) {
       std::string behind;
       for (int r = 0; r < world_; ++r)
         if (stepped_[std::size_t(r)].load(std::memory_order_acquire) < n) append_rank(behind, r);
-      fail(ErrorCode::kTimeout, "rank " + std::to_string(rank) + " waited " + seconds(timeout_s_) +
-                                    " at the eager calls' lockstep (call " + std::to_string(n) + ") for rank(s) " +
-                                    behind + ", which never enqueued it");
+      fail(ErrorCode::kTimeout, "rank " + std::to_string(rank) + " waited " + seconds(bound) +
+                                    " at the eager calls' lockstep (step " + std::to_string(n) + ") for rank(s) " +
+                                    behind + ", which never got there" + (what.empty() ? "" : " (in " + what + ")"));
     }
     std::this_thread::yield();
   }

@@ -134,14 +134,15 @@ TEST(Team, LockstepHoldsEveryRankToTheSlowest) {
   Team stuck(3, 0.5);
   try {
     run_team(stuck, [&](int r) {
-      if (r != 1) stuck.lockstep(r);
+      if (r != 1) stuck.lockstep(r, 0.3, "a call");
       return 0;
     });
     FAIL() << "no error";
   } catch (const Error& e) {
     EXPECT_EQ(e.code(), ErrorCode::kTimeout);
     EXPECT_NE(
-        std::string(e.what()).find("at the eager calls' lockstep (call 1) for rank(s) 1, which never enqueued it"),
+        std::string(e.what()).find(
+            "waited 0.3 s at the eager calls' lockstep (step 1) for rank(s) 1, which never got there (in a call)"),
         std::string::npos)
         << e.what();
   }

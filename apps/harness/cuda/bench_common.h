@@ -29,6 +29,7 @@
 
 #include "backends/cuda/check.h"
 #include "backends/cuda/graph_capture.h"
+#include "backends/cuda/host_logic.h"
 #include "backends/cuda/plan_exec.h"
 #include "backends/cuda/runtime.h"
 #include "backends/cuda/team.h"
@@ -143,6 +144,14 @@ inline void bench_step(int rank, const char* what, int i = -1) {
 // lockstep_4c2fbb2). So a rank meets its team after each call is enqueued (SampleTimer), and within
 // a host plan's call at its start and after each flag write (PlanExec::set_step;
 // SYMM_DEBUG_TEAM_LOCKSTEP=items: after every item).
+// Its bound: a peer that has not got as far within 2 x the device wait bound (SYMM_WAIT_TIMEOUT_S)
+// never will (a rank that never calls: the waiting rank names it, and the call, instead of spinning
+// for the team's meeting bound).
+inline double team_lockstep_bound_s() {
+  static const double s = 2 * wait_timeout_seconds(process_env());
+  return s;
+}
+
 inline bool team_lockstep(const Runtime& rt) {
   static const bool on = [] {
     const char* e = std::getenv("SYMM_DEBUG_TEAM_LOCKSTEP");
@@ -165,7 +174,8 @@ inline void print_team_lockstep(const Runtime& rt) {
 inline void set_team_lockstep(Runtime& rt, PlanExec& x) {
   if (!team_lockstep(rt)) return;
   const char* e = std::getenv("SYMM_DEBUG_TEAM_LOCKSTEP");
-  x.set_step([&rt] { rt.team()->lockstep(rt.rank()); }, !(e && std::string(e) == "items"));
+  x.set_step([&rt] { rt.team()->lockstep(rt.rank(), team_lockstep_bound_s(), rt.context()); },
+             !(e && std::string(e) == "items"));
 }
 
 // Timed samples of one call: `warmup` samples, a barrier, then `iters` samples between events,
@@ -203,7 +213,7 @@ class SampleTimer {
       }
       for (int i = 0; i < calls; ++i) {
         one();
-        if (lockstep) team->lockstep(rt_.rank());
+        if (lockstep) team->lockstep(rt_.rank(), team_lockstep_bound_s(), rt_.context());
       }
     };
     // A team's eager samples are waited for one by one and start together (a meeting before
