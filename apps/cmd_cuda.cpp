@@ -76,7 +76,12 @@ constexpr const char* kBenchCudaBoundsHelp =
     "  (default 10): the rank names the wait (rank, stream, slot, expected and seen values), releases\n"
     "  its own stuck waits so that its streams drain, then aborts as above.\n"
     "  SYMM_DEBUG_BENCH_STEPS=1 prints each step of a timed case (rank, seconds) on stderr: where a\n"
-    "  rank stopped, if a run ever ends without a report.\n\n";
+    "  rank stopped, if a run ever ends without a report.\n"
+    "  Ranks sharing a GPU (--world N on fewer GPUs) enqueue in lockstep: each waits for its team after\n"
+    "  each eager call and, in a host plan, after each flag write and kernel launch, at most 2 x the\n"
+    "  wait bound, then names the rank behind (streams of several ranks may share a hardware queue,\n"
+    "  where a rank running ahead stopped the team). SYMM_DEBUG_TEAM_LOCKSTEP=0 turns it off, =items\n"
+    "  meets after every item of a plan.\n\n";
 constexpr const char* kBenchCudaTestingHelp =
     "testing (make ranks disagree; the GPU suite's no-hang cases; R = a rank):\n"
     "  SYMM_TEST_RANK_ALGO=R:ALGO   rank R runs ALGO (same op) instead of each requested algorithm\n"
