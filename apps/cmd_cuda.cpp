@@ -81,7 +81,7 @@ constexpr const char* kBenchCudaBoundsHelp =
     "  each eager call and, in a host plan, after each flag write and kernel launch, at most 2 x the\n"
     "  wait bound, then names the rank behind (streams of several ranks may share a hardware queue,\n"
     "  where a rank running ahead stopped the team). SYMM_DEBUG_TEAM_LOCKSTEP=0 turns it off, =items\n"
-    "  meets after every item of a plan.\n\n";
+    "  meets after every verb of a plan but its GEMMs.\n\n";
 constexpr const char* kBenchCudaTestingHelp =
     "testing (make ranks disagree; the GPU suite's no-hang cases; R = a rank):\n"
     "  SYMM_TEST_RANK_ALGO=R:ALGO   rank R runs ALGO (same op) instead of each requested algorithm\n"

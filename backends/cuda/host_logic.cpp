@@ -214,6 +214,20 @@ double stream_timeout_seconds(const GetEnv& env, double wait_s) {
   return env_seconds(env, "SYMM_STREAM_TIMEOUT_S", std::max(kDefaultStreamTimeoutS, 4 * wait_s));
 }
 
+TeamLockstep team_lockstep_mode(const GetEnv& env) {
+  const char* v = env("SYMM_DEBUG_TEAM_LOCKSTEP");
+  const std::string s = v ? v : "";
+  if (s.empty() || s == "1") return TeamLockstep::kMeets;
+  if (s == "0") return TeamLockstep::kOff;
+  if (s == "items") return TeamLockstep::kItems;
+  fail(ErrorCode::kInvalidArgument,
+       "SYMM_DEBUG_TEAM_LOCKSTEP='" + s + "': 1 (the default: meet at flag writes and launches), items or 0 (off)");
+}
+
+bool team_lockstep_on(TeamLockstep mode, bool team, int team_gpu_ranks) {
+  return mode != TeamLockstep::kOff && team && team_gpu_ranks > 1;
+}
+
 TestRankOverrides test_rank_overrides(const GetEnv& env) {
   TestRankOverrides t;
   t.algo_rank = rank_prefix(env, "SYMM_TEST_RANK_ALGO", &t.algo);

@@ -99,6 +99,17 @@ unsigned long long wait_timeout_cycles(const GetEnv& env, int clock_khz);
 // kDefaultStreamTimeoutS and 4 x the wait bound.
 double stream_timeout_seconds(const GetEnv& env, double wait_s);
 
+// The lockstep of a team's enqueues (apps/harness/cuda/bench_common.h team_lockstep):
+// SYMM_DEBUG_TEAM_LOCKSTEP unset or 1: kMeets, at a plan call's start, flag writes and kernel
+// launches; items: kItems, after every verb but a GEMM; 0: kOff. Anything else: kInvalidArgument
+// naming the variable and its values.
+enum class TeamLockstep { kOff, kMeets, kItems };
+TeamLockstep team_lockstep_mode(const GetEnv& env);
+// Whether a team goes in lockstep: an in-process team some GPU of which holds more than one rank
+// (`team_gpu_ranks`: the most ranks on one GPU, the same on every rank: a team of 3 over 2 GPUs
+// steps on every rank, or the rank alone on its GPU would never meet the others), mode not kOff.
+bool team_lockstep_on(TeamLockstep mode, bool team, int team_gpu_ranks);
+
 // ---- testing: make ranks disagree (the GPU suite's no-hang cases) ---------------------
 // SYMM_TEST_RANK_ALGO=R:ALGO   rank R runs ALGO (name or alias of the same op) instead of each
 //                              algorithm the command asks for

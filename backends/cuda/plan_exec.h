@@ -124,26 +124,29 @@ class PlanExec {
   void end_call();    // joins the side streams the call used into main
 
   // An in-process team's lockstep of enqueues (apps/harness/cuda/bench_common.h, Team::lockstep):
-  // `step` runs at a call's start and after each flag write and kernel launch it enqueues
-  // (`writes_only`: what a peer's wait can need; otherwise after every item: each verb, the joins)
-  // and returns once every rank of the team has got as far; flag operations are not batched then
-  // (each write is its own item). Why: streams of ranks sharing a GPU may share a hardware queue,
+  // `step` runs at a call's start and after each flag write and each launch of a plan's kernel
+  // (`meets_only`: what a peer's wait can need; otherwise after every verb but a GEMM, and the
+  // joins) and returns once every rank of the team has got as far; flag operations are not batched
+  // then (each write is its own item). A GEMM never meets: it waits for no peer, and a plan may skip
+  // an empty one on some ranks (ag_mm.st_bulk_gemm's first and last rank). The flag-wait kernels of
+  // wait_flag do not meet either (tests/core/test_plan_steps.cpp checks that every rank of every
+  // plan meets alike). Why: streams of ranks sharing a GPU may share a hardware queue,
   // and there an item waiting for a peer holds back what is queued behind it. A plan's items wait
   // for flags its peers write and kernels for their peers' kernels, and each rank enqueues those
   // (and what precedes them on its streams) before its own waits for the same point of the plan,
   // so with every rank's j-th such item enqueued before any rank goes past its own, what a waiting
-  // item needs is ahead of it in any queue. One H200, 8 ranks: every item, 7 of 7 timing-only runs
-  // and 3 of 3 checked sweeps completed; flag writes only, 5 of 5 and 2 of 2
-  // (experiments/results/h200x1/team/README.md, lockstep_4c2fbb2). Not in a graph's capture (the
-  // team captures rank after rank). Empty: none (the default).
-  void set_step(std::function<void()> step, bool writes_only = false) {
+  // item needs is ahead of it in any queue. One H200, 8 ranks: after every item 7 of 7 timing-only
+  // runs and 3 of 3 checked sweeps completed, after flag writes alone (a trial binary) 5 of 5 and
+  // 2 of 2, as here 3 of 3 and 1 of 1 (experiments/results/h200x1/team/README.md, lockstep_4c2fbb2). Not in a graph's
+  // capture (the team captures rank after rank). Empty: none (the default).
+  void set_step(std::function<void()> step, bool meets_only = true) {
     step_ = std::move(step);
-    step_writes_only_ = writes_only;
+    step_meets_only_ = meets_only;
   }
   // After each enqueued item of a stepping call; CudaHost calls it after every verb (`meets`: a
   // flag write or a kernel launch, where every mode meets).
   void step(bool meets = false) {
-    if (stepping_ && (meets || !step_writes_only_)) step_();
+    if (stepping_ && (meets || !step_meets_only_)) step_();
   }
   // A measured timeline of the calls enqueued while set (plan_trace.h; eager or captured, the
   // caller's to own and read after the call); nullptr: none (the default, and what every timed
@@ -166,7 +169,7 @@ class PlanExec {
   bool in_call_ = false;
   std::function<void()> step_;  // set_step
   bool stepping_ = false;       // the call in progress steps (step_ set, not capturing)
-  bool step_writes_only_ = false;
+  bool step_meets_only_ = true;
   PlanTracer* tracer_ = nullptr;
   std::vector<PlanWait> waits_;  // of the calls enqueued since the last wait_main
   std::vector<cudaEvent_t> wait_events_;

@@ -1,5 +1,6 @@
 #include "backends/cuda/runtime.h"
 
+#include <algorithm>
 #include <atomic>
 #include <cstdlib>
 #include <cstring>
@@ -111,6 +112,7 @@ void Runtime::finish_setup(unsigned long long timeout_cycles) {
   }
   int clock_khz = 0;
   SYMM_CUDA_CHECK(cudaDeviceGetAttribute(&clock_khz, cudaDevAttrClockRate, device_));
+  clock_khz_ = std::max(clock_khz, 1);
   h_.timeout_cycles = timeout_cycles ? timeout_cycles : wait_timeout_cycles(process_env(), clock_khz);
   stream_timeout_s_ = stream_timeout_seconds(process_env(), double(h_.timeout_cycles) / (double(clock_khz) * 1e3));
 }

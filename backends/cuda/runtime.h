@@ -67,6 +67,8 @@ class Runtime {
   void set_timeout_cycles(unsigned long long c) { h_.timeout_cycles = c; }
   unsigned long long timeout_cycles() const { return h_.timeout_cycles; }
   double stream_timeout_s() const { return stream_timeout_s_; }
+  // The device waits' bound in force (timeout_cycles at the device's clock), in seconds.
+  double wait_timeout_s() const { return double(h_.timeout_cycles) / (double(clock_khz_) * 1e3); }
   // A traced call (verb_trace.h): the device programs launched with verb_trace() from now on
   // stamp their verbs into `stamps` (cap per block); nullptr: untraced (the default).
   void set_verb_trace(VerbStamp* stamps, uint32_t cap) { verb_trace_ = VerbTraceBuf{stamps, stamps ? cap : 0}; }
@@ -116,6 +118,7 @@ class Runtime {
   std::string device_name_, machine_;
   std::string context_;
   double stream_timeout_s_ = 0;
+  int clock_khz_ = 1;  // the device's clock (cudaDevAttrClockRate), for wait_timeout_s
   char* heap_mc_ = nullptr;
   void* devcomm_ = nullptr;  // NCCL device communicator holding the multicast team, when asked
   bool aborted_ = false;

@@ -80,11 +80,11 @@ class Team {
   void reduce_max(int rank, double* v, int n);
   // Every rank's pointer, in rank order (a meeting).
   std::vector<void*> all_gather(int rank, void* p);
-  // Eager calls in lockstep (apps/harness/cuda/bench_common.h SampleTimer): this rank has enqueued
-  // its next call (or item); returns once every rank has enqueued as many. It spins (a call costs
-  // about a microsecond this way, where a barrier's sleep and wake-up cost several), throws on
-  // abort, and after `bound_s` (<= 0: the team's timeout) throws kTimeout naming the ranks behind
-  // and `what` (the call in progress, if not empty).
+  // Enqueues in lockstep (apps/harness/cuda/bench_common.h team_lockstep): this rank has enqueued
+  // its next call (or a plan's next flag write or launch); returns once every rank has got as far. It spins (a call
+  // costs about a microsecond this way, where a barrier's sleep and wake-up cost several), throws on abort, and after
+  // `bound_s` (<= 0: the team's timeout) throws kTimeout naming the ranks behind and `what` (the call in progress, if
+  // not empty).
   void lockstep(int rank, double bound_s = 0, const std::string& what = "");
   // Wakes every waiting rank, which then throws; later meetings throw at once. The first reason wins.
   void abort(const std::string& why) noexcept;

@@ -48,11 +48,14 @@ std::unique_ptr<Communicator> cuda_communicator(ncclComm_t comm, const CudaOptio
 //    sets it if unset, which helps only when no context exists yet): with the default 8, a GPU's
 //    streams share hardware queues, and a host plan's stream stopped at a flag wait can stop the
 //    peer stream that would write the flag.
-//  - Where ranks share a GPU, do not let one rank enqueue its call i+1 before every rank has
-//    enqueued call i (e.g. meet the other threads after each call): even with 32 connections
-//    some streams of different ranks share a hardware queue, where a call waits in line behind
-//    a rank's earlier call that spins for a peer's call queued further back (shown on one H200;
-//    symmcoll's bench runs a team's eager calls in such a lockstep, README "Eager calls in lockstep").
+//  - Where ranks share a GPU, even with 32 connections some streams of different ranks share a
+//    hardware queue, where an item waits in line behind a rank's earlier item that spins for a
+//    peer's item queued further back (shown on one H200, README "Eager calls in lockstep"). The
+//    bench keeps its ranks in lockstep, after each call and within a host plan's call; these
+//    communicators do not step their plans. Meeting the other threads after each call keeps the
+//    device programs' eager calls safe; the host plans (ce, ce_overlap, the fused plans) at more
+//    than two ranks on one GPU stopped so in the bench without the in-call lockstep, and this API's
+//    eager calls of them are not measured at those sizes of team: prefer CUDA graphs there.
 //  - Programmatic dependent launch is off for the process once cuda_node has run.
 struct CudaNodeOptions {
   int world = 2;       // 2..8

@@ -100,7 +100,8 @@ if [ "${STEP:-}" = lockstep5 ]; then  # the same binary again: more world-8 runs
   for w in 4 8; do fused fused_w$w $w; done
   exit 0
 fi
-if [ "${STEP:-}" = lockstep6 ]; then  # a host plan's lockstep after its flag writes only (SYMM_DEBUG_TEAM_LOCKSTEP=writes): world 8
+if [ "${STEP:-}" = lockstep6 ]; then  # a host plan's lockstep after its flag writes only: world 8 (=writes: that binary's
+  # mode only, refused by later binaries)
   export SYMM_DEBUG_TEAM_LOCKSTEP=writes
   for rep in 1 2 3 4; do run w_rs_timed $rep --op reduce_scatter --algo all --mode both --timing-only; done
   run w_ag_timed 1 --op all_gather --algo all --mode both --timing-only

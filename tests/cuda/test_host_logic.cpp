@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "backends/cuda/host_logic.h"
+#include "backends/cuda/team.h"
 #include "core/algos/ll_layout.h"
 #include "core/signal_pad.h"
 
@@ -54,6 +55,30 @@ TEST(RankEnv, ReadsTorchrunAndOpenMpi) {
 TEST(RankEnv, RejectsInconsistentValues) {
   EXPECT_EQ(code_of([] { rank_env(env_of({{"RANK", "4"}, {"WORLD_SIZE", "4"}})); }), ErrorCode::kInvalidArgument);
   EXPECT_EQ(code_of([] { rank_env(env_of({{"RANK", "x"}, {"WORLD_SIZE", "4"}})); }), ErrorCode::kInvalidArgument);
+}
+
+// The lockstep of a team's enqueues: its modes, a bad value refused naming the variable, and on
+// wherever some GPU of an in-process team holds two ranks (every rank alike).
+TEST(TeamLockstep, ModesAndWhereItRuns) {
+  EXPECT_EQ(team_lockstep_mode(env_of({})), TeamLockstep::kMeets);
+  EXPECT_EQ(team_lockstep_mode(env_of({{"SYMM_DEBUG_TEAM_LOCKSTEP", "1"}})), TeamLockstep::kMeets);
+  EXPECT_EQ(team_lockstep_mode(env_of({{"SYMM_DEBUG_TEAM_LOCKSTEP", "0"}})), TeamLockstep::kOff);
+  EXPECT_EQ(team_lockstep_mode(env_of({{"SYMM_DEBUG_TEAM_LOCKSTEP", "items"}})), TeamLockstep::kItems);
+  try {
+    team_lockstep_mode(env_of({{"SYMM_DEBUG_TEAM_LOCKSTEP", "off"}}));
+    FAIL() << "accepted";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kInvalidArgument);
+    EXPECT_NE(std::string(e.what()).find("SYMM_DEBUG_TEAM_LOCKSTEP='off'"), std::string::npos) << e.what();
+  }
+  EXPECT_TRUE(team_lockstep_on(TeamLockstep::kMeets, true, 2));
+  EXPECT_TRUE(team_lockstep_on(TeamLockstep::kItems, true, 8));
+  EXPECT_FALSE(team_lockstep_on(TeamLockstep::kOff, true, 8));
+  EXPECT_FALSE(team_lockstep_on(TeamLockstep::kMeets, true, 1));   // a GPU per rank
+  EXPECT_FALSE(team_lockstep_on(TeamLockstep::kMeets, false, 2));  // one process per GPU
+  // 3 ranks over 2 GPUs: team_gpu_ranks is 2 on every rank, the one alone on its GPU too.
+  EXPECT_EQ(team_max_ranks_per_gpu(3, 2), 2);
+  EXPECT_TRUE(team_lockstep_on(TeamLockstep::kMeets, true, team_max_ranks_per_gpu(3, 2)));
 }
 
 TEST(Blob, PublishThenAwait) {

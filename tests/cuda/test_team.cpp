@@ -140,10 +140,9 @@ TEST(Team, LockstepHoldsEveryRankToTheSlowest) {
     FAIL() << "no error";
   } catch (const Error& e) {
     EXPECT_EQ(e.code(), ErrorCode::kTimeout);
-    EXPECT_NE(
-        std::string(e.what()).find(
-            "waited 0.3 s at the eager calls' lockstep (step 1) for rank(s) 1, which never got there (in a call)"),
-        std::string::npos)
+    EXPECT_NE(std::string(e.what()).find(
+                  "waited 0.3 s at the team's lockstep (step 1) for rank(s) 1, which never got there (in a call)"),
+              std::string::npos)
         << e.what();
   }
   Team failing(2, 30.0);

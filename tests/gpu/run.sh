@@ -177,7 +177,7 @@ if want hang && [ "$NGPU" -ge 1 ]; then
   SAVED_LIMIT=$LIMIT B_SAVED=$B
   LIMIT=$(calc "3 * $BOUND + $FSTARTUP + 1") B="$FB --plan-timeout $BOUND"
   # (A team sharing a GPU: the waiting rank's lockstep names the rank that never called, and the call.)
-  FTO="rank [0-9]+ ((block|stream) [0-9]+ timed out waiting|waited [0-9.]+ s at the eager calls' lockstep) .*(ag_mm|mm_rs) "
+  FTO="rank [0-9]+ ((block|stream) [0-9]+ timed out waiting|waited [0-9.]+ s at the team's lockstep) .*(ag_mm|mm_rs) "
   hang_case "a rank that never calls, mm_rs tile program, graph" "$FTO" SYMM_TEST_RANK_SKIP=1 -- \
     --op mm_rs --algo tiles --mode graph
   hang_case "a rank that never calls, ag_mm tile program, eager" "$FTO" SYMM_TEST_RANK_SKIP=1 -- \

@@ -153,9 +153,9 @@ void Bench::run_size(Op op, DType t, std::size_t bytes, uint64_t seed, bool chec
       // A team's eager host plans: one call per sample, and SampleTimer waits for each sample
       // (bench_common.h): on an H200 the eager timing of reduce_scatter's copy-engine plan at 4
       // and 8 ranks on one GPU never ended and no watchdog spoke; with both, an H100 ran it at 2,
-      // 4 and 8 ranks to the end (experiments/results/h100x1/team/run1). The cause is not
-      // confirmed: likely a rank thread far ahead blocks inside the shared context's driver while
-      // its stream waits on a flag another rank's thread has yet to enqueue.
+      // 4 and 8 ranks to the end (experiments/results/h100x1/team/run1). The cause, found later:
+      // streams of several ranks share a hardware queue, where a rank far ahead stops its peers
+      // (bench_common.h team_lockstep, which now keeps the ranks together).
       if (!graph && team() && c.plan()) calls = 1;
       rt_.set_context(describe(c, op, t, bytes) + ", timing " + std::to_string(o_.warmup) + "+" +
                       std::to_string(o_.iters) + " samples of " + std::to_string(calls) +

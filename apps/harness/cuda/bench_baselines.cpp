@@ -5,7 +5,6 @@
 #include <nccl.h>
 
 #include <algorithm>
-#include <cstdlib>
 #include <functional>
 #include <memory>
 #include <string>

@@ -137,45 +137,37 @@ inline void bench_step(int rank, const char* what, int i = -1) {
   std::fprintf(stderr, "[step] rank %d tid %ld %.3f s: %s %d\n", rank, long(syscall(SYS_gettid)), t, what, i);
 }
 
-// Whether this rank's eager calls go in lockstep with its team's (Team::lockstep): it shares its GPU
-// with other ranks and SYMM_DEBUG_TEAM_LOCKSTEP is not 0. Streams of several ranks may share one of
-// the GPU's hardware queues, where a rank's call i+1 waits in line for its call i to end, which
-// waits for a peer's call i queued behind it (experiments/results/h200x1/team/README.md,
-// lockstep_4c2fbb2). So a rank meets its team after each call is enqueued (SampleTimer), and within
-// a host plan's call at its start and after each flag write (PlanExec::set_step;
-// SYMM_DEBUG_TEAM_LOCKSTEP=items: after every item).
-// Its bound: a peer that has not got as far within 2 x the device wait bound (SYMM_WAIT_TIMEOUT_S)
-// never will (a rank that never calls: the waiting rank names it, and the call, instead of spinning
-// for the team's meeting bound).
-inline double team_lockstep_bound_s() {
-  static const double s = 2 * wait_timeout_seconds(process_env());
-  return s;
+// A team's enqueues in lockstep (Team::lockstep; host_logic.h team_lockstep_mode, team_lockstep_on):
+// where a GPU of an in-process team holds more than one rank. Streams of several ranks may share one
+// of the GPU's hardware queues, where an item waits in line behind a rank's earlier item that spins
+// for a peer's item queued further back (experiments/results/h200x1/team/README.md,
+// lockstep_4c2fbb2). So a rank meets its team after each eager call is enqueued (SampleTimer) and,
+// within a host plan's call, at its start and after each flag write and kernel launch
+// (PlanExec::set_step; SYMM_DEBUG_TEAM_LOCKSTEP=items: after every verb but a GEMM).
+inline TeamLockstep team_lockstep_mode() {
+  static const TeamLockstep m = team_lockstep_mode(process_env());
+  return m;
 }
-
 inline bool team_lockstep(const Runtime& rt) {
-  static const bool on = [] {
-    const char* e = std::getenv("SYMM_DEBUG_TEAM_LOCKSTEP");
-    return !e || std::string(e) != "0";
-  }();
-  return on && rt.team() && rt.handle().gpu_ranks > 1;
+  return team_lockstep_on(team_lockstep_mode(), rt.team() != nullptr, rt.handle().team_gpu_ranks);
 }
+// Its bound: a peer that has not got as far within 2 x the device wait bound in force never will (a
+// rank that never calls: the waiting rank names it, and the call, instead of spinning for the team's
+// meeting bound).
+inline void team_lockstep_meet(Runtime& rt) { rt.team()->lockstep(rt.rank(), 2 * rt.wait_timeout_s(), rt.context()); }
 
 // The header line that says so (rank 0's output), where team_lockstep holds.
 inline void print_team_lockstep(const Runtime& rt) {
   if (!team_lockstep(rt)) return;
-  const char* e = std::getenv("SYMM_DEBUG_TEAM_LOCKSTEP");
   std::printf(
-      "# eager calls in lockstep: each rank waits for its team after each call and, in a host plan, "
+      "# enqueues in lockstep: each rank waits for its team after each eager call and, in a host plan, "
       "after %s (eager rows pace with the host's enqueues; bench_common.h team_lockstep)\n",
-      e && std::string(e) == "items" ? "every item" : "each flag write and launch");
+      team_lockstep_mode() == TeamLockstep::kItems ? "every verb but a GEMM" : "each flag write and kernel launch");
 }
 
 // A host plan executor's part of it (PlanExec::set_step), where team_lockstep holds.
 inline void set_team_lockstep(Runtime& rt, PlanExec& x) {
-  if (!team_lockstep(rt)) return;
-  const char* e = std::getenv("SYMM_DEBUG_TEAM_LOCKSTEP");
-  x.set_step([&rt] { rt.team()->lockstep(rt.rank(), team_lockstep_bound_s(), rt.context()); },
-             !(e && std::string(e) == "items"));
+  if (team_lockstep(rt)) x.set_step([&rt] { team_lockstep_meet(rt); }, team_lockstep_mode() != TeamLockstep::kItems);
 }
 
 // Timed samples of one call: `warmup` samples, a barrier, then `iters` samples between events,
@@ -204,7 +196,6 @@ class SampleTimer {
     // A team: no rank launches into a peer still instantiating its graph (which may wait for the device).
     if (graph && rt_.team()) rt_.barrier();
     // A team sharing a GPU launches its eager calls in lockstep (team_lockstep).
-    Team* const team = rt_.team();
     const bool lockstep = !graph && team_lockstep(rt_);
     auto sample = [&]() {
       if (graph) {
@@ -213,16 +204,15 @@ class SampleTimer {
       }
       for (int i = 0; i < calls; ++i) {
         one();
-        if (lockstep) team->lockstep(rt_.rank(), team_lockstep_bound_s(), rt_.context());
+        if (lockstep) team_lockstep_meet(rt_);
       }
     };
     // A team's eager samples are waited for one by one and start together (a meeting before
-    // each): the ranks' threads share one CUDA context, and a thread far ahead of a peer whose flag
-    // its streams wait on may block inside the driver, where no watchdog runs (bench.cpp's one
-    // call per sample says what was seen). The meeting: a rank whose call comes late finds its
-    // peers' flag waits long parked on the GPU; with the host plans' waits in kernels
-    // (plan_exec.h), ag_mm ce_chunk_gemm's stopped once so on one H100 (a team of 4), and with the
-    // meeting 10 of 10 whole fused benches passed (experiments/results/h100x1/team/run13, run14).
+    // each). Before the lockstep (team_lockstep) a rank far ahead of its peers could stop the team
+    // in the GPU's shared hardware queues; the meeting was the first answer to it: with the host
+    // plans' waits in kernels (plan_exec.h), ag_mm ce_chunk_gemm's stopped once on one H100 (a team
+    // of 4), and with the meeting 10 of 10 whole fused benches passed
+    // (experiments/results/h100x1/team/run13, run14).
     const bool one_by_one = !graph && rt_.team();
     const int me = rt_.rank();
     for (int i = 0; i < warmup; ++i) {
