@@ -78,10 +78,10 @@ constexpr const char* kBenchCudaBoundsHelp =
     "  SYMM_DEBUG_BENCH_STEPS=1 prints each step of a timed case (rank, seconds) on stderr: where a\n"
     "  rank stopped, if a run ever ends without a report.\n"
     "  Ranks sharing a GPU (--world N on fewer GPUs) enqueue in lockstep: each waits for its team after\n"
-    "  each eager call and, in a host plan, after each flag write and kernel launch, at most 2 x the\n"
-    "  wait bound, then names the rank behind (streams of several ranks may share a hardware queue,\n"
-    "  where a rank running ahead stopped the team). SYMM_DEBUG_TEAM_LOCKSTEP=0 turns it off, =items\n"
-    "  meets after every verb of a plan but its GEMMs.\n\n";
+    "  each eager call of a timing sample and, in a host plan, at its start and after each flag write\n"
+    "  and kernel launch, at most 2 x the wait bound, then names the rank behind (streams of several\n"
+    "  ranks may share a hardware queue, where a rank running ahead stopped the team).\n"
+    "  SYMM_DEBUG_TEAM_LOCKSTEP=0 turns it off, =items meets after every verb of a plan but its GEMMs.\n\n";
 constexpr const char* kBenchCudaTestingHelp =
     "testing (make ranks disagree; the GPU suite's no-hang cases; R = a rank):\n"
     "  SYMM_TEST_RANK_ALGO=R:ALGO   rank R runs ALGO (same op) instead of each requested algorithm\n"
@@ -102,6 +102,7 @@ void prepare_team(int world, const std::string& command) {
   // the streams behind it in its queue, among them the one that would write that flag (found on
   // an H200: plans of 2..4 ranks on one GPU timed out with the flag already set).
   setenv("CUDA_DEVICE_MAX_CONNECTIONS", "32", /*overwrite=*/0);
+  cuda::team_lockstep_mode(cuda::process_env());  // a bad SYMM_DEBUG_TEAM_LOCKSTEP is refused here, once
 }
 
 int cmd_bench_cuda(int argc, char** argv) {

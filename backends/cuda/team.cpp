@@ -113,10 +113,10 @@ void Team::lockstep(int rank, double bound_s, const std::string& what) {
       fail(ErrorCode::kInternal, "the team was aborted: " + why_);
     }
     if (std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() > bound) {
-      if (all_there()) return;  // the last rank came meanwhile
       std::string behind;
       for (int r = 0; r < world_; ++r)
         if (stepped_[std::size_t(r)].load(std::memory_order_acquire) < n) append_rank(behind, r);
+      if (behind.empty()) return;  // the last rank came meanwhile
       fail(ErrorCode::kTimeout, "rank " + std::to_string(rank) + " waited " + seconds(bound) +
                                     " at the team's lockstep (step " + std::to_string(n) + ") for rank(s) " + behind +
                                     ", which never got there" + (what.empty() ? "" : " (in " + what + ")"));

@@ -52,10 +52,11 @@ std::unique_ptr<Communicator> cuda_communicator(ncclComm_t comm, const CudaOptio
 //    hardware queue, where an item waits in line behind a rank's earlier item that spins for a
 //    peer's item queued further back (shown on one H200, README "Eager calls in lockstep"). The
 //    bench keeps its ranks in lockstep, after each call and within a host plan's call; these
-//    communicators do not step their plans. Meeting the other threads after each call keeps the
-//    device programs' eager calls safe; the host plans (ce, ce_overlap, the fused plans) at more
-//    than two ranks on one GPU stopped so in the bench without the in-call lockstep, and this API's
-//    eager calls of them are not measured at those sizes of team: prefer CUDA graphs there.
+//    communicators do not step their plans. Meeting the other threads after each call kept the
+//    device programs' eager calls safe in the bench; the copy-engine host plans (all_gather ce and
+//    ce_sm, reduce_scatter ce and ce_overlap) at 8 ranks on one GPU stopped in it with that alone
+//    (teams of 4 completed), and this API's eager calls of them are not measured at 4 or 8 ranks on
+//    a GPU: prefer CUDA graphs there.
 //  - Programmatic dependent launch is off for the process once cuda_node has run.
 struct CudaNodeOptions {
   int world = 2;       // 2..8

@@ -258,8 +258,9 @@ class CudaNode(_Node):
     are torch CUDA tensors (rank r's on its GPU). Each collective is called on every rank, rank after
     rank, on the communicators' own streams, then every rank is synchronized: the results are ready
     when the call returns. Order it after your own GPU work (torch.cuda.synchronize()) first. With
-    more than two ranks on one GPU, the host plans (ce, ce_overlap, the fused plans) are not measured
-    through this API: ranks' streams may share a hardware queue (include/symmcoll/cuda.h)."""
+    four or eight ranks on one GPU, the copy-engine plans (all_gather ce and ce_sm, reduce_scatter ce
+    and ce_overlap) are not measured through this API: ranks' streams may share a hardware queue
+    (include/symmcoll/cuda.h)."""
 
     def __init__(self, world=2, gpus=0, heap_bytes=0, staging_bytes=0):
         if not has_cuda():

@@ -91,15 +91,16 @@ TEST(PlanSteps, EveryRankOfAFusedPlanMeetsAlike) {
     ++plans;
     for (int world = 2; world <= 8; ++world)
       for (int streams = 1; streams <= 3; ++streams)
-        for (std::size_t m : {std::size_t(1680), std::size_t(13440)}) {  // whole rows per rank at every world
+        for (std::size_t m : {std::size_t(1680), std::size_t(13440)}) {  // shapes the bench accepts at every world
           FusedArgs f;
           f.a = fake(0);
           f.b = fake(std::size_t(1) << 32);
           f.c = fake(std::size_t(2) << 32);
           f.work = fake(std::size_t(3) << 32);
           f.partial = fake(std::size_t(4) << 32);
-          f.m = m, f.n = 1792, f.k = 1680;  // k: whole columns per rank too
+          f.m = m, f.n = 1792, f.k = 6720;
           f.sms = 132;
+          validate_fused(P::kDescriptor.fused_op, MatShape{f.m, f.n, f.k, ""}, world, DType::kBF16);
           expect_alike(per_rank(world, streams, [&](auto& c) { P::template run<bf16>(c, f); }),
                        std::string(P::kDescriptor.name) + " world " + std::to_string(world) + " streams " +
                            std::to_string(streams) + " M " + std::to_string(m));

@@ -141,15 +141,16 @@ inline void bench_step(int rank, const char* what, int i = -1) {
 // where a GPU of an in-process team holds more than one rank. Streams of several ranks may share one
 // of the GPU's hardware queues, where an item waits in line behind a rank's earlier item that spins
 // for a peer's item queued further back (experiments/results/h200x1/team/README.md,
-// lockstep_4c2fbb2). So a rank meets its team after each eager call is enqueued (SampleTimer) and,
-// within a host plan's call, at its start and after each flag write and kernel launch
-// (PlanExec::set_step; SYMM_DEBUG_TEAM_LOCKSTEP=items: after every verb but a GEMM).
+// lockstep_4c2fbb2). So a rank meets its team after each eager call of a timing sample is enqueued
+// (SampleTimer) and, within a host plan's call, at its start and after each flag write and kernel
+// launch (PlanExec::set_step; SYMM_DEBUG_TEAM_LOCKSTEP=items: after every verb but a GEMM, and the
+// joins). prepare_team (apps/cmd_cuda.cpp) reads the variable before the ranks start.
 inline TeamLockstep team_lockstep_mode() {
   static const TeamLockstep m = team_lockstep_mode(process_env());
   return m;
 }
 inline bool team_lockstep(const Runtime& rt) {
-  return team_lockstep_on(team_lockstep_mode(), rt.team() != nullptr, rt.handle().team_gpu_ranks);
+  return rt.team() && team_lockstep_on(team_lockstep_mode(), true, rt.handle().team_gpu_ranks);
 }
 // Its bound: a peer that has not got as far within 2 x the device wait bound in force never will (a
 // rank that never calls: the waiting rank names it, and the call, instead of spinning for the team's
