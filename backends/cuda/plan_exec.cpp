@@ -229,8 +229,9 @@ void PlanExec::begin_call() {
   SYMM_CUDA_CHECK(cudaEventRecord(fork_, streams_[0]));
   used_.assign(streams_.size(), 0);
   in_call_ = true;
+  // Only where a lockstep is set: every other call skips the capture query.
   cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
-  SYMM_CUDA_CHECK(cudaStreamIsCapturing(streams_[0], &capture));
+  if (step_) SYMM_CUDA_CHECK(cudaStreamIsCapturing(streams_[0], &capture));
   stepping_ = step_ && capture == cudaStreamCaptureStatusNone;
   step(/*meets=*/true);  // every mode meets at a call's start
 }

@@ -114,7 +114,7 @@ void Runtime::finish_setup(unsigned long long timeout_cycles) {
   SYMM_CUDA_CHECK(cudaDeviceGetAttribute(&clock_khz, cudaDevAttrClockRate, device_));
   clock_khz_ = std::max(clock_khz, 1);
   h_.timeout_cycles = timeout_cycles ? timeout_cycles : wait_timeout_cycles(process_env(), clock_khz);
-  stream_timeout_s_ = stream_timeout_seconds(process_env(), double(h_.timeout_cycles) / (double(clock_khz) * 1e3));
+  stream_timeout_s_ = stream_timeout_seconds(process_env(), wait_timeout_s());
 }
 
 Runtime::~Runtime() {
