@@ -91,6 +91,7 @@ Team::Team(int world, double timeout_s)
     : world_(world),
       timeout_s_(timeout_s),
       here_(std::size_t(std::max(world, 0)), false),
+      gave_up_(here_.size(), false),
       ptrs_(here_.size()),
       stepped_(new std::atomic<unsigned long long>[std::size_t(std::max(world, 1))]) {
   if (world < 1) fail(ErrorCode::kInvalidArgument, "a team needs at least one rank");
@@ -145,6 +146,7 @@ void Team::meet(int rank, Kind kind, const std::string& what, const std::functio
     after_all_arrived();
     arrived_ = 0;
     std::fill(here_.begin(), here_.end(), false);
+    std::fill(gave_up_.begin(), gave_up_.end(), false);
     ++generation_;
     cv_.notify_all();
     on_leave();
@@ -156,13 +158,16 @@ void Team::meet(int rank, Kind kind, const std::string& what, const std::functio
   while (generation_ == gen && !aborted_) {
     if (cv_.wait_until(lk, deadline) != std::cv_status::timeout) continue;
     if (generation_ != gen || aborted_) break;
+    // A rank that came and has already given up (its own bound ran out a moment earlier) came:
+    // only the ranks that never arrived are named.
     std::string missing;
     for (int r = 0; r < world_; ++r)
-      if (!here_[std::size_t(r)]) append_rank(missing, r);
+      if (!here_[std::size_t(r)] && !gave_up_[std::size_t(r)]) append_rank(missing, r);
     const std::string msg = "rank " + std::to_string(rank) + " waited " + seconds(timeout_s_) + " at " + what +
                             " for rank(s) " + missing + ", which never came";
     // This rank leaves the meeting (the others stay until run_team aborts the team with this error).
     here_[std::size_t(rank)] = false;
+    gave_up_[std::size_t(rank)] = true;
     --arrived_;
     fail(ErrorCode::kTimeout, msg);
   }

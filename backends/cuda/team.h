@@ -107,7 +107,8 @@ class Team {
   std::condition_variable cv_;
   unsigned long long generation_ = 0;
   int arrived_ = 0;
-  std::vector<bool> here_;  // ranks arrived at the current meeting
+  std::vector<bool> here_;     // ranks arrived at the current meeting
+  std::vector<bool> gave_up_;  // ranks that came to it, waited out the bound and left (never "missing")
   bool aborted_ = false;
   std::string why_;
   Kind kind_ = Kind::kBarrier;  // of the meeting in progress, and its first arrival's `what`
