@@ -154,7 +154,7 @@ RunResult run_with(const RunSpec& spec, ProgramFn fn, const std::vector<int>& bl
   if (fn != nullptr && spec.pdl && sharing <= 1 && !m.team)
     res.time_us = std::max(res.time_us - m.pdl_saving_us, std::min(res.time_us, m.launch_graph_us));
   if (pipelined && sharing > 1)  // a team's ranks on one GPU: their launches one after another (sim.h)
-    res.time_us += sharing * m.team_launch_us;
+    res.time_us += (sharing - 1) * m.team_launch_us;
   else if (pipelined)
     res.time_us =
         std::max(res.time_us + m.launch_eager_gap_us + (released ? m.eager_release_us : 0.0), m.launch_eager_us);

@@ -34,10 +34,14 @@ struct Machine {
   // the team's: ranks on one GPU measured by the team calibration's ping-pongs.
   int team = 0;
   // Eager device-program calls on a GPU that k ranks share (team = 1): a call costs its graph-mode
-  // time + k x team_launch_us, in place of the pipelined max(graph + launch_eager_gap_us,
+  // time + (k - 1) x team_launch_us, in place of the pipelined max(graph + launch_eager_gap_us,
   // launch_eager_us) of one rank per GPU (run.cpp): the k ranks' threads launch through one CUDA
-  // context, one after another, and teams run without programmatic dependent launch, so nothing
-  // overlaps the launches with the kernel. Unused where each rank has its GPU (0 there).
+  // context, one after another, and teams run without programmatic dependent launch. One rank's
+  // launch is issued while the previous call's kernels run, as where a rank has its GPU; each of
+  // the other k - 1 follows it. (Measured on one H200, run16/run17 of the team bench, device
+  // programs <= 256K: eager - graph a median 1.2-1.7 us at 2 ranks, 4.3-5.6 at 4 and 8.9-10.1 at
+  // 8, a line through about zero at one rank; k x the key put 2 ranks' eager rows 14-21 % high.)
+  // Unused where each rank has its GPU (0 there).
   double team_launch_us = 0;
   // The most ranks any GPU holds at `world` ranks: ceil(world / gpus) on a team machine, else 1.
   int ranks_per_gpu(int world) const { return team && gpus > 0 ? (world + gpus - 1) / gpus : 1; }

@@ -27,7 +27,8 @@
 //               plan_flag_batch rows (n pairs a call; on 2x and 4x H200 each pair beyond the first
 //               adds about 1.6 us to a call of 4.5: a batched write and a batched wait). A rank's
 //               flag operations, on all its streams, take its GPU's front end one at a time
-//               (front_end; not on a team machine), and so do its copies' cold starts
+//               (front_end; on a team machine, with every other rank's on that GPU), and so do
+//               its copies' cold starts
 //               (copy_engines.cpp, Machine::ce_launch_us).
 //   record      free; the event holds the stream's clock. wait_event: done once that record ran,
 //               joining its clock.
@@ -279,11 +280,12 @@ void Simulator::consume_flag(Stream& s, uint64_t key) {
 // calibrate's plan_flag_batch rows fit it: a pair beyond the first adds two batched operations (the
 // writes' batch on one stream, the waits' on another, one after the other), where streams running
 // their flags side by side would add one; held out, that reading put the 4-GPU machines' host plans
-// nearer (h100x4 9.4 -> 8.1 %, h200x4 8.7 -> 8.0 %; experiments/results/h200x4/README.md). Not on a
-// team machine, whose flag waits run as kernels where ranks share a GPU (unvalidated there).
+// nearer (h100x4 9.4 -> 8.1 %, h200x4 8.7 -> 8.0 %; experiments/results/h200x4/README.md). On a
+// team machine the front end is the GPU's, shared by every rank on it: calibrate's plan_flag, all
+// ranks of one H200 at once, takes 10.2 us a call at 2 ranks and 20.1 at 4 (one rank alone: 4.5),
+// a cost in proportion to the ranks whose operations queue there (fit.cpp divides it out).
 TimePs Simulator::front_end(int rank, TimePs op) {
-  if (m_.team) return op;
-  TimePs& free = front_end_free_[std::size_t(rank)];
+  TimePs& free = front_end_free_[std::size_t(m_.team ? gpu(rank) : rank)];
   free = std::max(free, q_.now()) + op;
   return free - q_.now();
 }
