@@ -72,6 +72,21 @@ def _always(r):
     return True
 
 
+def _eager_sharing_a_gpu(r):
+    return not r.get("graph", 1) and r.get("gpu_ranks", 1) > 1
+
+
+class _EveryAlgorithm(dict):
+    """{algorithm: predicate} for a change that alters every algorithm's rows alike."""
+
+    def __init__(self, pred):
+        super().__init__()
+        self.pred = pred
+
+    def get(self, algo, default=None):
+        return self.pred
+
+
 def _several_peers(r):
     return r["world"] > 2
 
@@ -186,6 +201,13 @@ PLAN_CHANGES = [
     # core/algos/barrier_signal_wait.h, all_reduce_st_reduce.h, all_gather_st_copy.h).
     ("048a34b", "device programs' barrier: waits in the order the flags land",
      {a: _always for a in DEVICE_PROGRAMS if "_ll" not in a}),
+    # Ranks sharing a GPU enqueue their eager calls in lockstep (Team::lockstep; c10e405 after each
+    # call, 19094a1 also within a host plan's call, measured as c10e405-dirty in
+    # h200x1/team/lockstep_4c2fbb2/lockstep7 and 8, the rows of team/run18), and a host plan's flag
+    # operations are then not batched (PlanExec::batching): every algorithm's eager rows of a team
+    # whose ranks share a GPU. Graph rows are not altered (no lockstep under capture).
+    ("c10e405", "ranks sharing a GPU: eager calls in lockstep, a host plan's flags unbatched",
+     _EveryAlgorithm(_eager_sharing_a_gpu)),
 ]
 
 

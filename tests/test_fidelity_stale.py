@@ -18,7 +18,8 @@ BEFORE = "e6bc023"  # older than PLAN_CHANGES from 4f1e9e1 on
 COMMITS = [c[0] for c in fidelity.PLAN_CHANGES]
 OWN, BIG, PUSH, CAP, CHUNKS, HALF, ONE, PLAIN = COMMITS[:8]
 IDLE, ADVANCE, BARRIER = "f605212", "bc41760", "048a34b"  # an idle side stream; the device programs' kernels
-assert {IDLE, ADVANCE, BARRIER} <= set(COMMITS)
+LOCKSTEP = "c10e405"  # ranks sharing a GPU: eager calls in lockstep
+assert {IDLE, ADVANCE, BARRIER, LOCKSTEP} <= set(COMMITS)
 
 
 def row(algo, sha, shard=64 << 20, world=2):
@@ -27,7 +28,8 @@ def row(algo, sha, shard=64 << 20, world=2):
 
 class Stale(unittest.TestCase):
     def setUp(self):
-        if any(data.is_ancestor(BEFORE, c) is not True for c in (PUSH, CAP, CHUNKS, HALF, ONE, IDLE, ADVANCE, BARRIER)):
+        if any(data.is_ancestor(BEFORE, c) is not True
+               for c in (PUSH, CAP, CHUNKS, HALF, ONE, IDLE, ADVANCE, BARRIER, LOCKSTEP)):
             self.skipTest("git cannot order this repository's commits here")
 
     def commit(self, r):
@@ -90,6 +92,15 @@ class Stale(unittest.TestCase):
                     if r[3].strip() in ("all_reduce", "reduce_scatter", "all_gather") and r[6].strip() == "no"
                     and ".ce_" not in r[1]}
         self.assertEqual(programs, set(fidelity.DEVICE_PROGRAMS))
+
+    def test_the_team_lockstep_makes_older_eager_rows_of_ranks_sharing_a_gpu_stale(self):
+        # Every algorithm alike, eager only, and only where ranks share a GPU (a team's gpu_ranks).
+        for algo in ("all_gather.ce_st", "reduce_scatter.ld_reduce", "mm_rs.tile_st_peer_acc"):
+            eager = dict(row(algo, BARRIER, world=4), graph=0, gpu_ranks=4)
+            self.assertEqual(self.commit(eager), LOCKSTEP)
+            self.assertIsNone(self.commit(dict(eager, git_sha=LOCKSTEP + "-dirty")))
+            self.assertIsNone(self.commit(dict(eager, graph=1)))
+            self.assertIsNone(self.commit(dict(eager, gpu_ranks=1)))
 
     def test_unlisted_algorithms_and_unknown_commits_stay(self):
         self.assertIsNone(self.commit(row("mm_rs.tile_st_peer_acc", BEFORE)))

@@ -94,13 +94,15 @@ void Simulator::enqueue(int rank, int s, StreamItem& it) {
   it.order = ++enqueued_;
   // A flag item joins the batch of the flag item enqueued just before it on the same stream (a
   // write: unless that batch holds a wait), as the CUDA backend batches them (plan_exec.h); not
-  // in a team's graph (there each flag is also a graph edge from its own node: no batches). Not
-  // modelled: CUDA also starts a new batch after 128 operations, batches nothing while a call is
-  // traced or with SYMM_PLAN_BATCH_MEMOPS=0, and on a team in eager mode runs its waits as a
-  // kernel after the writes' batch (plan_exec.cpp); the traced timelines compare unbatched
-  // measured flags with batched simulated ones.
+  // in a team's graph (there each flag is also a graph edge from its own node: no batches), nor in
+  // a team's eager call where ranks share a GPU (there the ranks enqueue in lockstep, meeting after
+  // each flag write, and CUDA batches nothing while it steps: PlanExec::batching). Not modelled:
+  // CUDA also starts a new batch after 128 operations, batches nothing while a call is traced or
+  // with SYMM_PLAN_BATCH_MEMOPS=0, and on a team in eager mode runs its waits as a kernel after the
+  // writes' batch (plan_exec.cpp); the lockstep's own meetings cost the host, not modelled; the
+  // traced timelines compare unbatched measured flags with batched simulated ones.
   FlagBatch& b = batch_[std::size_t(rank)];
-  const bool batches = !(spec_.graph && m_.team);
+  const bool batches = !(m_.team && (spec_.graph || m_.ranks_per_gpu(world_) > 1));
   if (batches && (it.kind == ItemKind::kWriteFlag || it.kind == ItemKind::kWaitFlag)) {
     it.batched = b.stream == s && !(it.kind == ItemKind::kWriteFlag && b.waits);
     if (!it.batched) b = FlagBatch{s, false};

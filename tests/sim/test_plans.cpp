@@ -338,6 +338,22 @@ TEST(Plans, RanksOfOneGpuTakeItsFrontEndInTurn) {
   }
 }
 
+// Where ranks share a GPU, a team's eager calls enqueue in lockstep and CUDA batches no flag
+// operation meanwhile (PlanExec::batching): each takes stream_op_us, as in a team's graph. With a
+// GPU each there is no lockstep and the pairs beyond the first ride in the batch.
+TEST(Plans, ATeamSharingAGpuBatchesNoFlagsInEagerCalls) {
+  RunSpec s = tiny_all_gather_ce();
+  s.timing_only = true;
+  s.graph = false;
+  s.machine.stream_op_us = 2.0;
+  s.machine.stream_batch_op_us = 0.5;
+  s.machine.team = 1;
+  s.machine.gpus = 2;  // a GPU each: batched
+  EXPECT_NEAR(run_plan<FlagBatchRow<4>>(s).time_us - run_plan<FlagBatchRow<1>>(s).time_us, 3.0, 1e-9);
+  s.machine.gpus = 1;  // both ranks on one GPU: every operation whole, the two ranks' in turn
+  EXPECT_NEAR(run_plan<FlagBatchRow<4>>(s).time_us - run_plan<FlagBatchRow<1>>(s).time_us, 2 * 6 * 2.0, 1e-9);
+}
+
 // A call of kernels and stream flags only (the all-gather `ce_sm` with every byte by SMs) launches
 // as a graph in a graph: launch_graph_us, not launch_eager_us (run_plan_call; 2x H200 measured that
 // plan below 1M at 11.7 us in a graph, 22.4 eager, where the copy-engine plans take the same time
