@@ -306,24 +306,11 @@ TEST(Plans, FlagBatchRowGrowsByTwoBatchedOperationsAPair) {
   EXPECT_NEAR(run_plan<FlagBatchRow<8>>(s).time_us - t1, 7.0, 1e-9);
 }
 
-// The calibration's plan_flag row: a write_flag on a side stream, its wait_flag on the main stream.
-struct PlanFlagRow {
-  template <class T, class Host>
-  static void run(Host& h, const PlanArgs&) {
-    const int me = h.rank();
-    h.record(kMainStream, 0);
-    h.wait_event(1, 0);
-    h.write_flag(1, me, pad::plan_flag(pad::kPlanData, 0, me), 1);
-    h.wait_flag(kMainStream, pad::plan_flag(pad::kPlanData, 0, me), 1);
-    h.record(1, 1);
-    h.wait_event(kMainStream, 1);
-  }
-};
-
 // On a team machine the ranks of one GPU share its front end (streams.cpp front_end): k ranks
-// running the row at once take k times a rank's two operations, as calibrate's plan_flag measured
-// on one H200 (10.2 us a call at 2 ranks, 20.1 at 4), which is how the fit reads the key there
-// (apps/harness/sim/fit.cpp). A GPU each: no rank waits for another's operations.
+// running calibrate's plan_flag row (FlagBatchRow<1>: one write, its wait) at once take k times a
+// rank's two operations, as calibrate's plan_flag measured on one H200 (10.2 us a call at 2 ranks,
+// 20.1 at 4), which is how the fit reads the key there (apps/harness/sim/fit.cpp). A GPU each: no
+// rank waits for another's operations.
 TEST(Plans, RanksOfOneGpuTakeItsFrontEndInTurn) {
   RunSpec s = tiny_all_gather_ce();
   s.timing_only = true;
@@ -332,9 +319,9 @@ TEST(Plans, RanksOfOneGpuTakeItsFrontEndInTurn) {
   for (int k : {2, 4}) {
     s.world = k;
     s.machine.gpus = k;
-    const double apart = run_plan<PlanFlagRow>(s).time_us;
+    const double apart = run_plan<FlagBatchRow<1>>(s).time_us;
     s.machine.gpus = 1;
-    EXPECT_NEAR(run_plan<PlanFlagRow>(s).time_us - apart, (k - 1) * 2 * 2.0, 1e-9) << k << " ranks";
+    EXPECT_NEAR(run_plan<FlagBatchRow<1>>(s).time_us - apart, (k - 1) * 2 * 2.0, 1e-9) << k << " ranks";
   }
 }
 
