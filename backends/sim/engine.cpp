@@ -65,7 +65,8 @@ Simulator::Simulator(const RunSpec& spec, Workload work, std::vector<int> call_b
     if (m_.copy_engines < 1) fail(ErrorCode::kInvalidArgument, "machine " + m_.name + " has no copy engine");
     ce_startup_ps_ = us_to_ps(m_.ce_startup_us);
     ce_launch_ps_ = us_to_ps(m_.ce_launch_us);
-    plan_launch_ps_ = us_to_ps(m_.launch_eager_us);  // streams.cpp run_plan_call
+    plan_launch_ps_ = us_to_ps(m_.launch_eager_us);          // streams.cpp run_plan_call
+    if (!spec.graph) host_op_ps_ = us_to_ps(m_.host_op_us);  // plan_record.cpp enqueue
     ce_bpp_ = gbps_to_bpp(m_.ce_GBps);
     auto link_w = [&](double link) { return m_.ce_GBps > link && link > 0 ? float(link / m_.ce_GBps) : 1.0f; };
     ce_egress_w_ = link_w(m_.nvlink_egress_GBps);
@@ -153,6 +154,7 @@ Simulator::Simulator(const RunSpec& spec, Workload work, std::vector<int> call_b
     live_streams_.assign(std::size_t(world_), 0);
     batch_.assign(std::size_t(world_), FlagBatch{});
     front_end_free_.assign(std::size_t(world_), 0);
+    host_enqueued_.assign(std::size_t(world_), 0);
     ce_busy_.assign(std::size_t(world_), 0);
     ce_rank_busy_.assign(std::size_t(world_), 0);
     ce_next_.assign(std::size_t(world_), 0);
@@ -279,6 +281,12 @@ RunResult Simulator::run() {
       case kNetwork: on_network(e.b); break;
       case kStreamFlow: start_stream_flow(uint32_t(e.b)); break;
       case kKickStreams: kick_streams(int(e.a)); break;
+      case kKickStream: {
+        Stream& s = stream_at(int(e.a), int(e.b));
+        s.kick_pending = false;
+        kick(s);
+        break;
+      }
       case kKernelDone: item_done(stream_at(int(e.a), int(e.b))); break;
     }
   }

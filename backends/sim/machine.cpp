@@ -63,6 +63,7 @@ std::vector<Key> keys_of(Machine& m) {
       {"ce_startup_us", &m.ce_startup_us, nullptr},
       {"ce_GBps", &m.ce_GBps, nullptr},
       {"ce_launch_us", &m.ce_launch_us, nullptr, true},
+      {"host_op_us", &m.host_op_us, nullptr, true},
       {"ce_per_rank", nullptr, &m.ce_per_rank, true},
       {"nvls_GBps", &m.nvls_GBps, nullptr},
       {"gemm_TFLOPs", &m.gemm_TFLOPs, nullptr},

@@ -110,6 +110,11 @@ void Simulator::enqueue(int rank, int s, StreamItem& it) {
   } else {
     b = FlagBatch{};
   }
+  if (host_op_ps_ > 0) {  // an eager call: the host enqueues its items one after another (sim.h host_op_us)
+    const bool launch = it.kind == ItemKind::kLaunch || it.kind == ItemKind::kCopy || it.kind == ItemKind::kGemm;
+    host_enqueued_[std::size_t(rank)] += launch ? plan_launch_ps_ : it.batched ? 0 : host_op_ps_;
+    it.enqueued_at = host_enqueued_[std::size_t(rank)];
+  }
   if (it.kind == ItemKind::kRecord) it.seq = ++events_[std::size_t(rank)][std::size_t(it.event)].enqueued;
   if (it.kind == ItemKind::kWaitEvent) {
     // CUDA semantics: a wait binds to the latest record enqueued before it; none is a plan bug.

@@ -158,6 +158,16 @@ struct Machine {
   // before (copy_engines.cpp; 0: no such cost). A cold start takes the GPU's front end, one at a
   // time with the rank's other cold starts and its stream flag operations (streams.cpp front_end).
   double ce_launch_us = 0;
+  // An eager host-plan call: the host enqueues the call's items one after another and none starts
+  // on the GPU before it is enqueued (streams.cpp kick). A kernel, a copy or a GEMM takes the host
+  // launch_eager_us (calibrate's eager launch interval); host_op_us is what an event record or wait
+  // or a batch of flag operations takes (0: enqueuing is free, no host chain). On 2x H200 the
+  // all-gather `ce_sm` below 1M, kernels and flags only, takes 11.7 us in a graph and 20-22 eager
+  // (h200x2/round_c18ea79), where a launch alone would add 3.4. No microbenchmark measures it:
+  // experiments/fidelity.py fits it from bench rows, held out. (Also tried: one fitted value for
+  // every kind of item, which fitted to 0 on 2x H200; and a fitted launch cost beside it, whose two
+  // values traded off fold by fold, median 5.1 -> 5.3 %.)
+  double host_op_us = 0;
   // A rank's copies (copy_engine items) in flight at once, whatever their streams (the rest queue
   // for their turn; 0: only the GPU's copy_engines bound them). On 4x H200 a reduce-scatter's
   // copies on two side streams took as long as on one (experiments/results/h200x4/ce_small_1daa33f:

@@ -138,6 +138,7 @@ enum EventKind : uint32_t {
   kNetwork,
   kStreamFlow,
   kKickStreams,
+  kKickStream,  // one stream's next item, now enqueued by the host (streams.cpp kick)
   kKernelDone
 };
 
@@ -496,8 +497,10 @@ class Simulator {
   std::vector<std::deque<GpuWaiter>> gpu_sm_waiting_;
   std::unordered_map<uint64_t, Stream*> stream_waiters_;
   TimePs ce_startup_ps_ = 0;
-  TimePs ce_launch_ps_ = 0;    // a cold peer copy's start beyond ce_startup_ps_ (copy_engines.cpp)
-  TimePs plan_launch_ps_ = 0;  // launch of a call with copies: launch_eager_us, any mode
+  TimePs ce_launch_ps_ = 0;            // a cold peer copy's start beyond ce_startup_ps_ (copy_engines.cpp)
+  TimePs plan_launch_ps_ = 0;          // launch of a call with copies: launch_eager_us, any mode
+  TimePs host_op_ps_ = 0;              // eager calls: Machine::host_op_us (0: no host chain)
+  std::vector<TimePs> host_enqueued_;  // per rank: when its host has enqueued the call's latest item
   BytesPerPs ce_bpp_ = 0;
   // NVLink time per byte of a copy engine's flow, per direction: the direction's rate
   // (nvlink_egress_GBps / nvlink_ingress_GBps, what SM copies reach) over the engine's own

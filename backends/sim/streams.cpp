@@ -64,6 +64,7 @@ void Simulator::run_plan_call(Host& h) {
       st.release_snap.reset();  // the previous call's snapshot misses what came since (its end, the host)
     }
   }
+  host_enqueued_[std::size_t(r)] = q_.now();  // the host's enqueuing starts (sim.h host_op_us)
   PlanArgs pa;
   pa.coll = args_[std::size_t(r)];
   pa.chunk_bytes = spec_.chunk_bytes;
@@ -118,9 +119,15 @@ void Simulator::kick_streams(int rank) {
   }
 }
 
-// Starts the stream's next item if it is idle (items that take no time run in a loop).
+// Starts the stream's next item if it is idle (items that take no time run in a loop), once the
+// host has enqueued it (an eager call with host_op_us: StreamItem::enqueued_at).
 void Simulator::kick(Stream& s) {
   while (!s.busy && !s.items.empty()) {
+    if (s.items.front().enqueued_at > q_.now()) {
+      if (!s.kick_pending) q_.push(s.items.front().enqueued_at, kKickStream, uint32_t(s.rank), uint64_t(s.index));
+      s.kick_pending = true;
+      return;
+    }
     s.busy = true;
     s.started = q_.now();
     start_item(s);

@@ -52,15 +52,17 @@ struct StreamItem {
   // kRecord / kWaitEvent: the event, and (wait) which record of it must have run
   int event = 0;
   uint64_t seq = 0;
-  uint64_t order = 0;  // when the host enqueued it (the call's streams start in this order)
+  uint64_t order = 0;      // when the host enqueued it (the call's streams start in this order)
+  TimePs enqueued_at = 0;  // eager calls with Machine::host_op_us: when the host has enqueued it
 };
 
 struct Stream {
   int rank = 0, index = 0, tid = 0;
   std::deque<StreamItem> items;
-  bool busy = false;     // an item has started and not finished
-  bool waiting = false;  // busy in wait_flag / wait_event (deadlock report)
-  TimePs started = 0;    // of the current item (trace)
+  bool busy = false;          // an item has started and not finished
+  bool waiting = false;       // busy in wait_flag / wait_event (deadlock report)
+  bool kick_pending = false;  // a kKickStream event will start its next item once the host enqueued it
+  TimePs started = 0;         // of the current item (trace)
   VClock clock;
   bool tick_before_store = true;
   Snapshot release_snap;

@@ -341,6 +341,26 @@ TEST(Plans, ATeamSharingAGpuBatchesNoFlagsInEagerCalls) {
   EXPECT_NEAR(run_plan<FlagBatchRow<4>>(s).time_us - run_plan<FlagBatchRow<1>>(s).time_us, 2 * 6 * 2.0, 1e-9);
 }
 
+// host_op_us: an eager call's host enqueues its items one after another (FlagBatchRow<1>: six
+// stream operations, none a kernel or copy), and none starts before it is enqueued: the call ends
+// no sooner than 6 x host_op_us, and no later than that plus the call without a host chain. A
+// graph enqueues nothing per call: unchanged.
+TEST(Plans, AnEagerCallWaitsForItsHostToEnqueueEachItem) {
+  RunSpec s = tiny_all_gather_ce();
+  s.timing_only = true;
+  s.machine.stream_op_us = 2.0;
+  s.graph = false;
+  const double free_host = run_plan<FlagBatchRow<1>>(s).time_us;
+  s.graph = true;
+  const double graph = run_plan<FlagBatchRow<1>>(s).time_us;
+  s.machine.host_op_us = 10.0;
+  EXPECT_DOUBLE_EQ(run_plan<FlagBatchRow<1>>(s).time_us, graph);
+  s.graph = false;
+  const double chained = run_plan<FlagBatchRow<1>>(s).time_us;
+  EXPECT_GE(chained, 6 * 10.0);
+  EXPECT_LE(chained, 6 * 10.0 + free_host);
+}
+
 // A call of kernels and stream flags only (the all-gather `ce_sm` with every byte by SMs) launches
 // as a graph in a graph: launch_graph_us, not launch_eager_us (run_plan_call; 2x H200 measured that
 // plan below 1M at 11.7 us in a graph, 22.4 eager, where the copy-engine plans take the same time
