@@ -53,7 +53,8 @@ def size(b):
 
 
 # Plan changes the simulator runs but older GPU rows did not: (commit, what changed, {algorithm:
-# which of its rows the change alters (a predicate on the row)}). A row measured at a commit
+# which of its rows the change alters (a predicate on the row)}, or one predicate for every
+# algorithm). A row measured at a commit
 # before the change (its git_sha column not a descendant of it) that the change alters times a
 # plan the simulator no longer has: it is listed, not predicted, and no fit sees it. Add a line
 # whenever a commit changes what an algorithm enqueues, in commit order; changes before eadb0df are
@@ -74,17 +75,6 @@ def _always(r):
 
 def _eager_sharing_a_gpu(r):
     return not r.get("graph", 1) and r.get("gpu_ranks", 1) > 1
-
-
-class _EveryAlgorithm(dict):
-    """{algorithm: predicate} for a change that alters every algorithm's rows alike."""
-
-    def __init__(self, pred):
-        super().__init__()
-        self.pred = pred
-
-    def get(self, algo, default=None):
-        return self.pred
 
 
 def _several_peers(r):
@@ -207,7 +197,7 @@ PLAN_CHANGES = [
     # operations are then not batched (PlanExec::batching): every algorithm's eager rows of a team
     # whose ranks share a GPU. Graph rows are not altered (no lockstep under capture).
     ("c10e405", "ranks sharing a GPU: eager calls in lockstep, a host plan's flags unbatched",
-     _EveryAlgorithm(_eager_sharing_a_gpu)),
+     _eager_sharing_a_gpu),
 ]
 
 
@@ -219,7 +209,8 @@ PDL_SINCE = "464a61a"
 def stale_change(r):
     """The newest PLAN_CHANGES entry a row's measurement predates (None: it measured the current plan)."""
     for ch in reversed(PLAN_CHANGES):
-        alters = ch[2].get(r["algo"])
+        # {algorithm: predicate}, or one predicate for a change that alters every algorithm alike.
+        alters = ch[2] if callable(ch[2]) else ch[2].get(r["algo"])
         if alters is None or not alters(r):
             continue
         if data.is_ancestor(ch[0], r.get("git_sha", "")) is False:

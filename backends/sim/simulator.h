@@ -482,8 +482,8 @@ class Simulator {
     bool waits = false;  // the batch holds a wait (a write after it starts a new one)
   };
   std::vector<FlagBatch> batch_;  // per rank, within a call (StreamItem::batched)
-  std::vector<TimePs>
-      front_end_free_;  // per rank (per GPU on a team machine): when its flag operations and cold starts may go on
+  // Per rank (per GPU on a team machine): when its flag operations and cold starts may go on.
+  std::vector<TimePs> front_end_free_;
   TimePs front_end(int rank, TimePs op);
   std::vector<std::deque<int>> sm_waiting_;  // per rank: streams whose kernel waits for the SMs
   // A team machine, per GPU (gemm.cpp): GEMMs started so far, the numbers of those running, and
