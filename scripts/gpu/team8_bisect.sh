@@ -34,7 +34,7 @@
 # flag writes and launches): world 8 rs_timed three times and the sweep once, world 4 every collective
 # timing only and the fused bench at M 4096 (checked). STEP=lockstep8: the fused bench with the plans'
 # lockstep too (it had only the calls'), worlds 8 and 4, checked.
-# Binary carried.   [STEP=copies|calls|fix|small|order|queues|lockstep|lockstep2|lockstep3|lockstep4|lockstep5|lockstep6|lockstep7|lockstep8] scripts/gpu/team8_bisect.sh <out-dir>  -> <out-dir>/<name>_r<rep>.csv / .log
+# Binary carried.   [STEP=copies|calls|fix|small|order|queues|lockstep|lockstep2|lockstep3|lockstep4|lockstep5|lockstep6|lockstep7|lockstep8|w2] scripts/gpu/team8_bisect.sh <out-dir>  -> <out-dir>/<name>_r<rep>.csv / .log
 source scripts/gpu/one_gpu_env.sh "${1:-}" h200x1  # safety variables, one GPU, DIR
 mkdir -p "$DIR"
 BIN=.carry/symmcoll-cuda
@@ -113,6 +113,12 @@ if [ "${STEP:-}" = lockstep7 ]; then  # the committed default (a plan's lockstep
   run d_sweep 1 --op all_reduce,reduce_scatter,all_gather --algo all --mode both
   WORLD=4 run d_w4_timed 1 --op all_reduce,reduce_scatter,all_gather --algo all --mode both --timing-only
   fused d_fused_w4 4
+  exit 0
+fi
+if [ "${STEP:-}" = w2 ]; then  # a team of 2 with the lockstep as committed: every collective checked, a timing-only repeat, the fused bench
+  WORLD=2 run w2_sweep 1 --op all_reduce,reduce_scatter,all_gather --algo all --mode both
+  WORLD=2 run w2_timed 2 --op all_reduce,reduce_scatter,all_gather --algo all --mode both --timing-only
+  fused w2_fused 2
   exit 0
 fi
 if [ "${STEP:-}" = lockstep8 ]; then  # the fused bench with the plans' lockstep too (bench_fused.cpp): worlds 8 and 4, checked
