@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "backends/cuda/check.h"
+#include "backends/cuda/driver_entry.h"
 #include "backends/cuda/graph_capture.h"
 #include "backends/cuda/host_logic.h"
 #include "backends/cuda/kernels.h"
@@ -20,15 +21,6 @@ namespace symm::cuda {
 namespace {
 
 using WriteFn = CUresult(CUDAAPI*)(CUstream, CUdeviceptr, cuuint32_t, unsigned int);
-
-void* driver_fn(const char* name) {
-  void* fn = nullptr;
-  cudaDriverEntryPointQueryResult q{};
-  SYMM_CUDA_CHECK(cudaGetDriverEntryPointByVersion(name, &fn, 12000, cudaEnableDefault, &q));
-  if (!fn || q != cudaDriverEntryPointSuccess)
-    fail(ErrorCode::kCuda, std::string("the CUDA driver has no ") + name + " (stream memory operations)");
-  return fn;
-}
 
 void check_cu(CUresult r, const char* what) {
   if (r != CUDA_SUCCESS) fail(ErrorCode::kCuda, std::string(what) + " failed: CUresult " + std::to_string(int(r)));
@@ -74,9 +66,9 @@ PlanExec::PlanExec(const DeviceHandle& h, cudaStream_t main, int streams, int th
   events_.assign(std::size_t(kMaxEvents), nullptr);
   SYMM_CUDA_CHECK(cudaStreamCreateWithFlags(&probe_, cudaStreamNonBlocking));
   SYMM_CUDA_CHECK(cudaMallocHost(&probe_host_, sizeof(uint32_t)));
-  write_fn_ = driver_fn("cuStreamWriteValue32");
-  wait_fn_ = driver_fn("cuStreamWaitValue32");
-  batch_fn_ = driver_fn("cuStreamBatchMemOp");
+  write_fn_ = driver_entry("cuStreamWriteValue32");
+  wait_fn_ = driver_entry("cuStreamWaitValue32");
+  batch_fn_ = driver_entry("cuStreamBatchMemOp");
   if (const char* e = std::getenv("SYMM_PLAN_BATCH_MEMOPS")) batch_enabled_ = std::string(e) != "0";
   kernel_waits_ = plan_waits_in_kernels(h_);
   gemm_ = std::make_unique<GemmRunner>(streams, h_.gpu_ranks);

@@ -166,7 +166,15 @@ struct Machine {
   // (h200x2/round_c18ea79), where a launch alone would add 3.4. No microbenchmark measures it:
   // experiments/fidelity.py fits it from bench rows, held out. (Also tried: one fitted value for
   // every kind of item, which fitted to 0 on 2x H200; and a fitted launch cost beside it, whose two
-  // values traded off fold by fold, median 5.1 -> 5.3 %.)
+  // values traded off fold by fold, median 5.1 -> 5.3 %.) What the host spends per API call was
+  // measured since (calibrate's host_* rows, one H200's host: a copy 3.9-5.9 us, an event record or
+  // wait 0.16-0.35, a flag operation 0.7-1.3; experiments/results/h200x1/host_ops_ff7c339): those
+  // as keys, with the bench's back-to-back eager calls enqueuing the next call while the GPU runs
+  // this one, put 2x H200 at 5.4 % held out with 32 rows beyond 20 % (from 5.1 % and 11; not kept):
+  // `ce_sm` below 2M came out at its graph time, 11.8 us, against 20.5 eager. The same calls through
+  // the bench's executor take the host far longer than their API calls (a team of 2 on one H200: 40-85
+  // us a copy-engine plan call, the eager call's whole time), so this key stands for the executor's
+  // own work too until that is measured per item.
   double host_op_us = 0;
   // A rank's copies (copy_engine items) in flight at once, whatever their streams (the rest queue
   // for their turn; 0: only the GPU's copy_engines bound them). On 4x H200 a reduce-scatter's

@@ -229,9 +229,17 @@ class SampleTimer {
     rt_.barrier();
     bench_step(me, "timed samples");
     const bool timed = !graph || g->launches();  // a team graph: rank 0's events time every rank's calls
+    // SYMM_DEBUG_HOST_ENQUEUE: the host's time to enqueue an eager sample's calls (its meetings
+    // included), printed per row by rank 0 (diagnosis: what an eager call's host chain costs).
+    static const bool host_enqueue = std::getenv("SYMM_DEBUG_HOST_ENQUEUE") != nullptr;
+    std::vector<double> host_us;
     for (int i = 0; i < iters_; ++i) {
       if (timed) SYMM_CUDA_CHECK(cudaEventRecord(events_[std::size_t(2 * i)], s));
+      const auto h0 = std::chrono::steady_clock::now();
       sample();
+      if (host_enqueue && !graph)
+        host_us.push_back(std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - h0).count() /
+                          calls);
       if (timed) SYMM_CUDA_CHECK(cudaEventRecord(events_[std::size_t(2 * i + 1)], s));
       if (one_by_one && i + 1 < iters_) settle(), rt_.barrier();
     }
@@ -241,6 +249,12 @@ class SampleTimer {
     g.reset();
     std::array<double, 3> st{0, 0, 0};
     if (timed) st = sample_stats(events_, iters_, calls);
+    if (!host_us.empty() && me == 0) {
+      std::sort(host_us.begin(), host_us.end());
+      std::printf("# host enqueue: %.3f us a call (median of %zu samples of %d calls; p10 %.3f, p90 %.3f)\n",
+                  host_us[host_us.size() / 2], host_us.size(), calls, host_us[host_us.size() / 10],
+                  host_us[host_us.size() * 9 / 10]);
+    }
     double v[3] = {st[0], st[1], st[2]};
     reduce_max(v, 3);
     return Stats{v[0], v[1], v[2]};

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "apps/harness/cuda/bench_common.h"
+#include "apps/harness/cuda/host_ops_probe.h"
 #include "apps/harness/cuda/plan_wait_probe.h"
 #include "apps/harness/cuda/trace_out.h"
 #include "backends/cuda/check.h"
@@ -237,6 +238,27 @@ void plan_rows(Calibrator& c, Runtime& rt) {
           },
           kFlagCalls);
     rt.sync();
+  }
+  // host_plan_call: the host's time per call of plan_flag_batch's eager call at n = 1 (fork, a
+  // flag write, its wait, join: six items through PlanExec), kFlagCalls calls back to back on the
+  // host's clock, the median of kIters samples: beside the host_* rows (host_ops_probe.h: each API
+  // call alone), what our plan executor adds per call.
+  if (c.plan().wants("host_plan_call")) {
+    std::vector<double> per_call;
+    for (int i = 0; i < kIters + 1; ++i) {  // the first sample untimed
+      const auto t0 = std::chrono::steady_clock::now();
+      for (int j = 0; j < kFlagCalls; ++j) {
+        x.begin_call();
+        x.write_flag(1, me, pad::plan_flag(pad::kPlanData, 2, me), 1);
+        x.wait_flag(0, pad::plan_flag(pad::kPlanData, 2, me), 1);
+        x.end_call();
+      }
+      const auto t1 = std::chrono::steady_clock::now();
+      rt.sync();
+      if (i > 0) per_call.push_back(std::chrono::duration<double, std::micro>(t1 - t0).count() / kFlagCalls);
+    }
+    std::sort(per_call.begin(), per_call.end());
+    c.measured_row("host_plan_call", 0, false, kFlagCalls, per_call[per_call.size() / 2], 0, 0, 0);
   }
   if (!c.plan().wants("plan_wait_timeout")) return;
   const uint32_t stuck = pad::plan_flag(pad::kPlanData, 1, me);
@@ -479,6 +501,11 @@ int calibrate_rank(Runtime& rt, const calib::CalibPlan& plan, std::size_t half, 
   gemm_rows(c, rt, plan);
   if (rt.team()) rt.barrier();
   plan_rows(c, rt);
+  if (c.plan().wants_group("host_")) {  // host_ops_probe.h; rank 0's host, every rank probing at once
+    if (rt.team()) rt.barrier();
+    for (const HostOpRow& r : probe_host_ops(rt, c.program(P::kEmpty, kVecBytes, 1), kIters))
+      c.measured_row(r.bench, 0, false, kHostOps, r.us, 0, 0, 0);
+  }
   if (!trace_dir.empty()) trace_rows(c, rt, trace_dir, trace_calls, peers);
   rt.barrier();
   if (c.timed() == 0)

@@ -83,6 +83,13 @@
 //   plan_flag_batch   pairs n           n write_flags, then n wait_flags (each   stream_batch_op_us = b
 //                                       run one batch, one front end): c + n 2b (CUDA only; plan_flag_peers,
 //                                       x = world - 1, the same with every peer's flags: data only)
+//   host_copy, host_launch  items (200)  the host's time to enqueue one item, eager, onto a stream a
+//   host_record, host_wait_event        flag wait holds (cudaMemcpyAsync, a kernel, cudaEventRecord,
+//   host_flag_write / _wait / _batch    cudaStreamWaitEvent, cuStreamWriteValue32 / WaitValue32 /
+//                                       BatchMemOp): data only, no key (CUDA only,
+//                                       apps/harness/cuda/host_ops_probe.h; sim.h host_op_us says why)
+//   host_plan_call    calls (100)       the host's time per eager call of plan_flag_batch at n = 1
+//                                       through PlanExec: data only (CUDA only)
 //   ce_link_oneway    bytes             rank 0's cudaMemcpyAsync into rank 1 alone; ce_link_twoway:
 //   ce_link_twoway                      every rank into the next at once (CUDA only; data only, no
 //                                       key: what a link carries one way and both ways)
