@@ -178,10 +178,28 @@ cudaEvent_t PlanExec::next_wait_event() {
   return wait_events_[next_wait_event_++];
 }
 
+bool PlanExec::host_clock_on() {
+  static const bool on = std::getenv("SYMM_DEBUG_HOST_ENQUEUE") != nullptr;
+  return on;
+}
+
+void PlanExec::host_tick(HostKind k, std::chrono::steady_clock::time_point t0) {
+  host_clock_.us[k] += std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
+  ++host_clock_.n[k];
+}
+
 void PlanExec::flush() {
   Pending& p = pending_;
   const int s = pending_stream_;
   if (p.ops.empty() && p.waits.empty()) return;
+  const auto t0 = std::chrono::steady_clock::now();
+  struct Tick {  // the flush's time, as a flag item (host_clock)
+    PlanExec* x;
+    std::chrono::steady_clock::time_point t0;
+    ~Tick() {
+      if (host_clock_on()) x->host_tick(kHostFlag, t0);
+    }
+  } tick{this, t0};
   if (!p.ops.empty()) {
     std::vector<CUstreamBatchMemOpParams> ops = std::move(p.ops);
     ops.insert(ops.end(), p.resets.begin(), p.resets.end());
@@ -213,6 +231,7 @@ cudaStream_t PlanExec::stream(int s) {
 }
 
 void PlanExec::begin_call() {
+  const auto t0 = std::chrono::steady_clock::now();
   pending_ = Pending{};  // a call that failed half-way leaves none behind
   pending_stream_ = -1;
   call_stream_waits_ = false;
@@ -225,11 +244,13 @@ void PlanExec::begin_call() {
   cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
   if (step_) SYMM_CUDA_CHECK(cudaStreamIsCapturing(streams_[0], &capture));
   stepping_ = step_ && capture == cudaStreamCaptureStatusNone;
+  if (host_clock_on()) host_tick(kHostCall, t0);
   step(/*meets=*/true);  // every mode meets at a call's start
 }
 
 void PlanExec::end_call() {
   flush();
+  const auto t0 = std::chrono::steady_clock::now();
   in_call_ = false;
   for (std::size_t i = 1; i < streams_.size(); ++i) {
     if (!used_[i]) continue;
@@ -238,6 +259,7 @@ void PlanExec::end_call() {
     step();
   }
   if (tracer_) tracer_->end_call(streams_[0]);
+  if (host_clock_on()) host_tick(kHostCall, t0);
   stepping_ = false;
 }
 

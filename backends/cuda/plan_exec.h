@@ -42,6 +42,7 @@
 #include <cuda.h>
 #include <cuda_runtime.h>
 
+#include <chrono>
 #include <functional>
 #include <memory>
 #include <string>
@@ -106,6 +107,18 @@ class PlanExec {
   // releases are the team's to order, plan_wait_probe.cpp).
   void release_stuck_waits(double bound_s);
   void release_on_failure(bool on) { release_on_failure_ = on; }
+
+  // Diagnosis (SYMM_DEBUG_HOST_ENQUEUE set): the host's time in each kind of item this executor
+  // enqueued, summed until cleared; the bench prints it per eager row. Off: nothing is timed.
+  enum HostKind { kHostLaunch, kHostCopy, kHostFlag, kHostEvent, kHostCall, kHostGemm, kHostKinds };
+  struct HostClock {
+    double us[kHostKinds] = {};
+    long n[kHostKinds] = {};
+  };
+  static bool host_clock_on();
+  HostClock& host_clock() { return host_clock_; }
+  // Adds the time since `t0` to kind `k` (where host_clock_on()).
+  void host_tick(HostKind k, std::chrono::steady_clock::time_point t0);
 
   // Host-verb implementation (used by the CudaHost context in plans.cu).
   // Stream s of the plan. Within a call, a side stream starts after the call's fork the first
@@ -179,6 +192,7 @@ class PlanExec {
   cudaStream_t probe_ = nullptr;
   uint32_t* probe_host_ = nullptr;  // pinned
   bool stuck_ = false;
+  HostClock host_clock_;
   bool release_on_failure_ = false;  // release_stuck_waits in the destructor after a timeout              // a
                                      // wait_main timed out and nothing has drained since
   int threads_;

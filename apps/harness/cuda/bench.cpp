@@ -179,6 +179,27 @@ void Bench::run_size(Op op, DType t, std::size_t bytes, uint64_t seed, bool chec
 
 Stats Bench::time_case(const Case& c, Op op, DType t, std::size_t bytes, std::size_t count, const LaunchPlan& plan,
                        bool graph, int calls) {
+  // SYMM_DEBUG_HOST_ENQUEUE: what an eager plan call's items take the host, by kind (PlanExec's
+  // host clock over the warm-up and timed samples), printed by rank 0 before the row.
+  const bool clock = !graph && c.plan() && PlanExec::host_clock_on();
+  if (clock) plan_exec().host_clock() = PlanExec::HostClock{};
+  const Stats s = time_case_timed(c, op, t, bytes, count, plan, graph, calls);
+  if (clock && rt_.rank() == 0) {
+    const PlanExec::HostClock& h = plan_exec().host_clock();
+    const long n_calls = h.n[PlanExec::kHostCall] / 2;  // begin_call and end_call
+    std::printf("# host items per call (%ld calls):", n_calls);
+    static const char* names[] = {"launch", "copy", "flag", "event", "call", "gemm"};
+    for (int k = 0; k < PlanExec::kHostKinds; ++k)
+      if (h.n[k])
+        std::printf(" %s %.2f x %.2f us;", names[k], double(h.n[k]) / double(std::max(n_calls, 1L)),
+                    h.us[k] / double(h.n[k]));
+    std::printf("\n");
+  }
+  return s;
+}
+
+Stats Bench::time_case_timed(const Case& c, Op op, DType t, std::size_t bytes, std::size_t count,
+                             const LaunchPlan& plan, bool graph, int calls) {
   return timer_.time(
       enqueue(c, op, t, bytes, count, &plan), graph, calls, o_.warmup, [&] { rt_.sync(); },
       [&] {  // Testing (SYMM_TEST_RANK_KILL): this rank dies with its samples in flight.

@@ -198,15 +198,37 @@ class SampleTimer {
     if (graph && rt_.team()) rt_.barrier();
     // A team sharing a GPU launches its eager calls in lockstep (team_lockstep).
     const bool lockstep = !graph && team_lockstep(rt_);
+    // SYMM_DEBUG_HOST_TURNS (diagnosis, a team, lockstep off): the ranks enqueue each eager call in
+    // turn, one host thread at a time (host meetings between), so that the host's time per call
+    // (SYMM_DEBUG_HOST_ENQUEUE, around the rank's own enqueuing only) is one thread's, as where each
+    // rank has a process of its own.
+    static const bool turns_asked = std::getenv("SYMM_DEBUG_HOST_TURNS") != nullptr;
+    const bool turns = turns_asked && !graph && rt_.team();
+    if (turns && lockstep)
+      fail(ErrorCode::kInvalidArgument,
+           "SYMM_DEBUG_HOST_TURNS needs SYMM_DEBUG_TEAM_LOCKSTEP=0 (a lockstep inside a "
+           "call would wait for a rank whose turn has not come)");
+    double host_in_one = 0;
     auto sample = [&]() {
       if (graph) {
         g->launch();
         return;
       }
       for (int i = 0; i < calls; ++i) {
-        one();
-        if (lockstep) team_lockstep_meet(rt_);
+        if (!turns) {
+          one();
+          if (lockstep) team_lockstep_meet(rt_);
+          continue;
+        }
+        for (int r = 0; r < rt_.world(); ++r) {
+          team_lockstep_meet(rt_);
+          if (r != rt_.rank()) continue;
+          const auto t0 = std::chrono::steady_clock::now();
+          one();
+          host_in_one += std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
+        }
       }
+      if (turns) team_lockstep_meet(rt_);
     };
     // A team's eager samples are waited for one by one and start together (a meeting before
     // each). Before the lockstep (team_lockstep) a rank far ahead of its peers could stop the team
@@ -236,10 +258,12 @@ class SampleTimer {
     for (int i = 0; i < iters_; ++i) {
       if (timed) SYMM_CUDA_CHECK(cudaEventRecord(events_[std::size_t(2 * i)], s));
       const auto h0 = std::chrono::steady_clock::now();
+      host_in_one = 0;
       sample();
-      if (host_enqueue && !graph)
-        host_us.push_back(std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - h0).count() /
-                          calls);
+      const double host =
+          turns ? host_in_one
+                : std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - h0).count();
+      if (host_enqueue && !graph) host_us.push_back(host / calls);
       if (timed) SYMM_CUDA_CHECK(cudaEventRecord(events_[std::size_t(2 * i + 1)], s));
       if (one_by_one && i + 1 < iters_) settle(), rt_.barrier();
     }

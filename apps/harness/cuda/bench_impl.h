@@ -99,6 +99,8 @@ class Bench {
   void run_size(Op op, DType t, std::size_t bytes, uint64_t seed, bool check, const std::vector<Case>& cases);
   Stats time_case(const Case& c, Op op, DType t, std::size_t bytes, std::size_t count, const LaunchPlan& plan,
                   bool graph, int calls);
+  Stats time_case_timed(const Case& c, Op op, DType t, std::size_t bytes, std::size_t count, const LaunchPlan& plan,
+                        bool graph, int calls);
   // "all_reduce one_shot (all_reduce.ld_reduce) bf16 65536 B": names the call in NVTX ranges and errors.
   std::string describe(const Case& c, Op op, DType t, std::size_t bytes) const;
   // Testing (SYMM_TEST_RANK_ALGO): the named rank runs another algorithm of the same op.
