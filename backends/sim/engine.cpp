@@ -13,11 +13,25 @@ namespace symm::sim {
 
 // ---- set-up --------------------------------------------------------------------------------
 
+// The bench times eager host-plan calls back to back (20-100 a sample up to 16M), and the host
+// enqueues the next call while the GPU runs this one: with a host chain (sim.h host_*_us), such a call
+// continues the chain of the call before (streams.cpp run_plan_call), and a single call is timed
+// after an untimed one. Not on a team machine: there the bench times one eager plan call a sample
+// and waits for it (apps/harness/cuda/bench.cpp).
+bool Simulator::host_ahead(const RunSpec& spec, const Workload& work) {
+  return work.on_streams() && !spec.graph && spec.machine.host_chain() && !spec.machine.team;
+}
+
+static std::vector<int> timed_calls(const RunSpec& spec, const Workload& work, std::vector<int> calls) {
+  if (Simulator::host_ahead(spec, work) && calls.size() == 1) calls.insert(calls.begin(), calls.front());
+  return calls;
+}
+
 Simulator::Simulator(const RunSpec& spec, Workload work, std::vector<int> call_blocks)
     : spec_(spec),
       m_(spec.machine),
       work_(work),
-      call_blocks_(std::move(call_blocks)),
+      call_blocks_(timed_calls(spec, work, std::move(call_blocks))),
       world_(spec.world),
       blocks_(*std::max_element(call_blocks_.begin(), call_blocks_.end())),
       lanes_(spec.lanes == 2 ? 2 : 1),
@@ -65,8 +79,19 @@ Simulator::Simulator(const RunSpec& spec, Workload work, std::vector<int> call_b
     if (m_.copy_engines < 1) fail(ErrorCode::kInvalidArgument, "machine " + m_.name + " has no copy engine");
     ce_startup_ps_ = us_to_ps(m_.ce_startup_us);
     ce_launch_ps_ = us_to_ps(m_.ce_launch_us);
-    plan_launch_ps_ = us_to_ps(m_.launch_eager_us);          // streams.cpp run_plan_call
-    if (!spec.graph) host_op_ps_ = us_to_ps(m_.host_op_us);  // plan_record.cpp enqueue
+    plan_launch_ps_ = us_to_ps(m_.launch_eager_us);  // streams.cpp run_plan_call
+    host_chain_ = !spec.graph && m_.host_chain();    // plan_record.cpp enqueue
+    // An in-process team's ranks are threads of one process: their enqueuing goes through one
+    // driver one call at a time, so each item costs every rank's turn (sim.h host_scale).
+    const double host_x = m_.host_scale * (m_.team ? double(spec.world) : 1.0);
+    host_launch_ps_ = us_to_ps(m_.host_launch_us * host_x);
+    host_copy_ps_ = us_to_ps(m_.host_copy_us * host_x);
+    host_call_ps_ = us_to_ps(m_.host_call_us * host_x);
+    host_event_ps_ = us_to_ps(m_.host_event_us * host_x);
+    host_flag_ps_ = us_to_ps(m_.host_flag_us * host_x);
+    host_flag_item_ps_ = us_to_ps(m_.host_flag_item_us * host_x);
+    host_ahead_ = host_ahead(spec, work_);
+    queued_start_ps_ = us_to_ps(m_.launch_graph_us);
     ce_bpp_ = gbps_to_bpp(m_.ce_GBps);
     auto link_w = [&](double link) { return m_.ce_GBps > link && link > 0 ? float(link / m_.ce_GBps) : 1.0f; };
     ce_egress_w_ = link_w(m_.nvlink_egress_GBps);

@@ -110,9 +110,18 @@ void Simulator::enqueue(int rank, int s, StreamItem& it) {
   } else {
     b = FlagBatch{};
   }
-  if (host_op_ps_ > 0) {  // an eager call: the host enqueues its items one after another (sim.h host_op_us)
-    const bool launch = it.kind == ItemKind::kLaunch || it.kind == ItemKind::kCopy || it.kind == ItemKind::kGemm;
-    host_enqueued_[std::size_t(rank)] += launch ? plan_launch_ps_ : it.batched ? 0 : host_op_ps_;
+  if (host_chain_) {  // an eager call: the host enqueues its items one after another (sim.h host_*_us)
+    TimePs cost = 0;
+    switch (it.kind) {
+      case ItemKind::kLaunch:
+      case ItemKind::kGemm: cost = host_launch_ps_; break;
+      case ItemKind::kCopy: cost = host_copy_ps_; break;
+      case ItemKind::kRecord:
+      case ItemKind::kWaitEvent: cost = host_event_ps_; break;
+      case ItemKind::kWriteFlag:
+      case ItemKind::kWaitFlag: cost = host_flag_item_ps_ + (it.batched ? 0 : host_flag_ps_); break;
+    }
+    host_enqueued_[std::size_t(rank)] += cost;
     it.enqueued_at = host_enqueued_[std::size_t(rank)];
   }
   if (it.kind == ItemKind::kRecord) it.seq = ++events_[std::size_t(rank)][std::size_t(it.event)].enqueued;

@@ -159,23 +159,38 @@ struct Machine {
   // time with the rank's other cold starts and its stream flag operations (streams.cpp front_end).
   double ce_launch_us = 0;
   // An eager host-plan call: the host enqueues the call's items one after another and none starts
-  // on the GPU before it is enqueued (streams.cpp kick). A kernel, a copy or a GEMM takes the host
-  // launch_eager_us (calibrate's eager launch interval); host_op_us is what an event record or wait
-  // or a batch of flag operations takes (0: enqueuing is free, no host chain). On 2x H200 the
-  // all-gather `ce_sm` below 1M, kernels and flags only, takes 11.7 us in a graph and 20-22 eager
-  // (h200x2/round_c18ea79), where a launch alone would add 3.4. No microbenchmark measures it:
-  // experiments/fidelity.py fits it from bench rows, held out. (Also tried: one fitted value for
-  // every kind of item, which fitted to 0 on 2x H200; and a fitted launch cost beside it, whose two
-  // values traded off fold by fold, median 5.1 -> 5.3 %.) What the host spends per API call was
-  // measured since (calibrate's host_* rows, one H200's host: a copy 3.9-5.9 us, an event record or
-  // wait 0.16-0.35, a flag operation 0.7-1.3; experiments/results/h200x1/host_ops_ff7c339): those
-  // as keys, with the bench's back-to-back eager calls enqueuing the next call while the GPU runs
-  // this one, put 2x H200 at 5.4 % held out with 32 rows beyond 20 % (from 5.1 % and 11; not kept):
-  // `ce_sm` below 2M came out at its graph time, 11.8 us, against 20.5 eager. The same calls through
-  // the bench's executor take the host far longer than their API calls (a team of 2 on one H200: 40-85
-  // us a copy-engine plan call, the eager call's whole time), so this key stands for the executor's
-  // own work too until that is measured per item.
-  double host_op_us = 0;
+  // on the GPU before it is enqueued (streams.cpp kick); back-to-back calls, as the bench times
+  // them, enqueue the next call while the GPU runs this one (engine.cpp host_ahead). What the
+  // host spends, through the CUDA backend's executor (PlanExec), one host thread: a kernel
+  // (host_launch_us) or a GEMM (the same), a copy (host_copy_us), an event record or wait
+  // (host_event_us), a flag operation (host_flag_item_us) and one more for each batch of them
+  // (host_flag_us: its cuStreamBatchMemOp, paid by the operation that starts it), and the call's
+  // own begin and end (host_call_us). Measured on one H200 with the bench's host clock, the ranks
+  // of a team enqueueing in turn (experiments/results/h200x1/host_ops_ff7c339/turns). All 0:
+  // enqueuing is free, no host chain. Tried before and not kept: one fitted value for events and
+  // flag batches, kernels and copies at launch_eager_us, each call's enqueuing from its own start
+  // (2x H200 held out 5.1 %, max 44 %: the all-gather `ce_sm` at 8M eager, 26 us measured, came out
+  // at 38, its enqueuing and its GPU work in series); the API calls' own costs (calibrate's host_*
+  // rows, on a held stream: a copy 3.9-5.9 us, an event 0.16-0.35, a flag operation 0.7-1.3) as
+  // these keys (5.4 %: `ce_sm` below 2M at its graph time, 11.8 us, against 20.5 eager).
+  double host_launch_us = 0;
+  double host_copy_us = 0;
+  double host_event_us = 0;
+  double host_flag_us = 0;
+  double host_flag_item_us = 0;
+  double host_call_us = 0;
+  // The host's pace against the one these were measured on: every host_*_us above is multiplied by
+  // it. Hosts differ (CPU, clocks, driver): on 2x H200 the all-gather `ce` at 4K takes 20.9 us a call
+  // eager, where the one H200's host enqueues the same call in 28.8. No microbenchmark of the NVLink
+  // machines' hosts exists: experiments/fidelity.py fits it from bench rows, held out. On a team
+  // machine every item costs world x the value (engine.cpp): the ranks' threads enqueue through one
+  // driver in turn (one H200: the all-gather `ce_sm` at 4K, 28.9 us a call for one thread at 2 ranks
+  // and 59.2 at 4, measured eager 45 and 210 us with every rank enqueueing).
+  double host_scale = 1;
+  bool host_chain() const {
+    return host_launch_us > 0 || host_copy_us > 0 || host_event_us > 0 || host_flag_us > 0 || host_flag_item_us > 0 ||
+           host_call_us > 0;
+  }
   // A rank's copies (copy_engine items) in flight at once, whatever their streams (the rest queue
   // for their turn; 0: only the GPU's copy_engines bound them). On 4x H200 a reduce-scatter's
   // copies on two side streams took as long as on one (experiments/results/h200x4/ce_small_1daa33f:

@@ -128,6 +128,7 @@ struct Host {
   int blocks = 0;                  // of the current call
   int call = 0;                    // the current call
   TimePs launched = 0, ended = 0;  // of the latest call
+  TimePs chain_end = 0;            // an eager plan call: when its host enqueued the call's last item
 };
 
 enum EventKind : uint32_t {
@@ -206,6 +207,8 @@ class Simulator {
   // the number of calls; a plan's kernels may use up to the largest). spec.algo names the
   // registry entry of a device program or host plan, and must be null for a custom run.
   Simulator(const RunSpec& spec, Workload work, std::vector<int> call_blocks);
+  // Eager plan calls whose host runs ahead of the GPU (engine.cpp): timed after an untimed call.
+  static bool host_ahead(const RunSpec& spec, const Workload& work);
   ~Simulator();
   RunResult run();
   // Whether some block published with a release signal in the run (run.cpp: eager_release_us).
@@ -497,10 +500,16 @@ class Simulator {
   std::vector<std::deque<GpuWaiter>> gpu_sm_waiting_;
   std::unordered_map<uint64_t, Stream*> stream_waiters_;
   TimePs ce_startup_ps_ = 0;
-  TimePs ce_launch_ps_ = 0;            // a cold peer copy's start beyond ce_startup_ps_ (copy_engines.cpp)
-  TimePs plan_launch_ps_ = 0;          // launch of a call with copies: launch_eager_us, any mode
-  TimePs host_op_ps_ = 0;              // eager calls: Machine::host_op_us (0: no host chain)
+  TimePs ce_launch_ps_ = 0;    // a cold peer copy's start beyond ce_startup_ps_ (copy_engines.cpp)
+  TimePs plan_launch_ps_ = 0;  // launch of a call with copies: launch_eager_us, any mode
+  bool host_chain_ = false;    // an eager call with Machine::host_chain(): its items wait to be enqueued
+  TimePs host_launch_ps_ = 0, host_copy_ps_ = 0, host_event_ps_ = 0, host_flag_ps_ = 0, host_flag_item_ps_ = 0,
+         host_call_ps_ = 0;            // Machine::host_*_us
   std::vector<TimePs> host_enqueued_;  // per rank: when its host has enqueued the call's latest item
+  // Eager plan calls back to back on a machine with one rank per host thread: the host enqueues
+  // the next call as soon as it has enqueued this one (streams.cpp run_plan_call; engine.cpp).
+  bool host_ahead_ = false;
+  TimePs queued_start_ps_ = 0;  // a call its host enqueued ahead: the GPU starts it launch_graph_us on
   BytesPerPs ce_bpp_ = 0;
   // NVLink time per byte of a copy engine's flow, per direction: the direction's rate
   // (nvlink_egress_GBps / nvlink_ingress_GBps, what SM copies reach) over the engine's own

@@ -53,7 +53,7 @@ struct StreamItem {
   int event = 0;
   uint64_t seq = 0;
   uint64_t order = 0;      // when the host enqueued it (the call's streams start in this order)
-  TimePs enqueued_at = 0;  // eager calls with Machine::host_op_us: when the host has enqueued it
+  TimePs enqueued_at = 0;  // eager calls with a host chain (Machine::host_chain): when the host has enqueued it
 };
 
 struct Stream {

@@ -341,10 +341,10 @@ TEST(Plans, ATeamSharingAGpuBatchesNoFlagsInEagerCalls) {
   EXPECT_NEAR(run_plan<FlagBatchRow<4>>(s).time_us - run_plan<FlagBatchRow<1>>(s).time_us, 2 * 6 * 2.0, 1e-9);
 }
 
-// host_op_us: an eager call's host enqueues its items one after another (FlagBatchRow<1>: six
-// stream operations, none a kernel or copy), and none starts before it is enqueued: the call ends
-// no sooner than 6 x host_op_us, and no later than that plus the call without a host chain. A
-// graph enqueues nothing per call: unchanged.
+// host_event_us, host_flag_us: an eager call's host enqueues its items one after another
+// (FlagBatchRow<1>: six stream operations, events and flags, none a kernel or copy), and none
+// starts before it is enqueued: the call ends no sooner than 6 x 10 us, and no later than that
+// plus the call without a host chain. A graph enqueues nothing per call: unchanged.
 TEST(Plans, AnEagerCallWaitsForItsHostToEnqueueEachItem) {
   RunSpec s = tiny_all_gather_ce();
   s.timing_only = true;
@@ -353,12 +353,49 @@ TEST(Plans, AnEagerCallWaitsForItsHostToEnqueueEachItem) {
   const double free_host = run_plan<FlagBatchRow<1>>(s).time_us;
   s.graph = true;
   const double graph = run_plan<FlagBatchRow<1>>(s).time_us;
-  s.machine.host_op_us = 10.0;
+  s.machine.host_event_us = s.machine.host_flag_us = 10.0;
   EXPECT_DOUBLE_EQ(run_plan<FlagBatchRow<1>>(s).time_us, graph);
   s.graph = false;
   const double chained = run_plan<FlagBatchRow<1>>(s).time_us;
   EXPECT_GE(chained, 6 * 10.0);
   EXPECT_LE(chained, 6 * 10.0 + free_host);
+}
+
+// A team's ranks are threads of one process, whose enqueuing goes through one driver in turn: on a
+// team machine each item costs world x its host cost (engine.cpp; sim.h host_scale). Two ranks on one
+// GPU, the six items of FlagBatchRow<1> at 10 us each: at least 2 x 60 us, and no more than that
+// plus the call without a host chain (a team's bench waits for each eager call: no overlap).
+TEST(Plans, ATeamsRanksEnqueueThroughOneDriverInTurn) {
+  RunSpec s = tiny_all_gather_ce();
+  s.timing_only = true;
+  s.graph = false;
+  s.machine.team = true;
+  s.machine.gpus = 1;
+  s.machine.stream_op_us = 2.0;
+  const double free_host = run_plan<FlagBatchRow<1>>(s).time_us;
+  s.machine.host_event_us = s.machine.host_flag_us = 10.0;
+  const double chained = run_plan<FlagBatchRow<1>>(s).time_us;
+  EXPECT_GE(chained, 2 * 6 * 10.0);
+  EXPECT_LE(chained, 2 * 6 * 10.0 + free_host);
+}
+
+// Back-to-back eager calls (the bench's samples): the host enqueues the next call while the GPU
+// runs this one (engine.cpp host_ahead). Where the GPU's work outlasts the host's (six stream
+// operations of 20 us each against 6 x 1 us of enqueuing), the timed call finds every item
+// enqueued and starts as a graph's next call does: the graph's time exactly. Without the host
+// running ahead it would start launch_eager_us after the call before, its first item waiting.
+TEST(Plans, BackToBackEagerCallsHideTheHostBehindTheGpu) {
+  RunSpec s = tiny_all_gather_ce();
+  s.timing_only = true;
+  s.machine.stream_op_us = 20.0;
+  s.machine.launch_eager_us = 5.0;
+  s.machine.host_event_us = s.machine.host_flag_us = 1.0;
+  const double graph = run_plan<FlagBatchRow<1>>(s).time_us;
+  s.graph = false;
+  EXPECT_NEAR(run_plan<FlagBatchRow<1>>(s).time_us, graph, 1e-9);
+  s.machine.team = true;  // a team's bench times one eager call a sample and waits for it: no overlap
+  s.machine.gpus = 2;
+  EXPECT_GT(run_plan<FlagBatchRow<1>>(s).time_us, graph + 1.0);
 }
 
 // A call of kernels and stream flags only (the all-gather `ce_sm` with every byte by SMs) launches

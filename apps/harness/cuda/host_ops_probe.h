@@ -1,5 +1,5 @@
 // calibrate's host_* rows: what the host spends enqueuing one item of an eager host plan, by kind
-// (the simulator's host chain: sim.h host_op_us). No peer needed: every world, one GPU too.
+// (beside the simulator's host chain: sim.h host_launch_us). No peer needed: every world, one GPU too.
 #pragma once
 
 #include <cuda_runtime.h>

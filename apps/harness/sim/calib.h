@@ -87,7 +87,7 @@
 //   host_record, host_wait_event        flag wait holds (cudaMemcpyAsync, a kernel, cudaEventRecord,
 //   host_flag_write / _wait / _batch    cudaStreamWaitEvent, cuStreamWriteValue32 / WaitValue32 /
 //                                       BatchMemOp): data only, no key (CUDA only,
-//                                       apps/harness/cuda/host_ops_probe.h; sim.h host_op_us says why)
+//                                       apps/harness/cuda/host_ops_probe.h; sim.h host_launch_us says why)
 //   host_plan_call    calls (100)       the host's time per eager call of plan_flag_batch at n = 1
 //                                       through PlanExec: data only (CUDA only)
 //   ce_link_oneway    bytes             rank 0's cudaMemcpyAsync into rank 1 alone; ce_link_twoway:
