@@ -50,10 +50,21 @@ std::vector<HostOpRow> probe_host_ops(Runtime& rt, const std::function<void()>& 
     const char* bench;
     std::function<void()> one;
   };
-  const std::vector<Kind> kinds = {
+  // The heap's copies, as the host plans make them: within this rank's heap, into the next rank's
+  // (the same heap where the world is 1), and 1 MiB (does the size cost the host?).
+  const DeviceHandle& dh = rt.handle();
+  char* heap = dh.heap_base;
+  char* next = dh.heap_peer[(dh.rank + 1) % dh.world];
+  constexpr std::size_t kBig = 1 << 20;
+  const bool big = dh.heap_bytes >= 4 * kBig;
+  std::vector<Kind> kinds = {
       {"host_launch", launch_empty},
       {"host_copy",
        [&] { SYMM_CUDA_CHECK(cudaMemcpyAsync(mem + 256 + kCopy, mem + 256, kCopy, cudaMemcpyDeviceToDevice, s)); }},
+      {"host_copy_heap",
+       [&] { SYMM_CUDA_CHECK(cudaMemcpyAsync(heap + 2 * kBig, heap, kCopy, cudaMemcpyDeviceToDevice, s)); }},
+      {"host_copy_peer",
+       [&] { SYMM_CUDA_CHECK(cudaMemcpyAsync(next + 3 * kBig, heap, kCopy, cudaMemcpyDeviceToDevice, s)); }},
       {"host_record", [&] { SYMM_CUDA_CHECK(cudaEventRecord(ev, s)); }},
       {"host_wait_event", [&] { SYMM_CUDA_CHECK(cudaStreamWaitEvent(s, other, 0)); }},
       {"host_flag_write",
@@ -61,6 +72,10 @@ std::vector<HostOpRow> probe_host_ops(Runtime& rt, const std::function<void()>& 
       {"host_flag_wait", [&] { check_cu(wait_fn(s, word(2), 0, CU_STREAM_WAIT_VALUE_GEQ), "cuStreamWaitValue32"); }},
       {"host_flag_batch", [&] { check_cu(batch_fn(s, 1, &op, 0), "cuStreamBatchMemOp"); }},
   };
+  if (big)
+    kinds.push_back({"host_copy_1m", [&] {
+                       SYMM_CUDA_CHECK(cudaMemcpyAsync(heap + 2 * kBig, heap, kBig, cudaMemcpyDeviceToDevice, s));
+                     }});
   std::vector<HostOpRow> rows;
   for (const Kind& k : kinds) {
     std::vector<double> per_op;

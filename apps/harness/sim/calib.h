@@ -84,6 +84,8 @@
 //                                       run one batch, one front end): c + n 2b (CUDA only; plan_flag_peers,
 //                                       x = world - 1, the same with every peer's flags: data only)
 //   host_copy, host_launch  items (200)  the host's time to enqueue one item, eager, onto a stream a
+//   host_copy_heap / _peer / _1m        (copies: 4 KiB between cudaMalloc buffers, within the heap, into
+//                                       the next rank's heap; 1 MiB within the heap)
 //   host_record, host_wait_event        flag wait holds (cudaMemcpyAsync, a kernel, cudaEventRecord,
 //   host_flag_write / _wait / _batch    cudaStreamWaitEvent, cuStreamWriteValue32 / WaitValue32 /
 //                                       BatchMemOp): data only, no key (CUDA only,
