@@ -305,10 +305,9 @@ KEY_GROUPS = [
     # machine has them), fitted only on a machine that has none.
     [("local_load_us", 0.0, 0.0, 3.0, 0.15)],
     [("load_link_factor", 1.0, 1.0, 1.3, 0.05)],
-    # The host plans' and fused plans' peer copies: a cold start. (An eager call's host chain beside
-    # it, once a fitted host_op_us here, is measured now: sim.h host_launch_us .. host_call_us.)
-    # Both move the host plans' rows; host_scale (sim.h) is the host's pace against the one whose
-    # executor costs the host_*_us are.
+    # The host plans' and fused plans' peer copies (a cold start), and the host's pace (sim.h
+    # host_scale: the factor on an eager call's measured host costs, host_launch_us ..
+    # host_call_us, for a host that was not measured): both move the host plans' rows.
     [("ce_launch_us", 0.0, 0.0, 12.0, 1.0), ("host_scale", 1.0, 0.2, 1.5, 0.05)],
     # The release's fence against each acquire wait (verbs.cpp, signal / wait): the ping-pong that
     # calibrates acquire_us fences once per acquire, so only programs with several waits per

@@ -18,4 +18,8 @@ void* driver_entry(const char* name) {
   return fn;
 }
 
+void check_cu(CUresult r, const char* what) {
+  if (r != CUDA_SUCCESS) fail(ErrorCode::kCuda, std::string(what) + " failed: CUresult " + std::to_string(int(r)));
+}
+
 }  // namespace symm::cuda

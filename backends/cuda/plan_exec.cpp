@@ -20,12 +20,6 @@
 namespace symm::cuda {
 namespace {
 
-using WriteFn = CUresult(CUDAAPI*)(CUstream, CUdeviceptr, cuuint32_t, unsigned int);
-
-void check_cu(CUresult r, const char* what) {
-  if (r != CUDA_SUCCESS) fail(ErrorCode::kCuda, std::string(what) + " failed: CUresult " + std::to_string(int(r)));
-}
-
 // The node the operation just captured on `s` became: the capture's one dependency of the stream.
 void* captured_node(cudaStream_t s) {
   cudaStreamCaptureStatus st = cudaStreamCaptureStatusNone;
@@ -109,7 +103,7 @@ void PlanExec::write_flag(int s, int peer, uint32_t slot, uint32_t value) {
     pending_.ops.push_back(write_op(a, value));
     return;
   }
-  check_cu(reinterpret_cast<WriteFn>(write_fn_)(stream(s), a, value, CU_STREAM_WRITE_VALUE_DEFAULT),
+  check_cu(reinterpret_cast<StreamValueFn>(write_fn_)(stream(s), a, value, CU_STREAM_WRITE_VALUE_DEFAULT),
            "cuStreamWriteValue32");
   // In a team graph (team_graph.h) the flag is also an edge: from this node to its wait's.
   if (FlagEdges* e = capturing_team_edges()) e->add_write(h_.rank, peer, slot, value, captured_node(stream(s)));
@@ -148,13 +142,14 @@ void PlanExec::wait_flag(int s, uint32_t slot, uint32_t value) {
     if (p.ops.size() + p.resets.size() >= 128) flush();  // the driver takes at most 256 per batch
     return;
   }
-  check_cu(reinterpret_cast<WriteFn>(wait_fn_)(stream(s), a, value, CU_STREAM_WAIT_VALUE_EQ), "cuStreamWaitValue32");
+  check_cu(reinterpret_cast<StreamValueFn>(wait_fn_)(stream(s), a, value, CU_STREAM_WAIT_VALUE_EQ),
+           "cuStreamWaitValue32");
   if (FlagEdges* e = capturing_team_edges()) e->add_wait(h_.rank, slot, value, captured_node(stream(s)));
   // Consume: back to 0 for the next call (stream-ordered after the wait). With the default
   // flags: the driver's v2 entry point (what version 12000 returns) refuses
   // CU_STREAM_WRITE_VALUE_NO_MEMORY_BARRIER with CUDA_ERROR_INVALID_VALUE (seen on an H200), and a
   // fence before a reset costs nothing that matters.
-  check_cu(reinterpret_cast<WriteFn>(write_fn_)(stream(s), a, 0, CU_STREAM_WRITE_VALUE_DEFAULT),
+  check_cu(reinterpret_cast<StreamValueFn>(write_fn_)(stream(s), a, 0, CU_STREAM_WRITE_VALUE_DEFAULT),
            "cuStreamWriteValue32");
   cudaEvent_t e = next_wait_event();
   record_event(e, stream(s));  // a graph replay records it too: the watchdog reads it after each
@@ -183,28 +178,15 @@ bool PlanExec::host_clock_on() {
   return on;
 }
 
-void PlanExec::host_tick(HostKind k, std::chrono::steady_clock::time_point t0) {
-  host_clock_.us[k] += std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
-  ++host_clock_.n[k];
-}
-
 void PlanExec::flush() {
   Pending& p = pending_;
   const int s = pending_stream_;
   if (p.ops.empty() && p.waits.empty()) return;
-  const auto t0 = std::chrono::steady_clock::now();
-  struct Tick {  // the flush's time, as a flag item (host_clock)
-    PlanExec* x;
-    std::chrono::steady_clock::time_point t0;
-    ~Tick() {
-      if (host_clock_on()) x->host_tick(kHostFlag, t0);
-    }
-  } tick{this, t0};
+  const HostTimer timer(*this, kHostFlag);  // a batch's flush counts as a flag item
   if (!p.ops.empty()) {
     std::vector<CUstreamBatchMemOpParams> ops = std::move(p.ops);
     ops.insert(ops.end(), p.resets.begin(), p.resets.end());
-    using BatchFn = CUresult(CUDAAPI*)(CUstream, unsigned int, CUstreamBatchMemOpParams*, unsigned int);
-    check_cu(reinterpret_cast<BatchFn>(batch_fn_)(stream(s), unsigned(ops.size()), ops.data(), 0),
+    check_cu(reinterpret_cast<StreamBatchFn>(batch_fn_)(stream(s), unsigned(ops.size()), ops.data(), 0),
              "cuStreamBatchMemOp");
   }
   if (kernel_waits() && !p.waits.empty()) {  // the writes above, then the waits and their resets
@@ -231,26 +213,27 @@ cudaStream_t PlanExec::stream(int s) {
 }
 
 void PlanExec::begin_call() {
-  const auto t0 = std::chrono::steady_clock::now();
-  pending_ = Pending{};  // a call that failed half-way leaves none behind
-  pending_stream_ = -1;
-  call_stream_waits_ = false;
-  // The trace's zero before the fork: every side stream starts after it.
-  if (tracer_) tracer_->begin_call(streams_[0]);
-  SYMM_CUDA_CHECK(cudaEventRecord(fork_, streams_[0]));
-  used_.assign(streams_.size(), 0);
-  in_call_ = true;
-  // Only where a lockstep is set: every other call skips the capture query.
-  cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
-  if (step_) SYMM_CUDA_CHECK(cudaStreamIsCapturing(streams_[0], &capture));
-  stepping_ = step_ && capture == cudaStreamCaptureStatusNone;
-  if (host_clock_on()) host_tick(kHostCall, t0);
+  {
+    const HostTimer timer(*this, kHostCall);  // not the meeting below
+    pending_ = Pending{};                     // a call that failed half-way leaves none behind
+    pending_stream_ = -1;
+    call_stream_waits_ = false;
+    // The trace's zero before the fork: every side stream starts after it.
+    if (tracer_) tracer_->begin_call(streams_[0]);
+    SYMM_CUDA_CHECK(cudaEventRecord(fork_, streams_[0]));
+    used_.assign(streams_.size(), 0);
+    in_call_ = true;
+    // Only where a lockstep is set: every other call skips the capture query.
+    cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
+    if (step_) SYMM_CUDA_CHECK(cudaStreamIsCapturing(streams_[0], &capture));
+    stepping_ = step_ && capture == cudaStreamCaptureStatusNone;
+  }
   step(/*meets=*/true);  // every mode meets at a call's start
 }
 
 void PlanExec::end_call() {
   flush();
-  const auto t0 = std::chrono::steady_clock::now();
+  const HostTimer timer(*this, kHostCall);
   in_call_ = false;
   for (std::size_t i = 1; i < streams_.size(); ++i) {
     if (!used_[i]) continue;
@@ -259,7 +242,6 @@ void PlanExec::end_call() {
     step();
   }
   if (tracer_) tracer_->end_call(streams_[0]);
-  if (host_clock_on()) host_tick(kHostCall, t0);
   stepping_ = false;
 }
 
@@ -304,8 +286,8 @@ void PlanExec::release_stuck_waits(double bound_s) {
          std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() < bound_s) {
     for (const PlanWait& w : waits_)
       if (cudaEventQuery(w.after) == cudaErrorNotReady)
-        (void)reinterpret_cast<WriteFn>(write_fn_)(probe_, CUdeviceptr(h_.pad_local + w.slot), w.value,
-                                                   CU_STREAM_WRITE_VALUE_DEFAULT);
+        (void)reinterpret_cast<StreamValueFn>(write_fn_)(probe_, CUdeviceptr(h_.pad_local + w.slot), w.value,
+                                                         CU_STREAM_WRITE_VALUE_DEFAULT);
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
   }
 }

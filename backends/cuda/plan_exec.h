@@ -117,8 +117,25 @@ class PlanExec {
   };
   static bool host_clock_on();
   HostClock& host_clock() { return host_clock_; }
-  // Adds the time since `t0` to kind `k` (where host_clock_on()).
-  void host_tick(HostKind k, std::chrono::steady_clock::time_point t0);
+  // Times its own scope into kind `k` of the executor's host clock (nothing where it is off).
+  class HostTimer {
+   public:
+    HostTimer(PlanExec& x, HostKind k)
+        : x_(host_clock_on() ? &x : nullptr), k_(k), t0_(std::chrono::steady_clock::now()) {}
+    ~HostTimer() {
+      if (!x_) return;
+      x_->host_clock_.us[k_] +=
+          std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0_).count();
+      ++x_->host_clock_.n[k_];
+    }
+    HostTimer(const HostTimer&) = delete;
+    HostTimer& operator=(const HostTimer&) = delete;
+
+   private:
+    PlanExec* x_;
+    HostKind k_;
+    std::chrono::steady_clock::time_point t0_;
+  };
 
   // Host-verb implementation (used by the CudaHost context in plans.cu).
   // Stream s of the plan. Within a call, a side stream starts after the call's fork the first

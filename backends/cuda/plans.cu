@@ -55,7 +55,7 @@ class CudaHost : public RankView {
   template <class Program, class T>
   void launch(int s, const CollArgs& a, int blocks) {
     x_.flush();  // the pending flag operations first (plan_exec.h)
-    const Clock c(x_, PlanExec::kHostLaunch);
+    const PlanExec::HostTimer c(x_, PlanExec::kHostLaunch);
     traced(
         s, "launch", [&] { return "\"blocks\":" + std::to_string(blocks); },
         [&] { launch_untraced<Program, T>(s, a, blocks); });
@@ -63,7 +63,7 @@ class CudaHost : public RankView {
   }
   void copy_engine(int s, void* dst, const void* src, std::size_t bytes) {
     x_.flush();
-    const Clock c(x_, PlanExec::kHostCopy);
+    const PlanExec::HostTimer c(x_, PlanExec::kHostCopy);
     traced(
         s, "copy_engine",
         [&] {
@@ -74,33 +74,33 @@ class CudaHost : public RankView {
     x_.step();
   }
   void write_flag(int s, int peer, uint32_t slot, uint32_t value) {
-    const Clock c(x_, PlanExec::kHostFlag);
+    const PlanExec::HostTimer c(x_, PlanExec::kHostFlag);
     traced(
         s, "write_flag", [&] { return flag_args(slot, value) + ",\"peer\":" + std::to_string(peer); },
         [&] { x_.write_flag(s, peer, slot, value); });
     x_.step(/*meets=*/true);
   }
   void wait_flag(int s, uint32_t slot, uint32_t value) {
-    const Clock c(x_, PlanExec::kHostFlag);
+    const PlanExec::HostTimer c(x_, PlanExec::kHostFlag);
     traced(
         s, "wait_flag", [&] { return flag_args(slot, value); }, [&] { x_.wait_flag(s, slot, value); });
     x_.step();
   }
   void record(int s, int e) {
     x_.flush();
-    const Clock c(x_, PlanExec::kHostEvent);
+    const PlanExec::HostTimer c(x_, PlanExec::kHostEvent);
     SYMM_CUDA_CHECK(cudaEventRecord(x_.event(e), x_.stream(s)));
     x_.step();
   }
   void wait_event(int s, int e) {
     x_.flush();
-    const Clock c(x_, PlanExec::kHostEvent);
+    const PlanExec::HostTimer c(x_, PlanExec::kHostEvent);
     SYMM_CUDA_CHECK(cudaStreamWaitEvent(x_.stream(s), x_.event(e), 0));
     x_.step();
   }
   void gemm(int s, const GemmArgs& g) {
     x_.flush();
-    const Clock c(x_, PlanExec::kHostGemm);
+    const PlanExec::HostTimer c(x_, PlanExec::kHostGemm);
     traced(
         s, "gemm",
         [&] {
@@ -110,21 +110,6 @@ class CudaHost : public RankView {
   }
 
  private:
-  // The host's time in one verb, into the executor's host clock (SYMM_DEBUG_HOST_ENQUEUE; else
-  // nothing). The step that follows a verb (the lockstep) is part of it.
-  class Clock {
-   public:
-    Clock(PlanExec& x, PlanExec::HostKind k)
-        : x_(PlanExec::host_clock_on() ? &x : nullptr), k_(k), t0_(std::chrono::steady_clock::now()) {}
-    ~Clock() {
-      if (x_) x_->host_tick(k_, t0_);
-    }
-
-   private:
-    PlanExec* x_;
-    PlanExec::HostKind k_;
-    std::chrono::steady_clock::time_point t0_;
-  };
   // Runs `enqueue`; while the executor traces a call (plan_trace.h), between two events on stream
   // s, named `name` with the JSON members `args()` makes (made only then).
   template <class Args, class Enqueue>

@@ -11,23 +11,11 @@
 #include "backends/cuda/driver_entry.h"
 
 namespace symm::cuda {
-namespace {
-
-using WriteFn = CUresult(CUDAAPI*)(CUstream, CUdeviceptr, cuuint32_t, unsigned int);
-using BatchFn = CUresult(CUDAAPI*)(CUstream, unsigned int, CUstreamBatchMemOpParams*, unsigned int);
-
-void check_cu(CUresult r, const char* what) {
-  if (r != CUDA_SUCCESS)
-    fail(ErrorCode::kCuda,
-         std::string("calibrate host_* rows: ") + what + " failed: CUresult " + std::to_string(int(r)));
-}
-
-}  // namespace
 
 std::vector<HostOpRow> probe_host_ops(Runtime& rt, const std::function<void()>& launch_empty, int samples) {
-  const auto write_fn = reinterpret_cast<WriteFn>(driver_entry("cuStreamWriteValue32"));
-  const auto wait_fn = reinterpret_cast<WriteFn>(driver_entry("cuStreamWaitValue32"));
-  const auto batch_fn = reinterpret_cast<BatchFn>(driver_entry("cuStreamBatchMemOp"));
+  const auto write_fn = reinterpret_cast<StreamValueFn>(driver_entry("cuStreamWriteValue32"));
+  const auto wait_fn = reinterpret_cast<StreamValueFn>(driver_entry("cuStreamWaitValue32"));
+  const auto batch_fn = reinterpret_cast<StreamBatchFn>(driver_entry("cuStreamBatchMemOp"));
   cudaStream_t s = rt.stream(), side = nullptr;
   SYMM_CUDA_CHECK(cudaStreamCreateWithFlags(&side, cudaStreamNonBlocking));
   cudaEvent_t ev = nullptr, other = nullptr;
