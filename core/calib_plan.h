@@ -44,9 +44,11 @@ struct CalibPlan {
     }
     return false;
   }
-  std::vector<int> rounds{1, 2, 4, 8, 16, 32};                     // ping-pongs, load chains
-  std::vector<double> small_bytes{1 << 20, 4 << 20, 16 << 20};     // copy_peer, ce_copy
-  std::vector<double> big_bytes{16 << 20, 64 << 20, 256 << 20};    // scatter, incast, local
+  std::vector<int> rounds{1, 2, 4, 8, 16, 32};                   // ping-pongs, load chains
+  std::vector<double> small_bytes{1 << 20, 4 << 20, 16 << 20};   // copy_peer, ce_copy
+  std::vector<double> big_bytes{16 << 20, 64 << 20, 256 << 20};  // scatter, incast, local
+  // reduce_peers (bytes out; world x that loaded): within the L2 and beyond it
+  std::vector<double> reduce_bytes{1 << 20, 4 << 20, 16 << 20, 64 << 20, 256 << 20};
   std::vector<double> l2_bytes{1 << 20, 4 << 20};                  // local copies the L2 holds (l2_GBps)
   std::vector<double> link_bytes{64 << 20, 128 << 20, 256 << 20};  // ce_link_oneway / _twoway (CUDA only)
   std::vector<int> peer_blocks{1, 2, 4, 8, 16, 32, 64};            // copy_peer's rate vs blocks

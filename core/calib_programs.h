@@ -11,6 +11,7 @@
 #include "core/algos/barrier_signal_wait.h"
 #include "core/calib_plan.h"
 #include "core/coll_args.h"
+#include "core/partition.h"
 #include "core/signal_pad.h"
 #include "core/verbs.h"
 
@@ -358,6 +359,25 @@ struct BulkCopy {
         ctx.copy(static_cast<char*>(ctx.peer(a.out, 0)) + std::size_t(me - 1) * slice + lo, in + lo, hi - lo);
       }
     }
+  }
+};
+
+// Rank 0 only, every block: its piece of `bytes` (whole vectors) reduced from every rank's `in`
+// (its own and each peer's, world sources, as all_reduce.ld_reduce loads them) into its own `out`.
+// At 1-2 blocks the per-block cap binds: the slope over bytes is a block's reduce rate, counted in
+// the bytes it loads (world per byte out): block_reduce_GBps (apps/harness/sim/fit.cpp), the cap
+// backends/sim/verbs.cpp puts on a reduce, apart from block_GBps (a copy's: its loads wait for its
+// stores; a reduce keeps a load from each source in flight at once). No flag, no barrier: the inputs
+// never change, and nothing checks the output.
+struct ReducePeers {
+  template <class T, class Ctx>
+  SYMM_HD static void run(Ctx& ctx, const CollArgs& a) {
+    if (ctx.rank() != 0) return;
+    const Range piece = split_vec<T>(a.count, ctx.blocks(), ctx.block());
+    if (!piece.count) return;
+    const T* srcs[Ctx::kWorldLimit];
+    for (int r = 0; r < ctx.world(); ++r) srcs[r] = ctx.peer(static_cast<const T*>(a.in) + piece.begin, r);
+    ctx.template reduce<T>(static_cast<T*>(a.out) + piece.begin, srcs, ctx.world(), piece.count, ReduceOp::kSum);
   }
 };
 

@@ -223,7 +223,7 @@ def measured_rows(machine, stale=None):
     out = []
     team = machine in data.TEAM_MACHINES
     if team:  # one GPU, N ranks: the team runs alone
-        rows = data.team_rows(machine) + data.team_rows(machine, fused=True)
+        rows = data.team_rows(machine) + data.team_tune_rows(machine) + data.team_rows(machine, fused=True)
     else:
         rows = data.measured_rows(machine) + data.tune_rows(machine) + data.measured_rows(machine, fused=True)
     for r in rows:
@@ -591,7 +591,7 @@ def ranking(rows):
     fastest one's p90 (its p10-p90 spread). Returns (cells, right, the wrong ones)."""
     cells = {}
     for r in rows:
-        if r["source"].startswith("tune"):
+        if os.path.basename(r["source"]).startswith("tune"):  # a team's: run20/tune_team_...
             continue
         cells.setdefault((r["op"], r["world"], r["dtype"], r["bytes"], r["mnk"], r["graph"]), []).append(r)
     n, right, wrong = 0, 0, []

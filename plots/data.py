@@ -173,6 +173,15 @@ def team_rows(machine, fused=False):
     return newest_runs(rows)
 
 
+def team_tune_rows(machine):
+    """The team runs' block-count sweeps (results/<machine>/team/run*/tune*.csv), as tune_rows: where
+    several sweeps measured one algorithm at one block count in one cell, the newest sweep's row."""
+    rows = []
+    for path in sorted(glob.glob(os.path.join(RESULTS_DIR, machine, "team", "run*", "tune*.csv"))):
+        rows += [r for r in read_rows(path) if r["backend"] == "cuda"]
+    return newest_runs(rows, lambda r: cell(r) + (r["algo"], r["blocks"]))
+
+
 def torch_rows(machine):
     """PyTorch's fused operations measured in the same device call as one of our fused runs
     (scripts/gpu/fused_torch.sh): experiments/results/<machine>/torch_fused_<sha>_<machine>.csv,

@@ -59,6 +59,7 @@ Simulator::Simulator(const RunSpec& spec, Workload work, std::vector<int> call_b
       ll_wire_(float(spec.machine.ll_wire_bytes / 8)),
       load_link_(float(spec.machine.load_link_factor)),
       block_bpp_(gbps_to_bpp(spec.machine.block_GBps)),
+      block_reduce_bpp_(gbps_to_bpp(spec.machine.reduce_GBps())),
       ll_read_bpp_(gbps_to_bpp(spec.machine.ll_read_GBps)),
       net_([&] {
         std::vector<BytesPerPs> cap;

@@ -43,6 +43,7 @@ std::vector<Key> keys_of(Machine& m) {
       {"wait_next_us", &m.wait_next_us, nullptr, true},
       {"peer_kernel_us", &m.peer_kernel_us, nullptr, true},
       {"block_GBps", &m.block_GBps, nullptr},
+      {"block_reduce_GBps", &m.block_reduce_GBps, nullptr, true},
       {"sms", nullptr, &m.sms},
       {"hbm_GBps", &m.hbm_GBps, nullptr},
       {"l2_MB", &m.l2_MB, nullptr, true},

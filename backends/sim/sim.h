@@ -88,6 +88,12 @@ struct Machine {
   double wait_next_us = 0;
   double peer_kernel_us = 0;  // a block's first access to a peer in a kernel (0: none)
   double block_GBps = 0;      // per-block cap on any transfer
+  // A block's reduce (verbs.cpp): the bytes it loads from all its sources per second, a cap apart
+  // from block_GBps (a reduce keeps a load from each source in flight at once; a copy's loads wait
+  // for its stores). Calibrated by reduce_peers rows (a block's reduce of every rank's input, 1-2
+  // blocks: apps/harness/sim/fit.cpp). 0: block_GBps, as before the key (no such rows).
+  double block_reduce_GBps = 0;
+  double reduce_GBps() const { return block_reduce_GBps > 0 ? block_reduce_GBps : block_GBps; }  // the rate in use
   int sms = 0;
   double hbm_GBps = 0;  // local read+write bandwidth
   // One GPU's L2 (backends/sim/l2.h): l2_MB of the bytes last touched there stay in it, as do bytes

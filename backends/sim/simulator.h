@@ -429,7 +429,8 @@ class Simulator {
   const float ll_wire_;          // link bytes per packet byte of a remote put_ll (machine ll_wire_bytes / 8)
   const float load_link_;        // link bytes per byte a block loads from a peer (machine load_link_factor)
   const BytesPerPs block_bpp_;
-  const BytesPerPs ll_read_bpp_;  // a block's packet reads in reduce_ll (machine ll_read_GBps; 0: no cap)
+  const BytesPerPs block_reduce_bpp_;  // a reduce's loads (machine block_reduce_GBps; 0 there: block_bpp_)
+  const BytesPerPs ll_read_bpp_;       // a block's packet reads in reduce_ll (machine ll_read_GBps; 0: no cap)
   std::size_t in_bytes_, out_bytes_, scratch_bytes_;
   HeapLayout layout_;  // core/heap_layout.h, this run's program alone
   uint64_t in_off_, out_off_, scratch_off_, heap_bytes_;

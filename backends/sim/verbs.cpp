@@ -146,8 +146,9 @@ void Simulator::reduce(Block& b, DType t, uintptr_t dst, const void* const* srcs
     with_type(t, [&]<class T>() { reduce_data<T>(x.data, reinterpret_cast<const T* const*>(host_src), n, count, op); });
     if (race_) store(b, d.space, d.off, bytes);
   }
-  // The per-block cap is on everything the block loads: n sources per unit of progress.
-  start_flow(b, index, block_bpp_ / n, double(bytes));
+  // The per-block cap is on everything the block loads: n sources per unit of progress, at a
+  // reduce's own rate (machine block_reduce_GBps).
+  start_flow(b, index, block_reduce_bpp_ / n, double(bytes));
 }
 
 // multimem_reduce<T>: one flow through the NVSwitch: loads [mc, mc+count) from every rank,

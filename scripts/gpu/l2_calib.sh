@@ -3,10 +3,7 @@
 # (1M and 4M fit in the L2 with a team of 4; 16M..256M do not), alone and as teams of 2, 4 and 8,
 # twice each. Usage: scripts/gpu/l2_calib.sh <out-dir> <machine-name> [binary]
 source "$(dirname "$0")/one_gpu_env.sh"
-B=${3:-build/apps/symmcoll-cuda}
-mkdir -p "$DIR"
-T=$DIR/l2_calib_$M.log
-nvidia-smi --query-gpu=name,memory.total,clocks.max.sm --format=csv > "$DIR/gpu_$M.csv" 2>&1
+begin l2_calib "${3:-}"
 for rep in 1 2; do
   run "rep $rep world 1" "$B" calibrate --backend cuda --rows copy_local,launch --csv "$DIR/calibrate_l2_w1_${rep}_$M.csv"
   for w in 2 4 8; do

@@ -15,3 +15,12 @@ run() {
   timeout 170 env "$@" >> "$T" 2>&1
   echo "### rc $? in $((SECONDS - t0)) s" >> "$T"
 }
+# begin <log-stem> [binary]: the out-dir made, the log $T = <out-dir>/<log-stem>_<machine>.log, the
+# binary $B (default build/apps/symmcoll-cuda) and the GPU's name, memory and clock in gpu_<machine>.csv
+# (l2_calib.sh, reduce_calib.sh).
+begin() {
+  B=${2:-build/apps/symmcoll-cuda}
+  mkdir -p "$DIR"
+  T=$DIR/$1_$M.log
+  nvidia-smi --query-gpu=name,memory.total,clocks.max.sm --format=csv > "$DIR/gpu_$M.csv" 2>&1
+}

@@ -39,6 +39,7 @@ Machine odd_machine() {
   m.flag_latency_us = 1.7;
   m.load_rtt_us = 3.1;
   m.block_GBps = 41;
+  m.block_reduce_GBps = 53;  // a reduce's loads apart from a copy's
   m.hbm_GBps = 2500;
   m.launch_eager_us = 5.5;
   m.launch_graph_us = 1.2;
@@ -113,6 +114,7 @@ void expect_recovers(const Machine& in, int world) {
   expect_near_rel(out.ll_read_GBps, in.ll_read_GBps, "ll_read_GBps");
   expect_near_rel(out.load_rtt_us, in.load_rtt_us, "load_rtt_us");
   expect_near_rel(out.block_GBps, in.block_GBps, "block_GBps");
+  expect_near_rel(out.reduce_GBps(), in.reduce_GBps(), "block_reduce_GBps (or block_GBps where 0)");
   expect_near_rel(out.hbm_GBps, in.hbm_GBps, "hbm_GBps");
   expect_near_rel(out.launch_eager_us, in.launch_eager_us, "launch_eager_us");
   expect_near_rel(out.launch_graph_us, in.launch_graph_us, "launch_graph_us");

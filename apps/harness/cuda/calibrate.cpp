@@ -450,6 +450,12 @@ int calibrate_rank(Runtime& rt, const calib::CalibPlan& plan, std::size_t half, 
     for (double b : plan.small_bytes)
       c.row("copy_peer", blocks, true, b, c.program(P::kCopyPeer, std::size_t(b), blocks), calls_for(b));
   }
+  // A block's reduce of every rank's input (x = the bytes out; world loaded per byte out).
+  for (int blocks : plan.peer_blocks) {
+    if (blocks > all || !peers) continue;
+    for (double b : plan.reduce_bytes)
+      c.row("reduce_peers", blocks, true, b, c.program(P::kReducePeers, std::size_t(b), blocks), calls_for(b));
+  }
   for (double b : plan.big_bytes) {
     if (peers) {
       const std::size_t slice = std::size_t(b) / std::size_t(world - 1) / kVecBytes * kVecBytes;

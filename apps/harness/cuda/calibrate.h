@@ -44,7 +44,8 @@ enum class CalibProgram {
   kCopyLocal,
   kCopyPeer,
   kCopyScatter,
-  kCopyIncast
+  kCopyIncast,
+  kReducePeers,  // rank 0's blocks reduce every rank's `in` into its own `out` (block_reduce_GBps)
 };
 // With a stamp buffer in `trace` (calibrate --trace), the program's traced kernel (verb_trace.h).
 void launch_calib(CalibProgram p, const DeviceHandle& h, const CollArgs& a, int blocks, cudaStream_t s,

@@ -73,6 +73,7 @@ void launch_calib(CalibProgram p, const DeviceHandle& h, const CollArgs& a, int 
     case CalibProgram::kCopyPeer: go<BulkCopy<Pattern::kPeer>>(h, a, blocks, s, trace); break;
     case CalibProgram::kCopyScatter: go<BulkCopy<Pattern::kScatter>>(h, a, blocks, s, trace); break;
     case CalibProgram::kCopyIncast: go<BulkCopy<Pattern::kIncast>>(h, a, blocks, s, trace); break;
+    case CalibProgram::kReducePeers: go<ReducePeers>(h, a, blocks, s, trace); break;
   }
   SYMM_CUDA_CHECK(cudaGetLastError());
 }

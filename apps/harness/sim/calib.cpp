@@ -19,7 +19,7 @@ void write_calibration(std::ostream& out, const CalibTable& t) {
   out << "bench,world,blocks,graph,x,time_us,m,n,k\n";
   char buf[256];
   for (const CalibRow& r : t.rows) {
-    std::snprintf(buf, sizeof buf, "%s,%d,%d,%d,%.17g,%.6f,%d,%d,%d\n", r.bench.c_str(), r.world, r.blocks,
+    std::snprintf(buf, sizeof buf, "%s,%d,%d,%d,%.17g,%.17g,%d,%d,%d\n", r.bench.c_str(), r.world, r.blocks,
                   int(r.graph), r.x, r.time_us, r.m, r.n, r.k);
     out << buf;
   }
@@ -219,6 +219,11 @@ std::vector<CalibRow> simulate_calibration(const Machine& m, int world, const Ca
     if (blocks > m.sms) continue;
     for (double b : plan.small_bytes)
       add("copy_peer", blocks, true, b, sim_time<BulkCopy<Pattern::kPeer>>(m, world, std::size_t(b), blocks, true));
+  }
+  for (int blocks : plan.peer_blocks) {
+    if (blocks > m.sms) continue;
+    for (double b : plan.reduce_bytes)
+      add("reduce_peers", blocks, true, b, sim_time<ReducePeers>(m, world, std::size_t(b), blocks, true));
   }
   const int all = std::min(m.sms, find_algo("all_reduce.ld_reduce").block_limit);
   for (double b : plan.big_bytes) {

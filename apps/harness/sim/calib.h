@@ -71,6 +71,8 @@
 //   (the launch, exchange, launch_busy and barrier_blocks rows are launched with programmatic
 //   dependent launch, as the bench launches device programs; every other row without it)
 //   copy_peer         bytes             c + x / (blocks B), blocks <= 2          block_GBps = B
+//   reduce_peers      bytes out         rank 0's blocks reduce every rank's input:  block_reduce_GBps = R
+//                                       c + world x / (blocks R), blocks <= 2
 //   copy_scatter      bytes out of 0    c + x / E                               nvlink_egress_GBps = E
 //   copy_incast       bytes into 0      c + x / I                               nvlink_ingress_GBps = I
 //   copy_local        bytes             c + x' / H, x' = x times the ranks on the GPU, rows with

@@ -243,7 +243,31 @@ FitResult fit_machine(const CalibTable& t, const Machine& base, const std::strin
       note("block_GBps", "copy_peer at 1-2 blocks: t = c + bytes/(blocks B)", f);
     }
   }
+  // A block's reduce rate (verbs.cpp): reduce_peers at 1-2 blocks, every rank's input reduced into
+  // rank 0's own output, world sources per byte out: t = c + world x / (blocks R), the rows whose
+  // loads outgrow the L2 (world x beyond the run's device_l2_bytes, else the base's l2_MB, else 50 MB,
+  // as the local copies below). Within it a block with more sources loads faster (one H200: 102-130
+  // GB/s at 4 and 8 sources, 71-78 at 2; from HBM 77-83 at each): not modelled, the rate from HBM is
+  // what the bandwidth-bound calls run at. Before local_load_us: its chains' reduces run at this rate.
+  {
+    const std::vector<int> dev = bench("device_l2_bytes");
+    const double l2 = !dev.empty() && base.l2_MB > 0 ? R[std::size_t(dev.back())].x
+                      : base.l2_MB > 0               ? base.l2_MB * 1e6
+                                                     : 50e6;
+    const std::vector<int> idx =
+        select([&](const CalibRow& r) { return r.bench == "reduce_peers" && r.blocks <= 2 && r.x * r.world > l2; });
+    if (need(idx, 2)) {
+      const Fit f = linear(idx, [](const CalibRow& r) { return r.x * r.world / r.blocks; });
+      m.block_reduce_GBps = 1e-3 / f.p(1);
+      note("block_reduce_GBps",
+           "reduce_peers at 1-2 blocks, loads beyond the L2 (world x bytes > " + fmt(l2 / 1e6) +
+               " MB): t = c + world bytes/(blocks R)",
+           f);
+    }
+  }
   const double vec_us = 16.0 / (m.block_GBps * 1e3);  // one 16-byte vector at the block rate
+  // ... and reduced (a reduce's loads: block_reduce_GBps, or the copy's rate where it is 0)
+  const double reduce_vec_us = 16.0 / (m.reduce_GBps() * 1e3);
   // What a copy or reduce of local sources only waits for its loads (transfers.cpp): the slope of
   // a block's reduces of one 16-byte vector one after another, each from a line of its own (a
   // round trip to L2). peer_reduce_chain's lines are a peer's stores after its flag, what the local
@@ -258,7 +282,7 @@ FitResult fit_machine(const CalibTable& t, const Machine& base, const std::strin
         peer ? select([](const CalibRow& r) { return r.bench == "peer_reduce_chain" && r.x >= 16; })
              : bench("local_reduce_chain");
     if (!need(idx, 2)) continue;
-    const double line_us = vec_us * (peer ? 1.0 + double(calib::kLineBytes) / 16.0 : 1.0);
+    const double line_us = reduce_vec_us + (peer ? vec_us * double(calib::kLineBytes) / 16.0 : 0.0);
     const Fit f = linear(
         idx, [](const CalibRow& r) { return r.x; }, [&](const CalibRow& r) { return r.time_us - r.x * line_us; });
     m.local_load_us = std::max(0.0, f.p(1));
