@@ -71,6 +71,13 @@ Simulator::Simulator(const RunSpec& spec, Workload work, std::vector<int> call_b
         cap.insert(cap.end(), std::size_t(spec.world), gbps_to_bpp(m.l2_MB > 0 ? m.l2_GBps : m.hbm_GBps));
         return cap;
       }()) {
+  if (m_.load_slowdown > 0 && m_.l2_MB > 0) {  // a block's transfers slow with the GPU's memory traffic
+    // load_slowdown is per TB/s (= byte/ps) of reads and writes; res_l2 counts half a unit a byte.
+    std::vector<double> k(std::size_t(6 * world_), 0.0);
+    for (int r = 0; r < world_; ++r) k[res_l2(r)] = 2 * m_.load_slowdown;
+    net_.set_slowdown(std::move(k));
+    slow_blocks_ = true;
+  }
   const bool custom = work_.kind() == Workload::Kind::kCustom;
   SYMM_REQUIRE(custom ? spec.algo == nullptr : spec.algo != nullptr, ErrorCode::kInternal,
                custom ? "a custom run names no registry entry" : "no algorithm given");

@@ -15,14 +15,18 @@ FlowNet::FlowNet(std::vector<BytesPerPs> capacity)
       users_(capacity_.size(), 0),
       saturated_(capacity_.size(), 0) {}
 
-void FlowNet::start(TimePs now, const std::vector<Use>& uses, BytesPerPs cap, double size, uint64_t token) {
+void FlowNet::start(TimePs now, const std::vector<Use>& uses, BytesPerPs cap, double size, uint64_t token,
+                    int32_t slow) {
+  if (slow >= 0 && (std::size_t(slow) >= slow_k_.size() || slow_k_[std::size_t(slow)] <= 0)) slow = -1;
   key_.assign(reinterpret_cast<const char*>(&cap), sizeof cap);
+  key_.append(reinterpret_cast<const char*>(&slow), sizeof slow);
   key_.append(reinterpret_cast<const char*>(uses.data()), uses.size() * sizeof(Use));
   auto [it, fresh] = by_signature_.try_emplace(key_, uint32_t(classes_.size()));
   if (fresh) {
     classes_.emplace_back();
     classes_.back().uses = uses;
-    classes_.back().cap = cap;
+    classes_.back().cap = classes_.back().limit = cap;
+    classes_.back().slow = slow;
     classes_.back().last = now;
   }
   Class& c = classes_[it->second];
@@ -83,9 +87,28 @@ TimePs FlowNet::resolve(TimePs now, std::vector<uint64_t>& done) {
   return next;
 }
 
-// Progressive filling over classes: raise every unfrozen class's rate together until a
-// resource saturates or a class reaches its cap; freeze those; repeat.
+// Max-min rates at the classes' caps; where a class slows under load (set_slowdown), once more
+// with its limit at cap / (1 + k load), load its resource's at the first fill: for flows held at
+// their caps, whose load scales with the rate, that is the rate at which cap (1 - k load) holds.
 void FlowNet::solve() {
+  bool slowed = false;
+  for (uint32_t ci : active_) {
+    Class& c = classes_[ci];
+    c.limit = c.cap;
+    slowed = slowed || c.slow >= 0;
+  }
+  fill();
+  if (!slowed) return;
+  for (uint32_t ci : active_) {
+    Class& c = classes_[ci];
+    if (c.slow >= 0) c.limit = c.cap / (1 + slow_k_[std::size_t(c.slow)] * load_[std::size_t(c.slow)]);
+  }
+  fill();
+}
+
+// Progressive filling over classes: raise every unfrozen class's rate together until a
+// resource saturates or a class reaches its limit; freeze those; repeat.
+void FlowNet::fill() {
   for (uint32_t r : touched_) {
     frozen_load_[r] = 0;
     weight_[r] = 0;
@@ -109,14 +132,14 @@ void FlowNet::solve() {
     for (uint32_t r : touched_)
       if (users_[r]) level = std::min(level, std::max(0.0, capacity_[r] - frozen_load_[r]) / weight_[r]);
     for (uint32_t ci : active_)
-      if (!classes_[ci].frozen) level = std::min(level, classes_[ci].cap);
+      if (!classes_[ci].frozen) level = std::min(level, classes_[ci].limit);
     const double limit = level * (1 + 1e-9);
     for (uint32_t r : touched_)
       saturated_[r] = users_[r] && std::max(0.0, capacity_[r] - frozen_load_[r]) / weight_[r] <= limit;
     for (uint32_t ci : active_) {
       Class& c = classes_[ci];
       if (c.frozen) continue;
-      bool freeze = c.cap <= limit;
+      bool freeze = c.limit <= limit;
       for (std::size_t k = 0; !freeze && k < c.uses.size(); ++k) freeze = saturated_[c.uses[k].res];
       if (!freeze) continue;
       c.frozen = true;

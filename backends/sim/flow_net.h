@@ -35,7 +35,14 @@ class FlowNet {
   // Starts a flow of `size` units at `now`, at most `cap` units/ps, putting weight * rate on
   // each resource of `uses` (no resource twice). `token` comes back when it completes.
   // The caller must call resolve(now) before time advances (the engine batches this).
-  void start(TimePs now, const std::vector<Use>& uses, BytesPerPs cap, double size, uint64_t token);
+  // `slow` >= 0: the flow's cap shrinks with the load on that resource (set_slowdown).
+  void start(TimePs now, const std::vector<Use>& uses, BytesPerPs cap, double size, uint64_t token, int32_t slow = -1);
+
+  // A latency-bound flow under load (the engine's block transfers: machine key load_slowdown): a
+  // flow started with `slow` = r runs at most cap / (1 + k[r] x load(r)), load(r) the load on
+  // resource r (units/ps) that the flows would put on it at their caps unslowed, so that at its cap
+  // it runs at cap x (1 - k[r] x the load realised). Empty (the default), or k[r] = 0: no slowdown.
+  void set_slowdown(std::vector<double> k) { slow_k_ = std::move(k); }
 
   // Completes every flow that has finished by `now` (appending tokens to `done`, in a
   // deterministic order), re-solves the rates, and returns the time of the next completion
@@ -61,6 +68,8 @@ class FlowNet {
   struct Class {
     std::vector<Use> uses;
     BytesPerPs cap = 0;
+    BytesPerPs limit = 0;  // cap, slowed under load (set_slowdown): what the solve raises rates to
+    int32_t slow = -1;
     double served = 0;
     TimePs last = 0;
     BytesPerPs rate = 0;
@@ -74,6 +83,8 @@ class FlowNet {
     c.last = now;
   }
   void solve();
+  void fill();  // progressive filling with the classes' limits
+  std::vector<double> slow_k_;
 
   std::vector<BytesPerPs> capacity_;
   std::vector<Class> classes_;

@@ -44,6 +44,7 @@ std::vector<Key> keys_of(Machine& m) {
       {"peer_kernel_us", &m.peer_kernel_us, nullptr, true},
       {"block_GBps", &m.block_GBps, nullptr},
       {"block_reduce_GBps", &m.block_reduce_GBps, nullptr, true},
+      {"load_slowdown", &m.load_slowdown, nullptr, true},
       {"sms", nullptr, &m.sms},
       {"hbm_GBps", &m.hbm_GBps, nullptr},
       {"l2_MB", &m.l2_MB, nullptr, true},
@@ -165,6 +166,10 @@ Machine Machine::parse(const std::string& text, const std::string& path) {
   if (m.release_fence_share > 1)
     fail(ErrorCode::kInvalidArgument, path + ": key 'release_fence_share' is a share of acquire_us, at most 1 (got " +
                                           std::to_string(m.release_fence_share) + ")");
+  if (m.load_slowdown > 0 && m.l2_MB <= 0)
+    fail(ErrorCode::kInvalidArgument, path +
+                                          ": key 'load_slowdown' needs an L2 model (l2_MB > 0): the slowdown counts "
+                                          "the GPU's memory traffic there");
   if (m.l2_MB > 0 && m.l2_GBps <= 0)
     fail(ErrorCode::kInvalidArgument, path + ": key 'l2_GBps' must be positive where l2_MB is (an L2 of " +
                                           std::to_string(m.l2_MB) + " MB needs its bandwidth)");

@@ -430,6 +430,7 @@ class Simulator {
   const float load_link_;        // link bytes per byte a block loads from a peer (machine load_link_factor)
   const BytesPerPs block_bpp_;
   const BytesPerPs block_reduce_bpp_;  // a reduce's loads (machine block_reduce_GBps; 0 there: block_bpp_)
+  bool slow_blocks_ = false;           // block transfers slow with the GPU's memory traffic (machine load_slowdown)
   const BytesPerPs ll_read_bpp_;       // a block's packet reads in reduce_ll (machine ll_read_GBps; 0: no cap)
   std::size_t in_bytes_, out_bytes_, scratch_bytes_;
   HeapLayout layout_;  // core/heap_layout.h, this run's program alone

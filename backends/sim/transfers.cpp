@@ -64,7 +64,7 @@ void Simulator::add_use(uint32_t res, float w) {
 
 void Simulator::start_flow(Block& b, uint32_t index, BytesPerPs cap, double size) {
   for (Use& u : uses_) u.weight = use_w_[u.res], use_w_[u.res] = 0;
-  net_.start(q_.now(), uses_, cap, size, index);
+  net_.start(q_.now(), uses_, cap, size, index, slow_blocks_ ? int32_t(res_l2(b.rank)) : -1);
   uses_.clear();
   mark_dirty();
   if (xfers_[index].posted) ++b.inflight;

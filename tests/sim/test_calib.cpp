@@ -64,6 +64,14 @@ Machine odd_machine() {
   return m;
 }
 
+// The same on one GPU whose ranks share it (team = 1: base.team machines, h200x1).
+Machine odd_team() {
+  Machine m = odd_machine();
+  m.team = 1;
+  m.gpus = 1;
+  return m;
+}
+
 // Copy-engine rows: the simulator models them in host plans (copy_engines.cpp), not as device
 // programs, so these rows come from the machine file's formula t = S + bytes / rate. (GEMM rows
 // come from simulate_calibration, through the machine's GEMM model.)
@@ -257,9 +265,7 @@ TEST(Calib, OnlyTheNamedKeysAreSet) {
 // launch and GEMM rows (world 1, other values): HBM counts both ranks' bytes, launch comes from the
 // team's rows (what a team rank pays), the GEMM from the lone rank's (the GPU alone).
 TEST(Calib, ATeamMachineTakesLaunchFromTheTeamAndTheGpuFromBoth) {
-  Machine in = odd_machine();
-  in.team = 1;
-  in.gpus = 1;
+  Machine in = odd_team();
   Machine alone = odd_machine();  // a GPU per rank: each rank's GEMM has its GPU
   alone.launch_graph_us = 2 * in.launch_graph_us;
   alone.launch_eager_us = 2 * in.launch_eager_us;
@@ -285,9 +291,7 @@ TEST(Calib, ATeamMachineTakesLaunchFromTheTeamAndTheGpuFromBoth) {
 // copy_local rows whose bytes on the GPU fit in it (1M and 4M at a team of 2), and HBM's from the
 // rest (16M and up); copies that fit run from the L2 in the simulator, as on the GPU.
 TEST(Calib, ATeamMachineFitsItsL2FromTheCopiesThatFitInIt) {
-  Machine in = odd_machine();
-  in.team = 1;
-  in.gpus = 1;
+  Machine in = odd_team();
   in.l2_MB = 30;
   in.l2_GBps = 4100;
   const FitResult f = fit_machine(table_for(in, 2), machine("h200x1"), "team", "team.csv", {"hbm_GBps", "l2_*"});
@@ -531,6 +535,26 @@ TEST(Calib, APingPongAfterALongerOneStillWaits) {
   calib::CalibPlan too_many;
   too_many.rounds.push_back(int(calib::kMaxRounds) + 1);
   EXPECT_THROW(too_many.check(), Error);
+}
+
+// A team machine's block rates under load (sim.h load_slowdown): copy_peer and reduce_peers at
+// 1..32 blocks, simulated with a slowdown, give it back with the unslowed rates of a copy and a
+// reduce (block_GBps, block_reduce_GBps), at 4 ranks on the GPU. The rows' times include their fixed
+// costs, which the fit's traffic (bytes over the whole time) leaves in: a few per cent.
+TEST(Calib, ATeamMachineFitsItsBlocksSlowingUnderLoad) {
+  Machine in = odd_team();
+  in.block_GBps = 45;
+  in.block_reduce_GBps = 70;
+  in.load_slowdown = 0.06;
+  const FitResult f = fit_machine(table_for(in, 4), machine("h200x1"), "team", "team.csv",
+                                  {"block_GBps", "block_reduce_GBps", "load_slowdown"});
+  EXPECT_NEAR(f.machine.load_slowdown, in.load_slowdown, 0.05 * in.load_slowdown);
+  EXPECT_NEAR(f.machine.block_GBps, in.block_GBps, 0.02 * in.block_GBps);
+  EXPECT_NEAR(f.machine.block_reduce_GBps, in.block_reduce_GBps, 0.02 * in.block_reduce_GBps);
+  // Without the slowdown the fit finds none.
+  in.load_slowdown = 0;
+  const FitResult g = fit_machine(table_for(in, 4), machine("h200x1"), "team", "team.csv", {"load_slowdown"});
+  EXPECT_LT(g.machine.load_slowdown, 0.005);
 }
 
 }  // namespace

@@ -75,6 +75,40 @@ TEST(L2, AFlowSaysHowMuchOfItIsStillToCome) {
   EXPECT_DOUBLE_EQ(shared.remaining(0, 2000), 0.0);
 }
 
+TEST(FlowNet, ALatencyBoundFlowSlowsWithTheLoadOnItsResource) {
+  // Two flows capped at 1 unit/ps on a resource of 10 (no capacity limit binds), each putting 1 on
+  // it; slowed by k = 0.25 a unit/ps of that load: each at 1 / (1 + 0.25 x 2) = 2/3, so that at the
+  // rate the load (4/3) leaves 1 - 0.25 x 4/3 = 2/3 of the cap, as load_slowdown reads.
+  FlowNet net({10.0, 10.0});
+  net.set_slowdown({0.25, 0.0});
+  std::vector<uint64_t> done;
+  net.start(0, {Use{0, 1.0f}}, 1.0, 2000, 0, /*slow=*/0);
+  net.start(0, {Use{0, 1.0f}}, 1.0, 2000, 1, /*slow=*/0);
+  EXPECT_EQ(net.resolve(0, done), 3000);
+  EXPECT_NEAR(net.load()[0], 4.0 / 3.0, 1e-12);
+  // Not slowed: a flow started without a slow resource, or on one with k = 0.
+  FlowNet plain({10.0, 10.0});
+  plain.set_slowdown({0.25, 0.0});
+  plain.start(0, {Use{0, 1.0f}}, 1.0, 2000, 0);
+  plain.start(0, {Use{0, 1.0f}}, 1.0, 2000, 1, /*slow=*/1);
+  EXPECT_EQ(plain.resolve(0, done), 2000);
+}
+
+// A team machine's block copies under load (sim.h load_slowdown): with every rank copying at once
+// the GPU's memory is busier and each block slower; with the key 0 the copies keep their pace.
+TEST(L2, BlocksSlowAsTheGpusMemoryGetsBusier) {
+  Machine m = Machine::load(SYMM_TEST_DIR "/tiny.ini");
+  m.team = 1;
+  m.gpus = 1;
+  m.l2_MB = 1e-3;  // an L2 model whose capacity holds nothing: every byte also goes to HBM
+  m.l2_GBps = 1000;
+  m.hbm_GBps = 1000;
+  const double plain = run_program<Ring>(timing_spec(m, 4, 4000, 8)).time_us;
+  m.load_slowdown = 20;  // tiny.ini's blocks move a few GB/s: a large share a TB/s
+  const double slowed = run_program<Ring>(timing_spec(m, 4, 4000, 8)).time_us;
+  EXPECT_GT(slowed, plain * 1.05);
+}
+
 Machine tiny_team_l2(double l2_MB, double l2_GBps, double hbm_GBps) {
   Machine m = Machine::load(SYMM_TEST_DIR "/tiny.ini");
   m.team = 1;

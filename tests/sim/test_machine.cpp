@@ -15,7 +15,7 @@ const char* const kTinyBody =
     "0\n"
     "local_store_fence_us = 0\nsignal_next_us = 0\nwait_next_us = 0\npeer_kernel_us = "
     "0\nblock_GBps = "
-    "1\nblock_reduce_GBps = 0\n"
+    "1\nblock_reduce_GBps = 0\nload_slowdown = 0\n"
     "sms = 8\nhbm_GBps = 8\nl2_MB = 0\nl2_GBps = 0\n"
     "launch_eager_us = 2\nlaunch_graph_us = 1\nlaunch_eager_gap_us = 0\neager_release_us = 0\npdl_saving_us = "
     "0\nstream_op_us = "

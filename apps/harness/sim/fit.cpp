@@ -9,6 +9,7 @@
 #include <map>
 #include <set>
 #include <sstream>
+#include <tuple>
 
 #include "apps/harness/sim/calib.h"
 #include "core/algos/tile_gemm.h"
@@ -234,34 +235,107 @@ FitResult fit_machine(const CalibTable& t, const Machine& base, const std::strin
     note(key, std::string("mean of launch (empty kernel, ") + (graph ? "graph" : "eager") + ")", f);
   }
 
+  // The L2's size as the rows below see it: the run's device_l2_bytes, else the base's l2_MB, else
+  // 50 MB (Hopper's).
+  const std::vector<int> dev_l2 = bench("device_l2_bytes");
+  const double l2_bytes = !dev_l2.empty() && base.l2_MB > 0 ? R[std::size_t(dev_l2.back())].x
+                          : base.l2_MB > 0                  ? base.l2_MB * 1e6
+                                                            : 50e6;
+  // A reduce_peers row's loads outgrow the L2 (world x bytes out).
+  auto beyond_l2 = [&](const CalibRow& r) { return r.x * r.world > l2_bytes; };
+  // A row's memory traffic, TB/s (reads and writes): a copy moves x both ways, a reduce loads
+  // world x and stores x.
+  auto traffic = [](const CalibRow& r) {
+    return (r.bench == "copy_peer" ? 2.0 : r.world + 1.0) * r.x / r.time_us * 1e-6;
+  };
+  // load_slowdown (sim.h) on a team machine, where copy_peer and reduce_peers move only the GPU's own
+  // memory. A block's rate at B blocks (1..32) is the slope over sizes, free of the fixed cost each
+  // row carries: t = c + x n / (B r), n the bytes loaded per byte out (1 for a copy, world for a
+  // reduce), copy_peer at every size, reduce_peers beyond the L2; its traffic T = B r (n + 1) / n
+  // (reads and writes, TB/s). Per (bench, world): r = r0 (1 - k T), r0 from the least-loaded block
+  // count, k pooled: least squares of 1 - r / r0 on T through 0, r0 and k in turn until k settles.
+  // 64 blocks are left out: there a reduce's traffic meets the HBM's capacity (a resource the model
+  // has), which such a line would fold into k.
+  if (base.team) {
+    struct Point {
+      double rate, traffic;
+    };
+    std::map<std::pair<std::string, int>, std::map<int, Point>> sets;  // (bench, world) -> blocks -> point
+    std::vector<int> used;
+    std::map<std::tuple<std::string, int, int>, std::vector<int>> by_blocks;
+    for (int i = 0; i < int(R.size()); ++i) {
+      const CalibRow& r = R[std::size_t(i)];
+      if (r.blocks <= 32 && (r.bench == "copy_peer" || (r.bench == "reduce_peers" && beyond_l2(r))))
+        by_blocks[{r.bench, r.world, r.blocks}].push_back(i);
+    }
+    for (const auto& [key, idx] : by_blocks) {
+      const auto& [name, world, blocks] = key;
+      std::set<double> sizes;
+      for (int i : idx) sizes.insert(R[std::size_t(i)].x);
+      if (sizes.size() < 2) continue;
+      const double n = name == "copy_peer" ? 1.0 : double(world);
+      const Fit f = linear(idx, [&](const CalibRow& r) { return r.x * n / r.blocks; });
+      if (f.p(1) <= 0) continue;
+      const double rate = 1 / f.p(1);  // bytes/us
+      sets[{name, world}][blocks] = Point{rate, blocks * rate * (n + 1) / n * 1e-6};
+      used.insert(used.end(), idx.begin(), idx.end());
+    }
+    double k = 0;
+    for (int pass = 0; pass < 50; ++pass) {
+      double num = 0, den = 0;
+      for (const auto& [key, pts] : sets) {
+        if (pts.size() < 3) continue;
+        const Point lo = pts.begin()->second;  // the fewest blocks: the least traffic
+        const double r0 = lo.rate / (1 - k * lo.traffic);
+        for (const auto& [blocks, p] : pts) {
+          num += (1 - p.rate / r0) * p.traffic;
+          den += p.traffic * p.traffic;
+        }
+      }
+      const double next = den > 0 ? std::max(0.0, num / den) : 0;
+      const bool still = std::abs(next - k) < 1e-9;
+      k = next;
+      if (still) break;
+    }
+    if (k > 0) {
+      m.load_slowdown = k;
+      std::sort(used.begin(), used.end());
+      why["load_slowdown"] =
+          "copy_peer and reduce_peers (loads beyond the L2) at 1..32 blocks: a block's rate r (the slope over "
+          "sizes) = r0 (1 - k T) against its memory traffic T (TB/s), r0 per bench and world (its fewest blocks), "
+          "k pooled, " +
+          rows_of(used);
+    }
+  }
+  // What the slowdown leaves of a block's rate in a row (1 where the machine has none).
+  auto unslowed = [&](const CalibRow& r) { return m.load_slowdown > 0 ? 1 - m.load_slowdown * traffic(r) : 1.0; };
   // Per-block rate first: the ping-pong store and the load chain carry a 16-byte transfer each.
   {
     const std::vector<int> idx = select([](const CalibRow& r) { return r.bench == "copy_peer" && r.blocks <= 2; });
     if (need(idx, 2)) {
-      const Fit f = linear(idx, [](const CalibRow& r) { return r.x / r.blocks; });
+      const Fit f = linear(idx, [&](const CalibRow& r) { return r.x / (r.blocks * unslowed(r)); });
       m.block_GBps = 1e-3 / f.p(1);
-      note("block_GBps", "copy_peer at 1-2 blocks: t = c + bytes/(blocks B)", f);
+      note("block_GBps",
+           std::string("copy_peer at 1-2 blocks: t = c + bytes/(blocks B)") +
+               (m.load_slowdown > 0 ? ", B slowed by the row's traffic (load_slowdown)" : ""),
+           f);
     }
   }
   // A block's reduce rate (verbs.cpp): reduce_peers at 1-2 blocks, every rank's input reduced into
   // rank 0's own output, world sources per byte out: t = c + world x / (blocks R), the rows whose
-  // loads outgrow the L2 (world x beyond the run's device_l2_bytes, else the base's l2_MB, else 50 MB,
-  // as the local copies below). Within it a block with more sources loads faster (one H200: 102-130
+  // loads outgrow the L2 (beyond_l2). Within it a block with more sources loads faster (one H200: 102-130
   // GB/s at 4 and 8 sources, 71-78 at 2; from HBM 77-83 at each): not modelled, the rate from HBM is
   // what the bandwidth-bound calls run at. Before local_load_us: its chains' reduces run at this rate.
   {
-    const std::vector<int> dev = bench("device_l2_bytes");
-    const double l2 = !dev.empty() && base.l2_MB > 0 ? R[std::size_t(dev.back())].x
-                      : base.l2_MB > 0               ? base.l2_MB * 1e6
-                                                     : 50e6;
     const std::vector<int> idx =
-        select([&](const CalibRow& r) { return r.bench == "reduce_peers" && r.blocks <= 2 && r.x * r.world > l2; });
+        select([&](const CalibRow& r) { return r.bench == "reduce_peers" && r.blocks <= 2 && beyond_l2(r); });
     if (need(idx, 2)) {
-      const Fit f = linear(idx, [](const CalibRow& r) { return r.x * r.world / r.blocks; });
+      const Fit f = linear(idx, [&](const CalibRow& r) { return r.x * r.world / (r.blocks * unslowed(r)); });
       m.block_reduce_GBps = 1e-3 / f.p(1);
       note("block_reduce_GBps",
-           "reduce_peers at 1-2 blocks, loads beyond the L2 (world x bytes > " + fmt(l2 / 1e6) +
-               " MB): t = c + world bytes/(blocks R)",
+           "reduce_peers at 1-2 blocks, loads beyond the L2 (world x bytes > " + fmt(l2_bytes / 1e6) +
+               " MB): t = c + world bytes/(blocks R)" +
+               (m.load_slowdown > 0 ? ", R slowed by the row's traffic (load_slowdown)" : ""),
            f);
     }
   }
