@@ -174,12 +174,8 @@ def team_rows(machine, fused=False):
 
 
 def team_tune_rows(machine):
-    """The team runs' block-count sweeps (results/<machine>/team/run*/tune*.csv), as tune_rows: where
-    several sweeps measured one algorithm at one block count in one cell, the newest sweep's row."""
-    rows = []
-    for path in sorted(glob.glob(os.path.join(RESULTS_DIR, machine, "team", "run*", "tune*.csv"))):
-        rows += [r for r in read_rows(path) if r["backend"] == "cuda"]
-    return newest_runs(rows, lambda r: cell(r) + (r["algo"], r["blocks"]))
+    """The team runs' block-count sweeps (results/<machine>/team/run*/tune*.csv), as tune_rows."""
+    return sweep_rows(sorted(glob.glob(os.path.join(RESULTS_DIR, machine, "team", "run*", "tune*.csv"))))
 
 
 def torch_rows(machine):
@@ -371,8 +367,13 @@ def tune_rows(machine):
     input, never table or figure rows. Where several sweeps measured one algorithm at one block count in
     one cell, the newest sweep's row (run_key), as newest_runs does for the bench rows: a sweep run again
     with a newer binary replaces the rows of the kernels it superseded."""
+    return sweep_rows(result_csvs(machine, "tune*.csv"))
+
+
+def sweep_rows(paths):
+    """Our rows of the block-count sweeps in `paths`, each (cell, algorithm, blocks) from the newest sweep."""
     rows = []
-    for path in result_csvs(machine, "tune*.csv"):
+    for path in paths:
         rows += [r for r in read_rows(path) if r["backend"] == "cuda"]
     return newest_runs(rows, lambda r: cell(r) + (r["algo"], r["blocks"]))
 

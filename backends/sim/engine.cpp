@@ -73,9 +73,7 @@ Simulator::Simulator(const RunSpec& spec, Workload work, std::vector<int> call_b
       }()) {
   if (m_.load_slowdown > 0 && m_.l2_MB > 0) {  // a block's transfers slow with the GPU's memory traffic
     // load_slowdown is per TB/s (= byte/ps) of reads and writes; res_l2 counts half a unit a byte.
-    std::vector<double> k(std::size_t(6 * world_), 0.0);
-    for (int r = 0; r < world_; ++r) k[res_l2(r)] = 2 * m_.load_slowdown;
-    net_.set_slowdown(std::move(k));
+    for (int r = 0; r < world_; ++r) net_.set_slowdown(res_l2(r), 2 * m_.load_slowdown);
     slow_blocks_ = true;
   }
   const bool custom = work_.kind() == Workload::Kind::kCustom;

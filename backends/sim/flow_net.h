@@ -39,10 +39,13 @@ class FlowNet {
   void start(TimePs now, const std::vector<Use>& uses, BytesPerPs cap, double size, uint64_t token, int32_t slow = -1);
 
   // A latency-bound flow under load (the engine's block transfers: machine key load_slowdown): a
-  // flow started with `slow` = r runs at most cap / (1 + k[r] x load(r)), load(r) the load on
-  // resource r (units/ps) that the flows would put on it at their caps unslowed, so that at its cap
-  // it runs at cap x (1 - k[r] x the load realised). Empty (the default), or k[r] = 0: no slowdown.
-  void set_slowdown(std::vector<double> k) { slow_k_ = std::move(k); }
+  // flow started with `slow` = res runs at most cap / (1 + k x load(res)), load(res) the load the
+  // first, unslowed solve puts on resource res (units/ps), so that at its cap it runs at
+  // cap x (1 - k x the load realised). By default every resource's k is 0: no slowdown.
+  void set_slowdown(uint32_t res, double k) {
+    slow_k_.resize(capacity_.size(), 0.0);
+    slow_k_[res] = k;
+  }
 
   // Completes every flow that has finished by `now` (appending tokens to `done`, in a
   // deterministic order), re-solves the rates, and returns the time of the next completion

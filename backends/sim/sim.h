@@ -97,7 +97,8 @@ struct Machine {
   // A block's transfers under load (flow_net.h set_slowdown): with the GPU's memory moving T TB/s
   // (reads and writes, the L2 model's count of every local byte), a block's cap is its rate times
   // 1 - load_slowdown x T: its loads wait longer in a busier memory system. Calibrated by copy_peer and
-  // reduce_peers rows at 1..32 blocks (fit.cpp; one H200: 0.07 a TB/s). 0: none. Needs an L2 model.
+  // reduce_peers rows at 1..32 blocks on team machines (fit.cpp; one H200: 0.053 a TB/s). 0: none.
+  // Needs an L2 model.
   double load_slowdown = 0;
   int sms = 0;
   double hbm_GBps = 0;  // local read+write bandwidth

@@ -80,7 +80,7 @@ TEST(FlowNet, ALatencyBoundFlowSlowsWithTheLoadOnItsResource) {
   // it; slowed by k = 0.25 a unit/ps of that load: each at 1 / (1 + 0.25 x 2) = 2/3, so that at the
   // rate the load (4/3) leaves 1 - 0.25 x 4/3 = 2/3 of the cap, as load_slowdown reads.
   FlowNet net({10.0, 10.0});
-  net.set_slowdown({0.25, 0.0});
+  net.set_slowdown(0, 0.25);
   std::vector<uint64_t> done;
   net.start(0, {Use{0, 1.0f}}, 1.0, 2000, 0, /*slow=*/0);
   net.start(0, {Use{0, 1.0f}}, 1.0, 2000, 1, /*slow=*/0);
@@ -88,7 +88,7 @@ TEST(FlowNet, ALatencyBoundFlowSlowsWithTheLoadOnItsResource) {
   EXPECT_NEAR(net.load()[0], 4.0 / 3.0, 1e-12);
   // Not slowed: a flow started without a slow resource, or on one with k = 0.
   FlowNet plain({10.0, 10.0});
-  plain.set_slowdown({0.25, 0.0});
+  plain.set_slowdown(0, 0.25);
   plain.start(0, {Use{0, 1.0f}}, 1.0, 2000, 0);
   plain.start(0, {Use{0, 1.0f}}, 1.0, 2000, 1, /*slow=*/1);
   EXPECT_EQ(plain.resolve(0, done), 2000);
