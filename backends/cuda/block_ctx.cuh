@@ -86,7 +86,23 @@ class BlockCtxT {
 #pragma unroll
       for (int u = 0; u < kU; ++u) d[i + u * stride] = v[u];
     }
-    for (; i < n; i += stride) d[i] = s[i];
+    // The rest (fewer than kU vectors a thread): two or more in one guarded step, every load in
+    // flight before the first store, so a tail costs one round trip. A loop of single vectors paid
+    // one round trip each: a 16-KiB piece at 512 threads (2 vectors a thread) took two where 32 KiB
+    // took one (4x H200, all_gather.ld 256K at 4 blocks 12.8 us, at 2 blocks 10.7). One vector
+    // alone stays a plain load and store (the guarded step cost 8 ranks' all_gather.st 2-4 % on one
+    // H200: experiments/results/h200x1/tail_ab_*).
+    if (i + stride < n) {
+      uint4 v[kU - 1];
+#pragma unroll
+      for (int u = 0; u < kU - 1; ++u)
+        if (i + u * stride < n) v[u] = s[i + u * stride];
+#pragma unroll
+      for (int u = 0; u < kU - 1; ++u)
+        if (i + u * stride < n) d[i + u * stride] = v[u];
+    } else if (i < n) {
+      d[i] = s[i];
+    }
     pending_ = true;
   }
 

@@ -77,18 +77,20 @@ __device__ __forceinline__ float apply(float a, float b, ReduceOp op) {
 // kN sources (at most; nsrc <= kN is predicated), kU vectors per thread from vector i (stride
 // apart): all kN * kU 16-byte loads are issued before the first use, which is what hides the
 // ~1 us NVLink load round trip: the sources' round trips overlap instead of adding up.
-template <class T, int kN, int kU>
+// With kTail, vector i + u * stride is there only while it is below n (the guarded last step).
+template <class T, int kN, int kU, bool kTail = false>
 __device__ __forceinline__ void reduce_vectors(uint4* dst, const uint4* const* src, int nsrc, std::size_t i,
-                                               std::size_t stride, ReduceOp op) {
+                                               std::size_t stride, ReduceOp op, std::size_t n = 0) {
   constexpr int kPer = Vec<T>::kPer;
   uint4 v[kN][kU];
 #pragma unroll
   for (int s = 0; s < kN; ++s)
 #pragma unroll
     for (int u = 0; u < kU; ++u)
-      if (s < nsrc) v[s][u] = src[s][i + u * stride];
+      if (s < nsrc && (!kTail || i + u * stride < n)) v[s][u] = src[s][i + u * stride];
 #pragma unroll
   for (int u = 0; u < kU; ++u) {
+    if (kTail && i + u * stride >= n) continue;
     float acc[kPer], f[kPer];
     unpack<T>(v[0][u], acc);
 #pragma unroll
@@ -104,16 +106,21 @@ __device__ __forceinline__ void reduce_vectors(uint4* dst, const uint4* const* s
 }
 
 // A block's n-vector reduction of nsrc <= kN sources: kU vectors per thread per step, then the
-// rest one vector per thread per step, every source's load of a step still in flight together.
+// rest (fewer than kU a thread): two or more in one guarded step, every load of a step in flight
+// together; one alone unguarded (block_ctx.cuh copy says why).
 // (The rest once loaded one source after another, each waiting for the one before: a reduce of
 // a peer's vector and its own cost two round trips where a copy costs one; every small reduce
-// took that path: verb traces on 2x / 4x H100, experiments/tables/verbs_*.md.)
+// took that path: verb traces on 2x / 4x H100, experiments/tables/verbs_*.md. Then it took one
+// vector a thread per step: two sources' 16-KiB piece at 512 threads paid two round trips.)
 template <class T, int kN, int kU>
 __device__ __forceinline__ void reduce_n(uint4* dst, const uint4* const* src, int nsrc, std::size_t n, ReduceOp op) {
   const std::size_t stride = blockDim.x;
   std::size_t i = threadIdx.x;
   for (; i + (kU - 1) * stride < n; i += kU * stride) reduce_vectors<T, kN, kU>(dst, src, nsrc, i, stride, op);
-  for (; i < n; i += stride) reduce_vectors<T, kN, 1>(dst, src, nsrc, i, stride, op);
+  if constexpr (kU > 2) {
+    if (i + stride < n) return reduce_vectors<T, kN, kU - 1, true>(dst, src, nsrc, i, stride, op, n);
+  }
+  if (i < n) reduce_vectors<T, kN, 1>(dst, src, nsrc, i, stride, op);
 }
 
 }  // namespace symm::cuda::detail
