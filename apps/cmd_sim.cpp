@@ -44,10 +44,11 @@ struct Common {
   int blocks = 0;
   bool timing_only = false;
   std::string mode = "graph";
-  std::string pdl = "on";   // device programs: programmatic dependent launch (as bench --backend cuda --pdl)
-  std::string seed = "1";   // parse_count: Boost would take "-5" as 2^64 - 5
-  int streams = 3;          // host plans
-  std::string chunk = "0";  // host plans: bytes per copy / progress flag
+  std::string pdl = "on";    // device programs: programmatic dependent launch (as bench --backend cuda --pdl)
+  bool serial_tail = false;  // the CUDA verbs' last step as before ec6ad13 (RunSpec::serial_tail)
+  std::string seed = "1";    // parse_count: Boost would take "-5" as 2^64 - 5
+  int streams = 3;           // host plans
+  std::string chunk = "0";   // host plans: bytes per copy / progress flag
 };
 
 void add_common(po::options_description& d, Common& c) {
@@ -76,6 +77,10 @@ void add_common(po::options_description& d, Common& c) {
       ("pdl", po::value(&c.pdl)->default_value(c.pdl),
        "on: device programs' back-to-back calls launch with programmatic dependent launch, as the CUDA "
        "bench's default (Machine pdl_saving_us each); off: as bench --backend cuda --pdl off")
+      ("serial-tail", po::bool_switch(&c.serial_tail),
+       "time a block's copies and reduces as the CUDA backend ran them before ec6ad13: a thread's last "
+       "vectors (fewer than its 4 a step) one at a time, a remote load round trip each (for GPU rows measured "
+       "then: experiments/fidelity.py)")
       ("seed", po::value(&c.seed)->default_value(c.seed), "seed of the random inputs")
       ("streams", po::value(&c.streams)->default_value(c.streams),
        "host plans (ce, ce_overlap): streams per rank, the caller's included (1..8)")
@@ -106,6 +111,7 @@ struct Resolved {
   ReduceOp reduce = ReduceOp::kSum;
   bool graph = true;
   bool pdl = true;
+  bool serial_tail = false;
 };
 
 Resolved resolve(const Common& c, const char* cmd) {
@@ -123,6 +129,7 @@ Resolved resolve(const Common& c, const char* cmd) {
   r.graph = parse_mode(c.mode, /*allow_both=*/false)[0];
   if (c.pdl != "on" && c.pdl != "off") fail(ErrorCode::kInvalidArgument, "--pdl " + c.pdl + ": expected on or off");
   r.pdl = c.pdl == "on";
+  r.serial_tail = c.serial_tail;
   parse_count(c.seed, "--seed");
   if (c.blocks < 0) fail(ErrorCode::kInvalidArgument, "--blocks " + std::to_string(c.blocks) + " is negative");
   check_streams(c.streams);
@@ -203,6 +210,7 @@ sim::RunSpec base_spec(const Resolved& r, const AlgoInfo& a, std::size_t bytes) 
   s.bytes = bytes;
   s.graph = r.graph;
   s.pdl = r.pdl;
+  s.serial_tail = r.serial_tail;
   return s;
 }
 
@@ -290,9 +298,9 @@ std::string auto_cache_path(const sim::Machine& m) {
 }
 
 std::string auto_cache_key(const Resolved& r, std::size_t bytes) {
-  // --pdl off (as bench --pdl off) is a launch mode of its own: "0n" / "1n".
+  // --pdl off (as bench --pdl off) is a launch mode of its own: "0n" / "1n"; --serial-tail adds "t".
   return std::string(op_name(r.op)) + "," + std::to_string(r.world) + "," + dtype_name(r.dtype) + "," +
-         (r.graph ? "1" : "0") + (r.pdl ? "" : "n") + "," + std::to_string(bytes);
+         (r.graph ? "1" : "0") + (r.pdl ? "" : "n") + (r.serial_tail ? "t" : "") + "," + std::to_string(bytes);
 }
 
 AutoChoice simulate_auto(const Resolved& r, std::size_t bytes) {

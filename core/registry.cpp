@@ -63,6 +63,15 @@ std::size_t AlgoInfo::out_bytes(std::size_t bytes, int world) const {
 std::size_t AlgoInfo::per_rank_bytes(std::size_t bytes, int world) const {
   return (op == Op::kAllReduce || op == Op::kBarrier) ? bytes : bytes / std::size_t(world);
 }
+int AlgoInfo::default_threads(std::size_t bytes, int world, int blocks) const {
+  // The largest per-block piece any phase handles: all_reduce pieces are of the whole buffer
+  // (one-shot) or of one rank's slice (two-shot); reduce_scatter / all_gather of one rank's part.
+  // Programs that deal blocks to peers cut one source into blocks / world pieces only.
+  const std::size_t pieces = std::size_t(std::max(1, pieces_per_source(blocks, world)));
+  const std::size_t vecs = (per_rank_bytes(bytes, world) / kVecBytes + pieces - 1) / pieces;
+  const std::size_t warps = std::max<std::size_t>(1, (vecs + 31) / 32);
+  return int(std::min<std::size_t>(warps * 32, kDefaultBlockThreads));
+}
 std::size_t AlgoInfo::max_bytes_for(int world) const {
   if (!piece_bytes || op == Op::kBarrier) return 0;
   const std::size_t per_rank = piece_bytes * std::size_t(pieces_per_source(block_limit, world));

@@ -17,6 +17,9 @@
 
 namespace symm {
 
+// Threads of a block: every device program's default at most, and a host plan's kernels' always.
+inline constexpr int kDefaultBlockThreads = 512;
+
 struct AlgoInfo {
   EntryKind kind = EntryKind::kDeviceProgram;
   bool plan = false;  // kind == kHostPlan: copy engines and stream flags (core/plan.h), with_plan
@@ -54,6 +57,11 @@ struct AlgoInfo {
   // Bytes each block count divides: the whole buffer for all_reduce, one rank's chunk for
   // reduce_scatter (its output) and all_gather (its input).
   std::size_t per_rank_bytes(std::size_t bytes, int world) const;
+  // Threads a block runs when the caller does not choose (the CUDA backend's launch,
+  // backends/cuda/host_logic.cpp plan_launch): a 16-byte vector of the block's largest piece per
+  // thread, in whole warps, at most kDefaultBlockThreads. The simulator's verbs count their steps
+  // by it (RunSpec::serial_tail).
+  int default_threads(std::size_t bytes, int world, int blocks) const;
   // The largest call (nccl-tests size) check_args accepts at `world`: for programs on fixed
   // regions, piece_bytes x the most pieces. 0: no limit beyond the symmetric heap.
   std::size_t max_bytes_for(int world) const;

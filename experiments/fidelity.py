@@ -205,6 +205,11 @@ PLAN_CHANGES = [
 # (bench --pdl, default on); rows measured before it were launched without (sim.h pdl_saving_us).
 PDL_SINCE = "464a61a"
 
+# The commit from which a CUDA copy's or reduce's last vectors a thread go in one step (all loads in
+# flight; backends/cuda/block_ctx.cuh copy); rows measured before it paid a load round trip for each
+# (sweep --serial-tail, sim.h RunSpec::serial_tail).
+TAIL_SINCE = "ec6ad13"
+
 
 def stale_change(r):
     """The newest PLAN_CHANGES entry a row's measurement predates (None: it measured the current plan)."""
@@ -241,6 +246,8 @@ def measured_rows(machine, stale=None):
         # Launched with programmatic dependent launch (the bench's default since PDL_SINCE) or not:
         # the simulator predicts each row's own launch path (sweep --pdl).
         out[-1]["pdl"] = data.is_ancestor(PDL_SINCE, out[-1]["git_sha"]) is not False
+        # Its verbs' last step as its binary ran it: the simulator predicts that (sweep --serial-tail).
+        out[-1]["serial_tail"] = data.is_ancestor(TAIL_SINCE, out[-1]["git_sha"]) is False
     if stale is not None:
         stale += [r for r in out if r["stale"]]
     return [r for r in out if not r["stale"]]
@@ -253,9 +260,9 @@ def predict(symmcoll, machine, rows, key="pred"):
     for r in rows:
         fused = r["op"] in data.FUSED_OPS
         groups.setdefault((r["world"], r["algo"], r["dtype"], r["blocks"], r["graph"], r["mnk"][1:] if fused else (),
-                           r.get("pdl", True)), []).append(r)
+                           r.get("pdl", True), r.get("serial_tail", False)), []).append(r)
     with tempfile.TemporaryDirectory() as tmp:
-        for i, ((world, algo, dtype, blocks, graph, nk, pdl), rs) in enumerate(sorted(groups.items())):
+        for i, ((world, algo, dtype, blocks, graph, nk, pdl, tail), rs) in enumerate(sorted(groups.items())):
             out = os.path.join(tmp, "%d.csv" % i)
             mode = "graph" if graph else "eager"
             if nk:  # a fused operation: one sweep per (N, K), its Ms
@@ -267,7 +274,7 @@ def predict(symmcoll, machine, rows, key="pred"):
                 sizes = ",".join(str(b) for b in sorted({r["bytes"] for r in rs}))
                 cmd = [symmcoll, "sweep", "--machine", machine, "--world", str(world), "--op", rs[0]["op"], "--algo",
                        algo, "--dtype", dtype, "--blocks", str(blocks), "--mode", mode, "--pdl", "on" if pdl else "off",
-                       "--sizes", sizes, "--timing-only", "--quiet", "--csv", out]
+                       "--sizes", sizes, "--timing-only", "--quiet", "--csv", out] + (["--serial-tail"] if tail else [])
             p = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
             if p.returncode != 0:
                 sys.stderr.write("fidelity: %s failed: %s" % (" ".join(cmd), p.stderr))

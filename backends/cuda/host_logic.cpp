@@ -116,14 +116,7 @@ LaunchPlan plan_launch(const AlgoInfo& a, DType t, std::size_t bytes, int world,
     p.threads = threads;
     return p;
   }
-  // The largest per-block piece any phase handles: all_reduce pieces are of the whole buffer
-  // (one-shot) or of one rank's slice (two-shot); reduce_scatter / all_gather of one rank's part.
-  // Programs that deal blocks to peers cut one source into blocks / world pieces only.
-  const std::size_t per_rank = a.per_rank_bytes(bytes, world);
-  const std::size_t pieces = std::size_t(std::max(1, a.pieces_per_source(p.blocks, world)));
-  const std::size_t vecs = (per_rank / kVecBytes + pieces - 1) / pieces;
-  const std::size_t warps = std::max<std::size_t>(1, (vecs + 31) / 32);
-  p.threads = int(std::min<std::size_t>(warps * 32, kDefaultThreads));
+  p.threads = a.default_threads(bytes, world, p.blocks);
   return p;
 }
 

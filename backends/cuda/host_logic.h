@@ -55,7 +55,7 @@ std::optional<std::string> multicast_refusal(const AlgoInfo& a, const GetEnv& en
 
 // ---- plans ---------------------------------------------------------------------------
 inline constexpr int kMaxThreads = 512;  // kernels.cu: __launch_bounds__(512) leaves 128 registers a thread
-inline constexpr int kDefaultThreads = 512;
+inline constexpr int kDefaultThreads = kDefaultBlockThreads;  // core/registry.h
 
 struct LaunchPlan {
   int blocks = 1;

@@ -71,6 +71,10 @@ Simulator::Simulator(const RunSpec& spec, Workload work, std::vector<int> call_b
         cap.insert(cap.end(), std::size_t(spec.world), gbps_to_bpp(m.l2_MB > 0 ? m.l2_GBps : m.hbm_GBps));
         return cap;
       }()) {
+  if (spec.serial_tail && spec.algo != nullptr)
+    tail_threads_ = spec.algo->kind == EntryKind::kDeviceProgram
+                        ? spec.algo->default_threads(spec.bytes, world_, call_blocks_.back())
+                        : kDefaultBlockThreads;
   if (m_.load_slowdown > 0 && m_.l2_MB > 0) {  // a block's transfers slow with the GPU's memory traffic
     // load_slowdown is per TB/s (= byte/ps) of reads and writes; res_l2 counts half a unit a byte.
     for (int r = 0; r < world_; ++r) net_.set_slowdown(res_l2(r), 2 * m_.load_slowdown);

@@ -289,11 +289,18 @@ struct RunSpec {
   const AlgoInfo* algo = nullptr;  // from the registry
   DType dtype = DType::kBF16;
   ReduceOp op = ReduceOp::kSum;
-  std::size_t bytes = 0;     // nccl-tests size (see AlgoInfo::count)
-  int blocks = 0;            // 0: algo->default_blocks(bytes, world)
-  bool graph = true;         // launch latency of a CUDA-graph replay (else eager)
-  bool pdl = true;           // device programs launched with programmatic dependent launch (as the CUDA bench's
-                             // default, --pdl on): their back-to-back calls save Machine::pdl_saving_us each
+  std::size_t bytes = 0;  // nccl-tests size (see AlgoInfo::count)
+  int blocks = 0;         // 0: algo->default_blocks(bytes, world)
+  bool graph = true;      // launch latency of a CUDA-graph replay (else eager)
+  bool pdl = true;        // device programs launched with programmatic dependent launch (as the CUDA bench's
+                          // default, --pdl on): their back-to-back calls save Machine::pdl_saving_us each
+  // The CUDA verbs' last step as the backend ran it before ec6ad13 (backends/cuda/block_ctx.cuh
+  // copy, vec_math.cuh reduce_n): a thread's last vectors, fewer than a step's, one at a time, each
+  // paying the remote load round trip again (Simulator::tail_trips; verbs with local sources only,
+  // stores to peers included, pay nothing more: on 4x H200 all_gather.st's 16-KiB pieces ran as fast
+  // as their neighbours, all_gather.ld's 2-3 us slower). For GPU rows measured then
+  // (experiments/fidelity.py); false: one step, as the backend does now.
+  bool serial_tail = false;
   bool timing_only = false;  // no data arrays: no correctness check, no race check
   bool race_check = true;    // with data: report accesses not ordered by release/acquire
                              // (read after write, write after read/write, the end of a call)

@@ -161,6 +161,7 @@ struct Transfer {
   bool overlapped = false;   // a remote load whose round trip overlaps the block's next loads (verbs.cpp)
   bool ll = false;           // flagged packets of epoch ll_epoch (put_ll)
   bool local_load = false;   // sources all local (copy, reduce): pays local_load_us (sim.h) as remote loads the rtt
+  uint8_t tail_trips = 0;    // a remote load's round trip paid this many times more (RunSpec::serial_tail)
   uint32_t ll_epoch = 0;
   uint32_t slice = kNoSlice;  // trace: its slice, once complete
   int dst_space = 0;          // a rank, or kMcSpace: the same offset on every rank
@@ -430,8 +431,12 @@ class Simulator {
   const float load_link_;        // link bytes per byte a block loads from a peer (machine load_link_factor)
   const BytesPerPs block_bpp_;
   const BytesPerPs block_reduce_bpp_;  // a reduce's loads (machine block_reduce_GBps; 0 there: block_bpp_)
-  bool slow_blocks_ = false;           // block transfers slow with the GPU's memory traffic (machine load_slowdown)
-  const BytesPerPs ll_read_bpp_;       // a block's packet reads in reduce_ll (machine ll_read_GBps; 0: no cap)
+  // RunSpec::serial_tail: the threads of a block of the run's kernels (a device program's by
+  // size, AlgoInfo::default_threads; a plan's kernels' kDefaultBlockThreads), 0 without it.
+  int tail_threads_ = 0;
+  int tail_trips(std::size_t bytes, int unroll) const;
+  bool slow_blocks_ = false;      // block transfers slow with the GPU's memory traffic (machine load_slowdown)
+  const BytesPerPs ll_read_bpp_;  // a block's packet reads in reduce_ll (machine ll_read_GBps; 0: no cap)
   std::size_t in_bytes_, out_bytes_, scratch_bytes_;
   HeapLayout layout_;  // core/heap_layout.h, this run's program alone
   uint64_t in_off_, out_off_, scratch_off_, heap_bytes_;

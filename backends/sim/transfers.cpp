@@ -108,8 +108,11 @@ void Simulator::complete(uint32_t index) {
   // An overlapped load (verbs.cpp, copy): the block goes on once the bytes have crossed; they land
   // (and a verb that needs them waits, settle_loads) a round trip later. A copy or reduce of
   // local sources only waits local_load_us instead (sim.h).
-  const TimePs landed_at = q_.now() + (x.remote_load ? rtt_ps_ : x.local_load ? local_load_ps_ : 0);
-  const TimePs resume_at = x.overlapped ? q_.now() : landed_at;
+  // A serial tail (RunSpec::serial_tail) pays the remote round trip again for each of its extra
+  // steps; a tail of local loads does not show on the GPU (stores to peers, local copies: sim.h).
+  const TimePs tail = x.remote_load ? rtt_ps_ * x.tail_trips : 0;
+  const TimePs landed_at = q_.now() + tail + (x.remote_load ? rtt_ps_ : x.local_load ? local_load_ps_ : 0);
+  const TimePs resume_at = x.overlapped ? q_.now() + tail : landed_at;
   if (trace_) {
     x.slice = trace_->slice(Trace::pid(x.owner->rank), Trace::block_tid(x.owner->index), x.name, x.issued, resume_at,
                             "\"bytes\":" + std::to_string(x.bytes));

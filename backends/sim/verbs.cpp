@@ -48,6 +48,24 @@ uintptr_t Simulator::peer_addr(Block& b, uintptr_t p, int r) {
 //                            loads' round trip (local_load_us) and continues; the bytes land
 //                            store_latency_us after that and stay "in flight" until then
 //   local -> local           an HBM transfer and local_load_us; the bytes land when it ends
+// RunSpec::serial_tail: the round trips a copy or reduce of `bytes` pays beyond one step's, on the
+// CUDA kernels before the change: each thread moves `unroll` vectors a step (all loads in flight),
+// then its last (vectors mod unroll) one a step; now those take one step. A block waits for its
+// slowest thread: the ones with the most vectors and (when the vectors do not divide evenly) one
+// fewer. 16 KiB at 512 threads: 2 vectors a thread, one trip more; 8 and 32 KiB: none.
+int Simulator::tail_trips(std::size_t bytes, int unroll) const {
+  if (tail_threads_ <= 0 || unroll <= 1) return 0;
+  const std::size_t vecs = bytes / kVecBytes, threads = std::size_t(tail_threads_);
+  const std::size_t most = (vecs + threads - 1) / threads, u = std::size_t(unroll);
+  auto steps = [&](std::size_t v, bool serial) { return v / u + (serial ? v % u : std::size_t(v % u != 0)); };
+  std::size_t before = steps(most, true), now = steps(most, false);
+  if (most > 1 && vecs % threads != 0) {
+    before = std::max(before, steps(most - 1, true));
+    now = std::max(now, steps(most - 1, false));
+  }
+  return int(before - now);
+}
+
 void Simulator::copy(Block& b, uintptr_t dst, uintptr_t src, std::size_t bytes) {
   if (bytes == 0) return;
   const Loc s = decode(b, src, bytes, "copy"), d = decode(b, dst, bytes, "copy");
@@ -64,6 +82,7 @@ void Simulator::copy(Block& b, uintptr_t dst, uintptr_t src, std::size_t bytes) 
   x.remote_load = s.space != me;
   x.local_load = !x.remote_load;  // its stores wait for its local loads: local_load_us (transfers.cpp)
   x.posted = d.space != me;
+  x.tail_trips = uint8_t(tail_trips(bytes, 4));  // backends/cuda/block_ctx.cuh copy: 4 vectors a step
   if (overlap) {
     x.overlapped = true;
     ++b.loads_inflight;
@@ -134,7 +153,8 @@ void Simulator::reduce(Block& b, DType t, uintptr_t dst, const void* const* srcs
       host_src[k] = read_heap(s.space, s.off, bytes);
     }
   }
-  x.local_load = !x.remote_load;  // waits local_load_us (transfers.cpp)
+  x.local_load = !x.remote_load;                                           // waits local_load_us (transfers.cpp)
+  x.tail_trips = uint8_t(tail_trips(bytes, n <= 2 ? 4 : n <= 4 ? 2 : 1));  // vec_math.cuh reduce_n's steps
   if (x.posted && over_link(me, d.space)) {
     add_use(res_egress(me), 1);
     add_use(res_ingress(d.space), 1);

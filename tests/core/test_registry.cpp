@@ -60,6 +60,21 @@ TEST(Registry, DefaultBlocksWithinLimits) {
 
 namespace symm {
 
+TEST(Registry, DefaultThreadsGiveEachThreadAVectorOfTheLargestPiece) {
+  // A 16-byte vector of a block's piece per thread, in whole warps, at most 512: all_reduce cuts
+  // the whole buffer, all_gather one rank's part (bytes / world).
+  const AlgoInfo& ar = find_algo("all_reduce.ld_reduce");
+  EXPECT_EQ(ar.default_threads(4096, 4, 1), 256);       // 256 vectors
+  EXPECT_EQ(ar.default_threads(4096, 4, 16), 32);       // 16 vectors: one warp
+  EXPECT_EQ(ar.default_threads(1u << 20, 4, 16), 512);  // 4096 vectors: capped
+  EXPECT_EQ(ar.default_threads(1000 * 16, 2, 1), 512);
+  EXPECT_EQ(ar.default_threads(100 * 16, 2, 1), 128);  // 100 vectors: 4 warps
+  const AlgoInfo& ag = find_algo("all_gather.ld");
+  EXPECT_EQ(ag.default_threads(65536, 4, 1), 512);  // 16 KiB a rank: 1024 vectors
+  EXPECT_EQ(ag.default_threads(65536, 4, 4), 256);
+  EXPECT_EQ(ag.default_threads(16, 2, 1), 32);  // less than a vector: still a warp
+}
+
 TEST(Registry, LlProgramsBoundBlocksBothWays) {
   const AlgoInfo& ll = find_algo("all_reduce.one_shot_ll");
   ASSERT_EQ(ll.piece_bytes, std::size_t(16) << 10);

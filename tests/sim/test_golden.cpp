@@ -117,6 +117,44 @@ TEST(Golden, ProgrammaticLaunchSavesBackToBackCallsOfDevicePrograms) {
                    }()));
 }
 
+TEST(Golden, ASerialTailPaysARoundTripForEachOfAThreadsLastVectors) {
+  // RunSpec::serial_tail (the CUDA copy before ec6ad13): 4 vectors a thread a step, then the rest
+  // one at a time. One block of all_reduce.one_shot's sizes runs 512 threads (AlgoInfo::
+  // default_threads): 16 KiB is 2 vectors a thread, one round trip (2 us) more than one step;
+  // 24 KiB 3 vectors, two more; 16 KiB + 16 B leaves thread 0 three vectors, two more; 8 KiB
+  // (one vector) and 32 KiB (one full step) none. Without it, 1 + bytes / 1000 + 2 each.
+  for (const auto& [bytes, extra] :
+       {std::pair<std::size_t, int>{16384, 1}, {24576, 2}, {16400, 2}, {8192, 0}, {32768, 0}}) {
+    RunSpec s = golden_spec(2, bytes, 1);
+    ASSERT_EQ(s.algo->default_threads(bytes, 2, 1), 512);
+    EXPECT_DOUBLE_EQ(time_of<LoadFromPeer<>>(s), 1 + double(bytes) / 1000 + 2) << bytes;
+    s.serial_tail = true;
+    EXPECT_DOUBLE_EQ(time_of<LoadFromPeer<>>(s), 1 + double(bytes) / 1000 + 2 + 2 * extra) << bytes;
+  }
+  // Its local loads (a copy of its own input into a peer) pay nothing more (sim.h).
+  RunSpec store = golden_spec(2, 16384, 1);
+  const double one_step = time_of<StoreThenSignal<MemOrder::kRelease>>(store);
+  store.serial_tail = true;
+  EXPECT_DOUBLE_EQ(time_of<StoreThenSignal<MemOrder::kRelease>>(store), one_step);
+  // Fewer threads by size: 4 KiB at one block is 256 threads, one vector each: no tail.
+  RunSpec small = golden_spec(2, 4096, 1);
+  small.serial_tail = true;
+  EXPECT_EQ(small.algo->default_threads(4096, 2, 1), 256);
+  EXPECT_DOUBLE_EQ(time_of<LoadFromPeer<>>(small), 1 + 4.096 + 2);
+}
+
+TEST(Golden, ASerialTailSlowsATwoSourceReduceOnly) {
+  // all_reduce.ld_reduce (one_shot) at 16 KiB on one block: its reduce of world sources (backends/
+  // cuda/vec_math.cuh) steps 4 vectors a thread at 2 sources, 2 at 3-4, 1 beyond: with the serial
+  // tail the 2-rank call pays one round trip more, the 4-rank call none.
+  for (const auto& [world, extra] : {std::pair<int, double>{2, 2.0}, {4, 0.0}}) {
+    RunSpec s = golden_spec(world, 16384, 1);
+    const double one_step = run(s).time_us;
+    s.serial_tail = true;
+    EXPECT_DOUBLE_EQ(run(s).time_us, one_step + extra) << world;
+  }
+}
+
 TEST(Golden, ABlocksFirstPeerAccessPaysPeerKernelOnce) {
   // peer_kernel_us before the block's first access to a peer, and never again in that kernel:
   // one load 1 + 0.25 + 4 + 2; the local Empty program pays nothing.
