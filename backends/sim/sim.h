@@ -91,7 +91,8 @@ struct Machine {
   // A block's reduce (verbs.cpp): the bytes it loads from all its sources per second, a cap apart
   // from block_GBps (a reduce keeps a load from each source in flight at once; a copy's loads wait
   // for its stores). Calibrated by reduce_peers rows (a block's reduce of every rank's input, 1-2
-  // blocks: apps/harness/sim/fit.cpp). 0: block_GBps, as before the key (no such rows).
+  // blocks: apps/harness/sim/fit.cpp). A reduce with a source across NVLink loads at block_GBps:
+  // the links' round trips bind it as they bind a copy. 0: block_GBps, as before the key (no rows).
   double block_reduce_GBps = 0;
   double reduce_GBps() const { return block_reduce_GBps > 0 ? block_reduce_GBps : block_GBps; }  // the rate in use
   // A block's transfers under load (flow_net.h set_slowdown): with the GPU's memory moving T TB/s

@@ -133,12 +133,14 @@ void Simulator::reduce(Block& b, DType t, uintptr_t dst, const void* const* srcs
   x.dst_off = d.off;
   x.bytes = bytes;
   const void* host_src[kPadWorld];
+  bool linked = false;  // a source across NVLink
   if (race_) access_epoch(b);
   for (int k = 0; k < n; ++k) {
     const Loc s = decode(b, reinterpret_cast<uintptr_t>(srcs[k]), bytes, "reduce");
     if (s.space == kMcSpace) fail(ErrorCode::kInvalidArgument, "reduce() cannot load a multicast address");
     if (s.space != me) x.remote_load = true;
     if (over_link(s.space, me)) {
+      linked = true;
       add_use(res_egress(s.space), load_link_);  // machine key load_link_factor, as copy's loads
       add_use(res_ingress(me), load_link_);
     } else {
@@ -167,8 +169,11 @@ void Simulator::reduce(Block& b, DType t, uintptr_t dst, const void* const* srcs
     if (race_) store(b, d.space, d.off, bytes);
   }
   // The per-block cap is on everything the block loads: n sources per unit of progress, at a
-  // reduce's own rate (machine block_reduce_GBps).
-  start_flow(b, index, block_reduce_bpp_ / n, double(bytes));
+  // reduce's own rate (machine block_reduce_GBps, calibrated on one GPU: reduce_peers) when every
+  // source is in its GPU's memory; with one across NVLink the links' round trips bind it as they
+  // bind a copy's loads (block_GBps: on 4x H200 ld_reduce's 1-4 blocks ran 22-34 % slower than the
+  // reduce rate said, within 12 % of the copy's).
+  start_flow(b, index, (linked ? block_bpp_ : block_reduce_bpp_) / n, double(bytes));
 }
 
 // multimem_reduce<T>: one flow through the NVSwitch: loads [mc, mc+count) from every rank,

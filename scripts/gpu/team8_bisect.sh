@@ -34,7 +34,9 @@
 # flag writes and launches): world 8 rs_timed three times and the sweep once, world 4 every collective
 # timing only and the fused bench at M 4096 (checked). STEP=lockstep8: the fused bench with the plans'
 # lockstep too (it had only the calls'), worlds 8 and 4, checked.
-# Binary carried.   [STEP=copies|calls|fix|small|order|queues|lockstep|lockstep2|lockstep3|lockstep4|lockstep5|lockstep6|lockstep7|lockstep8|w2] scripts/gpu/team8_bisect.sh <out-dir>  -> <out-dir>/<name>_r<rep>.csv / .log
+# STEP=round: teams of 2, 4 and 8 after the verbs' one-step tail (ec6ad13): every collective and
+# algorithm checked, graph and eager, and the fused bench (team/run21).
+# Binary carried.   [STEP=round|copies|calls|fix|small|order|queues|lockstep|lockstep2|lockstep3|lockstep4|lockstep5|lockstep6|lockstep7|lockstep8|w2] scripts/gpu/team8_bisect.sh <out-dir>  -> <out-dir>/<name>_r<rep>.csv / .log
 source scripts/gpu/one_gpu_env.sh "${1:-}" h200x1  # safety variables, one GPU, DIR
 mkdir -p "$DIR"
 BIN=.carry/symmcoll-cuda
@@ -119,6 +121,13 @@ if [ "${STEP:-}" = w2 ]; then  # a team of 2 with the lockstep as committed: eve
   WORLD=2 run w2_sweep 1 --op all_reduce,reduce_scatter,all_gather --algo all --mode both
   WORLD=2 run w2_timed 2 --op all_reduce,reduce_scatter,all_gather --algo all --mode both --timing-only
   fused w2_fused 2
+  exit 0
+fi
+if [ "${STEP:-}" = round ]; then  # the CUDA verbs' one-step tail (ec6ad13): teams of 2, 4, 8, every collective checked, the fused bench
+  for w in 2 4 8; do
+    WORLD=$w run r_w${w}_sweep 1 --op all_reduce,reduce_scatter,all_gather --algo all --mode both
+    fused r_w${w}_fused $w
+  done
   exit 0
 fi
 if [ "${STEP:-}" = lockstep8 ]; then  # the fused bench with the plans' lockstep too (bench_fused.cpp): worlds 8 and 4, checked

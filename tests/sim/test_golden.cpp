@@ -479,6 +479,21 @@ struct LocalReduce {
   }
 };
 
+// A block's reduce rate (block_reduce_GBps) is of sources in its GPU's memory: with a source across
+// NVLink the reduce loads at block_GBps, as a copy's loads (verbs.cpp). On tiny at 2 GB/s: the
+// local reduce's 4000 B loaded in 2 us, not 4; one_shot's (a peer's source) still 9 us in all.
+TEST(Golden, AReduceRateIsOfSourcesInTheGpusOwnMemory) {
+  RunSpec s = golden_spec(2, 2000, 1);
+  s.machine.block_reduce_GBps = 2;
+  EXPECT_DOUBLE_EQ(time_of<LocalReduce<true>>(s), 1 + 2);
+  EXPECT_DOUBLE_EQ(run(s).time_us, 9);
+  // A team's peers share its GPU: one_shot's reduce there runs at the reduce rate (2 us, not 4).
+  s.machine.team = 1;
+  s.machine.gpus = 1;
+  EXPECT_DOUBLE_EQ(time_of<LocalReduce<true>>(s), 1 + 2);
+  EXPECT_LT(run(s).time_us, 9 - 1.5);
+}
+
 // A reduce or copy of local sources only waits local_load_us before its bytes land (verbs.cpp,
 // transfers.cpp: its stores wait for its loads); a remote source pays load_rtt_us instead;
 // ll_poll_us (the packet spin's) is not this key.

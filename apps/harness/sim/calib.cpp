@@ -71,12 +71,14 @@ CalibTable read_calibration(const std::string& path) {
   bool header = false;
   std::size_t fields = 0;
   bool gemm_bench = false;
+  bool team = false;  // calibrate --world N wrote it (backends: apps/harness/cuda/calibrate.cpp)
   while (std::getline(in, line)) {
     ++n;
     if (!line.empty() && line.back() == '\r') line.pop_back();
     if (line.empty()) continue;
     if (line[0] == '#') {
       t.comments.push_back(line.substr(1));
+      team = team || line.starts_with("# in-process team");
       continue;
     }
     const std::string where = path + ":" + std::to_string(n);
@@ -119,6 +121,7 @@ CalibTable read_calibration(const std::string& path) {
       fail(ErrorCode::kInvalidArgument, where + ": a field is not a number");
     }
     if (!(r.time_us > 0)) fail(ErrorCode::kInvalidArgument, where + ": time_us must be positive");
+    r.team = team;
     t.rows.push_back(r);
   }
   if (!header) fail(ErrorCode::kInvalidArgument, path + ": no header line (bench,world,blocks,graph,x,time_us,m,n,k)");
@@ -168,7 +171,7 @@ std::vector<CalibRow> simulate_calibration(const Machine& m, int world, const Ca
   plan.check();
   std::vector<CalibRow> rows;
   auto add = [&](const char* bench, int blocks, bool graph, double x, double t) {
-    rows.push_back(CalibRow{bench, world, blocks, graph, x, t});
+    rows.push_back(CalibRow{bench, world, blocks, graph, x, t, 0, 0, 0, m.team != 0});
   };
   add("device_gpus", 0, true, m.gpus, 1);
   add("device_sms", 0, true, m.sms, 1);

@@ -134,6 +134,9 @@ struct CalibRow {
   double x = 0;
   double time_us = 0;
   int m = 0, n = 0, k = 0;  // gemm rows: the shape (0 elsewhere)
+  // Measured by an in-process team (ranks sharing a GPU, whose peers' memory is the GPU's own): a
+  // file whose comments say "in-process team", or a simulated team machine's rows.
+  bool team = false;
 };
 
 struct CalibTable {

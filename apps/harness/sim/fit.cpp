@@ -323,12 +323,14 @@ FitResult fit_machine(const CalibTable& t, const Machine& base, const std::strin
   }
   // A block's reduce rate (verbs.cpp): reduce_peers at 1-2 blocks, every rank's input reduced into
   // rank 0's own output, world sources per byte out: t = c + world x / (blocks R), the rows whose
-  // loads outgrow the L2 (beyond_l2). Within it a block with more sources loads faster (one H200: 102-130
-  // GB/s at 4 and 8 sources, 71-78 at 2; from HBM 77-83 at each): not modelled, the rate from HBM is
-  // what the bandwidth-bound calls run at. Before local_load_us: its chains' reduces run at this rate.
+  // loads outgrow the L2 (beyond_l2), of a team (CalibRow::team): there every source is in the GPU's
+  // own memory, what the rate is of; over NVLink the rows time the links' round trips (block_GBps). Within it a block
+  // with more sources loads faster (one H200: 102-130 GB/s at 4 and 8 sources, 71-78 at 2; from HBM 77-83 at each): not
+  // modelled, the rate from HBM is what the bandwidth-bound calls run at. Before local_load_us: its chains' reduces run
+  // at this rate.
   {
     const std::vector<int> idx =
-        select([&](const CalibRow& r) { return r.bench == "reduce_peers" && r.blocks <= 2 && beyond_l2(r); });
+        select([&](const CalibRow& r) { return r.bench == "reduce_peers" && r.team && r.blocks <= 2 && beyond_l2(r); });
     if (need(idx, 2)) {
       const Fit f = linear(idx, [&](const CalibRow& r) { return r.x * r.world / (r.blocks * unslowed(r)); });
       m.block_reduce_GBps = 1e-3 / f.p(1);
