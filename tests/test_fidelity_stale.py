@@ -107,6 +107,12 @@ class Stale(unittest.TestCase):
         self.assertIsNone(self.commit(row("mm_rs.gemm_ce_acc", "not-a-sha")))
         self.assertIsNone(self.commit(row("mm_rs.gemm_ce_acc", "0000000")))
 
+    def test_rows_before_the_one_step_tail_are_predicted_with_the_old_one(self):
+        # Not stale: the simulator models both (sweep --serial-tail), by the same ancestry.
+        self.assertIs(data.is_ancestor(fidelity.TAIL_SINCE, "7e12b0b"), False)  # the commit before it
+        self.assertIs(data.is_ancestor(fidelity.TAIL_SINCE, "5dd3678-dirty"), True)
+        self.assertIsNone(self.commit(row("all_gather.ld", "7e12b0b")))
+
 
 if __name__ == "__main__":
     unittest.main()
