@@ -299,7 +299,8 @@ struct RunSpec {
   // copy, vec_math.cuh reduce_n): a thread's last vectors, fewer than a step's, one at a time, each
   // paying the remote load round trip again (Simulator::tail_trips; verbs with local sources only,
   // stores to peers included, pay nothing more: on 4x H200 all_gather.st's 16-KiB pieces ran as fast
-  // as their neighbours, all_gather.ld's 2-3 us slower). For GPU rows measured then
+  // as their neighbours, all_gather.ld's 2-3 us slower). Device programs and host plans' kernels
+  // only (the fused operations' workloads run without it). For GPU rows measured then
   // (experiments/fidelity.py); false: one step, as the backend does now.
   bool serial_tail = false;
   bool timing_only = false;  // no data arrays: no correctness check, no race check
