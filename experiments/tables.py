@@ -649,6 +649,28 @@ def reduce_fix_numbers(macro):
 BARRIER_ORDER = "experiments/results/h200x4/barrier_order_048a34b"
 
 
+# The CUDA verbs' one-step tail (ec6ad13) on one H200's teams, old binary against new, beside the
+# simulator with the old tail and without (experiments/tail_ab.py's summary): symmTailCells, the
+# cells; symmTailMoved, those the simulator moves; symmTailMeasured / symmTailPredicted, their median
+# gain measured / simulated (%, the new binary faster); symmTailOthers, the other cells' measured
+# median change, its size (%).
+TAIL_AB_SUMMARY = "experiments/tables/tail_ab_h200x1.json"
+
+
+def tail_numbers(macro):
+    import json
+    path = os.path.join(data.ROOT, TAIL_AB_SUMMARY)
+    if not os.path.exists(path):
+        return
+    with open(path) as f:
+        s = json.load(f)
+    macro("symmTailCells", "%d" % s["cells"])
+    macro("symmTailMoved", "%d" % s["moved"])
+    macro("symmTailMeasured", "%.1f" % -s["measured_change_pct"])
+    macro("symmTailPredicted", "%.1f" % -s["predicted_change_pct"])
+    macro("symmTailOthers", "%.1f" % abs(s["others_change_pct"]))
+
+
 def barrier_order_numbers(macro):
     compare_bins = _compare_bins()
     cells, shas = compare_bins.read_cells(glob.glob(os.path.join(data.ROOT, BARRIER_ORDER, "order_*_h200x4.csv")))
@@ -925,6 +947,7 @@ def numbers():
     floor_numbers(macro)
     reduce_fix_numbers(macro)
     barrier_order_numbers(macro)
+    tail_numbers(macro)
     power_numbers(macro)
     split_numbers(macro)
     acc_numbers(macro)

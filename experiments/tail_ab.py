@@ -6,10 +6,13 @@ fitted to these rows: the question is whether the model of the old tail (one rem
 for each of a thread's last vectors but one) picks the cells that changed and says by how much.
 
     experiments/tail_ab.py RUN_DIR --machine h200x1 --symmcoll build/apps/symmcoll --out TABLE.md
+
+writes TABLE.md and its summary TABLE.json (the paper's numbers, experiments/tables.py).
 """
 import argparse
 import csv
 import glob
+import json
 import os
 import statistics
 import subprocess
@@ -100,6 +103,15 @@ def main():
             pct(r["p_old"], r["p_new"])))
     with open(a.out, "w") as f:
         f.write("\n".join(lines) + "\n")
+    # The summary beside the table (<out>.json): the paper's numbers (experiments/tables.py).
+    summary = {"cells": len(rows), "moved": len(moving),
+               "measured_change_pct": med([pct(r["old"], r["new"]) for r in moving]),
+               "predicted_change_pct": med([pct(r["p_old"], r["p_new"]) for r in moving]),
+               "others_change_pct": med([pct(r["old"], r["new"]) for r in still]),
+               "old_sha": sorted(shas["old"]), "new_sha": sorted(shas["new"])}
+    with open(os.path.splitext(a.out)[0] + ".json", "w") as f:
+        json.dump(summary, f, indent=1)
+        f.write("\n")
     print("tail_ab: %d cells, %d moved by the simulator -> %s" % (len(rows), len(moving), a.out))
 
 
