@@ -12,6 +12,11 @@
 
 namespace symm::calib {
 
+// The comment (after its '#') that marks a calibration CSV an in-process team measured: ranks
+// sharing a GPU, whose peers' memory is the GPU's own. Written by calibrate --world N (and by the
+// simulator's rows of a team machine), read by the fit (apps/harness/sim/calib.h CalibRow::team).
+inline constexpr const char* kTeamComment = " in-process team";
+
 // The stride of LocalReduceChain's loads (core/calib_programs.h): one cache line each.
 inline constexpr std::size_t kLineBytes = 128;
 // The piece each copy of PeerCopyChain moves (core/calib_programs.h): 16 bytes per thread of 256.

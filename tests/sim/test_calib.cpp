@@ -265,6 +265,39 @@ TEST(Calib, OnlyTheNamedKeysAreSet) {
       << f.ini;
 }
 
+// A team's rows written and read back stay a team's (core/calib_plan.h kTeamComment): the reduce
+// rate, fitted from a team's reduce_peers rows only, comes back the same; an NVLink run's rows stay not.
+TEST(Calib, ATeamsRowsStayATeamsThroughTheCsv) {
+  Machine in = odd_team();
+  in.block_reduce_GBps = 70;
+  const CalibTable t = table_for(in, 2);
+  const std::vector<CalibRow> simulated = simulate_calibration(in, 2);
+  ASSERT_TRUE(std::all_of(simulated.begin(), simulated.end(), [](const CalibRow& r) { return r.team; }));
+  const std::string path = testing::TempDir() + "calib_team_rows.csv";
+  {
+    std::ofstream f(path);
+    write_calibration(f, t);
+  }
+  const CalibTable back = read_calibration(path);
+  ASSERT_EQ(back.rows.size(), t.rows.size());
+  EXPECT_TRUE(std::all_of(back.rows.begin(), back.rows.end(), [](const CalibRow& r) { return r.team; }));
+  const Machine base = machine("h200x1");
+  // The same fit (the file says one line more: the team comment).
+  const Machine a = fit_machine(t, base, "m", "x.csv").machine, b = fit_machine(back, base, "m", "x.csv").machine;
+  EXPECT_NEAR(a.block_reduce_GBps, 70, 0.02 * 70);
+  EXPECT_DOUBLE_EQ(b.block_reduce_GBps, a.block_reduce_GBps);
+  EXPECT_DOUBLE_EQ(b.load_slowdown, a.load_slowdown);
+  EXPECT_DOUBLE_EQ(b.block_GBps, a.block_GBps);
+  const CalibTable nvlink = table_for(odd_machine(), 2);
+  const std::string other = testing::TempDir() + "calib_nvlink_rows.csv";
+  {
+    std::ofstream f(other);
+    write_calibration(f, nvlink);
+  }
+  const CalibTable back2 = read_calibration(other);
+  EXPECT_TRUE(std::none_of(back2.rows.begin(), back2.rows.end(), [](const CalibRow& r) { return r.team; }));
+}
+
 // A team machine (base team = 1: the ranks share one GPU), its team run (2 ranks on the GPU,
 // simulated on the team machine: the ranks' local copies share its HBM) pooled with a lone rank's
 // launch and GEMM rows (world 1, other values): HBM counts both ranks' bytes, launch comes from the

@@ -521,7 +521,7 @@ int calibrate_rank(Runtime& rt, const calib::CalibPlan& plan, std::size_t half, 
     std::ostringstream f;
     f << "#" << command << "\n# device " << rt.device_name() << ", git " << git_sha() << "\n";
     if (rt.team())
-      f << "# in-process team: " << world << " ranks, machine " << rt.machine()
+      f << "#" << calib::kTeamComment << ": " << world << " ranks, machine " << rt.machine()
         << " (one GPU's HBM and L2 between ranks, not NVLink)\n";
     f << "bench,world,blocks,graph,x,time_us,m,n,k\n" << c.rows();
     write_file(csv, f.str());  // whole or not at all; an error names the file and the reason

@@ -16,6 +16,11 @@ namespace symm::sim {
 
 void write_calibration(std::ostream& out, const CalibTable& t) {
   for (const std::string& c : t.comments) out << "#" << c << "\n";
+  // A team's rows say so, as calibrate --world N's file does, so that they read back as a team's.
+  const bool team_rows = std::any_of(t.rows.begin(), t.rows.end(), [](const CalibRow& r) { return r.team; });
+  const bool said = std::any_of(t.comments.begin(), t.comments.end(),
+                                [](const std::string& c) { return c.starts_with(calib::kTeamComment); });
+  if (team_rows && !said) out << "#" << calib::kTeamComment << ": the rows of ranks sharing a GPU\n";
   out << "bench,world,blocks,graph,x,time_us,m,n,k\n";
   char buf[256];
   for (const CalibRow& r : t.rows) {
@@ -78,7 +83,7 @@ CalibTable read_calibration(const std::string& path) {
     if (line.empty()) continue;
     if (line[0] == '#') {
       t.comments.push_back(line.substr(1));
-      team = team || line.starts_with("# in-process team");
+      team = team || t.comments.back().starts_with(calib::kTeamComment);
       continue;
     }
     const std::string where = path + ":" + std::to_string(n);
