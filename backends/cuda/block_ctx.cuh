@@ -90,8 +90,8 @@ class BlockCtxT {
     // flight before the first store, so a tail costs one round trip. A loop of single vectors paid
     // one round trip each: a 16-KiB piece at 512 threads (2 vectors a thread) took two where 32 KiB
     // took one (4x H200, all_gather.ld 256K at 4 blocks 12.8 us, at 2 blocks 10.7). One vector
-    // alone stays a plain load and store (the guarded step cost 8 ranks' all_gather.st 2-4 % on one
-    // H200: experiments/results/h200x1/tail_ab_*).
+    // alone stays the plain load and store it was (guarded as well it measured the same within the
+    // runs' spread on one H200: experiments/results/h200x1/tail_ab_7e12b0b and its first_try/).
     if (i + stride < n) {
       uint4 v[kU - 1];
 #pragma unroll

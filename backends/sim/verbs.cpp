@@ -171,7 +171,8 @@ void Simulator::reduce(Block& b, DType t, uintptr_t dst, const void* const* srcs
   // The per-block cap is on everything the block loads: n sources per unit of progress, at a
   // reduce's own rate (machine block_reduce_GBps, calibrated on one GPU: reduce_peers) when every
   // source is in its GPU's memory; with one across NVLink the links' round trips bind it as they
-  // bind a copy's loads (block_GBps: on 4x H200 ld_reduce's 1-4 blocks ran 22-34 % slower than the
+  // bind a copy's loads (block_GBps: the trial recorded in experiments/Makefile beside
+  // REDUCE_CALIB_H200X1, where 4x H200's ld_reduce rows at 1-4 blocks ran 21-34 % slower than the
   // reduce rate said, within 12 % of the copy's).
   start_flow(b, index, (linked ? block_bpp_ : block_reduce_bpp_) / n, double(bytes));
 }
