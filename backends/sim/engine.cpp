@@ -52,6 +52,8 @@ Simulator::Simulator(const RunSpec& spec, Workload work, std::vector<int> call_b
       acquire_wait_ps_(acquire_ps_ - fence_ps_),
       fence_gap_ps_(us_to_ps(spec.machine.fence_gap_us)),
       local_store_fence_ps_(us_to_ps(spec.machine.local_store_fence_us)),
+      fence_crowd_ps_(us_to_ps(spec.machine.fence_crowd_us)),
+      crowd_blocks_(spec.machine.fence_crowd_blocks),
       signal_next_ps_(us_to_ps(spec.machine.signal_next_us)),
       wait_next_ps_(us_to_ps(spec.machine.wait_next_us)),
       load_overlap_(spec.machine.load_overlap != 0),

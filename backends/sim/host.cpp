@@ -134,6 +134,7 @@ void Simulator::start_blocks(Host& h, const VClock& parent, TimePs delay) {
     blk.load_peers = 0;
     blk.touched_peer = false;
     blk.fence_pending = true;
+    blk.acquired = false;
     blk.stored_local = false;
     blk.run_kind = Block::kRunOther;
     blk.last_wait = UINT32_MAX;

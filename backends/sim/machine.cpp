@@ -38,6 +38,8 @@ std::vector<Key> keys_of(Machine& m) {
       {"acquire_us", &m.acquire_us, nullptr, true},
       {"release_fence_share", &m.release_fence_share, nullptr, true},
       {"fence_gap_us", &m.fence_gap_us, nullptr, true},
+      {"fence_crowd_us", &m.fence_crowd_us, nullptr, true},
+      {"fence_crowd_blocks", nullptr, &m.fence_crowd_blocks, true},
       {"local_store_fence_us", &m.local_store_fence_us, nullptr, true},
       {"signal_next_us", &m.signal_next_us, nullptr, true},
       {"wait_next_us", &m.wait_next_us, nullptr, true},

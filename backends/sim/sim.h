@@ -68,6 +68,19 @@ struct Machine {
   // release against relaxed, 1..64 blocks; 0: fences never slow each other). Flagged-packet
   // programs neither fence nor wait on flags.
   double fence_gap_us = 0;
+  // A release's fence after an acquire of the same kernel (a barrier round after the first: the
+  // block has seen a flag since it started) costs this much more for each other block of its GPU
+  // fencing or spinning on a flag as it starts, counting at most fence_crowd_blocks of them, unless
+  // the release first waited for the block's stores to land (a push), which hides it. On
+  // 4x H200 a chain of acquire / release barriers (calibrate's barrier_blocks, n >= 4 rounds)
+  // costs a round 0.16, 0.26, 0.67, 0.94, 0.95 and 0.97 us more at 2, 4, 8, 16, 32 and 64 blocks
+  // than at one, beyond the relaxed barrier's growth, while one barrier at a kernel's start (n = 1)
+  // grows about 0.2 us to 16 blocks. The collectives that pull (loads, then a barrier) pay it; the
+  // pushes do not: on 4x H200 all_gather.st grows 0.3 us from 1 to 16 blocks where all_gather.ld
+  // grows 1.2 (bench rows; that the push hides it is read from them, the keys from calibrate's
+  // barrier_blocks rows: apps/harness/sim/fit.cpp). 0: no such cost.
+  double fence_crowd_us = 0;
+  int fence_crowd_blocks = 0;
   // A release's fence costs this much more when the block has stored into its own memory since its
   // last fenced release (a data verb's destination: copy, reduce, the LL verbs, a tile): the stores'
   // acknowledgement it waits for. A peer's stores it waits for as they land (store_latency_us, from

@@ -92,6 +92,8 @@ struct Block {
   // A release would fence: a data verb or an acquire since the block's last fenced release (or its
   // start: the launch's predecessors), machine key release_fence_share.
   bool fence_pending = true;
+  // The block has acquired a flag since it started: its next fence pays fence_crowd_us (sim.h).
+  bool acquired = false;
   // The block has stored into its own memory (a data verb's destination) since its last fenced
   // release: that release's fence pays local_store_fence_us more (machine key).
   bool stored_local = false;
@@ -422,6 +424,10 @@ class Simulator {
   // Machine key fence_gap_us: what a release's fence pays for each other block of its GPU that is
   // fencing or waiting for a flag (syncing_[gpu]: those blocks now; verbs.cpp, signal and wait).
   const TimePs fence_gap_ps_, local_store_fence_ps_;
+  // Machine keys fence_crowd_us / fence_crowd_blocks: a fence after an acquire of the kernel pays
+  // fence_crowd_ps_ per other syncing block, at most crowd_blocks_ of them (verbs.cpp, signal).
+  const TimePs fence_crowd_ps_;
+  const int crowd_blocks_;
   // Machine keys signal_next_us and wait_next_us (Block::run_kind) and load_overlap (verbs.cpp, copy).
   const TimePs signal_next_ps_, wait_next_ps_;
   const bool load_overlap_;

@@ -236,7 +236,8 @@ void Simulator::signal(Block& b, int peer, uint32_t slot, uint32_t value, MemOrd
   if (peer != b.rank) touch_peer(b);
   const bool release = order == MemOrder::kRelease;
   released_ |= release;
-  if (release && b.inflight) {
+  const bool pushed = release && b.inflight;  // its stores still on their way (fence_crowd_us below)
+  if (pushed) {
     b.state = BlockState::kStores;
     yield(b);
   }
@@ -256,7 +257,12 @@ void Simulator::signal(Block& b, int peer, uint32_t slot, uint32_t value, MemOrd
     b.fence_pending = false;
     // fence_gap_us more for each other block of the GPU in a fence or a wait as this one starts.
     int& syncing = syncing_[std::size_t(m_.gpu_of(b.rank))];
-    const TimePs t = fence_ps_ + fence_gap_ps_ * TimePs(syncing) + (b.stored_local ? local_store_fence_ps_ : 0);
+    TimePs t = fence_ps_ + fence_gap_ps_ * TimePs(syncing) + (b.stored_local ? local_store_fence_ps_ : 0);
+    // After an acquire of this kernel, fence_crowd_us per other syncing block (at most
+    // fence_crowd_blocks), unless the block waited above for its stores to land: a push's release
+    // waits for them anyway, and the crowd's cost hides behind that wait (on 4x H200 the pushes'
+    // rows grow 0.3 us from 1 to 16 blocks where the pulls' grow 1.2; sim.h).
+    if (b.acquired && !pushed && fence_crowd_ps_ > 0) t += fence_crowd_ps_ * TimePs(std::min(syncing, crowd_blocks_));
     b.stored_local = false;
     if (t > 0) {
       ++syncing;
@@ -355,6 +361,7 @@ void Simulator::wait(Block& b, uint32_t slot, uint32_t value, MemOrder order) {
   // then no event at all). What it made visible, the block's next release fences again.
   if (order == MemOrder::kAcquire) {
     b.fence_pending = true;
+    b.acquired = true;
     if (!next && acquire_wait_ps_ > 0) {
       q_.push(q_.now() + acquire_wait_ps_, kResumeBlock, uint32_t(b.rank * stride_ + b.index), 0);
       b.state = BlockState::kTransfer;

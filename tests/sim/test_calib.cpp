@@ -32,6 +32,8 @@ Machine odd_machine() {
   m.acquire_us = 0.35;
   m.release_fence_share = 0.6;
   m.fence_gap_us = 0.013;
+  m.fence_crowd_us = 0.05;  // a round after the first, per other block, at most 6 of them
+  m.fence_crowd_blocks = 6;
   m.local_store_fence_us = 0.17;  // a release after local stores, apart from the ping-pongs' costs
   m.signal_next_us = 0.3;         // a later signal and a later wait apart, both charged
   m.wait_next_us = 0.2;
@@ -115,8 +117,11 @@ void expect_recovers(const Machine& in, int world) {
   expect_near_rel(out.store_latency_us, in.store_latency_us, "store_latency_us");
   expect_near_rel(out.acquire_us, in.acquire_us, "acquire_us");
   EXPECT_NEAR(out.release_fence_share, in.release_fence_share, 0.01) << "release_fence_share";
-  // 3 %: at 8 ranks the barrier rows' epoch advances (a local load each) shift the search a little.
-  EXPECT_NEAR(out.fence_gap_us, in.fence_gap_us, 4e-4) << "fence_gap_us";
+  // fence_gap_us and fence_crowd_us are fitted together from the same barrier rows (fit.cpp): the
+  // other keys' small errors move the pair along their trade-off (about 0.0005 and 0.004 us at 4 ranks).
+  EXPECT_NEAR(out.fence_gap_us, in.fence_gap_us, 7e-4) << "fence_gap_us";
+  EXPECT_NEAR(out.fence_crowd_us, in.fence_crowd_us, 5e-3) << "fence_crowd_us";
+  EXPECT_EQ(out.fence_crowd_blocks, in.fence_crowd_blocks) << "fence_crowd_blocks";
   expect_near_rel(out.local_store_fence_us, in.local_store_fence_us, "local_store_fence_us");
   expect_near_rel(out.flag_latency_us, in.flag_latency_us, "flag_latency_us");
   expect_near_rel(out.ll_read_GBps, in.ll_read_GBps, "ll_read_GBps");

@@ -397,6 +397,51 @@ TEST(Golden, BlocksFencingTogetherSlowEachOther) {
   EXPECT_DOUBLE_EQ(run(s).time_us, 1 + 1);
 }
 
+// Two rounds of the collectives' acquire / release barrier; kPush: every block first stores a
+// vector into its slot of the next rank's out, so the second round's releases wait for stores.
+template <bool kPush>
+struct TwoBarriers {
+  template <class T, class Ctx>
+  static void run(Ctx& ctx, const CollArgs& a) {
+    barrier(ctx, kBarrierAcqRel);
+    if constexpr (kPush) {
+      const std::size_t v = kVecBytes / sizeof(T), at = std::size_t(ctx.block()) * v;
+      ctx.copy(ctx.peer(static_cast<T*>(a.out) + at, (ctx.rank() + 1) % ctx.world()), static_cast<const T*>(a.in) + at,
+               kVecBytes);
+    }
+    barrier(ctx, kBarrierAcqRel);
+  }
+};
+
+// fence_crowd_us: a fence after an acquire of its kernel (a barrier's second round) pays that much
+// more for each other block of its GPU fencing or waiting, at most fence_crowd_blocks of them
+// (verbs.cpp, signal); the first round's fences, and a push's (its release waits for its stores),
+// pay none. The rows it comes from, calibrate's barrier_blocks, grow to about 16 blocks and stop.
+TEST(Golden, AFenceAfterAnAcquirePaysTheCrowdUpToItsCount) {
+  RunSpec s = fenced_barrier();
+  s.blocks = 4;
+  const double plain = time_of<TwoBarriers<false>>(s);
+  s.machine.fence_crowd_us = 0.1;
+  s.machine.fence_crowd_blocks = 8;
+  // The second round's last block fences behind the three others: 3 x 0.1.
+  EXPECT_NEAR(time_of<TwoBarriers<false>>(s), plain + 3 * 0.1, 1e-9);
+  // At most fence_crowd_blocks of them.
+  s.machine.fence_crowd_blocks = 2;
+  EXPECT_NEAR(time_of<TwoBarriers<false>>(s), plain + 2 * 0.1, 1e-9);
+  // One round: its fences follow no acquire.
+  s.machine.fence_crowd_us = 0;
+  const double one = run(s).time_us;
+  s.machine.fence_crowd_us = 0.1;
+  EXPECT_DOUBLE_EQ(run(s).time_us, one);
+  // The push: its second round's releases wait for their stores first, and pay no crowd.
+  RunSpec p = s;
+  p.bytes = std::size_t(p.blocks) * kVecBytes;
+  p.machine.fence_crowd_us = 0;
+  const double push = time_of<TwoBarriers<true>>(p);
+  p.machine.fence_crowd_us = 0.1;
+  EXPECT_DOUBLE_EQ(time_of<TwoBarriers<true>>(p), push);
+}
+
 // Rank 0 block 0 copies `bytes` from its in to its own out (kPeer: to rank 1's out) and releases a
 // flag to rank 1, which waits for it (relaxed).
 template <bool kPeer>

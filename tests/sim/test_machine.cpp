@@ -12,7 +12,7 @@ namespace {
 const char* const kTinyBody =
     "gpus = 8\nteam = 0\nteam_launch_us = 0\nnvlink_egress_GBps = 4\nnvlink_ingress_GBps = 4\nstore_latency_us = 1\n"
     "flag_latency_us = 1\nload_rtt_us = 2\nload_overlap = 1\nacquire_us = 0\nrelease_fence_share = 0\nfence_gap_us = "
-    "0\n"
+    "0\nfence_crowd_us = 0\nfence_crowd_blocks = 0\n"
     "local_store_fence_us = 0\nsignal_next_us = 0\nwait_next_us = 0\npeer_kernel_us = "
     "0\nblock_GBps = "
     "1\nblock_reduce_GBps = 0\nload_slowdown = 0\n"
