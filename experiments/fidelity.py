@@ -324,7 +324,9 @@ KEY_GROUPS = [
     # what a barrier costs more as more blocks cross it at once. calibrate's barrier_blocks rows
     # give it too (apps/harness/sim/fit.cpp: 0.011 us on 2x H100), but the shipped files take it
     # from here: the bench's one-round barrier grows 0.1 us from 1 to 64 blocks where that value
-    # predicts 0.7 (experiments/results/h100x2/README.md, round_6e1fc4c).
+    # predicts 0.7 (experiments/results/h100x2/README.md, round_6e1fc4c). The rounds' growth that
+    # stops at a count of blocks, paid by a fence after an acquire of its kernel (fence_crowd_us,
+    # fence_crowd_blocks), is calibrated from those rows on each NVLink machine (fit.cpp).
     [("fence_gap_us", 0.0, 0.0, 0.1, 0.01)],
 ]
 BENCH_KEYS = [k for g in KEY_GROUPS for k in g]

@@ -110,6 +110,7 @@ def sim_rows(machine, fused=False):
 #   calibrate_* microbenchmarks of their own schema: the fit's input (experiments/Makefile)
 #   torch_*     PyTorch's fused ops, their own schema: torch_rows
 #   smi_*       nvidia-smi clock / power samples taken through a round (read by no script)
+#   gpu_*       the GPU's name, memory and clock as a one-GPU script starts (scripts/gpu/one_gpu_env.sh)
 #   interim_*   rows of a code state changed again before it was committed, measured to decide
 #               the change (h100x1/team/run12, run13: the team's host-plan waits in kernels before
 #               a team's eager samples started together); as runs they would replace whole cells
@@ -120,7 +121,7 @@ def sim_rows(machine, fused=False):
 #   *_streamwaits_*  a one-GPU team's host plans with their flag waits as stream memory operations
 #               (SYMM_PLAN_KERNEL_WAITS=0, scripts/gpu/team4_barrier.sh): the control beside the
 #               default (waits in kernels, backends/cuda/plan_exec.h), left out as *_nopdl_* is.
-NOT_RUNS = ("tune", "calibrate", "torch", "smi", "interim")
+NOT_RUNS = ("tune", "calibrate", "torch", "smi", "interim", "gpu_")
 
 
 def result_csvs(machine, pattern="*.csv"):

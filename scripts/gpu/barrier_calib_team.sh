@@ -5,12 +5,7 @@
 # and 8, twice each. Usage: scripts/gpu/barrier_calib_team.sh <out-dir> <machine-name> [binary]
 source "$(dirname "$0")/one_gpu_env.sh"
 begin barrier_calib "${3:-}"
-for rep in 1 2; do
-  for w in 2 4 8; do
-    run "rep $rep world $w" "$B" calibrate --backend cuda --world $w --rows barrier_blocks,barrier_blocks_relaxed \
-      --csv "$DIR/calibrate_barrier_w${w}_${rep}_$M.csv"
-  done
-done
+team_calib barrier barrier_blocks,barrier_blocks_relaxed
 # STEP=bench as well: the programs that pull (loads, then a barrier: all_gather.ld, the ld_reduce
 # reductions) beside the push (all_gather.st) at 4K and 64K, 1..64 blocks a rank, graph, timing
 # only: the same mechanism in the collectives (held-out rows for experiments/fidelity.py, read as

@@ -24,3 +24,13 @@ begin() {
   T=$DIR/$1_$M.log
   nvidia-smi --query-gpu=name,memory.total,clocks.max.sm --format=csv > "$DIR/gpu_$M.csv" 2>&1
 }
+# team_calib <stem> <rows>: calibrate's <rows> as teams of 2, 4 and 8, twice each, into
+# <out-dir>/calibrate_<stem>_w<world>_<rep>_<machine>.csv (reduce_calib.sh, barrier_calib_team.sh).
+team_calib() {
+  for rep in 1 2; do
+    for w in 2 4 8; do
+      run "rep $rep world $w" "$B" calibrate --backend cuda --world $w --rows "$2" \
+        --csv "$DIR/calibrate_$1_w${w}_${rep}_$M.csv"
+    done
+  done
+}

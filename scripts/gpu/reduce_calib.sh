@@ -5,12 +5,7 @@
 # each. Usage: scripts/gpu/reduce_calib.sh <out-dir> <machine-name> [binary]
 source "$(dirname "$0")/one_gpu_env.sh"
 begin reduce_calib "${3:-}"
-for rep in 1 2; do
-  for w in 2 4 8; do
-    run "rep $rep world $w" "$B" calibrate --backend cuda --world $w --rows reduce_peers,copy_peer \
-      --csv "$DIR/calibrate_reduce_w${w}_${rep}_$M.csv"
-  done
-done
+team_calib reduce reduce_peers,copy_peer
 # STEP=bench as well: the reductions that load every rank's input (all_reduce / reduce_scatter
 # ld_reduce) at 1..32 blocks a rank, 1M / 16M / 256M, graph, timing only: the per-block rate as the
 # whole team runs at once (held-out rows for experiments/fidelity.py: team/run20).
