@@ -45,7 +45,7 @@ struct AllGatherStCopy {
   template <class T, class Ctx>
   SYMM_HD static void run(Ctx& ctx, const CollArgs& a) {
     const int me = ctx.rank(), n = ctx.world(), b = ctx.block();
-    const Range piece = split_vec<T>(a.count, ctx.blocks(), b);
+    const Range piece = split_aligned<T>(a.count, ctx.blocks(), b);
     const uint32_t e = ctx.advance(pad::counter(b, Config::kCounter));
     const T* in = static_cast<const T*>(a.in) + piece.begin;
     T* out = static_cast<T*>(a.out) + piece.begin;

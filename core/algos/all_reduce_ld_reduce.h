@@ -31,7 +31,7 @@ struct AllReduceLdReduceT {
 
   template <class T, class Ctx>
   SYMM_HD static void run(Ctx& ctx, const CollArgs& a) {
-    const Range piece = split_vec<T>(a.count, ctx.blocks(), ctx.block());
+    const Range piece = split_aligned<T>(a.count, ctx.blocks(), ctx.block());
     const T* in = static_cast<const T*>(a.in) + piece.begin;
     T* out = static_cast<T*>(a.out) + piece.begin;
     const T* srcs[Ctx::kWorldLimit];

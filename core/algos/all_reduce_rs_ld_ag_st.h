@@ -33,7 +33,7 @@ struct AllReduceRsLdAgT {
     const int me = ctx.rank(), n = ctx.world(), nb = ctx.blocks(), b = ctx.block();
     const T* in = static_cast<const T*>(a.in);
     T* out = static_cast<T*>(a.out);
-    auto piece_of = [&](int slice) { return split_vec<T>(split_vec<T>(a.count, n, slice), nb, b); };
+    auto piece_of = [&](int slice) { return split_aligned<T>(split_aligned<T>(a.count, n, slice), nb, b); };
 
     barrier(ctx, kOrder);
     const Range mine = piece_of(me);

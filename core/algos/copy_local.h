@@ -22,7 +22,7 @@ namespace symm {
 struct CopyLocal : PlanKernel<64, (128 << 10)> {
   template <class T, class Ctx>
   SYMM_HD static void run(Ctx& ctx, const CollArgs& a) {
-    const Range piece = split_vec<T>(a.count, ctx.blocks(), ctx.block());
+    const Range piece = split_aligned<T>(a.count, ctx.blocks(), ctx.block());
     if (!piece.count) return;
     ctx.copy(static_cast<T*>(a.out) + piece.begin, static_cast<const T*>(a.in) + piece.begin, piece.count * sizeof(T));
   }

@@ -27,7 +27,7 @@ struct LocalReduceRing : PlanKernel<32, (256 << 10)> {
   SYMM_HD static void run(Ctx& ctx, const CollArgs& a) {
     const int me = ctx.rank(), n = ctx.world();
     const std::size_t stride = a.stride ? a.stride : a.count;
-    const Range piece = split_vec<T>(a.count, ctx.blocks(), ctx.block());
+    const Range piece = split_aligned<T>(a.count, ctx.blocks(), ctx.block());
     if (!piece.count) return;
     const T* srcs[Ctx::kWorldLimit];
     srcs[0] = static_cast<const T*>(a.in) + piece.begin;

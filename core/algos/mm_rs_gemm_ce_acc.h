@@ -48,7 +48,7 @@ struct SumPeerSlots : PlanKernel<32, (256 << 10)> {
   template <class T, class Ctx>
   SYMM_HD static void run(Ctx& ctx, const CollArgs& a) {
     const int me = ctx.rank(), n = ctx.world();
-    const Range piece = split_vec<T>(a.count, ctx.blocks(), ctx.block());
+    const Range piece = split_aligned<T>(a.count, ctx.blocks(), ctx.block());
     if (!piece.count) return;
     const T* srcs[Ctx::kWorldLimit];
     for (int j = 1; j < n; ++j)

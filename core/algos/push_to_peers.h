@@ -19,7 +19,7 @@ struct PushToPeers : PlanKernel<64, (8 << 10)> {
   template <class T, class Ctx>
   SYMM_HD static void run(Ctx& ctx, const CollArgs& a) {
     const int me = ctx.rank(), n = ctx.world();
-    const Range piece = split_vec<T>(a.count, ctx.blocks(), ctx.block());
+    const Range piece = split_aligned<T>(a.count, ctx.blocks(), ctx.block());
     if (!piece.count) return;
     const T* in = static_cast<const T*>(a.in) + piece.begin;
     T* out = static_cast<T*>(a.out) + piece.begin;

@@ -28,7 +28,7 @@ struct ReduceScatterLdReduceT {
   template <class T, class Ctx>
   SYMM_HD static void run(Ctx& ctx, const CollArgs& a) {
     const int me = ctx.rank(), n = ctx.world();
-    const Range piece = split_vec<T>(a.count, ctx.blocks(), ctx.block());
+    const Range piece = split_aligned<T>(a.count, ctx.blocks(), ctx.block());
     const T* in = static_cast<const T*>(a.in) + std::size_t(me) * a.count + piece.begin;
     const T* srcs[Ctx::kWorldLimit];
     for (int r = 0; r < n; ++r) srcs[r] = ctx.peer(in, r);

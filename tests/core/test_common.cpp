@@ -1,6 +1,8 @@
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <cstdint>
 
 #include "core/common.h"
 #include "core/partition.h"
@@ -53,6 +55,32 @@ TEST(Partition, SplitCoversExactlyOnce) {
   Range r = split_vec<bf16>(24, 2, 1);  // 3 vectors of 8 bf16: pieces of 2 and 1 vectors
   EXPECT_EQ(r.begin, 16u);
   EXPECT_EQ(r.count, 8u);
+}
+
+// split_aligned: the pieces tile the whole vectors in order, each starts on a boundary of g vectors
+// (a power of two, at most 64 KiB, at most a sixteenth of the even share), and none is more than g
+// vectors longer than another (the last also takes the vectors past the last whole g, and has the
+// fewest g); 256M of bf16 over 33 blocks starts every piece on 64 KiB.
+TEST(Partition, AlignedPiecesTileTheVectorsOnLargeBoundaries) {
+  constexpr std::size_t kPer = kVecBytes / sizeof(bf16);
+  for (std::size_t bytes : {std::size_t(16), std::size_t(4096), std::size_t(98304), std::size_t(3) << 20,
+                            std::size_t(255) << 20, std::size_t(256) << 20})
+    for (int parts : {1, 2, 3, 7, 33, 64, 96, 132}) {
+      const std::size_t count = bytes / sizeof(bf16), vecs = count / kPer;
+      std::size_t g = 1;
+      while (g * 2 <= vecs / (std::size_t(parts) * 16) && g * 2 <= (64 << 10) / kVecBytes) g *= 2;
+      std::size_t next = 0, lo = SIZE_MAX, hi = 0;
+      for (int i = 0; i < parts; ++i) {
+        const Range r = split_aligned<bf16>(count, parts, i);
+        EXPECT_EQ(r.begin, next) << bytes << " " << parts << " " << i;
+        EXPECT_EQ(r.begin % (g * kPer), 0u) << bytes << " " << parts << " " << i;
+        next += r.count;
+        lo = std::min(lo, r.count), hi = std::max(hi, r.count);
+      }
+      EXPECT_EQ(next, vecs * kPer) << bytes << " " << parts;
+      EXPECT_LE(hi - lo, g * kPer) << bytes << " " << parts;
+    }
+  EXPECT_EQ(split_aligned<bf16>((std::size_t(256) << 20) / 2, 33, 5).begin * 2 % (64 << 10), 0u);
 }
 
 }  // namespace symm
