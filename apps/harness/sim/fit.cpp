@@ -125,6 +125,14 @@ double golden_min(const std::function<double(double)>& cost, double lo, double h
   return 0.5 * (lo + hi);
 }
 
+// Whether a --keys list lets the rows set `key` (an empty list: every key; "l2_*": every key so named).
+bool key_allowed(const std::vector<std::string>& only, const std::string& key) {
+  if (only.empty()) return true;
+  for (const std::string& o : only)
+    if (o == key || (o.ends_with("*") && key.starts_with(o.substr(0, o.size() - 1)))) return true;
+  return false;
+}
+
 // "rows 12-17" / "rows 3, 5, 9": 1-based data-row numbers of the CSV.
 std::string rows_of(const std::vector<int>& idx) {
   if (idx.empty()) return "no rows";
@@ -625,11 +633,7 @@ FitResult fit_machine(const CalibTable& t, const Machine& base, const std::strin
       };
       int max_blocks = 2;
       for (const Point& p : pts) max_blocks = std::max(max_blocks, p.blocks);
-      const bool own_gap =
-          only.empty() || std::any_of(only.begin(), only.end(), [](const std::string& o) {
-            return o == "fence_gap_us" ||
-                   (o.ends_with("*") && std::string("fence_gap_us").starts_with(o.substr(0, o.size() - 1)));
-          });
+      const bool own_gap = key_allowed(only, "fence_gap_us");
       // Each count: e(B) is close to linear in both keys, so a least-squares step from the simulated
       // rows at 0 and at 0.05 us of each (non-negative) and its cost; the best count's values then
       // polished by golden-section searches in turn.
@@ -998,13 +1002,8 @@ FitResult fit_machine(const CalibTable& t, const Machine& base, const std::strin
 
   // Keys the rows may not set (`only`) go back to the base's values.
   if (!only.empty()) {
-    auto allowed = [&](const std::string& key) {
-      for (const std::string& o : only)
-        if (o == key || (o.ends_with("*") && key.starts_with(o.substr(0, o.size() - 1)))) return true;
-      return false;
-    };
     for (auto it = why.begin(); it != why.end();) {
-      if (allowed(it->first)) {
+      if (key_allowed(only, it->first)) {
         ++it;
         continue;
       }
